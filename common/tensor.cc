@@ -1,0 +1,53 @@
+#include "common/tensor.h"
+
+#include <cstring>
+
+#include <glog/logging.h>
+
+namespace pst {
+
+size_t DTypeSize(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return 4;
+    case DType::kInt64: return 8;
+  }
+  LOG(FATAL) << "unknown dtype " << static_cast<int>(dtype);
+}
+
+const char* DTypeName(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return "float32";
+    case DType::kInt64: return "int64";
+  }
+  return "unknown";
+}
+
+int64_t NumElements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string ShapeToString(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+Tensor::Tensor(DType dtype, Shape shape)
+    : dtype_(dtype), shape_(std::move(shape)) {
+  for (int64_t d : shape_) CHECK_GE(d, 0) << "negative dimension";
+  // Value-initialised: zero-filled. Never null, even for zero elements.
+  buffer_ = std::shared_ptr<uint8_t[]>(new uint8_t[num_bytes() + 1]());
+}
+
+Tensor Tensor::Clone() const {
+  Tensor copy(dtype_, shape_);
+  if (!empty()) std::memcpy(copy.data(), data(), num_bytes());
+  return copy;
+}
+
+}  // namespace pst
