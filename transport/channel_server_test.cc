@@ -1,0 +1,161 @@
+// Channel <-> RpcServer over real ZeroMQ TCP on 127.0.0.1.
+#include <atomic>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "transport/channel.h"
+#include "transport/server.h"
+
+namespace pst {
+namespace {
+
+// Echoes the request's tensors back, doubled, in a PullReply.
+OutgoingMessage Echo(const ReceivedMessage& request) {
+  OutgoingMessage reply;
+  reply.type = wire::MessageType::PullReply;
+  reply.step = request.step();
+  if (request.tensors().empty()) {
+    reply.status = InvalidArgument("nothing to echo");
+    return reply;
+  }
+  for (const TensorView& v : request.tensors()) {
+    Tensor t = v.ToTensor();
+    for (int64_t i = 0; i < t.num_elements(); ++i) t.f32()[i] *= 2;
+    reply.tensors.push_back({std::string(v.name), v.version, t});
+  }
+  return reply;
+}
+
+class ChannelServerTest : public ::testing::Test {
+ protected:
+  void StartServer(uint64_t cluster_id,
+                   std::vector<wire::MessageType> open_types = {}) {
+    ServerOptions options;
+    options.name = "echo:0";
+    options.endpoint = "tcp://127.0.0.1:*";
+    options.cluster_id = cluster_id;
+    options.open_types = std::move(open_types);
+    server_ = std::make_unique<RpcServer>(context_, options, Echo);
+    ASSERT_TRUE(server_->Start().ok());
+  }
+  std::unique_ptr<Channel> Connect(uint64_t cluster_id, int timeout_ms = 5000) {
+    ChannelOptions options;
+    options.peer_name = "echo:0";
+    options.endpoint = server_->bound_endpoint();
+    options.cluster_id = cluster_id;
+    options.rpc_timeout_ms = timeout_ms;
+    return std::make_unique<Channel>(context_, options);
+  }
+  static OutgoingMessage Request(float value, int64_t step = 1) {
+    OutgoingMessage m;
+    m.type = wire::MessageType::PullRequest;
+    m.step = step;
+    Tensor t(DType::kFloat32, {3});
+    for (int i = 0; i < 3; ++i) t.f32()[i] = value;
+    m.tensors.push_back({"v", 5, t});
+    return m;
+  }
+
+  zmq::context_t context_{1};
+  std::unique_ptr<RpcServer> server_;
+};
+
+TEST_F(ChannelServerTest, CallReturnsReply) {
+  StartServer(0);
+  auto channel = Connect(0);
+  auto reply = channel->Call(Request(1.5f));
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  EXPECT_FLOAT_EQ(reply->tensors()[0].f32()[2], 3.0f);
+  EXPECT_EQ(reply->tensors()[0].version, 5);
+}
+
+TEST_F(ChannelServerTest, PipelinedRequestsMatchTheirReplies) {
+  StartServer(0);
+  auto channel = Connect(0);
+  PendingCalls calls;
+  for (int i = 0; i < 8; ++i) {
+    auto id = channel->Send(Request(static_cast<float>(i), i));
+    ASSERT_TRUE(id.ok());
+    calls.Add(channel.get(), *id);
+  }
+  ASSERT_TRUE(calls.WaitAll(channel->DefaultDeadline()).ok());
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(calls.replies()[i].step(), i);
+    EXPECT_FLOAT_EQ(calls.replies()[i].tensors()[0].f32()[0], 2.0f * i);
+  }
+}
+
+TEST_F(ChannelServerTest, ErrorReplyBecomesStatusNamingPeer) {
+  StartServer(0);
+  auto channel = Connect(0);
+  OutgoingMessage empty;
+  empty.type = wire::MessageType::PullRequest;
+  auto reply = channel->Call(empty);
+  EXPECT_EQ(reply.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(reply.status().message(), "echo:0: nothing to echo");
+}
+
+TEST_F(ChannelServerTest, OtherClusterIsRefused) {
+  StartServer(77);
+  auto reply = Connect(78)->Call(Request(1));
+  EXPECT_EQ(reply.status().code(), Code::kPermissionDenied);
+  EXPECT_NE(reply.status().message().find("cluster 78"), std::string::npos);
+  EXPECT_TRUE(Connect(77)->Call(Request(1)).ok());
+}
+
+TEST_F(ChannelServerTest, OpenTypesAcceptUnknownClusterId) {
+  StartServer(77, {wire::MessageType::PullRequest});
+  EXPECT_TRUE(Connect(0)->Call(Request(1)).ok());
+  EXPECT_FALSE(Connect(78)->Call(Request(1)).ok());
+}
+
+TEST_F(ChannelServerTest, DeadlineNamesSilentPeer) {
+  ChannelOptions options;
+  options.peer_name = "ps:3";
+  options.endpoint = "tcp://127.0.0.1:1";  // nothing listens there
+  options.rpc_timeout_ms = 100;
+  Channel channel(context_, options);
+  auto reply = channel.Call(Request(1));
+  EXPECT_EQ(reply.status().code(), Code::kDeadlineExceeded);
+  EXPECT_NE(reply.status().message().find("ps:3 (tcp://127.0.0.1:1)"),
+            std::string::npos);
+}
+
+TEST_F(ChannelServerTest, GarbageGetsErrorReplyAndServerKeepsServing) {
+  StartServer(0);
+  zmq::socket_t raw(context_, zmq::socket_type::dealer);
+  raw.set(zmq::sockopt::linger, 0);
+  raw.connect(server_->bound_endpoint());
+  raw.send(zmq::buffer(std::string("\x01\x02garbage bytes")), zmq::send_flags::none);
+  zmq::message_t frame;
+  ASSERT_TRUE(raw.recv(frame));
+  std::vector<zmq::message_t> frames;
+  frames.push_back(std::move(frame));
+  auto reply = DecodeMessage(std::move(frames), 1 << 20);
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ(reply->type(), wire::MessageType::ErrorReply);
+  EXPECT_EQ(reply->status().code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Connect(0)->Call(Request(2)).ok());
+}
+
+TEST_F(ChannelServerTest, ClientRefusesToSendOversizedMessage) {
+  StartServer(0);
+  ChannelOptions options;
+  options.peer_name = "echo:0";
+  options.endpoint = server_->bound_endpoint();
+  options.max_message_bytes = 8;
+  Channel channel(context_, options);
+  EXPECT_EQ(channel.Send(Request(1)).status().code(), Code::kResourceExhausted);
+}
+
+TEST_F(ChannelServerTest, StopFinishesAndWaitReturns) {
+  StartServer(0);
+  EXPECT_TRUE(Connect(0)->Call(Request(1)).ok());
+  server_->Stop();
+  server_->Wait();
+  EXPECT_FALSE(Connect(0, 200)->Call(Request(1)).ok());
+}
+
+}  // namespace
+}  // namespace pst

@@ -1,0 +1,182 @@
+#include "transport/message.h"
+
+#include <cstring>
+
+namespace pst {
+namespace {
+
+// Releases the Tensor buffer reference held for a zero-copy frame.
+void ReleaseBuffer(void* /*data*/, void* hint) {
+  delete static_cast<std::shared_ptr<uint8_t[]>*>(hint);
+}
+
+zmq::message_t ZeroCopyFrame(const Tensor& tensor) {
+  if (tensor.num_bytes() == 0) return zmq::message_t();
+  auto* ref = new std::shared_ptr<uint8_t[]>(tensor.buffer());
+  return zmq::message_t(const_cast<void*>(tensor.data()), tensor.num_bytes(),
+                        ReleaseBuffer, ref);
+}
+
+Status CheckDescriptor(const wire::TensorDesc* desc, size_t index,
+                       size_t frame_bytes) {
+  const std::string where = "tensor " + std::to_string(index);
+  if (desc == nullptr || desc->name() == nullptr || desc->name()->size() == 0) {
+    return InvalidArgument(where + " has no name");
+  }
+  const std::string named = where + " '" + desc->name()->str() + "'";
+  if (desc->dtype() != wire::DataType::Float32 &&
+      desc->dtype() != wire::DataType::Int64) {
+    return InvalidArgument(named + " has unknown dtype " +
+                           std::to_string(static_cast<int>(desc->dtype())));
+  }
+  if (desc->shape() == nullptr) return InvalidArgument(named + " has no shape");
+  if (desc->shape()->size() > kMaxRank) {
+    return InvalidArgument(named + " has rank " +
+                           std::to_string(desc->shape()->size()) + " > " +
+                           std::to_string(kMaxRank));
+  }
+  uint64_t elements = 1;
+  for (int64_t d : *desc->shape()) {
+    if (d < 0 || d > kMaxDim) {
+      return InvalidArgument(named + " has bad dimension " + std::to_string(d));
+    }
+    elements *= static_cast<uint64_t>(d);
+    if (elements > static_cast<uint64_t>(kMaxDim)) {
+      return InvalidArgument(named + " has too many elements");
+    }
+  }
+  const uint64_t expected =
+      elements * (desc->dtype() == wire::DataType::Float32 ? 4 : 8);
+  if (desc->byte_length() != expected) {
+    return InvalidArgument(named + " declares " +
+                           std::to_string(desc->byte_length()) +
+                           " bytes but its shape needs " +
+                           std::to_string(expected));
+  }
+  if (frame_bytes != expected) {
+    return InvalidArgument(named + " frame holds " + std::to_string(frame_bytes) +
+                           " bytes, descriptor says " + std::to_string(expected));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+wire::DataType ToWire(DType dtype) {
+  return dtype == DType::kFloat32 ? wire::DataType::Float32
+                                  : wire::DataType::Int64;
+}
+
+std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
+                                          const Envelope& envelope) {
+  flatbuffers::FlatBufferBuilder fbb(256 + 64 * message.tensors.size());
+  std::vector<flatbuffers::Offset<wire::TensorDesc>> descs;
+  descs.reserve(message.tensors.size());
+  for (const OutTensor& t : message.tensors) {
+    descs.push_back(wire::CreateTensorDesc(
+        fbb, fbb.CreateString(t.name), ToWire(t.tensor.dtype()),
+        fbb.CreateVector(t.tensor.shape()), t.tensor.num_bytes(), t.version));
+  }
+  auto tensors = fbb.CreateVector(descs);
+  auto status_message = message.status.ok()
+                            ? flatbuffers::Offset<flatbuffers::String>()
+                            : fbb.CreateString(message.status.message());
+  HeaderExtras extras;
+  if (message.extras) extras = message.extras(fbb);
+
+  wire::HeaderBuilder header(fbb);
+  header.add_type(message.type);
+  header.add_request_id(envelope.request_id);
+  header.add_cluster_id(envelope.cluster_id);
+  header.add_sender_role(envelope.role);
+  header.add_sender_index(envelope.index);
+  header.add_step(message.step);
+  header.add_status_code(static_cast<int>(message.status.code()));
+  if (!message.status.ok()) header.add_status_message(status_message);
+  header.add_tensors(tensors);
+  if (!extras.init.IsNull()) header.add_init(extras.init);
+  if (!extras.push.IsNull()) header.add_push(extras.push);
+  if (!extras.push_result.IsNull()) header.add_push_result(extras.push_result);
+  if (!extras.shard_stats.IsNull()) header.add_shard_stats(extras.shard_stats);
+  if (!extras.join.IsNull()) header.add_join(extras.join);
+  if (!extras.report.IsNull()) header.add_report(extras.report);
+  fbb.Finish(header.Finish());
+
+  std::vector<zmq::message_t> frames;
+  frames.reserve(1 + message.tensors.size());
+  frames.emplace_back(fbb.GetBufferPointer(), fbb.GetSize());
+  for (const OutTensor& t : message.tensors) {
+    frames.push_back(ZeroCopyFrame(t.tensor));
+  }
+  return frames;
+}
+
+Tensor TensorView::ToTensor() const {
+  Tensor t(dtype, shape);
+  if (num_bytes) std::memcpy(t.data(), data, num_bytes);
+  return t;
+}
+
+Status ReceivedMessage::status() const {
+  const int code = header_->status_code();
+  if (code == 0) return Status::OK();
+  const auto* message = header_->status_message();
+  return Status(static_cast<Code>(code), message ? message->str() : "");
+}
+
+StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
+                                        size_t max_message_bytes) {
+  if (frames.empty()) return InvalidArgument("empty message");
+  size_t total = 0;
+  for (const auto& f : frames) total += f.size();
+  if (total > max_message_bytes) {
+    return ResourceExhausted("message of " + std::to_string(total) +
+                             " bytes exceeds --max_message_bytes=" +
+                             std::to_string(max_message_bytes));
+  }
+  const auto* bytes = static_cast<const uint8_t*>(frames[0].data());
+  flatbuffers::Verifier::Options options;
+  options.max_depth = 16;
+  options.max_tables = 100000;
+  flatbuffers::Verifier verifier(bytes, frames[0].size(), options);
+  if (frames[0].size() < sizeof(flatbuffers::uoffset_t) ||
+      !wire::VerifyHeaderBuffer(verifier)) {
+    return InvalidArgument("header of " + std::to_string(frames[0].size()) +
+                           " bytes failed FlatBuffers verification");
+  }
+  const wire::Header* header = wire::GetHeader(bytes);
+  if (header->type() == wire::MessageType::Invalid ||
+      header->type() > wire::MessageType::MAX) {
+    return InvalidArgument("unknown message type " +
+                           std::to_string(static_cast<int>(header->type())));
+  }
+  const size_t declared = header->tensors() ? header->tensors()->size() : 0;
+  if (declared != frames.size() - 1) {
+    return InvalidArgument("header declares " + std::to_string(declared) +
+                           " tensors but " + std::to_string(frames.size() - 1) +
+                           " tensor frames arrived");
+  }
+  ReceivedMessage message;
+  message.tensors_.reserve(declared);
+  for (size_t i = 0; i < declared; ++i) {
+    const wire::TensorDesc* desc = header->tensors()->Get(i);
+    PST_RETURN_IF_ERROR(CheckDescriptor(desc, i, frames[i + 1].size()));
+    TensorView view;
+    view.name = desc->name()->string_view();
+    view.dtype = desc->dtype() == wire::DataType::Float32 ? DType::kFloat32
+                                                          : DType::kInt64;
+    view.shape.assign(desc->shape()->begin(), desc->shape()->end());
+    view.version = desc->version();
+    view.data = frames[i + 1].data();
+    view.num_bytes = frames[i + 1].size();
+    message.tensors_.push_back(std::move(view));
+  }
+  message.total_bytes_ = total;
+  message.header_ = header;
+  // zmq::message_t owns heap storage that does not move with the vector, so
+  // the pointers taken above stay valid.
+  message.frames_ = std::move(frames);
+  return message;
+}
+
+}  // namespace pst

@@ -1,0 +1,116 @@
+// Messages on the wire: encoding an outgoing message into ZeroMQ frames and
+// decoding + verifying received frames.
+//
+// Frame 0 is a FlatBuffers wire::Header; frame i (i >= 1) holds the raw bytes
+// of header.tensors[i-1]. Tensor bytes are sent zero-copy: the frame keeps a
+// reference to the Tensor's buffer until ZeroMQ is done with it, so the caller
+// must not modify a tensor after handing it to EncodeMessage.
+#ifndef PST_TRANSPORT_MESSAGE_H_
+#define PST_TRANSPORT_MESSAGE_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "common/status.h"
+#include "common/tensor.h"
+#include "schema/messages_generated.h"
+
+namespace pst {
+
+struct OutTensor {
+  std::string name;
+  int64_t version = 0;
+  Tensor tensor;
+};
+
+// Optional typed parts of a header. They must be built in the builder before
+// the header table itself, hence a callback.
+struct HeaderExtras {
+  flatbuffers::Offset<wire::InitParams> init;
+  flatbuffers::Offset<wire::PushParams> push;
+  flatbuffers::Offset<wire::PushResult> push_result;
+  flatbuffers::Offset<wire::ShardStats> shard_stats;
+  flatbuffers::Offset<wire::JoinInfo> join;
+  flatbuffers::Offset<wire::Report> report;
+};
+using ExtrasBuilder = std::function<HeaderExtras(flatbuffers::FlatBufferBuilder&)>;
+
+// What a sender fills in; the transport adds the envelope.
+struct OutgoingMessage {
+  wire::MessageType type = wire::MessageType::Invalid;
+  int64_t step = 0;
+  Status status;
+  std::vector<OutTensor> tensors;
+  ExtrasBuilder extras;  // may be empty
+};
+
+// Who sends, and in answer to what.
+struct Envelope {
+  uint64_t request_id = 0;
+  uint64_t cluster_id = 0;
+  wire::Role role = wire::Role::Unknown;
+  int32_t index = 0;
+};
+
+std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
+                                          const Envelope& envelope);
+
+// A tensor inside a received message: points into the received frame.
+struct TensorView {
+  std::string_view name;
+  DType dtype;
+  Shape shape;
+  int64_t version;
+  const void* data;
+  size_t num_bytes;
+  int64_t num_elements() const { return NumElements(shape); }
+  const float* f32() const { return static_cast<const float*>(data); }
+  const int64_t* i64() const { return static_cast<const int64_t*>(data); }
+  Tensor ToTensor() const;  // copies
+};
+
+// A verified message. Owns its frames; header() and tensor views point into them.
+class ReceivedMessage {
+ public:
+  ReceivedMessage() = default;
+  ReceivedMessage(ReceivedMessage&&) = default;
+  ReceivedMessage& operator=(ReceivedMessage&&) = default;
+
+  const wire::Header& header() const { return *header_; }
+  wire::MessageType type() const { return header_->type(); }
+  uint64_t request_id() const { return header_->request_id(); }
+  int64_t step() const { return header_->step(); }
+  // The status a reply carries (OK for requests).
+  Status status() const;
+  const std::vector<TensorView>& tensors() const { return tensors_; }
+  size_t total_bytes() const { return total_bytes_; }
+
+ private:
+  friend StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t>,
+                                                 size_t);
+  std::vector<zmq::message_t> frames_;
+  const wire::Header* header_ = nullptr;
+  std::vector<TensorView> tensors_;
+  size_t total_bytes_ = 0;
+};
+
+// Verifies frames (header with the FlatBuffers Verifier, every tensor frame
+// against its descriptor, total size against max_message_bytes) and returns
+// the message, or InvalidArgument / ResourceExhausted saying what is wrong.
+StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
+                                        size_t max_message_bytes);
+
+// Largest dimension / rank accepted in a descriptor; guards the size
+// arithmetic against overflow.
+constexpr int kMaxRank = 8;
+constexpr int64_t kMaxDim = int64_t{1} << 40;
+
+wire::DataType ToWire(DType dtype);
+
+}  // namespace pst
+
+#endif  // PST_TRANSPORT_MESSAGE_H_

@@ -1,0 +1,146 @@
+#include "transport/message.h"
+
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+namespace pst {
+namespace {
+
+constexpr size_t kLimit = 1 << 20;
+
+std::vector<zmq::message_t> SampleFrames() {
+  OutgoingMessage m;
+  m.type = wire::MessageType::PushRequest;
+  m.step = 42;
+  Tensor t(DType::kFloat32, {2, 3});
+  for (int i = 0; i < 6; ++i) t.f32()[i] = i * 0.5f;
+  m.tensors.push_back({"dense0/weights", 7, t});
+  Tensor c(DType::kInt64, {});
+  c.i64()[0] = 9;
+  m.tensors.push_back({"global_step", 1, c});
+  return EncodeMessage(m, {11, 99, wire::Role::Worker, 2});
+}
+
+TEST(MessageTest, RoundTrip) {
+  auto decoded = DecodeMessage(SampleFrames(), kLimit);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  const ReceivedMessage& m = *decoded;
+  EXPECT_EQ(m.type(), wire::MessageType::PushRequest);
+  EXPECT_EQ(m.request_id(), 11u);
+  EXPECT_EQ(m.header().cluster_id(), 99u);
+  EXPECT_EQ(m.header().sender_index(), 2);
+  EXPECT_EQ(m.step(), 42);
+  EXPECT_TRUE(m.status().ok());
+  ASSERT_EQ(m.tensors().size(), 2u);
+  EXPECT_EQ(m.tensors()[0].name, "dense0/weights");
+  EXPECT_EQ(m.tensors()[0].shape, (Shape{2, 3}));
+  EXPECT_EQ(m.tensors()[0].version, 7);
+  EXPECT_FLOAT_EQ(m.tensors()[0].f32()[5], 2.5f);
+  EXPECT_EQ(m.tensors()[1].i64()[0], 9);
+}
+
+TEST(MessageTest, ErrorStatusTravels) {
+  OutgoingMessage m;
+  m.type = wire::MessageType::PullReply;
+  m.status = NotFound("no variable 'x'");
+  auto decoded = DecodeMessage(EncodeMessage(m, {}), kLimit);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->status().code(), Code::kNotFound);
+  EXPECT_EQ(decoded->status().message(), "no variable 'x'");
+}
+
+TEST(MessageTest, TensorFramesAreZeroCopy) {
+  OutgoingMessage m;
+  m.type = wire::MessageType::PullReply;
+  Tensor t(DType::kFloat32, {1024});
+  m.tensors.push_back({"v", 0, t});
+  auto frames = EncodeMessage(m, {});
+  EXPECT_EQ(frames[1].data(), t.data());
+}
+
+TEST(MessageTest, RejectsGarbageHeader) {
+  std::vector<zmq::message_t> frames;
+  frames.emplace_back("this is not a flatbuffer at all", 31);
+  auto decoded = DecodeMessage(std::move(frames), kLimit);
+  EXPECT_EQ(decoded.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(decoded.status().message().find("verification"), std::string::npos);
+}
+
+TEST(MessageTest, RejectsTruncatedHeader) {
+  auto frames = SampleFrames();
+  for (size_t cut : {size_t{0}, size_t{3}, frames[0].size() / 2,
+                     frames[0].size() - 1}) {
+    auto copy = SampleFrames();
+    copy[0] = zmq::message_t(copy[0].data(), cut);
+    auto decoded = DecodeMessage(std::move(copy), kLimit);
+    EXPECT_FALSE(decoded.ok()) << "cut at " << cut;
+  }
+}
+
+TEST(MessageTest, RejectsEmptyMessage) {
+  EXPECT_FALSE(DecodeMessage({}, kLimit).ok());
+}
+
+TEST(MessageTest, RejectsOversizedMessage) {
+  auto decoded = DecodeMessage(SampleFrames(), 64);
+  EXPECT_EQ(decoded.status().code(), Code::kResourceExhausted);
+  EXPECT_NE(decoded.status().message().find("max_message_bytes"),
+            std::string::npos);
+}
+
+TEST(MessageTest, RejectsMissingTensorFrame) {
+  auto frames = SampleFrames();
+  frames.pop_back();
+  auto decoded = DecodeMessage(std::move(frames), kLimit);
+  EXPECT_EQ(decoded.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(decoded.status().message().find("declares 2 tensors"),
+            std::string::npos);
+}
+
+TEST(MessageTest, RejectsFrameOfWrongLength) {
+  auto frames = SampleFrames();
+  frames[1] = zmq::message_t(20);  // descriptor says 24 bytes
+  auto decoded = DecodeMessage(std::move(frames), kLimit);
+  EXPECT_EQ(decoded.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(decoded.status().message().find("dense0/weights"), std::string::npos);
+}
+
+TEST(MessageTest, RejectsDescriptorInconsistentWithShape) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<int64_t> shape = {4, 4};
+  auto desc = wire::CreateTensorDesc(fbb, fbb.CreateString("w"),
+                                     wire::DataType::Float32,
+                                     fbb.CreateVector(shape), 8, 0);
+  auto tensors = fbb.CreateVector(std::vector{desc});
+  wire::HeaderBuilder h(fbb);
+  h.add_type(wire::MessageType::PushRequest);
+  h.add_tensors(tensors);
+  fbb.Finish(h.Finish());
+  std::vector<zmq::message_t> frames;
+  frames.emplace_back(fbb.GetBufferPointer(), fbb.GetSize());
+  frames.emplace_back(8);
+  auto decoded = DecodeMessage(std::move(frames), kLimit);
+  EXPECT_EQ(decoded.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(decoded.status().message().find("shape needs 64"), std::string::npos);
+}
+
+TEST(MessageTest, RejectsNegativeDimension) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<int64_t> shape = {-1, 4};
+  auto desc = wire::CreateTensorDesc(fbb, fbb.CreateString("w"),
+                                     wire::DataType::Float32,
+                                     fbb.CreateVector(shape), 0, 0);
+  auto tensors = fbb.CreateVector(std::vector{desc});
+  wire::HeaderBuilder h(fbb);
+  h.add_type(wire::MessageType::PushRequest);
+  h.add_tensors(tensors);
+  fbb.Finish(h.Finish());
+  std::vector<zmq::message_t> frames;
+  frames.emplace_back(fbb.GetBufferPointer(), fbb.GetSize());
+  frames.emplace_back(0);
+  EXPECT_FALSE(DecodeMessage(std::move(frames), kLimit).ok());
+}
+
+}  // namespace
+}  // namespace pst

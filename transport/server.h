@@ -1,0 +1,108 @@
+// RpcServer: the server side of the protocol, a ROUTER socket bound to one
+// endpoint.
+//
+// One I/O thread owns the ROUTER socket: it receives, verifies (DecodeMessage
+// and the cluster id) and queues requests; `num_threads` handler threads run
+// the Handler and hand replies back to the I/O thread over an inproc socket.
+// Requests that fail verification are answered with an ErrorReply and never
+// reach the handler. The Handler must not block for long and must not crash
+// on any input: it is called concurrently from the handler threads.
+#ifndef PST_TRANSPORT_SERVER_H_
+#define PST_TRANSPORT_SERVER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "common/status.h"
+#include "transport/message.h"
+
+namespace pst {
+
+struct ServerOptions {
+  std::string name;      // "ps:0", for logs and error messages
+  std::string endpoint;  // "tcp://127.0.0.1:2222"
+  wire::Role role = wire::Role::Unknown;
+  int32_t index = 0;
+  size_t max_message_bytes = size_t{1} << 30;
+  int num_threads = 2;
+  // Cluster id of the server; 0 = not yet known (accepts any, see
+  // set_cluster_id). Once known, requests from other clusters are refused,
+  // except those of `open_types` that carry id 0 (a worker joining).
+  uint64_t cluster_id = 0;
+  std::vector<wire::MessageType> open_types;
+};
+
+class RpcServer {
+ public:
+  using Handler = std::function<OutgoingMessage(const ReceivedMessage&)>;
+
+  // `context` is borrowed and must outlive the server.
+  RpcServer(zmq::context_t& context, ServerOptions options, Handler handler);
+  ~RpcServer();  // Stop() and join.
+
+  // Binds and starts the threads. Fails with Unavailable naming the endpoint
+  // when the address cannot be bound.
+  Status Start();
+  // Asks the server to stop: replies already being computed are still sent.
+  // Thread-safe; may be called from a handler.
+  void Stop();
+  // Blocks until the server has stopped.
+  void Wait();
+
+  // The endpoint actually bound (resolves a "tcp://127.0.0.1:*" wildcard).
+  const std::string& bound_endpoint() const { return bound_endpoint_; }
+  uint64_t cluster_id() const { return cluster_id_.load(); }
+  void set_cluster_id(uint64_t id) { cluster_id_.store(id); }
+  uint64_t bytes_in() const { return bytes_in_.load(); }
+  uint64_t bytes_out() const { return bytes_out_.load(); }
+  // Requests queued for a handler thread right now.
+  size_t queue_depth() const;
+
+ private:
+  struct Job {
+    zmq::message_t routing_id;
+    ReceivedMessage request;
+  };
+
+  void IoLoop(zmq::socket_t& router, zmq::socket_t& replies);
+  void HandlerLoop(int thread_index);
+  void OnRequest(zmq::socket_t& router, std::vector<zmq::message_t> frames);
+  void SendReply(zmq::socket_t& router, zmq::message_t routing_id,
+                 const OutgoingMessage& reply, uint64_t request_id);
+  Status CheckClusterId(const ReceivedMessage& request) const;
+
+  zmq::context_t& context_;
+  const ServerOptions options_;
+  const Handler handler_;
+  const std::string inproc_endpoint_;
+  std::string bound_endpoint_;  // set by Start()
+  std::atomic<uint64_t> cluster_id_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> bytes_in_{0};
+  std::atomic<uint64_t> bytes_out_{0};
+
+  mutable std::mutex mu_;
+  std::condition_variable jobs_cv_;
+  std::deque<Job> jobs_;       // guarded by mu_
+  int jobs_in_flight_ = 0;     // guarded by mu_: popped, reply not yet handed back
+  bool handlers_exit_ = false; // guarded by mu_
+
+  std::thread io_thread_;
+  std::vector<std::thread> handler_threads_;
+  std::mutex stopped_mu_;
+  std::condition_variable stopped_cv_;
+  bool stopped_ = false;  // guarded by stopped_mu_
+};
+
+}  // namespace pst
+
+#endif  // PST_TRANSPORT_SERVER_H_
