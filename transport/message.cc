@@ -81,6 +81,10 @@ std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
   auto status_message = message.status.ok()
                             ? flatbuffers::Offset<flatbuffers::String>()
                             : fbb.CreateString(message.status.message());
+  auto names = message.names.empty()
+                   ? flatbuffers::Offset<flatbuffers::Vector<
+                         flatbuffers::Offset<flatbuffers::String>>>()
+                   : fbb.CreateVectorOfStrings(message.names);
   HeaderExtras extras;
   if (message.extras) extras = message.extras(fbb);
 
@@ -94,6 +98,7 @@ std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
   header.add_status_code(static_cast<int>(message.status.code()));
   if (!message.status.ok()) header.add_status_message(status_message);
   header.add_tensors(tensors);
+  if (!message.names.empty()) header.add_names(names);
   if (!extras.init.IsNull()) header.add_init(extras.init);
   if (!extras.push.IsNull()) header.add_push(extras.push);
   if (!extras.push_result.IsNull()) header.add_push_result(extras.push_result);

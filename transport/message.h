@@ -45,6 +45,7 @@ struct OutgoingMessage {
   int64_t step = 0;
   Status status;
   std::vector<OutTensor> tensors;
+  std::vector<std::string> names;  // PullRequest: variables wanted
   ExtrasBuilder extras;  // may be empty
 };
 

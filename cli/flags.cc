@@ -1,0 +1,219 @@
+#include "cli/flags.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include <gflags/gflags.h>
+
+namespace google {
+// gflags' exit hook (exported by libgflags): lets flag errors exit with 2.
+extern void (*gflags_exitfunc)(int);
+}  // namespace google
+
+// Cluster.
+DEFINE_string(ps_hosts, "", "Comma-separated host:port of the ps tasks");
+DEFINE_string(worker_hosts, "", "Comma-separated host:port of the worker tasks");
+DEFINE_string(chief_host, "", "host:port of the chief");
+DEFINE_int32(task_index, 0, "Index of this task among the tasks of its type");
+DEFINE_uint64(cluster_id, 0, "Cluster id shared by all tasks (0: the chief picks one)");
+// Transport.
+DEFINE_int32(rpc_timeout_ms, 30000, "Deadline of every blocking request");
+DEFINE_int64(max_message_bytes, int64_t{1} << 30, "Largest message accepted or sent");
+DEFINE_int32(ps_threads, 2, "Request handler threads of a ps");
+// Training.
+DEFINE_string(mode, "async", "Training mode: async (sync: see the issue tracker)");
+DEFINE_string(model, "mlp", "Model: mlp (784-100-10 sigmoid), mlp_relu, wide_mlp");
+DEFINE_string(data_dir, "", "Folder holding the MNIST .gz files (default: $MNIST_DIR)");
+DEFINE_int32(batch_size, 100, "Examples per worker step");
+DEFINE_string(optimizer, "sgd", "sgd | momentum | adagrad | adam (applied on the ps)");
+DEFINE_double(learning_rate, 0.1, "Learning rate of the optimizer");
+DEFINE_double(momentum, 0.9, "Momentum of --optimizer=momentum");
+DEFINE_uint64(seed, 1, "Seed of variable initialization and data shuffling");
+DEFINE_int64(train_steps, 1000, "Global steps to train");
+DEFINE_int64(warmup_steps, 0, "Steps trained by worker 0 alone before the others join");
+DEFINE_string(staleness_policy, "apply", "Stale gradients: apply | drop | scale");
+DEFINE_int64(max_staleness, 8, "With --staleness_policy=drop: drop above this staleness");
+DEFINE_string(placement, "round_robin", "Variable placement: round_robin | greedy");
+DEFINE_int64(partition_bytes, 0, "Split variables larger than this over shards (0: never)");
+// Chief.
+DEFINE_int64(eval_every_steps, 500, "Evaluate on the test set every this many global steps");
+DEFINE_int64(log_every_steps, 100, "Print a Step line every this many steps");
+DEFINE_string(run_dir, "", "Chief: folder for metrics.jsonl and model.bin");
+DEFINE_int32(ps_wait_timeout_ms, 60000, "Chief: how long to wait for every ps at start");
+// Worker.
+DEFINE_int32(join_timeout_ms, 120000, "Worker: how long to wait for the chief to open training");
+
+namespace pst {
+namespace {
+
+const char* g_program = "pst";
+
+[[noreturn]] void ExitForFlags(int code) {
+  std::exit(code == 0 ? 0 : kFlagErrorExitCode);
+}
+
+bool Explicit(const char* name) {
+  gflags::CommandLineFlagInfo info;
+  return gflags::GetCommandLineFlagInfo(name, &info) && !info.is_default;
+}
+
+Status Positive(const char* name, int64_t value) {
+  if (value > 0) return Status::OK();
+  return InvalidArgument("--" + std::string(name) + "=" + std::to_string(value) +
+                         " must be positive");
+}
+
+// The cluster from flags, completed by TF_CONFIG where a flag was not given.
+StatusOr<ClusterSpec> ClusterFromFlags(TaskType type, int* task_index) {
+  TfConfig tf;
+  if (const char* env = std::getenv("TF_CONFIG"); env != nullptr && *env) {
+    PST_ASSIGN_OR_RETURN(tf, ParseTfConfig(env));
+  }
+  auto join = [](const std::vector<std::string>& hosts) {
+    std::string s;
+    for (const auto& h : hosts) s += (s.empty() ? "" : ",") + h;
+    return s;
+  };
+  const std::string ps = Explicit("ps_hosts") ? FLAGS_ps_hosts : join(tf.ps);
+  const std::string workers = Explicit("worker_hosts") ? FLAGS_worker_hosts : join(tf.workers);
+  const std::string chief = Explicit("chief_host") ? FLAGS_chief_host : tf.chief;
+  ClusterSpec spec;
+  PST_ASSIGN_OR_RETURN(spec.ps, ParseHostList("ps_hosts", ps));
+  PST_ASSIGN_OR_RETURN(spec.workers, ParseHostList("worker_hosts", workers));
+  if (spec.ps.empty()) return InvalidArgument("--ps_hosts is empty: the cluster needs a ps");
+  if (spec.workers.empty()) {
+    return InvalidArgument("--worker_hosts is empty: the cluster needs a worker");
+  }
+  if (chief.empty()) return InvalidArgument("--chief_host is empty");
+  PST_ASSIGN_OR_RETURN(spec.chief, ParseHostPort("chief_host", chief));
+
+  *task_index = FLAGS_task_index;
+  if (!Explicit("task_index") && tf.task_index >= 0) {
+    if (!tf.task_type.empty() && tf.task_type != TaskTypeName(type) &&
+        !(type == TaskType::kChief && tf.task_type == "master")) {
+      return InvalidArgument("TF_CONFIG names task type '" + tf.task_type + "' but this is a " +
+                             TaskTypeName(type) + " task");
+    }
+    *task_index = tf.task_index;
+  }
+  PST_RETURN_IF_ERROR(ValidateTask(spec, type, *task_index));
+  return spec;
+}
+
+StatusOr<PlacementOptions> PlacementFromFlags() {
+  PlacementOptions p;
+  PST_ASSIGN_OR_RETURN(p.strategy, ParsePlacementStrategy(FLAGS_placement));
+  if (FLAGS_partition_bytes < 0) {
+    return InvalidArgument("--partition_bytes=" + std::to_string(FLAGS_partition_bytes) +
+                           " must be >= 0");
+  }
+  p.partition_bytes = FLAGS_partition_bytes;
+  return p;
+}
+
+Status CheckCommon() {
+  if (FLAGS_mode != "async") {
+    return InvalidArgument("--mode=" + FLAGS_mode + " is not supported yet: use --mode=async");
+  }
+  PST_RETURN_IF_ERROR(Positive("rpc_timeout_ms", FLAGS_rpc_timeout_ms));
+  PST_RETURN_IF_ERROR(Positive("max_message_bytes", FLAGS_max_message_bytes));
+  return Status::OK();
+}
+
+std::string DataDir() {
+  if (!FLAGS_data_dir.empty()) return FLAGS_data_dir;
+  const char* env = std::getenv("MNIST_DIR");
+  return env ? env : "";
+}
+
+Status CheckDataDir(const std::string& dir) {
+  if (!dir.empty()) return Status::OK();
+  return InvalidArgument(
+      "--data_dir is empty and MNIST_DIR is not set: get MNIST with "
+      "scripts/get_mnist.sh DIR, then pass --data_dir=DIR");
+}
+
+}  // namespace
+
+void InitProgram(int* argc, char*** argv, const char* usage) {
+  g_program = (*argv)[0];
+  if (const char* slash = std::strrchr(g_program, '/')) g_program = slash + 1;
+  gflags::SetUsageMessage(usage);
+  google::gflags_exitfunc = &ExitForFlags;
+  gflags::ParseCommandLineFlags(argc, argv, true);
+  FLAGS_logtostderr = true;
+  google::InitGoogleLogging((*argv)[0]);
+}
+
+int ReportFlagError(const Status& status) {
+  std::cerr << g_program << ": " << status.message() << std::endl;
+  return kFlagErrorExitCode;
+}
+
+StatusOr<PsOptions> PsOptionsFromFlags() {
+  PST_RETURN_IF_ERROR(CheckCommon());
+  PsOptions o;
+  PST_ASSIGN_OR_RETURN(o.cluster, ClusterFromFlags(TaskType::kPs, &o.task_index));
+  PST_RETURN_IF_ERROR(Positive("ps_threads", FLAGS_ps_threads));
+  o.num_threads = FLAGS_ps_threads;
+  o.max_message_bytes = FLAGS_max_message_bytes;
+  o.cluster_id = FLAGS_cluster_id;
+  return o;
+}
+
+StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
+  PST_RETURN_IF_ERROR(CheckCommon());
+  WorkerOptions o;
+  PST_ASSIGN_OR_RETURN(o.cluster, ClusterFromFlags(TaskType::kWorker, &o.task_index));
+  o.cluster_id = FLAGS_cluster_id;
+  o.model = FLAGS_model;
+  o.data_dir = DataDir();
+  PST_RETURN_IF_ERROR(CheckDataDir(o.data_dir));
+  PST_RETURN_IF_ERROR(Positive("batch_size", FLAGS_batch_size));
+  o.batch_size = FLAGS_batch_size;
+  o.seed = FLAGS_seed;
+  if (FLAGS_warmup_steps < 0) return InvalidArgument("--warmup_steps must be >= 0");
+  o.warmup_steps = FLAGS_warmup_steps;
+  PST_RETURN_IF_ERROR(Positive("log_every_steps", FLAGS_log_every_steps));
+  o.log_every_steps = FLAGS_log_every_steps;
+  PST_ASSIGN_OR_RETURN(o.placement, PlacementFromFlags());
+  o.rpc_timeout_ms = FLAGS_rpc_timeout_ms;
+  PST_RETURN_IF_ERROR(Positive("join_timeout_ms", FLAGS_join_timeout_ms));
+  o.join_timeout_ms = FLAGS_join_timeout_ms;
+  o.max_message_bytes = FLAGS_max_message_bytes;
+  return o;
+}
+
+StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
+  PST_RETURN_IF_ERROR(CheckCommon());
+  ChiefOptions o;
+  int index = 0;
+  PST_ASSIGN_OR_RETURN(o.cluster, ClusterFromFlags(TaskType::kChief, &index));
+  o.cluster_id = FLAGS_cluster_id;
+  o.model = FLAGS_model;
+  o.data_dir = DataDir();
+  PST_RETURN_IF_ERROR(CheckDataDir(o.data_dir));
+  o.seed = FLAGS_seed;
+  o.shard.optimizer.name = FLAGS_optimizer;
+  o.shard.optimizer.learning_rate = static_cast<float>(FLAGS_learning_rate);
+  o.shard.optimizer.momentum = static_cast<float>(FLAGS_momentum);
+  PST_ASSIGN_OR_RETURN(o.shard.staleness_policy, ParseStalenessPolicy(FLAGS_staleness_policy));
+  if (FLAGS_max_staleness < 0) return InvalidArgument("--max_staleness must be >= 0");
+  o.shard.max_staleness = FLAGS_max_staleness;
+  PST_ASSIGN_OR_RETURN(o.placement, PlacementFromFlags());
+  PST_RETURN_IF_ERROR(Positive("train_steps", FLAGS_train_steps));
+  o.train_steps = FLAGS_train_steps;
+  if (FLAGS_eval_every_steps < 0) return InvalidArgument("--eval_every_steps must be >= 0");
+  o.eval_every_steps = FLAGS_eval_every_steps;
+  PST_RETURN_IF_ERROR(Positive("log_every_steps", FLAGS_log_every_steps));
+  o.log_every_steps = FLAGS_log_every_steps;
+  o.run_dir = FLAGS_run_dir;
+  PST_RETURN_IF_ERROR(Positive("ps_wait_timeout_ms", FLAGS_ps_wait_timeout_ms));
+  o.ps_wait_timeout_ms = FLAGS_ps_wait_timeout_ms;
+  o.rpc_timeout_ms = FLAGS_rpc_timeout_ms;
+  o.max_message_bytes = FLAGS_max_message_bytes;
+  return o;
+}
+
+}  // namespace pst

@@ -1,0 +1,34 @@
+// Command-line flags of every executable, in one place: every task accepts
+// the whole cluster's flag set (so one --flagfile configures a cluster) and
+// ignores the flags that are not its own.
+//
+// Only main() calls into this library. Bad flags are reported as one line
+// naming the flag and its value, and the process exits with code 2.
+#ifndef PST_CLI_FLAGS_H_
+#define PST_CLI_FLAGS_H_
+
+#include "common/status.h"
+#include "ps/ps_task.h"
+#include "scheduler/chief_task.h"
+#include "worker/worker_task.h"
+
+namespace pst {
+
+inline constexpr int kFlagErrorExitCode = 2;
+
+// Parses gflags (exit 2 on an unknown flag or unparsable value), sets up
+// glog to log to stderr.
+void InitProgram(int* argc, char*** argv, const char* usage);
+
+// Build each role's options from the flags and TF_CONFIG (an explicit flag
+// wins over TF_CONFIG). InvalidArgument names the bad flag.
+StatusOr<PsOptions> PsOptionsFromFlags();
+StatusOr<WorkerOptions> WorkerOptionsFromFlags();
+StatusOr<ChiefOptions> ChiefOptionsFromFlags();
+
+// Prints "<program>: <message>" on stderr and returns kFlagErrorExitCode.
+int ReportFlagError(const Status& status);
+
+}  // namespace pst
+
+#endif  // PST_CLI_FLAGS_H_

@@ -1,0 +1,158 @@
+#include "data/input_pipeline.h"
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <utility>
+
+namespace pst {
+
+StatusOr<std::unique_ptr<InputPipeline>> InputPipeline::Create(
+    const Dataset& dataset, const InputPipelineOptions& options) {
+  if (options.batch_size < 1) {
+    return InvalidArgument("batch_size must be at least 1, got " +
+                           std::to_string(options.batch_size));
+  }
+  if (options.num_workers < 1) {
+    return InvalidArgument("num_workers must be at least 1, got " +
+                           std::to_string(options.num_workers));
+  }
+  if (options.worker_index < 0 || options.worker_index >= options.num_workers) {
+    return InvalidArgument(
+        "worker_index " + std::to_string(options.worker_index) +
+        " is outside [0, " + std::to_string(options.num_workers) + ")");
+  }
+  if (options.prefetch_depth < 1) {
+    return InvalidArgument("prefetch_depth must be at least 1, got " +
+                           std::to_string(options.prefetch_depth));
+  }
+  if (dataset.size < 0 || dataset.feature_dim < 1 ||
+      static_cast<int64_t>(dataset.features.size()) !=
+          dataset.size * dataset.feature_dim ||
+      static_cast<int64_t>(dataset.labels.size()) != dataset.size) {
+    return InvalidArgument(
+        "inconsistent dataset: size " + std::to_string(dataset.size) +
+        ", feature_dim " + std::to_string(dataset.feature_dim) + ", but " +
+        std::to_string(dataset.features.size()) + " features and " +
+        std::to_string(dataset.labels.size()) + " labels");
+  }
+  std::vector<int64_t> shard;
+  for (int64_t i = options.worker_index; i < dataset.size;
+       i += options.num_workers) {
+    shard.push_back(i);
+  }
+  if (static_cast<int64_t>(shard.size()) < options.batch_size) {
+    return InvalidArgument("worker " + std::to_string(options.worker_index) +
+                           " of " + std::to_string(options.num_workers) +
+                           " has a shard of " + std::to_string(shard.size()) +
+                           " examples (of " + std::to_string(dataset.size) +
+                           "), fewer than batch_size " +
+                           std::to_string(options.batch_size));
+  }
+  return std::unique_ptr<InputPipeline>(
+      new InputPipeline(dataset, options, std::move(shard)));
+}
+
+InputPipeline::InputPipeline(const Dataset& dataset,
+                             const InputPipelineOptions& options,
+                             std::vector<int64_t> shard)
+    : dataset_(dataset),
+      options_(options),
+      shard_(std::move(shard)),
+      batches_per_epoch_(static_cast<int64_t>(shard_.size()) /
+                         options.batch_size) {}
+
+InputPipeline::~InputPipeline() { Stop(); }
+
+void InputPipeline::Start() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    CHECK(!started_) << "InputPipeline::Start() called twice";
+    started_ = true;
+  }
+  thread_ = std::thread(&InputPipeline::PrefetchLoop, this);
+}
+
+void InputPipeline::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  not_empty_.notify_all();
+  not_full_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+StatusOr<PipelineBatch> InputPipeline::Next() {
+  std::unique_lock<std::mutex> lock(mu_);
+  CHECK(started_) << "InputPipeline::Next() before Start()";
+  not_empty_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+  if (stopping_) return Aborted("input pipeline stopped");
+  PipelineBatch next = std::move(queue_.front());
+  queue_.pop_front();
+  lock.unlock();
+  not_full_.notify_one();
+  return next;
+}
+
+int InputPipeline::queued_batches() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(queue_.size());
+}
+
+void InputPipeline::PrefetchLoop() {
+  const size_t depth = options_.prefetch_depth;
+  for (int64_t epoch = 0;; ++epoch) {
+    const std::vector<int64_t> order = ShuffledShard(epoch);
+    for (int64_t b = 0; b < batches_per_epoch_; ++b) {
+      // Built outside the lock so that Next() never waits on a copy.
+      PipelineBatch item{Gather(order, b), epoch, b, batches_per_epoch_};
+      std::unique_lock<std::mutex> lock(mu_);
+      not_full_.wait(lock, [&] { return stopping_ || queue_.size() < depth; });
+      if (stopping_) return;
+      queue_.push_back(std::move(item));
+      lock.unlock();
+      not_empty_.notify_one();
+    }
+  }
+}
+
+std::vector<int64_t> InputPipeline::ShuffledShard(int64_t epoch) const {
+  // seed_seq and mt19937_64 are fully specified by the standard, so the order
+  // depends only on the three inputs.
+  const uint64_t seed = options_.seed;
+  const uint64_t e = static_cast<uint64_t>(epoch);
+  std::seed_seq seq{static_cast<uint32_t>(seed),
+                    static_cast<uint32_t>(seed >> 32),
+                    static_cast<uint32_t>(options_.worker_index),
+                    static_cast<uint32_t>(e), static_cast<uint32_t>(e >> 32)};
+  std::mt19937_64 rng(seq);
+  // Fisher-Yates by hand: std::shuffle and std::uniform_int_distribution are
+  // implemented differently by each standard library. The modulo's bias,
+  // below shard_size / 2^64, is negligible.
+  std::vector<int64_t> order = shard_;
+  for (size_t i = order.size() - 1; i > 0; --i) {
+    std::swap(order[i], order[rng() % (i + 1)]);
+  }
+  return order;
+}
+
+Batch InputPipeline::Gather(const std::vector<int64_t>& order,
+                            int64_t batch_in_epoch) const {
+  const int64_t size = options_.batch_size;
+  const int64_t dim = dataset_.feature_dim;
+  Batch batch;
+  batch.size = size;
+  batch.feature_dim = dim;
+  batch.features.resize(size * dim);
+  batch.labels.resize(size);
+  for (int64_t k = 0; k < size; ++k) {
+    const int64_t example = order[batch_in_epoch * size + k];
+    std::copy_n(dataset_.features.begin() + example * dim, dim,
+                batch.features.begin() + k * dim);
+    batch.labels[k] = dataset_.labels[example];
+  }
+  return batch;
+}
+
+}  // namespace pst

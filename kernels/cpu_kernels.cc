@@ -1,0 +1,107 @@
+#include "kernels/cpu_kernels.h"
+
+#include <glog/logging.h>
+
+#include <Eigen/Core>
+#include <cmath>
+
+namespace pst {
+namespace {
+
+using RowMatrix =
+    Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MatrixMap = Eigen::Map<RowMatrix>;
+using ConstMatrixMap = Eigen::Map<const RowMatrix>;
+using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
+using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
+using ConstRowVectorMap = Eigen::Map<const Eigen::RowVectorXf>;
+using RowVectorMap = Eigen::Map<Eigen::RowVectorXf>;
+
+}  // namespace
+
+void CpuKernels::MatmulForward(const float* x, const float* w, const float* b,
+                               float* y, int64_t batch, int64_t in,
+                               int64_t out) {
+  MatrixMap ym(y, batch, out);
+  // noalias(): y never overlaps x or w, so Eigen may write the product
+  // straight into y instead of into a temporary.
+  ym.noalias() = ConstMatrixMap(x, batch, in) * ConstMatrixMap(w, in, out);
+  ym.rowwise() += ConstRowVectorMap(b, out);
+}
+
+void CpuKernels::MatmulBackwardInput(const float* dy, const float* w, float* dx,
+                                     int64_t batch, int64_t in, int64_t out) {
+  MatrixMap(dx, batch, in).noalias() =
+      ConstMatrixMap(dy, batch, out) * ConstMatrixMap(w, in, out).transpose();
+}
+
+void CpuKernels::MatmulBackwardWeights(const float* x, const float* dy,
+                                       float* dw, int64_t batch, int64_t in,
+                                       int64_t out) {
+  MatrixMap(dw, in, out).noalias() =
+      ConstMatrixMap(x, batch, in).transpose() * ConstMatrixMap(dy, batch, out);
+}
+
+void CpuKernels::BiasBackward(const float* dy, float* db, int64_t batch,
+                              int64_t out) {
+  RowVectorMap(db, out) = ConstMatrixMap(dy, batch, out).colwise().sum();
+}
+
+void CpuKernels::SigmoidForward(const float* x, float* y, int64_t n) {
+  // exp(-x) overflows to +inf for x < -88 and the quotient is then exactly 0,
+  // which is the correctly rounded sigmoid there.
+  ArrayMap(y, n) = (1.0f + (-ConstArrayMap(x, n)).exp()).inverse();
+}
+
+void CpuKernels::SigmoidBackward(const float* y, const float* dy, float* dx,
+                                 int64_t n) {
+  ConstArrayMap ya(y, n);
+  ArrayMap(dx, n) = ConstArrayMap(dy, n) * ya * (1.0f - ya);
+}
+
+void CpuKernels::ReluForward(const float* x, float* y, int64_t n) {
+  ArrayMap(y, n) = ConstArrayMap(x, n).max(0.0f);
+}
+
+void CpuKernels::ReluBackward(const float* x, const float* dy, float* dx,
+                              int64_t n) {
+  ArrayMap(dx, n) =
+      (ConstArrayMap(x, n) > 0.0f).select(ConstArrayMap(dy, n), 0.0f);
+}
+
+float CpuKernels::SoftmaxCrossEntropy(const float* logits,
+                                      const int32_t* labels, float* dlogits,
+                                      int64_t batch, int64_t classes) {
+  ConstMatrixMap z(logits, batch, classes);
+  const float inv_batch = 1.0f / static_cast<float>(batch);
+  double loss_sum = 0.0;  // double: the mean of many O(1) terms
+  for (int64_t i = 0; i < batch; ++i) {
+    const int32_t label = labels[i];
+    DCHECK(label >= 0 && label < classes) << "label " << label;
+    // Shifting by the row max keeps exp() from overflowing.
+    const float max = z.row(i).maxCoeff();
+    const float sum_exp = (z.row(i).array() - max).exp().sum();
+    const float log_sum_exp = max + std::log(sum_exp);
+    loss_sum += log_sum_exp - z(i, label);
+    if (dlogits != nullptr) {
+      RowVectorMap d(dlogits + i * classes, classes);
+      d = ((z.row(i).array() - log_sum_exp).exp() * inv_batch).matrix();
+      d(label) -= inv_batch;
+    }
+  }
+  return static_cast<float>(loss_sum / static_cast<double>(batch));
+}
+
+int64_t CpuKernels::ArgmaxCorrect(const float* logits, const int32_t* labels,
+                                  int64_t batch, int64_t classes) {
+  ConstMatrixMap z(logits, batch, classes);
+  int64_t correct = 0;
+  for (int64_t i = 0; i < batch; ++i) {
+    Eigen::Index arg = 0;
+    z.row(i).maxCoeff(&arg);
+    if (arg == labels[i]) ++correct;
+  }
+  return correct;
+}
+
+}  // namespace pst

@@ -1,0 +1,48 @@
+// CpuKernels: the Eigen back end of Kernels, and the reference the GPU back
+// end is tested against. Matrix products go through Eigen's blocked,
+// vectorised GEMM on Eigen::Map views of the caller's buffers (no copies).
+// Single-threaded: parallelism comes from running one model per worker thread.
+#ifndef PST_KERNELS_CPU_KERNELS_H_
+#define PST_KERNELS_CPU_KERNELS_H_
+
+#include <string>
+
+#include "kernels/kernels.h"
+
+namespace pst {
+
+class CpuKernels : public Kernels {
+ public:
+  CpuKernels() = default;
+
+  const std::string& device() const override { return device_; }
+
+  void MatmulForward(const float* x, const float* w, const float* b, float* y,
+                     int64_t batch, int64_t in, int64_t out) override;
+  void MatmulBackwardInput(const float* dy, const float* w, float* dx,
+                           int64_t batch, int64_t in, int64_t out) override;
+  void MatmulBackwardWeights(const float* x, const float* dy, float* dw,
+                             int64_t batch, int64_t in, int64_t out) override;
+  void BiasBackward(const float* dy, float* db, int64_t batch,
+                    int64_t out) override;
+
+  void SigmoidForward(const float* x, float* y, int64_t n) override;
+  void SigmoidBackward(const float* y, const float* dy, float* dx,
+                       int64_t n) override;
+  void ReluForward(const float* x, float* y, int64_t n) override;
+  void ReluBackward(const float* x, const float* dy, float* dx,
+                    int64_t n) override;
+
+  float SoftmaxCrossEntropy(const float* logits, const int32_t* labels,
+                            float* dlogits, int64_t batch,
+                            int64_t classes) override;
+  int64_t ArgmaxCorrect(const float* logits, const int32_t* labels,
+                        int64_t batch, int64_t classes) override;
+
+ private:
+  const std::string device_ = "cpu";
+};
+
+}  // namespace pst
+
+#endif  // PST_KERNELS_CPU_KERNELS_H_

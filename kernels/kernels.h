@@ -1,0 +1,73 @@
+// Kernels: the float32 math the model layers run, behind one interface so
+// that a CPU (Eigen) and a GPU back end can be swapped per worker.
+//
+// All buffers are dense, row-major and live in the back end's memory space
+// (host memory for "cpu"). Each method states its shapes; callers guarantee
+// them and that outputs do not alias inputs. Methods overwrite their outputs
+// (they never accumulate into them).
+//
+// Thread safety: a Kernels object is used by one thread at a time.
+#ifndef PST_KERNELS_KERNELS_H_
+#define PST_KERNELS_KERNELS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+
+namespace pst {
+
+class Kernels {
+ public:
+  virtual ~Kernels() = default;
+
+  // "cpu", "gpu:0", ...
+  virtual const std::string& device() const = 0;
+
+  // x is (B,IN), w is (IN,OUT), b is (OUT), y is (B,OUT): y = x*w + b.
+  virtual void MatmulForward(const float* x, const float* w, const float* b,
+                             float* y, int64_t batch, int64_t in,
+                             int64_t out) = 0;
+  // dy is (B,OUT), w is (IN,OUT), dx is (B,IN): dx = dy*w^T.
+  virtual void MatmulBackwardInput(const float* dy, const float* w, float* dx,
+                                   int64_t batch, int64_t in, int64_t out) = 0;
+  // x is (B,IN), dy is (B,OUT), dw is (IN,OUT): dw = x^T*dy.
+  virtual void MatmulBackwardWeights(const float* x, const float* dy, float* dw,
+                                     int64_t batch, int64_t in,
+                                     int64_t out) = 0;
+  // dy is (B,OUT), db is (OUT): db = column sums of dy.
+  virtual void BiasBackward(const float* dy, float* db, int64_t batch,
+                            int64_t out) = 0;
+
+  // x and y are (N): y = 1 / (1 + exp(-x)).
+  virtual void SigmoidForward(const float* x, float* y, int64_t n) = 0;
+  // y (the forward output), dy and dx are (N): dx = dy * y * (1 - y).
+  virtual void SigmoidBackward(const float* y, const float* dy, float* dx,
+                               int64_t n) = 0;
+  // x and y are (N): y = max(x, 0).
+  virtual void ReluForward(const float* x, float* y, int64_t n) = 0;
+  // x (the forward input), dy and dx are (N): dx = dy where x > 0, else 0.
+  virtual void ReluBackward(const float* x, const float* dy, float* dx,
+                            int64_t n) = 0;
+
+  // logits is (B,C), labels is (B) with values in [0,C), dlogits is (B,C).
+  // Returns the mean over the batch of -log softmax(logits)[label]. Unless
+  // dlogits is null, writes dlogits = (softmax(logits) - onehot(labels)) / B.
+  virtual float SoftmaxCrossEntropy(const float* logits, const int32_t* labels,
+                                    float* dlogits, int64_t batch,
+                                    int64_t classes) = 0;
+  // logits is (B,C), labels is (B): how many rows have their largest logit
+  // (the first one on ties) at the label.
+  virtual int64_t ArgmaxCorrect(const float* logits, const int32_t* labels,
+                                int64_t batch, int64_t classes) = 0;
+};
+
+// Kernels for `device`: "cpu", or "gpu:N" (FailedPrecondition while no GPU
+// back end is available: not compiled in, or no such GPU). Anything else is
+// InvalidArgument.
+StatusOr<std::unique_ptr<Kernels>> MakeKernels(const std::string& device);
+
+}  // namespace pst
+
+#endif  // PST_KERNELS_KERNELS_H_

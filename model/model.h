@@ -1,0 +1,54 @@
+// Model: what a worker trains. It declares its variables and turns parameter
+// values and a batch into a loss and gradients; it owns no parameter values
+// (those live on the parameter servers).
+//
+// Thread safety: a Model is NOT thread-safe (it reuses internal scratch
+// buffers); use one Model per worker thread.
+#ifndef PST_MODEL_MODEL_H_
+#define PST_MODEL_MODEL_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "common/batch.h"
+#include "common/status.h"
+#include "common/tensor.h"
+#include "common/variable_spec.h"
+
+namespace pst {
+
+class Model {
+ public:
+  virtual ~Model() = default;
+
+  // Variables in creation order (placement follows this order), named like
+  // "dense0/weights", "dense0/bias".
+  virtual const std::vector<VariableSpec>& variables() const = 0;
+
+  virtual int64_t input_dim() const = 0;    // Batch::feature_dim it accepts
+  virtual int64_t num_classes() const = 0;  // labels lie in [0, num_classes)
+
+  // Forward and backward on `batch`. params[i] matches variables()[i] (shape
+  // and dtype). Fills *grads with the gradient of the mean loss, one tensor
+  // per variable: allocated here if *grads is empty, otherwise written in
+  // place (so the caller must not pass tensors still shared with an
+  // unfinished send). Returns the mean loss over the batch.
+  // Errors: InvalidArgument when params, grads or the batch (size,
+  // feature_dim, labels) do not match the model.
+  virtual StatusOr<float> ComputeGradients(const std::vector<Tensor>& params,
+                                           const Batch& batch,
+                                           std::vector<Tensor>* grads) = 0;
+
+  struct EvalResult {
+    double loss_sum = 0;  // sum over the examples of their loss
+    int64_t correct = 0;  // examples whose argmax prediction is the label
+    int64_t count = 0;    // examples evaluated
+  };
+  // Forward only. Errors as for ComputeGradients.
+  virtual StatusOr<EvalResult> Evaluate(const std::vector<Tensor>& params,
+                                        const Batch& batch) = 0;
+};
+
+}  // namespace pst
+
+#endif  // PST_MODEL_MODEL_H_

@@ -1,0 +1,296 @@
+// The model zoo and SequentialModel: variables, whole-model gradients against
+// finite differences, input validation, and that SGD actually learns.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model/initializer.h"
+#include "model/model_zoo.h"
+
+namespace pst {
+namespace {
+
+std::unique_ptr<Model> MustMakeModel(const std::string& name,
+                                     int64_t input_dim = 784,
+                                     int64_t num_classes = 10) {
+  auto model = MakeModel(name, input_dim, num_classes);
+  CHECK(model.ok()) << model.status().ToString();
+  return std::move(model).value();
+}
+
+// Initial values, with biases made non-zero so that they matter too.
+std::vector<Tensor> InitialParams(const Model& model, uint64_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-0.2f, 0.2f);
+  std::vector<Tensor> params;
+  for (const VariableSpec& spec : model.variables()) {
+    params.push_back(InitializeVariable(spec, seed));
+    if (spec.initializer == Initializer::kZeros) {
+      for (int64_t i = 0; i < params.back().num_elements(); ++i) {
+        params.back().f32()[i] = dist(rng);
+      }
+    }
+  }
+  return params;
+}
+
+Batch RandomBatch(int64_t size, int64_t dim, int num_classes, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  std::uniform_int_distribution<int32_t> label(0, num_classes - 1);
+  Batch batch;
+  batch.size = size;
+  batch.feature_dim = dim;
+  for (int64_t i = 0; i < size * dim; ++i) batch.features.push_back(pixel(rng));
+  for (int64_t i = 0; i < size; ++i) batch.labels.push_back(label(rng));
+  return batch;
+}
+
+int64_t CountParameters(const Model& model) {
+  int64_t n = 0;
+  for (const VariableSpec& spec : model.variables())
+    n += NumElements(spec.shape);
+  return n;
+}
+
+TEST(ModelZooTest, MlpVariables) {
+  auto model = MustMakeModel("mlp");
+  const std::vector<VariableSpec>& v = model->variables();
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_EQ(v[0].name, "dense0/weights");
+  EXPECT_EQ(v[0].shape, (Shape{784, 100}));
+  EXPECT_EQ(v[1].name, "dense0/bias");
+  EXPECT_EQ(v[1].shape, (Shape{100}));
+  EXPECT_EQ(v[2].name, "dense1/weights");
+  EXPECT_EQ(v[2].shape, (Shape{100, 10}));
+  EXPECT_EQ(v[3].name, "dense1/bias");
+  EXPECT_EQ(v[3].shape, (Shape{10}));
+  EXPECT_EQ(model->input_dim(), 784);
+  EXPECT_EQ(model->num_classes(), 10);
+}
+
+TEST(ModelZooTest, ParameterCounts) {
+  EXPECT_EQ(CountParameters(*MustMakeModel("mlp")),
+            784 * 100 + 100 + 100 * 10 + 10);
+  EXPECT_EQ(CountParameters(*MustMakeModel("mlp_relu")),
+            784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10);
+  auto wide = MustMakeModel("wide_mlp");
+  EXPECT_EQ(wide->variables().size(), 6u);
+  EXPECT_EQ(CountParameters(*wide),
+            784 * 2048 + 2048 + 2048 * 2048 + 2048 + 2048 * 10 + 10);
+}
+
+TEST(ModelZooTest, Errors) {
+  auto unknown = MakeModel("resnet");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), Code::kInvalidArgument);
+  for (const std::string& name : ModelNames()) {
+    EXPECT_NE(unknown.status().message().find(name), std::string::npos)
+        << unknown.status().message();
+  }
+  EXPECT_EQ(MakeModel("mlp", 0).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(MakeModel("mlp", 784, 1).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(MakeModel("mlp", 784, 10, "gpu:0").status().code(),
+            Code::kFailedPrecondition);
+  EXPECT_EQ(MakeModel("mlp", 784, 10, "abacus").status().code(),
+            Code::kInvalidArgument);
+}
+
+// Gradients of the whole model against central differences of its loss, at
+// a few random coordinates of every variable.
+void CheckModelGradients(const std::string& name, float eps) {
+  SCOPED_TRACE(name);
+  auto model = MustMakeModel(name, /*input_dim=*/20, /*num_classes=*/4);
+  std::vector<Tensor> params = InitialParams(*model, 5);
+  const Batch batch = RandomBatch(6, 20, 4, 6);
+  std::vector<Tensor> grads;
+  ASSERT_TRUE(model->ComputeGradients(params, batch, &grads).ok());
+
+  const auto loss = [&]() {
+    std::vector<Tensor> scratch;
+    return double{model->ComputeGradients(params, batch, &scratch).value()};
+  };
+  std::mt19937 rng(8);
+  for (size_t v = 0; v < params.size(); ++v) {
+    std::uniform_int_distribution<int64_t> pick(0,
+                                                params[v].num_elements() - 1);
+    for (int trial = 0; trial < 6; ++trial) {
+      const int64_t i = pick(rng);
+      float* p = &params[v].f32()[i];
+      const float saved = *p;
+      *p = saved + eps;
+      const float hi = *p;
+      const double loss_hi = loss();
+      *p = saved - eps;
+      const float lo = *p;
+      const double loss_lo = loss();
+      *p = saved;
+      const double numeric = (loss_hi - loss_lo) / (double{hi} - double{lo});
+      EXPECT_NEAR(grads[v].f32()[i], numeric, 2e-4 + 1e-2 * std::abs(numeric))
+          << model->variables()[v].name << "[" << i << "]";
+    }
+  }
+}
+
+TEST(SequentialModelTest, MlpGradientsMatchFiniteDifferences) {
+  CheckModelGradients("mlp", 1e-2f);
+}
+
+TEST(SequentialModelTest, MlpReluGradientsMatchFiniteDifferences) {
+  // A smaller step: fewer ReLU kinks crossed.
+  CheckModelGradients("mlp_relu", 1e-3f);
+}
+
+TEST(SequentialModelTest, GradientsAreOverwrittenNotAccumulated) {
+  auto model = MustMakeModel("mlp_relu");
+  const std::vector<Tensor> params = InitialParams(*model, 1);
+  const Batch batch = RandomBatch(16, 784, 10, 2);
+  std::vector<Tensor> first, second;
+  const float loss1 = model->ComputeGradients(params, batch, &first).value();
+  second = {first[0].Clone(), first[1].Clone(), first[2].Clone(),
+            first[3].Clone(), first[4].Clone(), first[5].Clone()};
+  // A different batch size in between resizes the scratch buffers.
+  ASSERT_TRUE(
+      model->ComputeGradients(params, RandomBatch(5, 784, 10, 3), &second)
+          .ok());
+  const float loss2 = model->ComputeGradients(params, batch, &second).value();
+  EXPECT_EQ(loss1, loss2);
+  for (size_t v = 0; v < first.size(); ++v) {
+    EXPECT_EQ(
+        0, std::memcmp(first[v].data(), second[v].data(), first[v].num_bytes()))
+        << model->variables()[v].name;
+  }
+}
+
+TEST(SequentialModelTest, EvaluateMatchesComputeGradients) {
+  auto model = MustMakeModel("mlp");
+  const std::vector<Tensor> params = InitialParams(*model, 1);
+  const Batch batch = RandomBatch(32, 784, 10, 2);
+  std::vector<Tensor> grads;
+  const float loss = model->ComputeGradients(params, batch, &grads).value();
+  const Model::EvalResult eval = model->Evaluate(params, batch).value();
+  EXPECT_EQ(eval.count, 32);
+  EXPECT_NEAR(eval.loss_sum, 32.0 * loss, 1e-4 * eval.loss_sum);
+  EXPECT_GE(eval.correct, 0);
+  EXPECT_LE(eval.correct, 32);
+}
+
+TEST(SequentialModelTest, RejectsMismatchedParamsGradsAndBatches) {
+  auto model = MustMakeModel("mlp");
+  std::vector<Tensor> params = InitialParams(*model, 1);
+  const Batch good = RandomBatch(4, 784, 10, 2);
+  std::vector<Tensor> grads;
+  ASSERT_TRUE(model->ComputeGradients(params, good, &grads).ok());
+
+  const auto expect_invalid = [&](const std::vector<Tensor>& p, const Batch& b,
+                                  std::vector<Tensor>* g, const char* what) {
+    auto loss = model->ComputeGradients(p, b, g);
+    ASSERT_FALSE(loss.ok()) << what;
+    EXPECT_EQ(loss.status().code(), Code::kInvalidArgument) << what;
+    auto eval = model->Evaluate(p, b);
+    if (g == &grads) {  // only params and batch matter to Evaluate
+      ASSERT_FALSE(eval.ok()) << what;
+      EXPECT_EQ(eval.status().code(), Code::kInvalidArgument) << what;
+    }
+  };
+
+  std::vector<Tensor> too_few(params.begin(), params.end() - 1);
+  expect_invalid(too_few, good, &grads, "too few params");
+  std::vector<Tensor> transposed = params;
+  transposed[0] = Tensor(DType::kFloat32, {100, 784});
+  expect_invalid(transposed, good, &grads, "transposed weights");
+  std::vector<Tensor> wrong_dtype = params;
+  wrong_dtype[1] = Tensor(DType::kInt64, {100});
+  expect_invalid(wrong_dtype, good, &grads, "int64 bias");
+
+  Batch bad = good;
+  bad.feature_dim = 783;
+  expect_invalid(params, bad, &grads, "feature_dim");
+  bad = good;
+  bad.features.pop_back();
+  expect_invalid(params, bad, &grads, "short features");
+  bad = good;
+  bad.labels.push_back(0);
+  expect_invalid(params, bad, &grads, "extra label");
+  bad = good;
+  bad.labels[2] = 10;
+  expect_invalid(params, bad, &grads, "label out of range");
+  bad = good;
+  bad.labels[1] = -1;
+  expect_invalid(params, bad, &grads, "negative label");
+  bad = Batch{0, 784, {}, {}};
+  expect_invalid(params, bad, &grads, "empty batch");
+
+  std::vector<Tensor> wrong_grads = grads;
+  wrong_grads[2] = Tensor(DType::kFloat32, {10, 100});
+  expect_invalid(params, good, &wrong_grads, "wrong grad shape");
+}
+
+// Points in [0,1]^D labelled by the argmax of a fixed random linear map:
+// linearly separable, so every model here should fit it.
+Batch TeacherBatch(int64_t size, int64_t dim, int num_classes,
+                   const std::vector<float>& teacher, std::mt19937* rng) {
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  Batch batch;
+  batch.size = size;
+  batch.feature_dim = dim;
+  for (int64_t i = 0; i < size; ++i) {
+    std::vector<double> scores(num_classes, 0.0);
+    for (int64_t d = 0; d < dim; ++d) {
+      const float x = pixel(*rng);
+      batch.features.push_back(x);
+      for (int c = 0; c < num_classes; ++c)
+        scores[c] += x * teacher[d * num_classes + c];
+    }
+    batch.labels.push_back(static_cast<int32_t>(
+        std::max_element(scores.begin(), scores.end()) - scores.begin()));
+  }
+  return batch;
+}
+
+void CheckSgdLearns(const std::string& name, float learning_rate) {
+  SCOPED_TRACE(name);
+  const int64_t dim = 8;
+  const int classes = 3;
+  auto model = MustMakeModel(name, dim, classes);
+  std::vector<Tensor> params;
+  for (const VariableSpec& spec : model->variables()) {
+    params.push_back(InitializeVariable(spec, 11));
+  }
+  std::mt19937 rng(12);
+  std::normal_distribution<float> normal;
+  std::vector<float> teacher(dim * classes);
+  for (float& t : teacher) t = normal(rng);
+  const Batch test = TeacherBatch(1000, dim, classes, teacher, &rng);
+
+  const double initial_loss =
+      model->Evaluate(params, test).value().loss_sum / test.size;
+  std::vector<Tensor> grads;
+  for (int step = 0; step < 400; ++step) {
+    const Batch batch = TeacherBatch(32, dim, classes, teacher, &rng);
+    ASSERT_TRUE(model->ComputeGradients(params, batch, &grads).ok());
+    for (size_t v = 0; v < params.size(); ++v) {
+      for (int64_t i = 0; i < params[v].num_elements(); ++i) {
+        params[v].f32()[i] -= learning_rate * grads[v].f32()[i];
+      }
+    }
+  }
+  const Model::EvalResult eval = model->Evaluate(params, test).value();
+  const double final_loss = eval.loss_sum / eval.count;
+  EXPECT_LT(final_loss, 0.5 * initial_loss);
+  EXPECT_GT(static_cast<double>(eval.correct) / eval.count, 0.85)
+      << "loss " << initial_loss << " -> " << final_loss;
+}
+
+TEST(SequentialModelTest, SgdLearnsASeparableProblem) {
+  CheckSgdLearns("mlp", 1.0f);
+  CheckSgdLearns("mlp_relu", 0.2f);
+}
+
+}  // namespace
+}  // namespace pst

@@ -1,0 +1,32 @@
+// The models a run can name with --model.
+#ifndef PST_MODEL_MODEL_ZOO_H_
+#define PST_MODEL_MODEL_ZOO_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "model/model.h"
+
+namespace pst {
+
+// "mlp"      input-100-classes, sigmoid hidden layer (the classic seed model)
+// "mlp_relu" input-256-128-classes, ReLU
+// "wide_mlp" input-2048-2048-classes, ReLU (~5.8M parameters at 784/10;
+//            for parameter-server benchmarks)
+std::vector<std::string> ModelNames();
+
+// A new model running on `device` ("cpu", "gpu:N"; see MakeKernels).
+// Errors: InvalidArgument for an unknown name (the message lists the known
+// ones) or non-positive dimensions (num_classes must be at least 2); the
+// device's errors from MakeKernels.
+StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
+                                           int64_t input_dim = 784,
+                                           int64_t num_classes = 10,
+                                           const std::string& device = "cpu");
+
+}  // namespace pst
+
+#endif  // PST_MODEL_MODEL_ZOO_H_

@@ -1,0 +1,49 @@
+// Adagrad (tf.train.AdagradOptimizer, the ApplyAdagrad kernel):
+//   accum += grad^2
+//   var -= lr * grad / sqrt(accum)
+// Slot "accumulator", initial_accumulator at start. As in TF there is no
+// epsilon: initial_accumulator > 0 keeps the denominator away from zero.
+#include "ps/optimizers/optimizer_internal.h"
+
+namespace pst {
+namespace optimizers_internal {
+namespace {
+
+constexpr std::string_view kAccum = "accumulator";  // TF's slot name
+
+class Adagrad final : public Optimizer {
+ public:
+  explicit Adagrad(const OptimizerConfig& config) : config_(config) {}
+
+  const OptimizerConfig& config() const override { return config_; }
+
+  SlotSet CreateSlots(int64_t num_elements) const override {
+    return NewSlots({kAccum}, num_elements, config_.initial_accumulator);
+  }
+
+  void Apply(float* var, const float* grad, int64_t n, float lr_scale,
+             SlotSet* slots) const override {
+    CheckSlots(slots, {kAccum}, n);
+    const float lr = config_.learning_rate * lr_scale;
+    FloatArray w(var, n);
+    ConstFloatArray g(grad, n);
+    FloatArray accum(slots->values[0].data(), n);
+    accum += g.square();
+    w -= lr * g * accum.rsqrt();
+    ++slots->updates;
+  }
+
+ private:
+  const OptimizerConfig config_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Optimizer>> NewAdagrad(const OptimizerConfig& config) {
+  PST_RETURN_IF_ERROR(
+      CheckPositive("initial_accumulator", config.initial_accumulator));
+  return std::unique_ptr<Optimizer>(std::make_unique<Adagrad>(config));
+}
+
+}  // namespace optimizers_internal
+}  // namespace pst

@@ -1,0 +1,219 @@
+#include "ps/ps_client.h"
+
+namespace pst {
+namespace {
+
+wire::StalenessPolicy ToWire(StalenessPolicy p) {
+  switch (p) {
+    case StalenessPolicy::kApply: return wire::StalenessPolicy::Apply;
+    case StalenessPolicy::kDrop: return wire::StalenessPolicy::Drop;
+    case StalenessPolicy::kScale: return wire::StalenessPolicy::Scale;
+  }
+  return wire::StalenessPolicy::Apply;
+}
+
+}  // namespace
+
+PsClient::PsClient(zmq::context_t& context, const ClusterSpec& cluster,
+                   Placement placement, ClientIdentity identity)
+    : placement_(std::move(placement)) {
+  CHECK_EQ(static_cast<size_t>(placement_.num_shards()), cluster.ps.size());
+  for (size_t k = 0; k < cluster.ps.size(); ++k) {
+    ChannelOptions options;
+    options.peer_name = "ps:" + std::to_string(k);
+    options.endpoint = cluster.ps[k].Endpoint();
+    options.cluster_id = identity.cluster_id;
+    options.role = identity.role;
+    options.index = identity.index;
+    options.rpc_timeout_ms = identity.rpc_timeout_ms;
+    options.max_message_bytes = identity.max_message_bytes;
+    channels_.push_back(std::make_unique<Channel>(context, options));
+  }
+  slice_versions_.assign(placement_.slices().size(), 0);
+  for (size_t i = 0; i < placement_.slices().size(); ++i) {
+    if (placement_.slices()[i].name == kGlobalStepName) global_step_slice_ = i;
+  }
+}
+
+void PsClient::set_cluster_id(uint64_t id) {
+  for (auto& c : channels_) c->set_cluster_id(id);
+}
+
+StatusOr<std::vector<ReceivedMessage>> PsClient::CallShards(
+    std::vector<OutgoingMessage>& requests, const std::vector<bool>& send) {
+  PendingCalls calls;
+  std::vector<int> shard_of_call;
+  for (size_t k = 0; k < channels_.size(); ++k) {
+    if (!send[k]) continue;
+    PST_ASSIGN_OR_RETURN(uint64_t id, channels_[k]->Send(requests[k]));
+    calls.Add(channels_[k].get(), id);
+    shard_of_call.push_back(static_cast<int>(k));
+  }
+  PST_RETURN_IF_ERROR(calls.WaitAll(channels_[0]->DefaultDeadline()));
+  std::vector<ReceivedMessage> replies(channels_.size());
+  for (size_t i = 0; i < shard_of_call.size(); ++i) {
+    replies[shard_of_call[i]] = std::move(calls.replies()[i]);
+  }
+  return replies;
+}
+
+Status PsClient::Pull(const std::vector<int>& variables,
+                      std::vector<Tensor>* values) {
+  const int shards = num_shards();
+  std::vector<OutgoingMessage> requests(shards);
+  std::vector<bool> send(shards, false);
+  // For each shard, the slices asked for, in request order.
+  std::vector<std::vector<std::pair<int, int>>> wanted(shards);  // (value idx, slice)
+  values->resize(variables.size());
+  for (size_t i = 0; i < variables.size(); ++i) {
+    const VariableSpec& spec = placement_.variables()[variables[i]];
+    Tensor& value = (*values)[i];
+    if (value.empty() || value.shape() != spec.shape || value.dtype() != spec.dtype) {
+      value = Tensor(spec.dtype, spec.shape);
+    }
+    for (int s : placement_.SlicesOfVariable(variables[i])) {
+      const int k = placement_.slices()[s].shard;
+      requests[k].type = wire::MessageType::PullRequest;
+      requests[k].names.push_back(placement_.slices()[s].name);
+      wanted[k].emplace_back(static_cast<int>(i), s);
+      send[k] = true;
+    }
+  }
+  PST_ASSIGN_OR_RETURN(std::vector<ReceivedMessage> replies, CallShards(requests, send));
+  for (int k = 0; k < shards; ++k) {
+    if (!send[k]) continue;
+    const auto& tensors = replies[k].tensors();
+    if (tensors.size() != wanted[k].size()) {
+      return Internal("ps:" + std::to_string(k) + " answered a pull of " +
+                      std::to_string(wanted[k].size()) + " slices with " +
+                      std::to_string(tensors.size()));
+    }
+    for (size_t j = 0; j < tensors.size(); ++j) {
+      const auto [value_index, s] = wanted[k][j];
+      const Slice& slice = placement_.slices()[s];
+      if (tensors[j].name != slice.name || tensors[j].shape != slice.shape ||
+          tensors[j].dtype != slice.dtype) {
+        return Internal("ps:" + std::to_string(k) + " sent '" +
+                        std::string(tensors[j].name) + "' " +
+                        ShapeToString(tensors[j].shape) + " for slice '" +
+                        slice.name + "' " + ShapeToString(slice.shape));
+      }
+      CopyRowsInto(slice, tensors[j].data, &(*values)[value_index]);
+      slice_versions_[s] = tensors[j].version;
+    }
+  }
+  return Status::OK();
+}
+
+StatusOr<PushSummary> PsClient::Push(const std::vector<int>& variables,
+                                     const std::vector<Tensor>& grads,
+                                     bool increment_global_step) {
+  CHECK_EQ(variables.size(), grads.size());
+  const int shards = num_shards();
+  std::vector<OutgoingMessage> requests(shards);
+  std::vector<bool> send(shards, false);
+  for (auto& r : requests) r.type = wire::MessageType::PushRequest;
+  for (size_t i = 0; i < variables.size(); ++i) {
+    const auto& slices = placement_.SlicesOfVariable(variables[i]);
+    for (int s : slices) {
+      const Slice& slice = placement_.slices()[s];
+      // A whole variable goes zero-copy; a slice needs its rows cut out.
+      Tensor part = slices.size() == 1 ? grads[i] : ExtractRows(slice, grads[i]);
+      requests[slice.shard].tensors.push_back({slice.name, slice_versions_[s], part});
+      send[slice.shard] = true;
+    }
+  }
+  if (increment_global_step) {
+    CHECK_GE(global_step_slice_, 0) << "placement has no global step";
+    const int k = placement_.slices()[global_step_slice_].shard;
+    send[k] = true;
+    requests[k].extras = [](flatbuffers::FlatBufferBuilder& fbb) {
+      HeaderExtras extras;
+      extras.push = wire::CreatePushParams(fbb, true);
+      return extras;
+    };
+  }
+  PST_ASSIGN_OR_RETURN(std::vector<ReceivedMessage> replies, CallShards(requests, send));
+  PushSummary summary;
+  for (int k = 0; k < shards; ++k) {
+    if (!send[k]) continue;
+    const wire::PushResult* r = replies[k].header().push_result();
+    if (r == nullptr) return Internal("ps:" + std::to_string(k) + " sent no push result");
+    summary.applied += r->applied();
+    summary.dropped += r->dropped();
+    summary.scaled += r->scaled();
+    summary.max_staleness = std::max(summary.max_staleness, r->max_staleness());
+    if (r->global_step() >= 0) summary.global_step = r->global_step();
+  }
+  return summary;
+}
+
+Status PsClient::Initialize(const ShardConfig& config,
+                            const std::vector<Tensor>& values) {
+  CHECK_EQ(values.size(), placement_.variables().size());
+  const int shards = num_shards();
+  std::vector<OutgoingMessage> requests(shards);
+  for (size_t s = 0; s < placement_.slices().size(); ++s) {
+    const Slice& slice = placement_.slices()[s];
+    const Tensor& full = values[slice.variable];
+    const bool whole = placement_.SlicesOfVariable(slice.variable).size() == 1;
+    requests[slice.shard].tensors.push_back(
+        {slice.name, 0, whole ? full : ExtractRows(slice, full)});
+  }
+  for (int k = 0; k < shards; ++k) {
+    const bool holds_step = global_step_slice_ >= 0 &&
+                            placement_.slices()[global_step_slice_].shard == k;
+    requests[k].type = wire::MessageType::InitRequest;
+    requests[k].extras = [config, holds_step](flatbuffers::FlatBufferBuilder& fbb) {
+      const OptimizerConfig& o = config.optimizer;
+      auto optimizer = wire::CreateOptimizerParams(
+          fbb, fbb.CreateString(o.name), o.learning_rate, o.momentum,
+          o.use_nesterov, o.initial_accumulator, o.beta1, o.beta2, o.epsilon);
+      HeaderExtras extras;
+      extras.init = wire::CreateInitParams(
+          fbb, optimizer, ToWire(config.staleness_policy), config.max_staleness,
+          fbb.CreateString(holds_step ? kGlobalStepName : ""));
+      return extras;
+    };
+  }
+  std::fill(slice_versions_.begin(), slice_versions_.end(), 0);
+  return CallShards(requests, std::vector<bool>(shards, true)).status();
+}
+
+StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, Clock::time_point deadline) {
+  OutgoingMessage request;
+  request.type = wire::MessageType::ShardStatusRequest;
+  PST_ASSIGN_OR_RETURN(uint64_t id, channels_[shard]->Send(request));
+  PST_ASSIGN_OR_RETURN(ReceivedMessage reply, channels_[shard]->Receive(id, deadline));
+  const wire::ShardStats* s = reply.header().shard_stats();
+  if (s == nullptr) return Internal("ps:" + std::to_string(shard) + " sent no stats");
+  ShardStatus status;
+  status.store.initialized = s->initialized();
+  status.store.variables = s->variables();
+  status.store.bytes = s->bytes();
+  status.store.updates_applied = s->updates_applied();
+  status.store.gradients_dropped = s->gradients_dropped();
+  status.store.gradients_scaled = s->gradients_scaled();
+  status.store.staleness_sum = s->staleness_sum();
+  status.store.staleness_count = s->staleness_count();
+  status.store.staleness_max = s->staleness_max();
+  status.store.global_step = s->global_step();
+  status.bytes_in = s->bytes_in();
+  status.bytes_out = s->bytes_out();
+  return status;
+}
+
+Status PsClient::Shutdown(int shard) {
+  OutgoingMessage request;
+  request.type = wire::MessageType::ShutdownRequest;
+  return channels_[shard]->Call(request).status();
+}
+
+StatusOr<int64_t> PsClient::GlobalStep() {
+  CHECK_EQ(placement_.variables()[0].name, kGlobalStepName);
+  std::vector<Tensor> values;
+  PST_RETURN_IF_ERROR(Pull({0}, &values));
+  return values[0].i64()[0];
+}
+
+}  // namespace pst

@@ -1,0 +1,86 @@
+// PsClient: talks to every ps shard of a cluster on behalf of a worker, the
+// chief, a test or a benchmark. Splits variables into their slices, sends
+// one request per shard with all shards' requests in flight together, and
+// reassembles partitioned variables.
+//
+// Thread safety: none; one PsClient per thread (it owns DEALER sockets).
+#ifndef PST_PS_PS_CLIENT_H_
+#define PST_PS_PS_CLIENT_H_
+
+#include <memory>
+#include <vector>
+
+#include "cluster/cluster_spec.h"
+#include "cluster/placement.h"
+#include "ps/variable_store.h"
+#include "transport/channel.h"
+
+namespace pst {
+
+struct ClientIdentity {
+  wire::Role role = wire::Role::Client;
+  int32_t index = 0;
+  uint64_t cluster_id = 0;
+  int rpc_timeout_ms = 30000;
+  size_t max_message_bytes = size_t{1} << 30;
+};
+
+struct PushSummary {
+  uint32_t applied = 0;
+  uint32_t dropped = 0;
+  uint32_t scaled = 0;
+  int64_t max_staleness = 0;
+  int64_t global_step = -1;  // -1 unless the push went to the global step's shard
+};
+
+struct ShardStatus {
+  StoreStats store;
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+};
+
+class PsClient {
+ public:
+  // `context` is borrowed and must outlive the client.
+  PsClient(zmq::context_t& context, const ClusterSpec& cluster,
+           Placement placement, ClientIdentity identity);
+
+  const Placement& placement() const { return placement_; }
+  void set_cluster_id(uint64_t id);
+
+  // Pulls the given variables (indexes into placement().variables()) into
+  // (*values)[i] for variables[i], allocating where needed. Remembers each
+  // slice's version for the next Push.
+  Status Pull(const std::vector<int>& variables, std::vector<Tensor>* values);
+
+  // Pushes grads[i] for variables[i], each slice tagged with the version of
+  // the last Pull. With increment_global_step, the shard holding the global
+  // step increments it once this push is applied there.
+  StatusOr<PushSummary> Push(const std::vector<int>& variables,
+                             const std::vector<Tensor>& grads,
+                             bool increment_global_step);
+
+  // Initializes every shard: values[i] is the initial value of variable i.
+  Status Initialize(const ShardConfig& config, const std::vector<Tensor>& values);
+
+  StatusOr<ShardStatus> GetShardStatus(int shard, Clock::time_point deadline);
+  Status Shutdown(int shard);
+  StatusOr<int64_t> GlobalStep();
+
+  int num_shards() const { return static_cast<int>(channels_.size()); }
+
+ private:
+  // Sends one message per shard (skipping shards with nothing to send unless
+  // `always`), waits for all replies.
+  StatusOr<std::vector<ReceivedMessage>> CallShards(
+      std::vector<OutgoingMessage>& requests, const std::vector<bool>& send);
+
+  Placement placement_;
+  std::vector<std::unique_ptr<Channel>> channels_;
+  std::vector<int64_t> slice_versions_;
+  int global_step_slice_ = -1;
+};
+
+}  // namespace pst
+
+#endif  // PST_PS_PS_CLIENT_H_

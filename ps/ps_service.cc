@@ -1,0 +1,120 @@
+#include "ps/ps_service.h"
+
+namespace pst {
+namespace {
+
+OutgoingMessage Reply(wire::MessageType type, Status status = Status::OK()) {
+  OutgoingMessage reply;
+  reply.type = type;
+  reply.status = std::move(status);
+  return reply;
+}
+
+StatusOr<ShardConfig> ConfigFromWire(const wire::InitParams* init) {
+  if (init == nullptr || init->optimizer() == nullptr ||
+      init->optimizer()->name() == nullptr) {
+    return InvalidArgument("init request without optimizer parameters");
+  }
+  const wire::OptimizerParams& o = *init->optimizer();
+  ShardConfig config;
+  config.optimizer.name = o.name()->str();
+  config.optimizer.learning_rate = o.learning_rate();
+  config.optimizer.momentum = o.momentum();
+  config.optimizer.use_nesterov = o.use_nesterov();
+  config.optimizer.initial_accumulator = o.initial_accumulator();
+  config.optimizer.beta1 = o.beta1();
+  config.optimizer.beta2 = o.beta2();
+  config.optimizer.epsilon = o.epsilon();
+  switch (init->staleness_policy()) {
+    case wire::StalenessPolicy::Apply: config.staleness_policy = StalenessPolicy::kApply; break;
+    case wire::StalenessPolicy::Drop: config.staleness_policy = StalenessPolicy::kDrop; break;
+    case wire::StalenessPolicy::Scale: config.staleness_policy = StalenessPolicy::kScale; break;
+    default: return InvalidArgument("unknown staleness policy");
+  }
+  config.max_staleness = init->max_staleness();
+  if (init->global_step_variable()) {
+    config.global_step_variable = init->global_step_variable()->str();
+  }
+  return config;
+}
+
+}  // namespace
+
+OutgoingMessage PsService::Handle(const ReceivedMessage& request) {
+  switch (request.type()) {
+    case wire::MessageType::InitRequest: return HandleInit(request);
+    case wire::MessageType::PullRequest: return HandlePull(request);
+    case wire::MessageType::PushRequest: return HandlePush(request);
+    case wire::MessageType::ShardStatusRequest: return HandleStatus();
+    case wire::MessageType::ShutdownRequest:
+      LOG(INFO) << "shutdown requested by the chief";
+      server_->Stop();
+      return Reply(wire::MessageType::ShutdownReply);
+    default:
+      return Reply(wire::MessageType::ErrorReply,
+                   InvalidArgument(std::string("a ps does not serve ") +
+                                   wire::EnumNameMessageType(request.type())));
+  }
+}
+
+OutgoingMessage PsService::HandleInit(const ReceivedMessage& request) {
+  auto config = ConfigFromWire(request.header().init());
+  if (!config.ok()) return Reply(wire::MessageType::InitReply, config.status());
+  std::vector<std::pair<std::string, Tensor>> values;
+  for (const TensorView& v : request.tensors()) {
+    values.emplace_back(std::string(v.name), v.ToTensor());
+  }
+  const size_t count = values.size();
+  Status status = store_.Initialize(*config, std::move(values));
+  if (status.ok()) {
+    if (server_->cluster_id() == 0) server_->set_cluster_id(request.header().cluster_id());
+    LOG(INFO) << "initialized " << count << " variables (optimizer "
+              << config->optimizer.name << ", cluster "
+              << request.header().cluster_id() << ")";
+  }
+  return Reply(wire::MessageType::InitReply, status);
+}
+
+OutgoingMessage PsService::HandlePull(const ReceivedMessage& request) {
+  OutgoingMessage reply = Reply(wire::MessageType::PullReply);
+  std::vector<std::string> names;
+  if (const auto* wanted = request.header().names()) {
+    for (const auto* n : *wanted) names.push_back(n->str());
+  }
+  reply.status = store_.Pull(names, &reply.tensors);
+  if (!reply.status.ok()) reply.tensors.clear();
+  return reply;
+}
+
+OutgoingMessage PsService::HandlePush(const ReceivedMessage& request) {
+  const auto* push = request.header().push();
+  const bool increment = push != nullptr && push->increment_global_step();
+  auto outcome = store_.Push(request.tensors(), increment);
+  if (!outcome.ok()) return Reply(wire::MessageType::PushReply, outcome.status());
+  OutgoingMessage reply = Reply(wire::MessageType::PushReply);
+  const PushOutcome o = *outcome;
+  reply.extras = [o](flatbuffers::FlatBufferBuilder& fbb) {
+    HeaderExtras extras;
+    extras.push_result = wire::CreatePushResult(fbb, o.applied, o.dropped, o.scaled,
+                                                o.max_staleness, o.global_step);
+    return extras;
+  };
+  return reply;
+}
+
+OutgoingMessage PsService::HandleStatus() {
+  OutgoingMessage reply = Reply(wire::MessageType::ShardStatusReply);
+  const StoreStats s = store_.Stats();
+  const uint64_t in = server_->bytes_in(), out = server_->bytes_out();
+  reply.extras = [s, in, out](flatbuffers::FlatBufferBuilder& fbb) {
+    HeaderExtras extras;
+    extras.shard_stats = wire::CreateShardStats(
+        fbb, s.variables, s.bytes, s.updates_applied, s.gradients_dropped,
+        s.gradients_scaled, in, out, s.staleness_sum, s.staleness_max,
+        s.staleness_count, s.global_step, s.initialized);
+    return extras;
+  };
+  return reply;
+}
+
+}  // namespace pst

@@ -1,0 +1,27 @@
+// The ps task: serves the variables of one shard until the chief shuts it
+// down or the process gets SIGINT/SIGTERM.
+#ifndef PST_PS_PS_TASK_H_
+#define PST_PS_PS_TASK_H_
+
+#include <cstdint>
+
+#include "cluster/cluster_spec.h"
+#include "common/status.h"
+
+namespace pst {
+
+struct PsOptions {
+  ClusterSpec cluster;
+  int task_index = 0;
+  int num_threads = 2;  // request handler threads
+  size_t max_message_bytes = size_t{1} << 30;
+  uint64_t cluster_id = 0;  // 0: adopt the chief's at init
+};
+
+// Binds the host:port of this task in the cluster spec and serves until shut
+// down. Returns an error when it cannot bind.
+Status RunPs(const PsOptions& options);
+
+}  // namespace pst
+
+#endif  // PST_PS_PS_TASK_H_

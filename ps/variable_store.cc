@@ -1,0 +1,177 @@
+#include "ps/variable_store.h"
+
+#include <algorithm>
+
+namespace pst {
+
+StatusOr<StalenessPolicy> ParseStalenessPolicy(const std::string& name) {
+  if (name == "apply") return StalenessPolicy::kApply;
+  if (name == "drop") return StalenessPolicy::kDrop;
+  if (name == "scale") return StalenessPolicy::kScale;
+  return InvalidArgument("--staleness_policy=" + name +
+                         " is not one of: apply, drop, scale");
+}
+
+Status VariableStore::Initialize(
+    const ShardConfig& config,
+    std::vector<std::pair<std::string, Tensor>> values) {
+  PST_ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> optimizer,
+                       MakeOptimizer(config.optimizer));
+  std::map<std::string, std::unique_ptr<Variable>, std::less<>> variables;
+  for (auto& [name, value] : values) {
+    auto v = std::make_unique<Variable>();
+    if (value.dtype() == DType::kFloat32) {
+      v->slots = optimizer->CreateSlots(value.num_elements());
+    }
+    v->value = std::move(value);
+    if (!variables.emplace(name, std::move(v)).second) {
+      return InvalidArgument("variable '" + name + "' given twice");
+    }
+  }
+  Variable* global_step = nullptr;
+  if (!config.global_step_variable.empty()) {
+    auto it = variables.find(config.global_step_variable);
+    if (it == variables.end() || it->second->value.dtype() != DType::kInt64 ||
+        it->second->value.num_elements() != 1) {
+      return InvalidArgument("global step variable '" +
+                             config.global_step_variable +
+                             "' is not an int64 scalar of this shard");
+    }
+    global_step = it->second.get();
+  }
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  config_ = config;
+  optimizer_ = std::move(optimizer);
+  variables_ = std::move(variables);
+  global_step_ = global_step;
+  initialized_ = true;
+  return Status::OK();
+}
+
+bool VariableStore::initialized() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return initialized_;
+}
+
+Status VariableStore::Pull(const std::vector<std::string>& names,
+                           std::vector<OutTensor>* out) {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (!initialized_) return FailedPrecondition("variables are not initialized yet");
+  std::vector<Variable*> found;
+  for (const std::string& name : names) {
+    auto it = variables_.find(name);
+    if (it == variables_.end()) return NotFound("no variable '" + name + "' on this shard");
+    found.push_back(it->second.get());
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::lock_guard<std::mutex> vlock(found[i]->mu);
+    out->push_back({names[i], found[i]->version, found[i]->value});
+  }
+  return Status::OK();
+}
+
+Status VariableStore::CheckGradient(const TensorView& g, Variable** variable) const {
+  auto it = variables_.find(g.name);
+  const std::string name(g.name);
+  if (it == variables_.end()) return NotFound("no variable '" + name + "' on this shard");
+  Variable* v = it->second.get();
+  // The shape and dtype never change after Initialize: no variable lock needed.
+  if (v->value.dtype() != DType::kFloat32 || g.dtype != DType::kFloat32) {
+    return InvalidArgument("gradient for '" + name + "' must be float32 for a float32 variable");
+  }
+  if (g.shape != v->value.shape()) {
+    return InvalidArgument("gradient for '" + name + "' has shape " +
+                           ShapeToString(g.shape) + ", variable has " +
+                           ShapeToString(v->value.shape()));
+  }
+  if (g.version < 0 || g.version > std::numeric_limits<int64_t>::max() / 2) {
+    return InvalidArgument("gradient for '" + name + "' has bad version " +
+                           std::to_string(g.version));
+  }
+  *variable = v;
+  return Status::OK();
+}
+
+int64_t VariableStore::IncrementGlobalStep() {
+  std::lock_guard<std::mutex> lock(global_step_->mu);
+  if (global_step_->value.buffer().use_count() > 1) {
+    global_step_->value = global_step_->value.Clone();
+  }
+  ++global_step_->version;
+  return ++global_step_->value.i64()[0];
+}
+
+StatusOr<PushOutcome> VariableStore::Push(const std::vector<TensorView>& gradients,
+                                          bool increment_global_step) {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (!initialized_) return FailedPrecondition("variables are not initialized yet");
+  if (increment_global_step && global_step_ == nullptr) {
+    return InvalidArgument("this shard does not hold the global step");
+  }
+  std::vector<Variable*> targets(gradients.size());
+  for (size_t i = 0; i < gradients.size(); ++i) {
+    PST_RETURN_IF_ERROR(CheckGradient(gradients[i], &targets[i]));
+  }
+  PushOutcome outcome;
+  for (size_t i = 0; i < gradients.size(); ++i) {
+    Variable* v = targets[i];
+    std::lock_guard<std::mutex> vlock(v->mu);
+    const int64_t staleness = std::max<int64_t>(0, v->version - gradients[i].version);
+    outcome.max_staleness = std::max(outcome.max_staleness, staleness);
+    staleness_sum_ += staleness;
+    ++staleness_count_;
+    int64_t seen = staleness_max_.load();
+    while (staleness > seen && !staleness_max_.compare_exchange_weak(seen, staleness)) {
+    }
+    float lr_scale = 1.0f;
+    if (config_.staleness_policy == StalenessPolicy::kDrop &&
+        staleness > config_.max_staleness) {
+      ++outcome.dropped;
+      ++gradients_dropped_;
+      continue;
+    }
+    if (config_.staleness_policy == StalenessPolicy::kScale && staleness > 0) {
+      lr_scale = 1.0f / (1.0f + staleness);
+      ++outcome.scaled;
+      ++gradients_scaled_;
+    }
+    if (v->value.buffer().use_count() > 1) v->value = v->value.Clone();
+    optimizer_->Apply(v->value.f32(), gradients[i].f32(), v->value.num_elements(),
+                      lr_scale, &v->slots);
+    ++v->version;
+    ++outcome.applied;
+    ++updates_applied_;
+  }
+  if (global_step_ != nullptr) {
+    std::lock_guard<std::mutex> slock(global_step_->mu);
+    outcome.global_step = global_step_->value.i64()[0];
+  }
+  if (increment_global_step && (outcome.applied > 0 || gradients.empty())) {
+    outcome.global_step = IncrementGlobalStep();
+  }
+  return outcome;
+}
+
+StoreStats VariableStore::Stats() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  StoreStats s;
+  s.initialized = initialized_;
+  s.variables = static_cast<uint32_t>(variables_.size());
+  for (const auto& [name, v] : variables_) {
+    std::lock_guard<std::mutex> vlock(v->mu);
+    s.bytes += v->value.num_bytes();
+  }
+  if (global_step_ != nullptr) {
+    std::lock_guard<std::mutex> vlock(global_step_->mu);
+    s.global_step = global_step_->value.i64()[0];
+  }
+  s.updates_applied = updates_applied_;
+  s.gradients_dropped = gradients_dropped_;
+  s.gradients_scaled = gradients_scaled_;
+  s.staleness_sum = staleness_sum_;
+  s.staleness_count = staleness_count_;
+  s.staleness_max = staleness_max_;
+  return s;
+}
+
+}  // namespace pst

@@ -1,0 +1,127 @@
+#include "ps/variable_store.h"
+
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace pst {
+namespace {
+
+Tensor Filled(Shape shape, float value) {
+  Tensor t(DType::kFloat32, std::move(shape));
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.f32()[i] = value;
+  return t;
+}
+
+TensorView View(const std::string& name, const Tensor& t, int64_t version) {
+  return TensorView{name, t.dtype(), t.shape(), version, t.data(), t.num_bytes()};
+}
+
+class VariableStoreTest : public ::testing::Test {
+ protected:
+  void Init(StalenessPolicy policy = StalenessPolicy::kApply, int64_t max_staleness = 0) {
+    ShardConfig config;
+    config.optimizer.name = "sgd";
+    config.optimizer.learning_rate = 1.0f;
+    config.staleness_policy = policy;
+    config.max_staleness = max_staleness;
+    config.global_step_variable = "global_step";
+    std::vector<std::pair<std::string, Tensor>> values;
+    values.emplace_back("global_step", Tensor(DType::kInt64, {}));
+    values.emplace_back("w", Filled({2, 2}, 1.0f));
+    ASSERT_TRUE(store_.Initialize(config, std::move(values)).ok());
+  }
+  VariableStore store_;
+};
+
+TEST_F(VariableStoreTest, PullBeforeInitFails) {
+  std::vector<OutTensor> out;
+  EXPECT_EQ(store_.Pull({"w"}, &out).code(), Code::kFailedPrecondition);
+}
+
+TEST_F(VariableStoreTest, PushAppliesAndBumpsVersionAndGlobalStep) {
+  Init();
+  Tensor g = Filled({2, 2}, 0.25f);
+  auto outcome = store_.Push({View("w", g, 0)}, true);
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(outcome->applied, 1u);
+  EXPECT_EQ(outcome->global_step, 1);
+  std::vector<OutTensor> out;
+  ASSERT_TRUE(store_.Pull({"w", "global_step"}, &out).ok());
+  EXPECT_FLOAT_EQ(out[0].tensor.f32()[3], 0.75f);
+  EXPECT_EQ(out[0].version, 1);
+  EXPECT_EQ(out[1].tensor.i64()[0], 1);
+}
+
+TEST_F(VariableStoreTest, BadGradientChangesNothing) {
+  Init();
+  Tensor good = Filled({2, 2}, 1.0f);
+  Tensor wrong_shape = Filled({4}, 1.0f);
+  auto outcome = store_.Push({View("w", good, 0), View("w", wrong_shape, 0)}, true);
+  EXPECT_EQ(outcome.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(outcome.status().message().find("[4]"), std::string::npos);
+  EXPECT_EQ(store_.Push({View("nope", good, 0)}, false).status().code(),
+            Code::kNotFound);
+  std::vector<OutTensor> out;
+  ASSERT_TRUE(store_.Pull({"w", "global_step"}, &out).ok());
+  EXPECT_FLOAT_EQ(out[0].tensor.f32()[0], 1.0f);
+  EXPECT_EQ(out[1].tensor.i64()[0], 0);
+  EXPECT_EQ(store_.Pull({"w", "zzz"}, &out).code(), Code::kNotFound);
+}
+
+TEST_F(VariableStoreTest, PulledValueIsNotChangedByLaterPush) {
+  Init();
+  std::vector<OutTensor> out;
+  ASSERT_TRUE(store_.Pull({"w"}, &out).ok());
+  Tensor g = Filled({2, 2}, 1.0f);
+  ASSERT_TRUE(store_.Push({View("w", g, 0)}, false).ok());
+  EXPECT_FLOAT_EQ(out[0].tensor.f32()[0], 1.0f);  // copy-on-write kept it
+  std::vector<OutTensor> again;
+  ASSERT_TRUE(store_.Pull({"w"}, &again).ok());
+  EXPECT_FLOAT_EQ(again[0].tensor.f32()[0], 0.0f);
+}
+
+TEST_F(VariableStoreTest, DropPolicyDropsTooStale) {
+  Init(StalenessPolicy::kDrop, 1);
+  Tensor g = Filled({2, 2}, 0.1f);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(store_.Push({View("w", g, i)}, true).ok());
+  auto stale = store_.Push({View("w", g, 0)}, true);  // staleness 2 > 1
+  ASSERT_TRUE(stale.ok());
+  EXPECT_EQ(stale->dropped, 1u);
+  EXPECT_EQ(stale->max_staleness, 2);
+  EXPECT_EQ(stale->global_step, 2);  // not incremented
+  auto ok = store_.Push({View("w", g, 1)}, true);  // staleness 1
+  EXPECT_EQ(ok->applied, 1u);
+  EXPECT_EQ(store_.Stats().gradients_dropped, 1u);
+}
+
+TEST_F(VariableStoreTest, ScalePolicyScalesLearningRate) {
+  Init(StalenessPolicy::kScale);
+  Tensor g = Filled({2, 2}, 0.5f);
+  ASSERT_TRUE(store_.Push({View("w", g, 0)}, false).ok());  // w = 0.5
+  auto scaled = store_.Push({View("w", g, 0)}, false);     // staleness 1: lr/2
+  EXPECT_EQ(scaled->scaled, 1u);
+  std::vector<OutTensor> out;
+  ASSERT_TRUE(store_.Pull({"w"}, &out).ok());
+  EXPECT_FLOAT_EQ(out[0].tensor.f32()[0], 0.25f);
+}
+
+TEST_F(VariableStoreTest, ConcurrentPushesLoseNothing) {
+  Init();
+  constexpr int kThreads = 4, kPushes = 500;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([this] {
+      Tensor g = Filled({2, 2}, -1.0f);
+      for (int i = 0; i < kPushes; ++i) ASSERT_TRUE(store_.Push({View("w", g, 0)}, true).ok());
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::vector<OutTensor> out;
+  ASSERT_TRUE(store_.Pull({"w", "global_step"}, &out).ok());
+  EXPECT_FLOAT_EQ(out[0].tensor.f32()[0], 1.0f + kThreads * kPushes);
+  EXPECT_EQ(out[1].tensor.i64()[0], kThreads * kPushes);
+}
+
+}  // namespace
+}  // namespace pst

@@ -1,0 +1,70 @@
+// ChiefState: what the chief's request handler (worker joins and reports)
+// and its main loop share: the cluster state and what each worker said.
+//
+// Thread safety: all methods are thread-safe.
+#ifndef PST_SCHEDULER_CHIEF_STATE_H_
+#define PST_SCHEDULER_CHIEF_STATE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "schema/messages_generated.h"
+
+namespace pst {
+
+struct WorkerInfo {
+  bool joined = false;
+  bool left = false;
+  int64_t reports = 0;
+  int64_t examples = 0;
+  std::chrono::steady_clock::time_point last_seen;
+};
+
+// Reports received since the last TakeWindow().
+struct ReportWindow {
+  int64_t reports = 0;
+  double mean_loss = 0;
+  double mean_step_ms = 0;
+  int64_t examples = 0;
+  int64_t epoch = 0;  // of the newest report
+  int64_t batch = 0;
+  int64_t batches_per_epoch = 0;
+};
+
+class ChiefState {
+ public:
+  ChiefState(uint64_t placement_hash, int64_t train_steps, int num_workers);
+
+  uint64_t placement_hash() const { return placement_hash_; }
+  int64_t train_steps() const { return train_steps_; }
+
+  wire::ClusterState state() const;
+  void set_state(wire::ClusterState state);
+
+  void RecordJoin(int worker);
+  void RecordReport(int worker, const wire::Report& report);
+
+  ReportWindow TakeWindow();
+  std::vector<WorkerInfo> Workers() const;
+  // True when every worker that joined has left.
+  bool AllJoinedWorkersLeft() const;
+  int64_t total_examples() const;
+
+ private:
+  const uint64_t placement_hash_;
+  const int64_t train_steps_;
+
+  mutable std::mutex mu_;
+  wire::ClusterState state_ = wire::ClusterState::Starting;  // guarded by mu_
+  std::vector<WorkerInfo> workers_;                          // guarded by mu_
+  // The open report window; guarded by mu_.
+  double loss_sum_ = 0, step_ms_sum_ = 0;
+  ReportWindow window_;
+  int64_t total_examples_ = 0;  // guarded by mu_
+};
+
+}  // namespace pst
+
+#endif  // PST_SCHEDULER_CHIEF_STATE_H_

@@ -1,0 +1,274 @@
+#include "scheduler/chief_task.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <random>
+#include <thread>
+
+#include "common/signal_watcher.h"
+#include "data/idx_reader.h"
+#include "model/initializer.h"
+#include "model/model_zoo.h"
+#include "ps/ps_client.h"
+#include "scheduler/chief_service.h"
+#include "scheduler/evaluator.h"
+#include "scheduler/metrics_writer.h"
+#include "scheduler/model_file.h"
+#include "transport/server.h"
+
+namespace pst {
+namespace {
+
+uint64_t NewClusterId() {
+  std::random_device rd;
+  uint64_t id = 0;
+  while (id == 0) id = (uint64_t{rd()} << 32) ^ rd();
+  return id;
+}
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// Stdout carries the report lines users read; glog goes to stderr.
+void Print(const char* format, ...) __attribute__((format(printf, 1, 2)));
+void Print(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  std::vfprintf(stdout, format, args);
+  va_end(args);
+  std::fflush(stdout);
+}
+
+Status WaitForShards(PsClient& ps, const ClusterSpec& cluster, int timeout_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (int k = 0; k < ps.num_shards(); ++k) {
+    for (;;) {
+      auto status = ps.GetShardStatus(k, std::min(deadline, Clock::now() + std::chrono::seconds(1)));
+      if (status.ok()) break;
+      if (status.status().code() != Code::kDeadlineExceeded) return status.status();
+      if (Clock::now() >= deadline) {
+        return DeadlineExceeded("ps:" + std::to_string(k) + " (" + cluster.ps[k].ToString() +
+                                ") did not answer within --ps_wait_timeout_ms=" +
+                                std::to_string(timeout_ms));
+      }
+      LOG(INFO) << "waiting for ps:" << k << " at " << cluster.ps[k].ToString();
+    }
+  }
+  return Status::OK();
+}
+
+class Chief {
+ public:
+  Chief(const ChiefOptions& options, std::unique_ptr<Model> model, Placement placement,
+        Dataset test, std::unique_ptr<MetricsWriter> metrics, uint64_t cluster_id)
+      : options_(options),
+        model_(std::move(model)),
+        test_(std::move(test)),
+        evaluator_(model_.get(), &test_),
+        metrics_(std::move(metrics)),
+        cluster_id_(cluster_id),
+        state_(placement.Hash(), options.train_steps,
+               static_cast<int>(options.cluster.workers.size())),
+        service_(&state_, static_cast<int>(options.cluster.workers.size())),
+        ps_(context_, options.cluster, std::move(placement), Identity(options, cluster_id)) {
+    model_variables_.resize(model_->variables().size());
+    for (size_t i = 0; i < model_variables_.size(); ++i) model_variables_[i] = i + 1;
+  }
+
+  Status Run(const std::atomic<bool>& stop) {
+    ServerOptions server_options;
+    server_options.name = "chief";
+    server_options.endpoint = options_.cluster.chief.Endpoint();
+    server_options.role = wire::Role::Chief;
+    server_options.max_message_bytes = options_.max_message_bytes;
+    server_options.num_threads = 1;
+    server_options.cluster_id = cluster_id_;
+    server_options.open_types = {wire::MessageType::JoinRequest};
+    RpcServer server(context_, server_options,
+                     [this](const ReceivedMessage& r) { return service_.Handle(r); });
+    PST_RETURN_IF_ERROR(server.Start());
+    LOG(INFO) << "chief serving on " << server.bound_endpoint() << ", cluster id "
+              << cluster_id_;
+    PST_RETURN_IF_ERROR(WaitForShards(ps_, options_.cluster, options_.ps_wait_timeout_ms));
+    PST_RETURN_IF_ERROR(InitializeVariables());
+    state_.set_state(wire::ClusterState::Training);
+    start_ = Clock::now();
+    LOG(INFO) << "training opened: " << options_.cluster.workers.size() << " workers, "
+              << options_.cluster.ps.size() << " ps, " << options_.train_steps << " steps";
+    PST_RETURN_IF_ERROR(FollowTraining(stop));
+    state_.set_state(wire::ClusterState::Stopping);
+    WaitForWorkersToLeave();
+    PST_RETURN_IF_ERROR(Finish());
+    server.Stop();
+    return Status::OK();
+  }
+
+ private:
+  static ClientIdentity Identity(const ChiefOptions& options, uint64_t cluster_id) {
+    ClientIdentity id;
+    id.role = wire::Role::Chief;
+    id.cluster_id = cluster_id;
+    id.rpc_timeout_ms = options.rpc_timeout_ms;
+    id.max_message_bytes = options.max_message_bytes;
+    return id;
+  }
+
+  Status InitializeVariables() {
+    std::vector<Tensor> values;
+    for (const VariableSpec& spec : ps_.placement().variables()) {
+      values.push_back(InitializeVariable(spec, options_.seed));
+    }
+    PST_RETURN_IF_ERROR(ps_.Initialize(options_.shard, values));
+    LOG(INFO) << "initialized " << values.size() << " variables (seed " << options_.seed
+              << "), placement:\n" << ps_.placement().Describe();
+    return Status::OK();
+  }
+
+  StatusOr<Evaluation> Evaluate() {
+    PST_RETURN_IF_ERROR(ps_.Pull(model_variables_, &params_));
+    return evaluator_.Evaluate(params_);
+  }
+
+  // Staleness and dropped gradients, summed over all shards.
+  Status AddShardMetrics(MetricsRecord* r) {
+    uint64_t sum = 0, count = 0, dropped = 0, scaled = 0;
+    int64_t max = 0;
+    for (int k = 0; k < ps_.num_shards(); ++k) {
+      PST_ASSIGN_OR_RETURN(ShardStatus s, ps_.GetShardStatus(k, ps_deadline()));
+      sum += s.store.staleness_sum;
+      count += s.store.staleness_count;
+      dropped += s.store.gradients_dropped;
+      scaled += s.store.gradients_scaled;
+      max = std::max(max, s.store.staleness_max);
+    }
+    r->Add("staleness_mean", count ? static_cast<double>(sum) / count : 0)
+        .Add("staleness_max", max)
+        .Add("gradients_dropped", dropped)
+        .Add("gradients_scaled", scaled);
+    return Status::OK();
+  }
+
+  Clock::time_point ps_deadline() const {
+    return Clock::now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
+  }
+
+  Status WriteMetrics(int64_t step, const Evaluation& eval) {
+    const double elapsed = Seconds(start_);
+    MetricsRecord r;
+    r.Add("time", elapsed).Add("step", step).Add("train_loss", last_loss_);
+    r.Add("steps_per_sec", elapsed > 0 ? step / elapsed : 0);
+    r.Add("examples_per_sec", elapsed > 0 ? state_.total_examples() / elapsed : 0);
+    r.Add("test_loss", eval.loss).Add("test_accuracy", eval.accuracy);
+    PST_RETURN_IF_ERROR(AddShardMetrics(&r));
+    return metrics_->Write(r);
+  }
+
+  Status FollowTraining(const std::atomic<bool>& stop) {
+    int64_t next_log = options_.log_every_steps;
+    int64_t next_eval = options_.eval_every_steps;
+    int64_t step = 0;
+    while (!stop.load()) {
+      PST_ASSIGN_OR_RETURN(step, ps_.GlobalStep());
+      if (step >= next_log || step >= options_.train_steps) {
+        const ReportWindow w = state_.TakeWindow();
+        if (w.reports > 0) {
+          last_loss_ = w.mean_loss;
+          Print("Step: %lld, Epoch: %lld, Batch: %lld of %lld, Cost: %.4f, AvgTime: %.2f ms\n",
+                static_cast<long long>(step), static_cast<long long>(w.epoch + 1),
+                static_cast<long long>(w.batch + 1),
+                static_cast<long long>(w.batches_per_epoch), w.mean_loss, w.mean_step_ms);
+        }
+        while (next_log <= step) next_log += options_.log_every_steps;
+      }
+      if (step >= options_.train_steps) break;
+      if (options_.eval_every_steps > 0 && step >= next_eval) {
+        PST_ASSIGN_OR_RETURN(Evaluation e, Evaluate());
+        LOG(INFO) << "step " << step << ": test accuracy " << e.accuracy << ", test loss "
+                  << e.loss;
+        PST_RETURN_IF_ERROR(WriteMetrics(step, e));
+        while (next_eval <= step) next_eval += options_.eval_every_steps;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (stop.load()) LOG(WARNING) << "interrupted at global step " << step;
+    return Status::OK();
+  }
+
+  void WaitForWorkersToLeave() {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
+    while (!state_.AllJoinedWorkersLeft()) {
+      if (Clock::now() >= deadline) {
+        LOG(WARNING) << "not every worker said goodbye within --rpc_timeout_ms; stopping anyway";
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  Status Finish() {
+    const double total = Seconds(start_);
+    PST_ASSIGN_OR_RETURN(int64_t step, ps_.GlobalStep());
+    const ReportWindow w = state_.TakeWindow();
+    if (w.reports > 0) last_loss_ = w.mean_loss;
+    PST_ASSIGN_OR_RETURN(Evaluation e, Evaluate());
+    PST_RETURN_IF_ERROR(WriteMetrics(step, e));
+    if (!options_.run_dir.empty()) {
+      NamedTensors model;
+      for (size_t i = 0; i < params_.size(); ++i) {
+        model.emplace_back(model_->variables()[i].name, params_[i]);
+      }
+      PST_RETURN_IF_ERROR(WriteModelFile(options_.run_dir + "/model.bin", model));
+    }
+    for (int k = 0; k < ps_.num_shards(); ++k) {
+      Status s = ps_.Shutdown(k);
+      if (!s.ok()) LOG(WARNING) << "shutting down ps:" << k << ": " << s.ToString();
+    }
+    Print("Test-Accuracy: %.4f\n", e.accuracy);
+    Print("Total Time: %.2fs\n", total);
+    Print("Final Cost: %.4f\n", last_loss_);
+    Print("Global-Step: %lld\n", static_cast<long long>(step));
+    return Status::OK();
+  }
+
+  const ChiefOptions& options_;
+  zmq::context_t context_{1};
+  std::unique_ptr<Model> model_;
+  Dataset test_;
+  Evaluator evaluator_;
+  std::unique_ptr<MetricsWriter> metrics_;
+  const uint64_t cluster_id_;
+  ChiefState state_;
+  ChiefService service_;
+  PsClient ps_;
+  std::vector<int> model_variables_;
+  std::vector<Tensor> params_;
+  Clock::time_point start_ = Clock::now();
+  double last_loss_ = 0;
+};
+
+}  // namespace
+
+Status RunChief(const ChiefOptions& options) {
+  std::atomic<bool> stop{false};
+  SignalWatcher signals([&stop](int signal) {
+    LOG(WARNING) << "signal " << signal << ": stopping";
+    stop.store(true);
+  });
+  PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, MakeModel(options.model));
+  PST_ASSIGN_OR_RETURN(Dataset test, LoadMnist(options.data_dir, /*train=*/false));
+  PlacementOptions placement_options = options.placement;
+  placement_options.num_shards = static_cast<int>(options.cluster.ps.size());
+  PST_ASSIGN_OR_RETURN(Placement placement,
+                       Placement::Compute(WithGlobalStep(model->variables()), placement_options));
+  PST_ASSIGN_OR_RETURN(std::unique_ptr<MetricsWriter> metrics,
+                       MetricsWriter::Open(options.run_dir.empty()
+                                               ? ""
+                                               : options.run_dir + "/metrics.jsonl"));
+  const uint64_t cluster_id = options.cluster_id ? options.cluster_id : NewClusterId();
+  Chief chief(options, std::move(model), std::move(placement), std::move(test),
+              std::move(metrics), cluster_id);
+  return chief.Run(stop);
+}
+
+}  // namespace pst

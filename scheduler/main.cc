@@ -1,0 +1,13 @@
+// chief: starts the cluster, follows training, evaluates, stops everything.
+#include "cli/flags.h"
+
+int main(int argc, char** argv) {
+  pst::InitProgram(&argc, &argv,
+                   "chief --ps_hosts=... --worker_hosts=... --chief_host=... "
+                   "--train_steps=N: coordinates training of the cluster");
+  auto options = pst::ChiefOptionsFromFlags();
+  if (!options.ok()) return pst::ReportFlagError(options.status());
+  pst::Status status = pst::RunChief(*options);
+  if (!status.ok()) LOG(ERROR) << status.ToString();
+  return status.ok() ? 0 : 1;
+}

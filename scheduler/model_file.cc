@@ -1,0 +1,139 @@
+#include "scheduler/model_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace pst {
+namespace {
+
+constexpr char kMagic[8] = {'P', 'S', 'T', 'M', 'O', 'D', 'E', 'L'};
+constexpr uint32_t kFormatVersion = 1;
+
+template <typename T>
+void Put(std::string* out, T value) {
+  out->append(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
+class Reader {
+ public:
+  Reader(const std::string& data, size_t end) : data_(data), end_(end) {}
+  template <typename T>
+  bool Get(T* value) {
+    if (end_ - pos_ < sizeof(T)) return false;
+    std::memcpy(value, data_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return true;
+  }
+  bool Bytes(size_t n, const char** p) {
+    if (end_ - pos_ < n) return false;
+    *p = data_.data() + pos_;
+    pos_ += n;
+    return true;
+  }
+  bool at_end() const { return pos_ == end_; }
+
+ private:
+  const std::string& data_;
+  size_t end_;
+  size_t pos_ = 0;
+};
+
+Status WriteAll(int fd, const std::string& bytes, const std::string& path) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Unavailable("writing " + path + ": " + std::strerror(errno));
+    }
+    done += n;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status WriteModelFile(const std::string& path, const NamedTensors& tensors) {
+  std::string out(kMagic, sizeof(kMagic));
+  Put<uint32_t>(&out, kFormatVersion);
+  Put<uint32_t>(&out, static_cast<uint32_t>(tensors.size()));
+  for (const auto& [name, t] : tensors) {
+    Put<uint32_t>(&out, static_cast<uint32_t>(name.size()));
+    out += name;
+    Put<uint8_t>(&out, static_cast<uint8_t>(t.dtype()));
+    Put<uint32_t>(&out, static_cast<uint32_t>(t.shape().size()));
+    for (int64_t d : t.shape()) Put<int64_t>(&out, d);
+    Put<uint64_t>(&out, t.num_bytes());
+    out.append(static_cast<const char*>(t.data()), t.num_bytes());
+  }
+  Put<uint32_t>(&out, static_cast<uint32_t>(
+                          crc32(0, reinterpret_cast<const Bytef*>(out.data()), out.size())));
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return Unavailable("cannot create " + tmp + ": " + std::strerror(errno));
+  Status status = WriteAll(fd, out, tmp);
+  if (status.ok() && ::fsync(fd) != 0) {
+    status = Unavailable("fsync " + tmp + ": " + std::strerror(errno));
+  }
+  ::close(fd);
+  if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {
+    status = Unavailable("rename " + tmp + " -> " + path + ": " + std::strerror(errno));
+  }
+  return status;
+}
+
+StatusOr<NamedTensors> ReadModelFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot open model file " + path);
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const Status corrupt = DataLoss(path + " is truncated or corrupt");
+  if (data.size() < sizeof(kMagic) + 12 ||
+      std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0) {
+    return DataLoss(path + " is not a model file (bad magic)");
+  }
+  const size_t body = data.size() - sizeof(uint32_t);
+  uint32_t stored_crc;
+  std::memcpy(&stored_crc, data.data() + body, sizeof(stored_crc));
+  if (crc32(0, reinterpret_cast<const Bytef*>(data.data()), body) != stored_crc) {
+    return DataLoss(path + " fails its checksum");
+  }
+  Reader r(data, body);
+  const char* skip;
+  uint32_t version = 0, count = 0;
+  if (!r.Bytes(sizeof(kMagic), &skip) || !r.Get(&version) || !r.Get(&count)) return corrupt;
+  if (version != kFormatVersion) {
+    return DataLoss(path + " has format version " + std::to_string(version));
+  }
+  NamedTensors tensors;
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t name_len = 0, rank = 0;
+    uint8_t dtype = 0;
+    const char* name;
+    if (!r.Get(&name_len) || !r.Bytes(name_len, &name) || !r.Get(&dtype) || !r.Get(&rank) ||
+        dtype > static_cast<uint8_t>(DType::kInt64) || rank > 8) {
+      return corrupt;
+    }
+    Shape shape(rank);
+    for (auto& d : shape) {
+      if (!r.Get(&d) || d < 0) return corrupt;
+    }
+    uint64_t bytes = 0;
+    const char* payload;
+    if (!r.Get(&bytes) || !r.Bytes(bytes, &payload)) return corrupt;
+    Tensor t(static_cast<DType>(dtype), shape);
+    if (t.num_bytes() != bytes) return corrupt;
+    std::memcpy(t.data(), payload, bytes);
+    tensors.emplace_back(std::string(name, name_len), std::move(t));
+  }
+  if (!r.at_end()) return corrupt;
+  return tensors;
+}
+
+}  // namespace pst

@@ -1,0 +1,28 @@
+// Model files: named tensors in one file, with a CRC32 of the contents.
+//
+// Layout (little-endian): "PSTMODEL", u32 format version (1), u32 count, then
+// per tensor: u32 name length, name bytes, u8 dtype, u32 rank, i64 dims[rank],
+// u64 byte length, bytes; then u32 CRC32 of everything before it.
+// Written to "<path>.tmp", fsync'ed, then renamed, so a reader never sees a
+// half-written file.
+#ifndef PST_SCHEDULER_MODEL_FILE_H_
+#define PST_SCHEDULER_MODEL_FILE_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "common/tensor.h"
+
+namespace pst {
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+Status WriteModelFile(const std::string& path, const NamedTensors& tensors);
+// DataLoss (naming the file) for a truncated, corrupt or foreign file.
+StatusOr<NamedTensors> ReadModelFile(const std::string& path);
+
+}  // namespace pst
+
+#endif  // PST_SCHEDULER_MODEL_FILE_H_

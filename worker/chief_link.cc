@@ -1,0 +1,90 @@
+#include "worker/chief_link.h"
+
+#include <thread>
+
+namespace pst {
+
+ChiefLink::ChiefLink(zmq::context_t& context, ChannelOptions options)
+    : channel_(context, std::move(options)) {}
+
+StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash,
+                                     Clock::time_point deadline) {
+  OutgoingMessage request;
+  request.type = wire::MessageType::JoinRequest;
+  request.extras = [placement_hash](flatbuffers::FlatBufferBuilder& fbb) {
+    HeaderExtras extras;
+    extras.join = wire::CreateJoinInfo(fbb, placement_hash);
+    return extras;
+  };
+  bool said_waiting = false;
+  for (;;) {
+    const auto attempt_deadline =
+        std::min(deadline, Clock::now() + std::chrono::seconds(2));
+    PST_ASSIGN_OR_RETURN(uint64_t id, channel_.Send(request));
+    StatusOr<ReceivedMessage> reply = channel_.Receive(id, attempt_deadline);
+    if (!reply.ok() && reply.status().code() != Code::kDeadlineExceeded) {
+      return reply.status();  // e.g. a placement mismatch: retrying cannot help
+    }
+    if (reply.ok()) {
+      const wire::JoinInfo* join = reply->header().join();
+      if (join == nullptr) return Internal("chief sent a join reply without join info");
+      if (join->state() != wire::ClusterState::Starting) {
+        channel_.set_cluster_id(reply->header().cluster_id());
+        return JoinResult{reply->header().cluster_id(), join->train_steps()};
+      }
+    }
+    if (Clock::now() >= deadline) {
+      return DeadlineExceeded("the chief at " + channel_.endpoint() +
+                              " did not open training before --join_timeout_ms");
+    }
+    if (!said_waiting) {
+      LOG(INFO) << "waiting for the chief at " << channel_.endpoint()
+                << " to open training";
+      said_waiting = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+OutgoingMessage ChiefLink::ReportMessage(const TrainingReport& r) const {
+  OutgoingMessage m;
+  m.type = wire::MessageType::ReportRequest;
+  m.step = r.step;
+  m.extras = [r](flatbuffers::FlatBufferBuilder& fbb) {
+    HeaderExtras extras;
+    extras.report = wire::CreateReport(fbb, r.loss, r.examples, r.epoch, r.batch,
+                                       r.batches_per_epoch, r.step_time_ms, r.done);
+    return extras;
+  };
+  return m;
+}
+
+void ChiefLink::DrainReplies() {
+  for (;;) {
+    StatusOr<ReceivedMessage> reply = channel_.ReadOne();
+    if (!reply.ok()) {
+      if (reply.status().code() == Code::kUnavailable) return;  // nothing more
+      continue;
+    }
+    const wire::JoinInfo* join = reply->header().join();
+    if (join && join->state() == wire::ClusterState::Stopping) stopping_ = true;
+  }
+}
+
+Status ChiefLink::Report(const TrainingReport& report) {
+  DrainReplies();
+  return channel_.Send(ReportMessage(report)).status();
+}
+
+Status ChiefLink::Leave(const TrainingReport& report) {
+  TrainingReport last = report;
+  last.done = true;
+  return channel_.Call(ReportMessage(last)).status();
+}
+
+bool ChiefLink::stopping() {
+  DrainReplies();
+  return stopping_;
+}
+
+}  // namespace pst

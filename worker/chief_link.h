@@ -1,0 +1,59 @@
+// ChiefLink: a worker's connection to the chief: joining the cluster and
+// sending training reports (which double as heartbeats).
+//
+// Reports are fire-and-forget so they never slow a training step: replies
+// (the cluster state) are read when they are there.
+//
+// Thread safety: none; owned by the training thread.
+#ifndef PST_WORKER_CHIEF_LINK_H_
+#define PST_WORKER_CHIEF_LINK_H_
+
+#include <cstdint>
+
+#include "transport/channel.h"
+
+namespace pst {
+
+struct JoinResult {
+  uint64_t cluster_id = 0;
+  int64_t train_steps = 0;
+};
+
+struct TrainingReport {
+  int64_t step = 0;  // global step after this worker's last push
+  float loss = 0;
+  int64_t examples = 0;
+  int64_t epoch = 0;
+  int64_t batch = 0;
+  int64_t batches_per_epoch = 0;
+  float step_time_ms = 0;
+  bool done = false;
+};
+
+class ChiefLink {
+ public:
+  // `context` is borrowed and must outlive the link.
+  ChiefLink(zmq::context_t& context, ChannelOptions options);
+
+  // Waits (retrying) until the chief has opened training or `deadline`.
+  // FailedPrecondition when the chief's placement hash differs from ours.
+  StatusOr<JoinResult> Join(uint64_t placement_hash, Clock::time_point deadline);
+
+  // Sends a report without waiting for the answer.
+  Status Report(const TrainingReport& report);
+  // Sends the final report and waits for the chief to acknowledge it.
+  Status Leave(const TrainingReport& report);
+  // True once a reply said the chief is stopping the cluster.
+  bool stopping();
+
+ private:
+  OutgoingMessage ReportMessage(const TrainingReport& report) const;
+  void DrainReplies();
+
+  Channel channel_;
+  bool stopping_ = false;
+};
+
+}  // namespace pst
+
+#endif  // PST_WORKER_CHIEF_LINK_H_

@@ -1,0 +1,13 @@
+// worker: trains a model replica on its shard of the data.
+#include "cli/flags.h"
+
+int main(int argc, char** argv) {
+  pst::InitProgram(&argc, &argv,
+                   "worker --ps_hosts=... --worker_hosts=... --chief_host=... "
+                   "--task_index=I --model=mlp --data_dir=DIR: trains replica I");
+  auto options = pst::WorkerOptionsFromFlags();
+  if (!options.ok()) return pst::ReportFlagError(options.status());
+  pst::Status status = pst::RunWorker(*options);
+  if (!status.ok()) LOG(ERROR) << status.ToString();
+  return status.ok() ? 0 : 1;
+}

@@ -1,0 +1,40 @@
+// The worker task: a model replica training on its shard of the data.
+// Each step: pull the variables from every ps shard (all in flight at once),
+// compute gradients, push each shard its part (again in parallel).
+#ifndef PST_WORKER_WORKER_TASK_H_
+#define PST_WORKER_WORKER_TASK_H_
+
+#include <cstdint>
+#include <string>
+
+#include "cluster/cluster_spec.h"
+#include "cluster/placement.h"
+#include "common/status.h"
+
+namespace pst {
+
+struct WorkerOptions {
+  ClusterSpec cluster;
+  int task_index = 0;
+  uint64_t cluster_id = 0;  // 0: learn it from the chief
+  std::string model = "mlp";
+  std::string data_dir;
+  int64_t batch_size = 100;
+  uint64_t seed = 1;
+  int64_t warmup_steps = 0;  // only worker 0 trains until the global step reaches this
+  int64_t log_every_steps = 100;
+  int64_t report_every_steps = 10;
+  PlacementOptions placement;
+  int rpc_timeout_ms = 30000;
+  int join_timeout_ms = 120000;
+  size_t max_message_bytes = size_t{1} << 30;
+};
+
+// Joins the cluster, trains until the chief stops it (or the global step
+// reaches the train steps), then leaves. Errors: bad data, a placement that
+// differs from the chief's, an unreachable ps or chief.
+Status RunWorker(const WorkerOptions& options);
+
+}  // namespace pst
+
+#endif  // PST_WORKER_WORKER_TASK_H_
