@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Starts a whole cluster (chief, ps tasks, workers) on 127.0.0.1 with free
+# ports, streams every task's log with a [task] prefix, keeps each log in the
+# run folder, stops every process on Ctrl-C or when a task fails, and exits
+# with the chief's status.
+#
+#   scripts/run_local.sh --num_ps=2 --num_workers=2 --mode=async \
+#       [--train_steps=S] [--model=M] [--run_dir=DIR] [-- FLAGS for every task]
+set -uo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="${PST_BIN_DIR:-$root/build/bin}"
+num_ps=1
+num_workers=2
+run_dir=""
+task_flags=()
+
+usage() {
+  sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  exit 2
+}
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --num_ps=*) num_ps="${1#*=}" ;;
+    --num_workers=*) num_workers="${1#*=}" ;;
+    --run_dir=*) run_dir="${1#*=}" ;;
+    --help|-h) usage ;;
+    --) shift; task_flags+=("$@"); break ;;
+    --*) task_flags+=("$1") ;;  # --mode, --train_steps, --model, ...: every task gets them
+    *) echo "run_local.sh: unexpected argument '$1'" >&2; usage ;;
+  esac
+  shift
+done
+for n in "$num_ps" "$num_workers"; do
+  if ! [[ "$n" =~ ^[1-9][0-9]*$ ]]; then
+    echo "run_local.sh: --num_ps and --num_workers must be positive integers" >&2
+    exit 2
+  fi
+done
+
+# MNIST: --data_dir among the task flags, else MNIST_DIR.
+data_dir="${MNIST_DIR:-}"
+for f in "${task_flags[@]}"; do
+  [[ "$f" == --data_dir=* ]] && data_dir="${f#*=}"
+done
+if [[ -z "$data_dir" || ! -e "$data_dir/train-images-idx3-ubyte.gz" && ! -e "$data_dir/train-images-idx3-ubyte" ]]; then
+  cat >&2 <<MSG
+run_local.sh: MNIST not found${data_dir:+ in '$data_dir'}.
+Get it (about 11 MB, checksums verified) and point the cluster at it:
+  scripts/get_mnist.sh \$HOME/mnist
+  export MNIST_DIR=\$HOME/mnist
+or pass --data_dir=DIR after '--'.
+MSG
+  exit 2
+fi
+
+if [[ ! -x "$bin/chief" || ! -x "$bin/ps" || ! -x "$bin/worker" ]]; then
+  echo "run_local.sh: building (no binaries in $bin)" >&2
+  "$root/scripts/build.sh" || exit 1
+fi
+
+run_dir="${run_dir:-$root/runs/$(date +%Y%m%d-%H%M%S)}"
+mkdir -p "$run_dir" || exit 1
+run_dir="$(cd "$run_dir" && pwd)"
+
+mapfile -t ports < <(python3 "$root/scripts/free_ports.py" $((1 + num_ps + num_workers)))
+hosts() {  # hosts FIRST COUNT -> "127.0.0.1:p1,127.0.0.1:p2,..."
+  local out="" i
+  for ((i = $1; i < $1 + $2; i++)); do out+="${out:+,}127.0.0.1:${ports[$i]}"; done
+  echo "$out"
+}
+flagfile="$run_dir/cluster.flags"
+{
+  echo "--chief_host=127.0.0.1:${ports[0]}"
+  echo "--ps_hosts=$(hosts 1 "$num_ps")"
+  echo "--worker_hosts=$(hosts $((1 + num_ps)) "$num_workers")"
+  echo "--data_dir=$data_dir"
+  printf '%s\n' "${task_flags[@]}"
+} >"$flagfile"
+
+names=()
+pids=()
+start_task() {  # start_task NAME BINARY [FLAGS...]
+  local name="$1" binary="$2"
+  shift 2
+  "$bin/$binary" --flagfile="$flagfile" "$@" \
+    > >(tee "$run_dir/$name.log" | sed -u "s/^/[$name] /") 2>&1 &
+  names+=("$name")
+  pids+=("$!")
+}
+
+stop_all() {
+  local pid i
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+  for ((i = 0; i < 50; i++)); do
+    local alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    ((alive)) || return 0
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null; done
+}
+trap 'echo "run_local.sh: interrupted, stopping every task" >&2; stop_all; wait; exit 130' INT TERM
+
+echo "run_local.sh: $num_ps ps, $num_workers workers; logs and metrics in $run_dir" >&2
+for ((k = 0; k < num_ps; k++)); do start_task "ps-$k" ps --task_index="$k"; done
+start_task chief chief --run_dir="$run_dir"
+for ((k = 0; k < num_workers; k++)); do start_task "worker-$k" worker --task_index="$k"; done
+
+# Follow the tasks: the chief's end ends the run; any other failure stops it.
+declare -A done_rc
+chief_rc=""
+while :; do
+  for i in "${!pids[@]}"; do
+    name="${names[$i]}" pid="${pids[$i]}"
+    [[ -n "${done_rc[$name]:-}" ]] && continue
+    kill -0 "$pid" 2>/dev/null && continue
+    wait "$pid"
+    rc=$?
+    done_rc[$name]=$rc
+    if [[ "$name" == chief ]]; then
+      chief_rc=$rc
+    elif [[ $rc -ne 0 && -z "$chief_rc" ]]; then
+      echo "run_local.sh: $name failed (exit $rc): $(tail -n 1 "$run_dir/$name.log")" >&2
+      echo "run_local.sh: stopping every task" >&2
+      stop_all
+      wait
+      exit "$rc"
+    fi
+  done
+  if [[ -n "$chief_rc" ]]; then break; fi
+  sleep 0.2
+done
+
+# The chief has finished: the others should be leaving on their own.
+for ((i = 0; i < 100; i++)); do
+  alive=0
+  for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+  ((alive)) || break
+  sleep 0.1
+done
+if ((alive)); then
+  echo "run_local.sh: tasks still running 10 s after the chief ended; stopping them" >&2
+  stop_all
+fi
+wait
+echo "run_local.sh: chief exited $chief_rc; run folder $run_dir" >&2
+exit "$chief_rc"

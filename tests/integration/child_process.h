@@ -1,0 +1,46 @@
+// ChildProcess: a program started by a test, with its output in a log file.
+// The destructor kills it (SIGKILL, by PID) if it is still running, so a
+// failing test never leaves processes behind.
+#ifndef PST_TESTS_INTEGRATION_CHILD_PROCESS_H_
+#define PST_TESTS_INTEGRATION_CHILD_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace pst {
+
+class ChildProcess {
+ public:
+  // Starts argv[0] with stdout and stderr appended to log_path. `env` holds
+  // extra "NAME=value" entries (NAME= alone removes NAME).
+  static StatusOr<std::unique_ptr<ChildProcess>> Start(
+      std::vector<std::string> argv, const std::string& log_path,
+      const std::vector<std::string>& env = {});
+  ~ChildProcess();
+
+  pid_t pid() const { return pid_; }
+  // Exit code (128 + signal when killed), or nullopt when still running
+  // after `timeout`.
+  std::optional<int> Wait(std::chrono::milliseconds timeout);
+  bool Running();
+  void Signal(int signal);
+  std::string Log() const;
+  const std::string& log_path() const { return log_path_; }
+
+ private:
+  ChildProcess(pid_t pid, std::string log_path) : pid_(pid), log_path_(std::move(log_path)) {}
+  pid_t pid_;
+  std::string log_path_;
+  std::optional<int> exit_code_;
+};
+
+}  // namespace pst
+
+#endif  // PST_TESTS_INTEGRATION_CHILD_PROCESS_H_

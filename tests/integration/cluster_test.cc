@@ -1,0 +1,148 @@
+// Real ps, worker and chief processes on 127.0.0.1, trained on a small
+// synthetic data set in MNIST's format.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "tests/integration/local_cluster.h"
+#include "tests/integration/synthetic_mnist.h"
+#include "tests/integration/test_util.h"
+
+namespace pst {
+namespace {
+
+using std::chrono::seconds;
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    data_dir_ = new std::string(MakeTestDir("synthetic-mnist"));
+    WriteSyntheticMnist(*data_dir_, 3000, 500);
+  }
+  static void TearDownTestSuite() {
+    std::filesystem::remove_all(*data_dir_);
+    delete data_dir_;
+  }
+  static std::vector<std::string> TrainingFlags(int train_steps) {
+    return {"--data_dir=" + *data_dir_, "--model=mlp", "--batch_size=50",
+            "--learning_rate=0.5", "--train_steps=" + std::to_string(train_steps),
+            "--eval_every_steps=100", "--log_every_steps=50", "--rpc_timeout_ms=20000"};
+  }
+  // Trains to the end and checks what every run must show.
+  static void TrainAndCheck(int num_ps, int num_workers, const std::string& name) {
+    LocalCluster cluster(num_ps, num_workers, MakeTestDir(name));
+    std::vector<std::string> flags = TrainingFlags(300);
+    flags.push_back("--run_dir=" + cluster.dir());
+    cluster.StartAll(flags);
+    const auto exits = cluster.WaitAll(seconds(180));
+    for (const TaskExit& e : exits) {
+      EXPECT_EQ(e.code, 0) << e.name << " (all: " << DescribeExits(exits) << ")\n"
+                           << cluster.task(e.name.substr(0, e.name.find('-')),
+                                           std::stoi(e.name.substr(e.name.find('-') + 1)))
+                                  .Log();
+    }
+    const std::string chief = cluster.task("chief").Log();
+    EXPECT_GT(ReportValue(chief, "Test-Accuracy: ").value_or(0), 0.9) << chief;
+    EXPECT_GE(ReportValue(chief, "Global-Step: ").value_or(0), 300);
+    EXPECT_TRUE(ReportValue(chief, "Total Time: ").has_value());
+    EXPECT_TRUE(ReportValue(chief, "Final Cost: ").has_value());
+    EXPECT_NE(chief.find("Step: "), std::string::npos);
+    // Every worker trained.
+    for (int i = 0; i < num_workers; ++i) {
+      EXPECT_GT(ReportValue(cluster.task("worker", i).Log(), "stops after ").value_or(0), 0);
+    }
+    // The run folder holds the metrics (one line per evaluation) and the model.
+    const auto metrics = ReadLines(cluster.dir() + "/metrics.jsonl");
+    EXPECT_GE(metrics.size(), 3u);
+    EXPECT_NE(metrics.back().find("\"test_accuracy\""), std::string::npos);
+    EXPECT_NE(metrics.back().find("\"staleness_mean\""), std::string::npos);
+    EXPECT_TRUE(std::filesystem::exists(cluster.dir() + "/model.bin"));
+    // No port stays bound.
+    for (int port : cluster.ports()) EXPECT_TRUE(PortIsFree(port)) << port;
+  }
+
+  static std::string* data_dir_;
+};
+std::string* ClusterTest::data_dir_ = nullptr;
+
+TEST_F(ClusterTest, OnePsOneWorker) { TrainAndCheck(1, 1, "one-ps-one-worker"); }
+
+TEST_F(ClusterTest, TwoPsThreeWorkers) { TrainAndCheck(2, 3, "two-ps-three-workers"); }
+
+TEST_F(ClusterTest, TfConfigReplacesClusterFlags) {
+  LocalCluster cluster(1, 1, MakeTestDir("tf-config"));
+  const auto& p = cluster.ports();
+  auto tf_config = [&](const std::string& type) {
+    return "TF_CONFIG={\"cluster\": {\"chief\": [\"127.0.0.1:" + std::to_string(p[0]) +
+           "\"], \"ps\": [\"127.0.0.1:" + std::to_string(p[1]) +
+           "\"], \"worker\": [\"127.0.0.1:" + std::to_string(p[2]) +
+           "\"]}, \"task\": {\"type\": \"" + type + "\", \"index\": 0}}";
+  };
+  std::vector<std::unique_ptr<ChildProcess>> tasks;
+  for (const char* role : {"ps", "chief", "worker"}) {
+    std::vector<std::string> argv = {BinDir() + "/" + role};
+    for (const auto& f : TrainingFlags(100)) argv.push_back(f);
+    auto child = ChildProcess::Start(argv, cluster.dir() + "/" + role + ".log",
+                                     {tf_config(role)});
+    ASSERT_TRUE(child.ok());
+    tasks.push_back(std::move(child).value());
+  }
+  for (auto& t : tasks) EXPECT_EQ(t->Wait(seconds(120)), 0) << t->Log();
+  EXPECT_TRUE(ReportValue(tasks[1]->Log(), "Test-Accuracy: ").has_value());
+}
+
+TEST_F(ClusterTest, ChiefNamesTheMissingPs) {
+  LocalCluster cluster(2, 1, MakeTestDir("missing-ps"));
+  std::vector<std::string> flags = TrainingFlags(100);
+  flags.push_back("--ps_wait_timeout_ms=1500");
+  cluster.StartTask("ps", 0, flags);
+  ChildProcess& chief = cluster.StartTask("chief", 0, flags);
+  EXPECT_EQ(chief.Wait(seconds(60)), 1);
+  const std::string expected = "ps:1 (127.0.0.1:" + std::to_string(cluster.ports()[2]) +
+                               ") did not answer within --ps_wait_timeout_ms=1500";
+  EXPECT_NE(chief.Log().find(expected), std::string::npos) << chief.Log();
+}
+
+TEST_F(ClusterTest, WorkerWithAnotherPlacementIsRefused) {
+  LocalCluster cluster(1, 1, MakeTestDir("placement-mismatch"));
+  const std::vector<std::string> flags = TrainingFlags(100);
+  cluster.StartTask("ps", 0, flags);
+  cluster.StartTask("chief", 0, flags);
+  std::vector<std::string> other = flags;
+  other.push_back("--model=mlp_relu");
+  ChildProcess& worker = cluster.StartTask("worker", 0, other);
+  EXPECT_EQ(worker.Wait(seconds(60)), 1);
+  EXPECT_NE(worker.Log().find("computed another variable placement"), std::string::npos)
+      << worker.Log();
+}
+
+// Bad flags stop a task at start: exit code 2, one line naming the flag.
+class BadFlagTest : public ::testing::TestWithParam<std::vector<std::string>> {};
+
+TEST_P(BadFlagTest, ExitsTwoWithOneLine) {
+  const std::string dir = MakeTestDir("bad-flag");
+  std::vector<std::string> argv = {BinDir() + "/ps", "--chief_host=127.0.0.1:1",
+                                   "--ps_hosts=127.0.0.1:2,127.0.0.1:3",
+                                   "--worker_hosts=127.0.0.1:4"};
+  for (const auto& f : GetParam()) argv.push_back(f);
+  auto ps = ChildProcess::Start(argv, dir + "/ps.log");
+  ASSERT_TRUE(ps.ok());
+  EXPECT_EQ((*ps)->Wait(seconds(30)), 2);
+  const std::string log = (*ps)->Log();
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+  const std::string flag = GetParam()[0].substr(2, GetParam()[0].find('=') - 2);
+  EXPECT_NE(log.find(flag), std::string::npos) << log;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Flags, BadFlagTest,
+    ::testing::Values(std::vector<std::string>{"--task_index=9"},
+                      std::vector<std::string>{"--ps_hosts=nohost"},
+                      std::vector<std::string>{"--ps_hosts=h:70000"},
+                      std::vector<std::string>{"--task_index=abc"},
+                      std::vector<std::string>{"--no_such_flag=1"},
+                      std::vector<std::string>{"--rpc_timeout_ms=0"},
+                      std::vector<std::string>{"--mode=bogus"}));
+
+}  // namespace
+}  // namespace pst

@@ -1,0 +1,74 @@
+// scripts/run_local.sh: a whole cluster from one command, and a failing task
+// stopping the whole run.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "tests/integration/local_cluster.h"
+#include "tests/integration/synthetic_mnist.h"
+#include "tests/integration/test_util.h"
+
+namespace pst {
+namespace {
+
+std::string Launcher() {
+  const char* source = std::getenv("PST_SOURCE_DIR");
+  CHECK(source != nullptr) << "PST_SOURCE_DIR is not set (run through ctest)";
+  return std::string(source) + "/scripts/run_local.sh";
+}
+
+class LauncherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTestDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    WriteSyntheticMnist(dir_, 2000, 300);
+  }
+  std::unique_ptr<ChildProcess> Launch(std::vector<std::string> args) {
+    std::vector<std::string> argv = {"/bin/bash", Launcher()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto child = ChildProcess::Start(argv, dir_ + "/launcher.log", {"MNIST_DIR=" + dir_});
+    CHECK(child.ok());
+    return std::move(child).value();
+  }
+  std::string dir_;
+};
+
+TEST_F(LauncherTest, RunsAClusterAndKeepsEveryLog) {
+  const std::string run = dir_ + "/run";
+  auto launcher = Launch({"--num_ps=2", "--num_workers=2", "--mode=async",
+                          "--train_steps=200", "--model=mlp", "--run_dir=" + run, "--",
+                          "--batch_size=50", "--learning_rate=0.5", "--eval_every_steps=100"});
+  ASSERT_EQ(launcher->Wait(std::chrono::seconds(180)), 0) << launcher->Log();
+  const std::string log = launcher->Log();
+  EXPECT_NE(log.find("[chief] Test-Accuracy: "), std::string::npos) << log;
+  EXPECT_NE(log.find("[worker-1] "), std::string::npos);
+  for (const char* f : {"chief.log", "ps-0.log", "ps-1.log", "worker-0.log", "worker-1.log",
+                        "metrics.jsonl", "model.bin", "cluster.flags"}) {
+    EXPECT_TRUE(std::filesystem::exists(run + "/" + f)) << f;
+  }
+  EXPECT_TRUE(ProcessesMentioning(run).empty());
+}
+
+TEST_F(LauncherTest, FailingTaskStopsEveryTask) {
+  const std::string run = dir_ + "/run";
+  // Worker shards of 1000 examples cannot fill a batch of 5000: the workers fail.
+  auto launcher = Launch({"--num_ps=1", "--num_workers=2", "--mode=async",
+                          "--train_steps=100000", "--run_dir=" + run, "--", "--batch_size=5000"});
+  const auto code = launcher->Wait(std::chrono::seconds(120));
+  ASSERT_TRUE(code.has_value());
+  EXPECT_NE(*code, 0);
+  EXPECT_NE(launcher->Log().find("failed (exit 1)"), std::string::npos) << launcher->Log();
+  EXPECT_TRUE(ProcessesMentioning(run).empty()) << "tasks left running";
+}
+
+TEST_F(LauncherTest, SaysHowToGetMnist) {
+  std::vector<std::string> argv = {"/bin/bash", Launcher(), "--num_ps=1", "--num_workers=1"};
+  auto child = ChildProcess::Start(argv, dir_ + "/nodata.log",
+                                   {"MNIST_DIR=" + dir_ + "/nothing-here"});
+  ASSERT_TRUE(child.ok());
+  EXPECT_EQ((*child)->Wait(std::chrono::seconds(30)), 2);
+  EXPECT_NE((*child)->Log().find("scripts/get_mnist.sh"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pst

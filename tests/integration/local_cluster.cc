@@ -1,0 +1,132 @@
+#include "tests/integration/local_cluster.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <glog/logging.h>
+
+namespace pst {
+namespace {
+
+// SO_REUSEADDR: a port whose old connections sit in TIME_WAIT still counts
+// as free; only a live listener makes bind fail.
+int BindLoopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  CHECK_GE(fd, 0);
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+std::string Hosts(const std::vector<int>& ports, size_t begin, size_t count) {
+  std::string out;
+  for (size_t i = begin; i < begin + count; ++i) {
+    out += (out.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(ports[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> FreePorts(int count) {
+  std::vector<int> fds, ports;
+  for (int i = 0; i < count; ++i) {
+    const int fd = BindLoopback(0);
+    CHECK_GE(fd, 0) << "no free port";
+    sockaddr_in addr{};
+    socklen_t len = sizeof(addr);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    ports.push_back(ntohs(addr.sin_port));
+    fds.push_back(fd);
+  }
+  for (int fd : fds) ::close(fd);
+  return ports;
+}
+
+bool PortIsFree(int port) {
+  const int fd = BindLoopback(port);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+std::string BinDir() {
+  const char* dir = std::getenv("PST_BIN_DIR");
+  CHECK(dir != nullptr) << "PST_BIN_DIR is not set (run the tests through ctest)";
+  return dir;
+}
+
+std::string MakeTestDir(const std::string& name) {
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           ("pst-" + name + "-" + std::to_string(::getpid())))
+                              .string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+LocalCluster::LocalCluster(int num_ps, int num_workers, std::string dir)
+    : num_ps_(num_ps),
+      num_workers_(num_workers),
+      dir_(std::move(dir)),
+      ports_(FreePorts(1 + num_ps + num_workers)) {}
+
+std::vector<std::string> LocalCluster::ClusterFlags() const {
+  return {"--chief_host=127.0.0.1:" + std::to_string(ports_[0]),
+          "--ps_hosts=" + Hosts(ports_, 1, num_ps_),
+          "--worker_hosts=" + Hosts(ports_, 1 + num_ps_, num_workers_)};
+}
+
+ChildProcess& LocalCluster::StartTask(const std::string& role, int index,
+                                      const std::vector<std::string>& flags,
+                                      const std::vector<std::string>& env) {
+  const std::string name = role + "-" + std::to_string(index);
+  std::vector<std::string> argv = {BinDir() + "/" + role};
+  for (const auto& f : ClusterFlags()) argv.push_back(f);
+  argv.push_back("--task_index=" + std::to_string(index));
+  for (const auto& f : flags) argv.push_back(f);
+  auto child = ChildProcess::Start(argv, dir_ + "/" + name + ".log", env);
+  CHECK(child.ok()) << child.status().ToString();
+  auto& slot = tasks_[name];
+  slot = std::move(child).value();
+  return *slot;
+}
+
+void LocalCluster::StartAll(const std::vector<std::string>& flags) {
+  for (int k = 0; k < num_ps_; ++k) StartTask("ps", k, flags);
+  StartTask("chief", 0, flags);
+  for (int i = 0; i < num_workers_; ++i) StartTask("worker", i, flags);
+}
+
+ChildProcess& LocalCluster::task(const std::string& role, int index) {
+  auto it = tasks_.find(role + "-" + std::to_string(index));
+  CHECK(it != tasks_.end()) << role << "-" << index << " was not started";
+  return *it->second;
+}
+
+std::vector<TaskExit> LocalCluster::WaitAll(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::vector<TaskExit> exits;
+  for (auto& [name, child] : tasks_) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    auto code = child->Wait(std::max(left, std::chrono::milliseconds(0)));
+    exits.push_back({name, code.value_or(-1)});
+  }
+  return exits;
+}
+
+}  // namespace pst

@@ -1,0 +1,36 @@
+// PsFixture: one real ps process on 127.0.0.1, initialized by the test
+// acting as the chief, for tests that talk to a ps directly.
+#ifndef PST_TESTS_INTEGRATION_PS_FIXTURE_H_
+#define PST_TESTS_INTEGRATION_PS_FIXTURE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ps/ps_client.h"
+#include "tests/integration/local_cluster.h"
+
+namespace pst {
+
+class PsFixture : public ::testing::Test {
+ protected:
+  static constexpr uint64_t kClusterId = 4242;
+
+  // Starts the ps with `flags` and initializes `variables` (after the
+  // global step) with SGD at learning rate 1.
+  void StartPs(const std::vector<VariableSpec>& variables,
+               const std::vector<std::string>& flags = {});
+  std::unique_ptr<PsClient> NewClient(int index = 0);
+  std::string endpoint() const;
+
+  zmq::context_t context_{1};
+  std::unique_ptr<LocalCluster> cluster_;
+  std::unique_ptr<Placement> placement_;
+  ChildProcess* ps_ = nullptr;
+};
+
+}  // namespace pst
+
+#endif  // PST_TESTS_INTEGRATION_PS_FIXTURE_H_

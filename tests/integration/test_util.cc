@@ -1,0 +1,47 @@
+#include "tests/integration/test_util.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace pst {
+
+std::optional<double> ReportValue(const std::string& text, const std::string& key) {
+  const size_t at = text.rfind(key);
+  if (at == std::string::npos) return std::nullopt;
+  return std::strtod(text.c_str() + at + key.size(), nullptr);
+}
+
+std::vector<std::string> ReadLines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string DescribeExits(const std::vector<TaskExit>& exits) {
+  std::string out;
+  for (const TaskExit& e : exits) {
+    out += (out.empty() ? "" : ", ") + e.name + "=" + std::to_string(e.code);
+  }
+  return out;
+}
+
+std::vector<int> ProcessesMentioning(const std::string& needle) {
+  std::vector<int> pids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (std::stoi(name) == ::getpid()) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::stringstream s;
+    s << in.rdbuf();
+    if (s.str().find(needle) != std::string::npos) pids.push_back(std::stoi(name));
+  }
+  return pids;
+}
+
+}  // namespace pst

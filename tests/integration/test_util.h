@@ -1,0 +1,25 @@
+// Small helpers shared by the multi-process tests.
+#ifndef PST_TESTS_INTEGRATION_TEST_UTIL_H_
+#define PST_TESTS_INTEGRATION_TEST_UTIL_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/integration/local_cluster.h"
+
+namespace pst {
+
+// The number after `key` on the last line of `text` that holds it, e.g.
+// ReportValue(log, "Test-Accuracy: ").
+std::optional<double> ReportValue(const std::string& text, const std::string& key);
+// Lines of a file.
+std::vector<std::string> ReadLines(const std::string& path);
+// "name=code, ..." for failure messages.
+std::string DescribeExits(const std::vector<TaskExit>& exits);
+// PIDs of running processes whose command line contains `needle`.
+std::vector<int> ProcessesMentioning(const std::string& needle);
+
+}  // namespace pst
+
+#endif  // PST_TESTS_INTEGRATION_TEST_UTIL_H_
