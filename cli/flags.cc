@@ -22,7 +22,10 @@ DEFINE_int32(rpc_timeout_ms, 30000, "Deadline of every blocking request");
 DEFINE_int64(max_message_bytes, int64_t{1} << 30, "Largest message accepted or sent");
 DEFINE_int32(ps_threads, 2, "Request handler threads of a ps");
 // Training.
-DEFINE_string(mode, "async", "Training mode: async (sync: see the issue tracker)");
+DEFINE_string(mode, "async", "Training mode: async (apply each gradient on arrival) or sync");
+DEFINE_int32(replicas_to_aggregate, 0,
+             "Sync: gradients averaged per step (0: the number of workers); "
+             "workers beyond it are spares");
 DEFINE_string(model, "mlp", "Model: mlp (784-100-10 sigmoid), mlp_relu, wide_mlp");
 DEFINE_string(data_dir, "", "Folder holding the MNIST .gz files (default: $MNIST_DIR)");
 DEFINE_int32(batch_size, 100, "Examples per worker step");
@@ -43,6 +46,8 @@ DEFINE_string(run_dir, "", "Chief: folder for metrics.jsonl and model.bin");
 DEFINE_int32(ps_wait_timeout_ms, 60000, "Chief: how long to wait for every ps at start");
 // Worker.
 DEFINE_int32(join_timeout_ms, 120000, "Worker: how long to wait for the chief to open training");
+DEFINE_int32(simulated_delay_ms, 0, "Worker: sleep this long in each step before pushing");
+DEFINE_int32(heartbeat_timeout_ms, 10000, "Chief: declare a worker dead after this silence");
 
 namespace pst {
 namespace {
@@ -113,8 +118,8 @@ StatusOr<PlacementOptions> PlacementFromFlags() {
 }
 
 Status CheckCommon() {
-  if (FLAGS_mode != "async") {
-    return InvalidArgument("--mode=" + FLAGS_mode + " is not supported yet: use --mode=async");
+  if (FLAGS_mode != "async" && FLAGS_mode != "sync") {
+    return InvalidArgument("--mode=" + FLAGS_mode + " is not one of: async, sync");
   }
   PST_RETURN_IF_ERROR(Positive("rpc_timeout_ms", FLAGS_rpc_timeout_ms));
   PST_RETURN_IF_ERROR(Positive("max_message_bytes", FLAGS_max_message_bytes));
@@ -167,6 +172,9 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   WorkerOptions o;
   PST_ASSIGN_OR_RETURN(o.cluster, ClusterFromFlags(TaskType::kWorker, &o.task_index));
   o.cluster_id = FLAGS_cluster_id;
+  o.sync = FLAGS_mode == "sync";
+  if (FLAGS_simulated_delay_ms < 0) return InvalidArgument("--simulated_delay_ms must be >= 0");
+  o.simulated_delay_ms = FLAGS_simulated_delay_ms;
   o.model = FLAGS_model;
   o.data_dir = DataDir();
   PST_RETURN_IF_ERROR(CheckDataDir(o.data_dir));
@@ -191,6 +199,18 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   int index = 0;
   PST_ASSIGN_OR_RETURN(o.cluster, ClusterFromFlags(TaskType::kChief, &index));
   o.cluster_id = FLAGS_cluster_id;
+  if (FLAGS_mode == "sync") {
+    const int workers = static_cast<int>(o.cluster.workers.size());
+    const int n = FLAGS_replicas_to_aggregate == 0 ? workers : FLAGS_replicas_to_aggregate;
+    if (n < 1 || n > workers) {
+      return InvalidArgument("--replicas_to_aggregate=" + std::to_string(FLAGS_replicas_to_aggregate) +
+                             " must be in 1.." + std::to_string(workers) + " (the number of workers)");
+    }
+    o.shard.mode = TrainingMode::kSync;
+    o.shard.replicas_to_aggregate = n;
+  }
+  PST_RETURN_IF_ERROR(Positive("heartbeat_timeout_ms", FLAGS_heartbeat_timeout_ms));
+  o.heartbeat_timeout_ms = FLAGS_heartbeat_timeout_ms;
   o.model = FLAGS_model;
   o.data_dir = DataDir();
   PST_RETURN_IF_ERROR(CheckDataDir(o.data_dir));

@@ -108,11 +108,25 @@ Status PsClient::Pull(const std::vector<int>& variables,
 StatusOr<PushSummary> PsClient::Push(const std::vector<int>& variables,
                                      const std::vector<Tensor>& grads,
                                      bool increment_global_step) {
+  return PushToShards(variables, grads, increment_global_step, 0);
+}
+
+StatusOr<PushSummary> PsClient::SyncPush(const std::vector<int>& variables,
+                                         const std::vector<Tensor>& grads, int64_t step) {
+  return PushToShards(variables, grads, false, step);
+}
+
+StatusOr<PushSummary> PsClient::PushToShards(const std::vector<int>& variables,
+                                             const std::vector<Tensor>& grads,
+                                             bool increment_global_step, int64_t step) {
   CHECK_EQ(variables.size(), grads.size());
   const int shards = num_shards();
   std::vector<OutgoingMessage> requests(shards);
   std::vector<bool> send(shards, false);
-  for (auto& r : requests) r.type = wire::MessageType::PushRequest;
+  for (auto& r : requests) {
+    r.type = wire::MessageType::PushRequest;
+    r.step = step;
+  }
   for (size_t i = 0; i < variables.size(); ++i) {
     const auto& slices = placement_.SlicesOfVariable(variables[i]);
     for (int s : slices) {
@@ -144,6 +158,8 @@ StatusOr<PushSummary> PsClient::Push(const std::vector<int>& variables,
     summary.scaled += r->scaled();
     summary.max_staleness = std::max(summary.max_staleness, r->max_staleness());
     if (r->global_step() >= 0) summary.global_step = r->global_step();
+    summary.stale_shards += r->stale();
+    summary.duplicate_shards += r->duplicate();
   }
   return summary;
 }
@@ -172,7 +188,10 @@ Status PsClient::Initialize(const ShardConfig& config,
       HeaderExtras extras;
       extras.init = wire::CreateInitParams(
           fbb, optimizer, ToWire(config.staleness_policy), config.max_staleness,
-          fbb.CreateString(holds_step ? kGlobalStepName : ""));
+          fbb.CreateString(holds_step ? kGlobalStepName : ""),
+          config.mode == TrainingMode::kSync ? wire::TrainingMode::Sync
+                                             : wire::TrainingMode::Async,
+          config.replicas_to_aggregate);
       return extras;
     };
   }
@@ -198,6 +217,13 @@ StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, Clock::time_point dead
   status.store.staleness_count = s->staleness_count();
   status.store.staleness_max = s->staleness_max();
   status.store.global_step = s->global_step();
+  status.store.sync_step = s->sync_step();
+  status.store.stale_pushes = s->stale_pushes();
+  status.store.duplicate_pushes = s->duplicate_pushes();
+  if (s->aggregated_per_worker()) {
+    status.store.aggregated_per_worker.assign(s->aggregated_per_worker()->begin(),
+                                              s->aggregated_per_worker()->end());
+  }
   status.bytes_in = s->bytes_in();
   status.bytes_out = s->bytes_out();
   return status;

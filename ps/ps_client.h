@@ -31,6 +31,9 @@ struct PushSummary {
   uint32_t scaled = 0;
   int64_t max_staleness = 0;
   int64_t global_step = -1;  // -1 unless the push went to the global step's shard
+  // Sync mode: shards that dropped the push as stale / as a duplicate.
+  uint32_t stale_shards = 0;
+  uint32_t duplicate_shards = 0;
 };
 
 struct ShardStatus {
@@ -60,6 +63,11 @@ class PsClient {
                              const std::vector<Tensor>& grads,
                              bool increment_global_step);
 
+  // Sync mode: pushes grads[i] for variables[i] for the step of the
+  // worker's token.
+  StatusOr<PushSummary> SyncPush(const std::vector<int>& variables,
+                                 const std::vector<Tensor>& grads, int64_t step);
+
   // Initializes every shard: values[i] is the initial value of variable i.
   Status Initialize(const ShardConfig& config, const std::vector<Tensor>& values);
 
@@ -70,6 +78,10 @@ class PsClient {
   int num_shards() const { return static_cast<int>(channels_.size()); }
 
  private:
+  StatusOr<PushSummary> PushToShards(const std::vector<int>& variables,
+                                     const std::vector<Tensor>& grads,
+                                     bool increment_global_step, int64_t step);
+
   // Sends one message per shard (skipping shards with nothing to send unless
   // `always`), waits for all replies.
   StatusOr<std::vector<ReceivedMessage>> CallShards(

@@ -32,6 +32,9 @@ StatusOr<ShardConfig> ConfigFromWire(const wire::InitParams* init) {
     default: return InvalidArgument("unknown staleness policy");
   }
   config.max_staleness = init->max_staleness();
+  config.mode = init->mode() == wire::TrainingMode::Sync ? TrainingMode::kSync
+                                                         : TrainingMode::kAsync;
+  config.replicas_to_aggregate = init->replicas_to_aggregate();
   if (init->global_step_variable()) {
     config.global_step_variable = init->global_step_variable()->str();
   }
@@ -87,16 +90,28 @@ OutgoingMessage PsService::HandlePull(const ReceivedMessage& request) {
 }
 
 OutgoingMessage PsService::HandlePush(const ReceivedMessage& request) {
-  const auto* push = request.header().push();
-  const bool increment = push != nullptr && push->increment_global_step();
-  auto outcome = store_.Push(request.tensors(), increment);
+  const wire::Header& h = request.header();
+  StatusOr<PushOutcome> outcome = [&]() -> StatusOr<PushOutcome> {
+    if (store_.mode() == TrainingMode::kSync) {
+      return store_.SyncPush(request.tensors(), h.sender_index(), h.step());
+    }
+    const bool increment = h.push() != nullptr && h.push()->increment_global_step();
+    return store_.Push(request.tensors(), increment);
+  }();
   if (!outcome.ok()) return Reply(wire::MessageType::PushReply, outcome.status());
+  if (outcome->completed_step >= 0 && notifier_ != nullptr) {
+    notifier_->Notify(outcome->completed_step, server_->cluster_id());
+  }
+  return PushReply(*outcome);
+}
+
+OutgoingMessage PsService::PushReply(const PushOutcome& o) {
   OutgoingMessage reply = Reply(wire::MessageType::PushReply);
-  const PushOutcome o = *outcome;
   reply.extras = [o](flatbuffers::FlatBufferBuilder& fbb) {
     HeaderExtras extras;
-    extras.push_result = wire::CreatePushResult(fbb, o.applied, o.dropped, o.scaled,
-                                                o.max_staleness, o.global_step);
+    extras.push_result =
+        wire::CreatePushResult(fbb, o.applied, o.dropped, o.scaled, o.max_staleness,
+                               o.global_step, o.stale, o.duplicate, o.shard_step);
     return extras;
   };
   return reply;
@@ -111,7 +126,8 @@ OutgoingMessage PsService::HandleStatus() {
     extras.shard_stats = wire::CreateShardStats(
         fbb, s.variables, s.bytes, s.updates_applied, s.gradients_dropped,
         s.gradients_scaled, in, out, s.staleness_sum, s.staleness_max,
-        s.staleness_count, s.global_step, s.initialized);
+        s.staleness_count, s.global_step, s.initialized, s.sync_step, s.stale_pushes,
+        s.duplicate_pushes, fbb.CreateVector(s.aggregated_per_worker));
     return extras;
   };
   return reply;

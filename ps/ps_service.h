@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "ps/step_notifier.h"
 #include "ps/variable_store.h"
 #include "transport/server.h"
 
@@ -14,7 +15,10 @@ class PsService {
  public:
   // `server` is borrowed: the service adopts the chief's cluster id on it at
   // init, reads its byte counters and stops it on shutdown.
-  explicit PsService(RpcServer* server) : server_(server) {}
+  // `notifier` (borrowed; may be null when no chief is configured) hears
+  // about completed sync steps.
+  PsService(RpcServer* server, StepNotifier* notifier)
+      : server_(server), notifier_(notifier) {}
 
   OutgoingMessage Handle(const ReceivedMessage& request);
   VariableStore& store() { return store_; }
@@ -25,7 +29,10 @@ class PsService {
   OutgoingMessage HandlePush(const ReceivedMessage& request);
   OutgoingMessage HandleStatus();
 
+  OutgoingMessage PushReply(const PushOutcome& outcome);
+
   RpcServer* server_;
+  StepNotifier* notifier_;
   VariableStore store_;
 };
 

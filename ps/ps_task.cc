@@ -25,10 +25,16 @@ Status RunPs(const PsOptions& options) {
   server_options.cluster_id = options.cluster_id;
 
   zmq::context_t context(1);
+  ChannelOptions chief;
+  chief.peer_name = "chief";
+  chief.endpoint = options.cluster.chief.Endpoint();
+  chief.role = wire::Role::Ps;
+  chief.index = options.task_index;
+  StepNotifier notifier(context, chief);
   std::unique_ptr<PsService> service;
   RpcServer server(context, server_options,
-                   [&service](const ReceivedMessage& r) { return service->Handle(r); });
-  service = std::make_unique<PsService>(&server);
+                   [&service](const ReceivedMessage& r, RequestContext&) { return service->Handle(r); });
+  service = std::make_unique<PsService>(&server, &notifier);
   PST_RETURN_IF_ERROR(server.Start());
   running.store(&server);
   if (signalled.load()) server.Stop();

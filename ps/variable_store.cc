@@ -17,11 +17,17 @@ Status VariableStore::Initialize(
     std::vector<std::pair<std::string, Tensor>> values) {
   PST_ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> optimizer,
                        MakeOptimizer(config.optimizer));
+  if (config.mode == TrainingMode::kSync && config.replicas_to_aggregate < 1) {
+    return InvalidArgument("replicas_to_aggregate must be >= 1");
+  }
+  int trainable = 0;
   std::map<std::string, std::unique_ptr<Variable>, std::less<>> variables;
   for (auto& [name, value] : values) {
     auto v = std::make_unique<Variable>();
     if (value.dtype() == DType::kFloat32) {
       v->slots = optimizer->CreateSlots(value.num_elements());
+      if (config.mode == TrainingMode::kSync) v->accumulator.assign(value.num_elements(), 0.0f);
+      ++trainable;
     }
     v->value = std::move(value);
     if (!variables.emplace(name, std::move(v)).second) {
@@ -44,13 +50,24 @@ Status VariableStore::Initialize(
   optimizer_ = std::move(optimizer);
   variables_ = std::move(variables);
   global_step_ = global_step;
+  trainable_variables_ = trainable;
   initialized_ = true;
+  std::lock_guard<std::mutex> sync_lock(sync_mu_);
+  sync_step_ = 0;
+  contributors_.clear();
+  aggregated_.clear();
+  stale_pushes_ = duplicate_pushes_ = 0;
   return Status::OK();
 }
 
 bool VariableStore::initialized() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   return initialized_;
+}
+
+TrainingMode VariableStore::mode() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return config_.mode;
 }
 
 Status VariableStore::Pull(const std::vector<std::string>& names,
@@ -152,6 +169,78 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<TensorView>& gradien
   return outcome;
 }
 
+StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<TensorView>& gradients,
+                                              int worker, int64_t step) {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (!initialized_) return FailedPrecondition("variables are not initialized yet");
+  if (config_.mode != TrainingMode::kSync) {
+    return FailedPrecondition("a sync push reached a shard in async mode");
+  }
+  if (worker < 0 || worker >= kMaxWorkers) {
+    return InvalidArgument("bad worker index " + std::to_string(worker));
+  }
+  std::vector<Variable*> targets(gradients.size());
+  for (size_t i = 0; i < gradients.size(); ++i) {
+    PST_RETURN_IF_ERROR(CheckGradient(gradients[i], &targets[i]));
+  }
+  std::vector<Variable*> sorted = targets;
+  std::sort(sorted.begin(), sorted.end());
+  if (static_cast<int>(gradients.size()) != trainable_variables_ ||
+      std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    return InvalidArgument("a sync push must carry one gradient for each of the shard's " +
+                           std::to_string(trainable_variables_) + " variables, got " +
+                           std::to_string(gradients.size()));
+  }
+  std::lock_guard<std::mutex> sync_lock(sync_mu_);
+  PushOutcome outcome;
+  if (step < sync_step_) {
+    outcome.stale = true;
+    ++stale_pushes_;
+  } else if (step > sync_step_) {
+    return InvalidArgument("push for step " + std::to_string(step) +
+                           " but this shard accumulates step " + std::to_string(sync_step_));
+  } else if (std::find(contributors_.begin(), contributors_.end(), worker) !=
+             contributors_.end()) {
+    outcome.duplicate = true;
+    ++duplicate_pushes_;
+  } else {
+    for (size_t i = 0; i < gradients.size(); ++i) {
+      float* sum = targets[i]->accumulator.data();
+      const float* g = gradients[i].f32();
+      for (int64_t j = 0, n = targets[i]->accumulator.size(); j < n; ++j) sum[j] += g[j];
+    }
+    contributors_.push_back(worker);
+    if (static_cast<int>(contributors_.size()) == config_.replicas_to_aggregate) {
+      outcome.completed_step = sync_step_;
+      outcome.applied = static_cast<uint32_t>(gradients.size());
+      ApplyAccumulated();
+    }
+  }
+  outcome.shard_step = sync_step_;
+  return outcome;
+}
+
+void VariableStore::ApplyAccumulated() {
+  const float scale = 1.0f / config_.replicas_to_aggregate;
+  for (auto& [name, v] : variables_) {
+    if (v->value.dtype() != DType::kFloat32) continue;
+    std::lock_guard<std::mutex> vlock(v->mu);
+    for (float& x : v->accumulator) x *= scale;
+    if (v->value.buffer().use_count() > 1) v->value = v->value.Clone();
+    optimizer_->Apply(v->value.f32(), v->accumulator.data(), v->value.num_elements(), 1.0f,
+                      &v->slots);
+    ++v->version;
+    ++updates_applied_;
+    std::fill(v->accumulator.begin(), v->accumulator.end(), 0.0f);
+  }
+  for (int w : contributors_) {
+    if (static_cast<size_t>(w) >= aggregated_.size()) aggregated_.resize(w + 1, 0);
+    ++aggregated_[w];
+  }
+  contributors_.clear();
+  ++sync_step_;
+}
+
 StoreStats VariableStore::Stats() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   StoreStats s;
@@ -171,6 +260,11 @@ StoreStats VariableStore::Stats() const {
   s.staleness_sum = staleness_sum_;
   s.staleness_count = staleness_count_;
   s.staleness_max = staleness_max_;
+  std::lock_guard<std::mutex> sync_lock(sync_mu_);
+  s.sync_step = sync_step_;
+  s.stale_pushes = stale_pushes_;
+  s.duplicate_pushes = duplicate_pushes_;
+  s.aggregated_per_worker = aggregated_;
   return s;
 }
 

@@ -6,6 +6,13 @@
 // touch, so pushes to one variable are serialised (no lost updates) while
 // different variables update in parallel.
 //
+// Sync mode (replicas_to_aggregate = N): a push carries the step of the
+// worker's token and the gradients of every variable of the shard. The shard
+// accumulates pushes for its current step s; a push for an older step is
+// dropped as stale, a second push of one worker for s as a duplicate. The Nth
+// push applies the average of the N gradients through the optimizer and
+// moves the shard to step s+1.
+//
 // Pulls are zero-copy: a pull shares the variable's buffer with the reply,
 // and an apply that finds its buffer still shared (a reply still being sent)
 // first moves the variable to a private copy (copy-on-write).
@@ -28,6 +35,7 @@
 namespace pst {
 
 enum class StalenessPolicy { kApply, kDrop, kScale };
+enum class TrainingMode { kAsync, kSync };
 StatusOr<StalenessPolicy> ParseStalenessPolicy(const std::string& name);
 
 struct ShardConfig {
@@ -36,7 +44,12 @@ struct ShardConfig {
   int64_t max_staleness = 0;  // for kDrop: drop when staleness > this
   // The int64 scalar incremented once per applied push; "" if not here.
   std::string global_step_variable;
+  TrainingMode mode = TrainingMode::kAsync;
+  int replicas_to_aggregate = 1;  // sync only
 };
+
+// Largest worker index a sync push may carry (bounds per-worker counters).
+inline constexpr int kMaxWorkers = 1 << 14;
 
 struct PushOutcome {
   uint32_t applied = 0;
@@ -44,6 +57,11 @@ struct PushOutcome {
   uint32_t scaled = 0;
   int64_t max_staleness = 0;
   int64_t global_step = -1;  // -1 when this shard does not hold it
+  // Sync mode:
+  bool stale = false;
+  bool duplicate = false;
+  int64_t shard_step = 0;      // the step the shard accumulates after this push
+  int64_t completed_step = -1;  // the step this push completed, or -1
 };
 
 struct StoreStats {
@@ -57,6 +75,10 @@ struct StoreStats {
   uint64_t staleness_count = 0;
   int64_t staleness_max = 0;
   int64_t global_step = -1;
+  int64_t sync_step = 0;
+  uint64_t stale_pushes = 0;
+  uint64_t duplicate_pushes = 0;
+  std::vector<uint64_t> aggregated_per_worker;
 };
 
 class VariableStore {
@@ -65,6 +87,7 @@ class VariableStore {
   Status Initialize(const ShardConfig& config,
                     std::vector<std::pair<std::string, Tensor>> values);
   bool initialized() const;
+  TrainingMode mode() const;
 
   // Appends the named variables' current values and versions to *out.
   // NotFound names the first unknown variable; nothing is appended then.
@@ -76,6 +99,12 @@ class VariableStore {
   StatusOr<PushOutcome> Push(const std::vector<TensorView>& gradients,
                              bool increment_global_step);
 
+  // Sync mode: `worker` pushes the gradients of every trainable variable of
+  // the shard for `step`. Stale and duplicate pushes are reported in the
+  // outcome (not errors) and change nothing.
+  StatusOr<PushOutcome> SyncPush(const std::vector<TensorView>& gradients,
+                                 int worker, int64_t step);
+
   StoreStats Stats() const;
 
  private:
@@ -84,7 +113,12 @@ class VariableStore {
     Tensor value;      // guarded by mu
     SlotSet slots;     // guarded by mu
     int64_t version = 0;  // guarded by mu: updates applied
+    std::vector<float> accumulator;  // sync: sum of this step's gradients; guarded by sync_mu_
   };
+
+  // Applies the average of the accumulated gradients and moves to the next
+  // step. Requires sync_mu_.
+  void ApplyAccumulated();
 
   Status CheckGradient(const TensorView& g, Variable** variable) const;
   int64_t IncrementGlobalStep();
@@ -95,6 +129,15 @@ class VariableStore {
   std::map<std::string, std::unique_ptr<Variable>, std::less<>> variables_;  // guarded by mu_
   Variable* global_step_ = nullptr;                      // guarded by mu_
   bool initialized_ = false;                             // guarded by mu_
+
+  int trainable_variables_ = 0;  // guarded by mu_: float32 variables
+
+  mutable std::mutex sync_mu_;  // sync mode state; taken after mu_ (shared)
+  int64_t sync_step_ = 0;               // guarded by sync_mu_
+  std::vector<int> contributors_;       // guarded by sync_mu_: workers of this step
+  std::vector<uint64_t> aggregated_;    // guarded by sync_mu_: per worker
+  uint64_t stale_pushes_ = 0;           // guarded by sync_mu_
+  uint64_t duplicate_pushes_ = 0;       // guarded by sync_mu_
 
   std::atomic<uint64_t> updates_applied_{0};
   std::atomic<uint64_t> gradients_dropped_{0};

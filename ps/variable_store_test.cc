@@ -1,5 +1,6 @@
 #include "ps/variable_store.h"
 
+#include <deque>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -121,6 +122,84 @@ TEST_F(VariableStoreTest, ConcurrentPushesLoseNothing) {
   ASSERT_TRUE(store_.Pull({"w", "global_step"}, &out).ok());
   EXPECT_FLOAT_EQ(out[0].tensor.f32()[0], 1.0f + kThreads * kPushes);
   EXPECT_EQ(out[1].tensor.i64()[0], kThreads * kPushes);
+}
+
+}  // namespace
+}  // namespace pst
+
+namespace pst {
+namespace {
+
+class SyncStoreTest : public ::testing::Test {
+ protected:
+  void Init(int replicas) {
+    ShardConfig config;
+    config.optimizer.learning_rate = 1.0f;
+    config.mode = TrainingMode::kSync;
+    config.replicas_to_aggregate = replicas;
+    std::vector<std::pair<std::string, Tensor>> values;
+    values.emplace_back("w", Filled({2}, 0.0f));
+    ASSERT_TRUE(store_.Initialize(config, std::move(values)).ok());
+  }
+  StatusOr<PushOutcome> PushValue(int worker, int64_t step, float g) {
+    grads_.push_back(Filled({2}, g));
+    return store_.SyncPush({View("w", grads_.back(), 0)}, worker, step);
+  }
+  float Value() {
+    std::vector<OutTensor> out;
+    EXPECT_TRUE(store_.Pull({"w"}, &out).ok());
+    return out[0].tensor.f32()[0];
+  }
+  std::deque<Tensor> grads_;
+  VariableStore store_;
+};
+
+TEST_F(SyncStoreTest, AppliesTheAverageOfNPushes) {
+  Init(2);
+  auto first = PushValue(0, 0, 1.0f);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->completed_step, -1);
+  EXPECT_EQ(Value(), 0.0f);  // nothing applied before N pushes
+  auto second = PushValue(1, 0, 3.0f);
+  EXPECT_EQ(second->completed_step, 0);
+  EXPECT_EQ(second->shard_step, 1);
+  EXPECT_EQ(Value(), -2.0f);  // lr 1 * mean(1, 3)
+}
+
+TEST_F(SyncStoreTest, DuplicatePushDoesNotCount) {
+  Init(2);
+  ASSERT_TRUE(PushValue(0, 0, 1.0f).ok());
+  auto again = PushValue(0, 0, 100.0f);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->duplicate);
+  EXPECT_EQ(again->completed_step, -1);
+  auto other = PushValue(1, 0, 3.0f);
+  EXPECT_EQ(other->completed_step, 0);
+  EXPECT_EQ(Value(), -2.0f);  // the duplicate's 100 was never added
+  EXPECT_EQ(store_.Stats().duplicate_pushes, 1u);
+}
+
+TEST_F(SyncStoreTest, StalePushIsDroppedAndSaysSo) {
+  Init(1);
+  ASSERT_EQ(PushValue(0, 0, 1.0f)->completed_step, 0);
+  auto late = PushValue(1, 0, 50.0f);
+  ASSERT_TRUE(late.ok());
+  EXPECT_TRUE(late->stale);
+  EXPECT_EQ(late->shard_step, 1);
+  EXPECT_EQ(Value(), -1.0f);
+  const StoreStats stats = store_.Stats();
+  EXPECT_EQ(stats.stale_pushes, 1u);
+  EXPECT_EQ(stats.aggregated_per_worker, (std::vector<uint64_t>{1}));
+}
+
+TEST_F(SyncStoreTest, PushFromTheFutureIsAnError) {
+  Init(1);
+  EXPECT_EQ(PushValue(0, 5, 1.0f).status().code(), Code::kInvalidArgument);
+}
+
+TEST_F(SyncStoreTest, PushMustCoverEveryVariable) {
+  Init(1);
+  EXPECT_EQ(store_.SyncPush({}, 0, 0).status().code(), Code::kInvalidArgument);
 }
 
 }  // namespace

@@ -1,6 +1,16 @@
 #include "scheduler/chief_service.h"
 
 namespace pst {
+namespace {
+
+OutgoingMessage Error(wire::MessageType type, Status status) {
+  OutgoingMessage reply;
+  reply.type = type;
+  reply.status = std::move(status);
+  return reply;
+}
+
+}  // namespace
 
 OutgoingMessage ChiefService::StateReply(wire::MessageType type) const {
   OutgoingMessage reply;
@@ -16,44 +26,74 @@ OutgoingMessage ChiefService::StateReply(wire::MessageType type) const {
   return reply;
 }
 
-OutgoingMessage ChiefService::Handle(const ReceivedMessage& request) {
-  const wire::Header& h = request.header();
-  const bool is_join = request.type() == wire::MessageType::JoinRequest;
-  const bool is_report = request.type() == wire::MessageType::ReportRequest;
-  OutgoingMessage error;
-  error.type = is_join ? wire::MessageType::JoinReply : wire::MessageType::ReportReply;
-  if (!is_join && !is_report) {
-    error.type = wire::MessageType::ErrorReply;
-    error.status = InvalidArgument(std::string("the chief does not serve ") +
-                                   wire::EnumNameMessageType(request.type()));
-    return error;
+OutgoingMessage ChiefService::Handle(const ReceivedMessage& request, RequestContext& context) {
+  switch (request.type()) {
+    case wire::MessageType::JoinRequest:
+    case wire::MessageType::ReportRequest:
+    case wire::MessageType::TokenRequest:
+      return HandleWorker(request, context);
+    case wire::MessageType::StepDoneRequest:
+      return HandleStepDone(request);
+    default:
+      return Error(wire::MessageType::ErrorReply,
+                   InvalidArgument(std::string("the chief does not serve ") +
+                                   wire::EnumNameMessageType(request.type())));
   }
+}
+
+OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
+                                           RequestContext& context) {
+  const wire::Header& h = request.header();
+  const auto reply_type = static_cast<wire::MessageType>(static_cast<int>(request.type()) + 1);
   if (h.sender_role() != wire::Role::Worker || h.sender_index() < 0 ||
       h.sender_index() >= num_workers_) {
-    error.status = InvalidArgument("sender is not a worker of this cluster (role " +
-                                   std::string(wire::EnumNameRole(h.sender_role())) +
-                                   ", index " + std::to_string(h.sender_index()) + ")");
-    return error;
+    return Error(reply_type,
+                 InvalidArgument("sender is not a worker of this cluster (role " +
+                                 std::string(wire::EnumNameRole(h.sender_role())) + ", index " +
+                                 std::to_string(h.sender_index()) + ")"));
   }
-  if (is_join) {
-    if (h.join() == nullptr || h.join()->placement_hash() != state_->placement_hash()) {
-      error.status = FailedPrecondition(
-          "worker:" + std::to_string(h.sender_index()) +
-          " computed another variable placement than the chief: --model, "
-          "--placement, --partition_bytes and --ps_hosts must be the same on every task");
-      return error;
-    }
-    if (state_->state() != wire::ClusterState::Starting) {
-      state_->RecordJoin(h.sender_index());
-    }
-    return StateReply(wire::MessageType::JoinReply);
+  const int worker = h.sender_index();
+  switch (request.type()) {
+    case wire::MessageType::JoinRequest:
+      if (h.join() == nullptr || h.join()->placement_hash() != state_->placement_hash()) {
+        return Error(reply_type,
+                     FailedPrecondition(
+                         "worker:" + std::to_string(worker) +
+                         " computed another variable placement than the chief: --model, "
+                         "--placement, --partition_bytes and --ps_hosts must be the same on "
+                         "every task"));
+      }
+      if (state_->state() != wire::ClusterState::Starting) state_->RecordJoin(worker);
+      return StateReply(wire::MessageType::JoinReply);
+    case wire::MessageType::ReportRequest:
+      if (h.report() == nullptr) {
+        return Error(reply_type, InvalidArgument("report request without a report"));
+      }
+      state_->RecordReport(worker, *h.report());
+      return StateReply(wire::MessageType::ReportReply);
+    default:  // TokenRequest
+      if (sync_ == nullptr) {
+        return Error(reply_type, FailedPrecondition("tokens exist only in --mode=sync"));
+      }
+      state_->RecordSeen(worker);
+      return sync_->HandleTokenRequest(worker, context);
   }
-  if (h.report() == nullptr) {
-    error.status = InvalidArgument("report request without a report");
-    return error;
+}
+
+OutgoingMessage ChiefService::HandleStepDone(const ReceivedMessage& request) {
+  const wire::Header& h = request.header();
+  if (h.sender_role() != wire::Role::Ps || h.sender_index() < 0 || h.sender_index() >= num_ps_) {
+    return Error(wire::MessageType::StepDoneReply,
+                 InvalidArgument("step notice from a sender that is not a ps of this cluster"));
   }
-  state_->RecordReport(h.sender_index(), *h.report());
-  return StateReply(wire::MessageType::ReportReply);
+  if (sync_ == nullptr) {
+    return Error(wire::MessageType::StepDoneReply,
+                 FailedPrecondition("step notices exist only in --mode=sync"));
+  }
+  sync_->ShardApplied(h.sender_index(), h.step());
+  OutgoingMessage reply;
+  reply.type = wire::MessageType::StepDoneReply;
+  return reply;
 }
 
 }  // namespace pst

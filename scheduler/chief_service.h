@@ -3,23 +3,29 @@
 #define PST_SCHEDULER_CHIEF_SERVICE_H_
 
 #include "scheduler/chief_state.h"
-#include "transport/message.h"
+#include "scheduler/sync_coordinator.h"
+#include "transport/server.h"
 
 namespace pst {
 
 class ChiefService {
  public:
-  // `state` is borrowed and must outlive the service.
-  ChiefService(ChiefState* state, int num_workers)
-      : state_(state), num_workers_(num_workers) {}
+  // `state` and `sync` (null in async mode) are borrowed and must outlive
+  // the service.
+  ChiefService(ChiefState* state, SyncCoordinator* sync, int num_workers, int num_ps)
+      : state_(state), sync_(sync), num_workers_(num_workers), num_ps_(num_ps) {}
 
-  OutgoingMessage Handle(const ReceivedMessage& request);
+  OutgoingMessage Handle(const ReceivedMessage& request, RequestContext& context);
 
  private:
   OutgoingMessage StateReply(wire::MessageType type) const;
+  OutgoingMessage HandleWorker(const ReceivedMessage& request, RequestContext& context);
+  OutgoingMessage HandleStepDone(const ReceivedMessage& request);
 
   ChiefState* state_;
+  SyncCoordinator* sync_;
   const int num_workers_;
+  const int num_ps_;
 };
 
 }  // namespace pst

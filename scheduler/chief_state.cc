@@ -22,10 +22,31 @@ void ChiefState::RecordJoin(int worker) {
   workers_[worker].last_seen = std::chrono::steady_clock::now();
 }
 
+void ChiefState::RecordSeen(int worker) {
+  std::lock_guard<std::mutex> lock(mu_);
+  workers_[worker].last_seen = std::chrono::steady_clock::now();
+  workers_[worker].dead = false;
+}
+
+std::vector<int> ChiefState::DeclareSilentWorkersDead(std::chrono::milliseconds timeout) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<int> dead;
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    WorkerInfo& w = workers_[i];
+    if (w.joined && !w.left && !w.dead && now - w.last_seen > timeout) {
+      w.dead = true;
+      dead.push_back(static_cast<int>(i));
+    }
+  }
+  return dead;
+}
+
 void ChiefState::RecordReport(int worker, const wire::Report& report) {
   std::lock_guard<std::mutex> lock(mu_);
   WorkerInfo& w = workers_[worker];
   w.last_seen = std::chrono::steady_clock::now();
+  w.dead = false;
   if (report.done()) {
     w.left = true;
     return;
@@ -62,7 +83,7 @@ std::vector<WorkerInfo> ChiefState::Workers() const {
 bool ChiefState::AllJoinedWorkersLeft() const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const WorkerInfo& w : workers_) {
-    if (w.joined && !w.left) return false;
+    if (w.joined && !w.left && !w.dead) return false;
   }
   return true;
 }

@@ -17,6 +17,7 @@ namespace pst {
 struct WorkerInfo {
   bool joined = false;
   bool left = false;
+  bool dead = false;  // silent for longer than the heartbeat timeout
   int64_t reports = 0;
   int64_t examples = 0;
   std::chrono::steady_clock::time_point last_seen;
@@ -44,12 +45,15 @@ class ChiefState {
   void set_state(wire::ClusterState state);
 
   void RecordJoin(int worker);
+  void RecordSeen(int worker);
   void RecordReport(int worker, const wire::Report& report);
 
   ReportWindow TakeWindow();
   std::vector<WorkerInfo> Workers() const;
-  // True when every worker that joined has left.
+  // True when every worker that joined has left (or was declared dead).
   bool AllJoinedWorkersLeft() const;
+  // Declares dead the workers silent for longer than `timeout`; returns them.
+  std::vector<int> DeclareSilentWorkersDead(std::chrono::milliseconds timeout);
   int64_t total_examples() const;
 
  private:

@@ -1,5 +1,6 @@
 #include "scheduler/chief_task.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <random>
@@ -14,6 +15,7 @@
 #include "scheduler/evaluator.h"
 #include "scheduler/metrics_writer.h"
 #include "scheduler/model_file.h"
+#include "scheduler/sync_coordinator.h"
 #include "transport/server.h"
 
 namespace pst {
@@ -70,7 +72,6 @@ class Chief {
         cluster_id_(cluster_id),
         state_(placement.Hash(), options.train_steps,
                static_cast<int>(options.cluster.workers.size())),
-        service_(&state_, static_cast<int>(options.cluster.workers.size())),
         ps_(context_, options.cluster, std::move(placement), Identity(options, cluster_id)) {
     model_variables_.resize(model_->variables().size());
     for (size_t i = 0; i < model_variables_.size(); ++i) model_variables_[i] = i + 1;
@@ -86,18 +87,31 @@ class Chief {
     server_options.cluster_id = cluster_id_;
     server_options.open_types = {wire::MessageType::JoinRequest};
     RpcServer server(context_, server_options,
-                     [this](const ReceivedMessage& r) { return service_.Handle(r); });
+                     [this](const ReceivedMessage& r, RequestContext& c) {
+                       return service_->Handle(r, c);
+                     });
+    if (options_.shard.mode == TrainingMode::kSync) {
+      sync_ = std::make_unique<SyncCoordinator>(SyncShards(), num_workers(),
+                                                options_.train_steps, &server);
+    }
+    service_ = std::make_unique<ChiefService>(&state_, sync_.get(), num_workers(),
+                                              ps_.num_shards());
     PST_RETURN_IF_ERROR(server.Start());
     LOG(INFO) << "chief serving on " << server.bound_endpoint() << ", cluster id "
               << cluster_id_;
     PST_RETURN_IF_ERROR(WaitForShards(ps_, options_.cluster, options_.ps_wait_timeout_ms));
     PST_RETURN_IF_ERROR(InitializeVariables());
     state_.set_state(wire::ClusterState::Training);
+    if (sync_) sync_->Open();
     start_ = Clock::now();
-    LOG(INFO) << "training opened: " << options_.cluster.workers.size() << " workers, "
-              << options_.cluster.ps.size() << " ps, " << options_.train_steps << " steps";
+    LOG(INFO) << "training opened: " << num_workers() << " workers, "
+              << options_.cluster.ps.size() << " ps, " << options_.train_steps << " steps, "
+              << (sync_ ? "sync, " + std::to_string(options_.shard.replicas_to_aggregate) +
+                              " replicas to aggregate"
+                        : std::string("async"));
     PST_RETURN_IF_ERROR(FollowTraining(stop));
     state_.set_state(wire::ClusterState::Stopping);
+    if (sync_) sync_->Close();
     WaitForWorkersToLeave();
     PST_RETURN_IF_ERROR(Finish());
     server.Stop();
@@ -105,6 +119,25 @@ class Chief {
   }
 
  private:
+  int num_workers() const { return static_cast<int>(options_.cluster.workers.size()); }
+
+  // The shards holding a trainable (float) variable: those that accumulate.
+  std::vector<int> SyncShards() const {
+    std::vector<int> shards;
+    for (const Slice& s : ps_.placement().slices()) {
+      if (s.dtype == DType::kFloat32 &&
+          std::find(shards.begin(), shards.end(), s.shard) == shards.end()) {
+        shards.push_back(s.shard);
+      }
+    }
+    return shards;
+  }
+
+  StatusOr<int64_t> GlobalStep() {
+    if (sync_) return sync_->global_step();
+    return ps_.GlobalStep();
+  }
+
   static ClientIdentity Identity(const ChiefOptions& options, uint64_t cluster_id) {
     ClientIdentity id;
     id.role = wire::Role::Chief;
@@ -132,7 +165,7 @@ class Chief {
 
   // Staleness and dropped gradients, summed over all shards.
   Status AddShardMetrics(MetricsRecord* r) {
-    uint64_t sum = 0, count = 0, dropped = 0, scaled = 0;
+    uint64_t sum = 0, count = 0, dropped = 0, scaled = 0, stale_pushes = 0;
     int64_t max = 0;
     for (int k = 0; k < ps_.num_shards(); ++k) {
       PST_ASSIGN_OR_RETURN(ShardStatus s, ps_.GetShardStatus(k, ps_deadline()));
@@ -141,11 +174,13 @@ class Chief {
       dropped += s.store.gradients_dropped;
       scaled += s.store.gradients_scaled;
       max = std::max(max, s.store.staleness_max);
+      stale_pushes = std::max(stale_pushes, sync_ ? s.store.stale_pushes : s.store.gradients_dropped);
     }
     r->Add("staleness_mean", count ? static_cast<double>(sum) / count : 0)
         .Add("staleness_max", max)
         .Add("gradients_dropped", dropped)
-        .Add("gradients_scaled", scaled);
+        .Add("gradients_scaled", scaled)
+        .Add("stale_gradients_dropped", stale_pushes);
     return Status::OK();
   }
 
@@ -169,7 +204,12 @@ class Chief {
     int64_t next_eval = options_.eval_every_steps;
     int64_t step = 0;
     while (!stop.load()) {
-      PST_ASSIGN_OR_RETURN(step, ps_.GlobalStep());
+      PST_ASSIGN_OR_RETURN(step, GlobalStep());
+      for (int w : state_.DeclareSilentWorkersDead(
+               std::chrono::milliseconds(options_.heartbeat_timeout_ms))) {
+        LOG(WARNING) << "worker:" << w << " declared dead: silent for more than "
+                     << "--heartbeat_timeout_ms=" << options_.heartbeat_timeout_ms;
+      }
       if (step >= next_log || step >= options_.train_steps) {
         const ReportWindow w = state_.TakeWindow();
         if (w.reports > 0) {
@@ -206,9 +246,32 @@ class Chief {
     }
   }
 
+  // Gradients dropped as stale, and per worker the sync pushes aggregated.
+  // Every push reaches every sync shard, so each shard counts the same
+  // pushes: the largest count is the cluster's.
+  struct GradientCounts {
+    uint64_t stale_dropped = 0;
+    std::vector<uint64_t> aggregated;
+  };
+  StatusOr<GradientCounts> CountGradients() {
+    GradientCounts counts;
+    counts.aggregated.assign(num_workers(), 0);
+    for (int k = 0; k < ps_.num_shards(); ++k) {
+      PST_ASSIGN_OR_RETURN(ShardStatus s, ps_.GetShardStatus(k, ps_deadline()));
+      const uint64_t stale = sync_ ? s.store.stale_pushes : s.store.gradients_dropped;
+      counts.stale_dropped = std::max(counts.stale_dropped, stale);
+      for (size_t w = 0; w < s.store.aggregated_per_worker.size() && w < counts.aggregated.size();
+           ++w) {
+        counts.aggregated[w] = std::max(counts.aggregated[w], s.store.aggregated_per_worker[w]);
+      }
+    }
+    return counts;
+  }
+
   Status Finish() {
     const double total = Seconds(start_);
-    PST_ASSIGN_OR_RETURN(int64_t step, ps_.GlobalStep());
+    PST_ASSIGN_OR_RETURN(int64_t step, GlobalStep());
+    PST_ASSIGN_OR_RETURN(GradientCounts counts, CountGradients());
     const ReportWindow w = state_.TakeWindow();
     if (w.reports > 0) last_loss_ = w.mean_loss;
     PST_ASSIGN_OR_RETURN(Evaluation e, Evaluate());
@@ -228,6 +291,15 @@ class Chief {
     Print("Total Time: %.2fs\n", total);
     Print("Final Cost: %.4f\n", last_loss_);
     Print("Global-Step: %lld\n", static_cast<long long>(step));
+    Print("Stale-Gradients-Dropped: %llu\n", static_cast<unsigned long long>(counts.stale_dropped));
+    if (sync_) {
+      std::string aggregated;
+      for (int i = 0; i < num_workers(); ++i) {
+        aggregated += (i ? " worker:" : "worker:") + std::to_string(i) + "=" +
+                      std::to_string(counts.aggregated[i]);
+      }
+      Print("Aggregated-Gradients: %s\n", aggregated.c_str());
+    }
     return Status::OK();
   }
 
@@ -239,8 +311,9 @@ class Chief {
   std::unique_ptr<MetricsWriter> metrics_;
   const uint64_t cluster_id_;
   ChiefState state_;
-  ChiefService service_;
   PsClient ps_;
+  std::unique_ptr<SyncCoordinator> sync_;
+  std::unique_ptr<ChiefService> service_;
   std::vector<int> model_variables_;
   std::vector<Tensor> params_;
   Clock::time_point start_ = Clock::now();

@@ -26,6 +26,7 @@ struct ChiefOptions {
   int64_t train_steps = 1000;
   int64_t eval_every_steps = 500;
   int64_t log_every_steps = 100;
+  int heartbeat_timeout_ms = 10000;  // a worker silent this long is declared dead
   std::string run_dir;  // metrics.jsonl and model.bin go here ("" = nowhere)
   int ps_wait_timeout_ms = 60000;
   int rpc_timeout_ms = 30000;

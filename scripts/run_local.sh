@@ -4,8 +4,11 @@
 # run folder, stops every process on Ctrl-C or when a task fails, and exits
 # with the chief's status.
 #
-#   scripts/run_local.sh --num_ps=2 --num_workers=2 --mode=async \
+#   scripts/run_local.sh --num_ps=2 --num_workers=2 --mode=async|sync \
+#       [--replicas_to_aggregate=N] [--slow_worker=I:D ...] \
 #       [--train_steps=S] [--model=M] [--run_dir=DIR] [-- FLAGS for every task]
+#
+# --slow_worker=I:D makes worker I a straggler: it sleeps D ms in every step.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,9 +17,10 @@ num_ps=1
 num_workers=2
 run_dir=""
 task_flags=()
+declare -A worker_delay_ms
 
 usage() {
-  sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -25,6 +29,14 @@ while [[ $# -gt 0 ]]; do
     --num_ps=*) num_ps="${1#*=}" ;;
     --num_workers=*) num_workers="${1#*=}" ;;
     --run_dir=*) run_dir="${1#*=}" ;;
+    --slow_worker=*)
+      spec="${1#*=}"
+      if ! [[ "$spec" =~ ^([0-9]+):([0-9]+)$ ]]; then
+        echo "run_local.sh: --slow_worker=$spec is not WORKER_INDEX:DELAY_MS" >&2
+        exit 2
+      fi
+      worker_delay_ms[${BASH_REMATCH[1]}]="${BASH_REMATCH[2]}"
+      ;;
     --help|-h) usage ;;
     --) shift; task_flags+=("$@"); break ;;
     --*) task_flags+=("$1") ;;  # --mode, --train_steps, --model, ...: every task gets them
@@ -106,7 +118,9 @@ trap 'echo "run_local.sh: interrupted, stopping every task" >&2; stop_all; wait;
 echo "run_local.sh: $num_ps ps, $num_workers workers; logs and metrics in $run_dir" >&2
 for ((k = 0; k < num_ps; k++)); do start_task "ps-$k" ps --task_index="$k"; done
 start_task chief chief --run_dir="$run_dir"
-for ((k = 0; k < num_workers; k++)); do start_task "worker-$k" worker --task_index="$k"; done
+for ((k = 0; k < num_workers; k++)); do
+  start_task "worker-$k" worker --task_index="$k" --simulated_delay_ms="${worker_delay_ms[$k]:-0}"
+done
 
 # Follow the tasks: the chief's end ends the run; any other failure stops it.
 declare -A done_rc

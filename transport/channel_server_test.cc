@@ -1,5 +1,6 @@
 // Channel <-> RpcServer over real ZeroMQ TCP on 127.0.0.1.
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -11,7 +12,7 @@ namespace pst {
 namespace {
 
 // Echoes the request's tensors back, doubled, in a PullReply.
-OutgoingMessage Echo(const ReceivedMessage& request) {
+OutgoingMessage Echo(const ReceivedMessage& request, RequestContext&) {
   OutgoingMessage reply;
   reply.type = wire::MessageType::PullReply;
   reply.step = request.step();
@@ -155,6 +156,61 @@ TEST_F(ChannelServerTest, StopFinishesAndWaitReturns) {
   server_->Stop();
   server_->Wait();
   EXPECT_FALSE(Connect(0, 200)->Call(Request(1)).ok());
+}
+
+}  // namespace
+}  // namespace pst
+
+namespace pst {
+namespace {
+
+// A handler that defers every request; the test answers them later from
+// another thread, in reverse order.
+TEST(DeferredReplyTest, RepliesSentLaterReachTheirRequests) {
+  zmq::context_t context(1);
+  std::mutex mu;
+  std::vector<std::pair<DeferredReply, int64_t>> parked;
+  ServerOptions options;
+  options.name = "deferring";
+  options.endpoint = "tcp://127.0.0.1:*";
+  RpcServer server(context, options,
+                   [&](const ReceivedMessage& request, RequestContext& ctx) {
+                     std::lock_guard<std::mutex> lock(mu);
+                     parked.emplace_back(ctx.Defer(), request.step());
+                     return OutgoingMessage();
+                   });
+  ASSERT_TRUE(server.Start().ok());
+  ChannelOptions channel_options;
+  channel_options.peer_name = "deferring";
+  channel_options.endpoint = server.bound_endpoint();
+  channel_options.rpc_timeout_ms = 5000;
+  Channel channel(context, channel_options);
+  PendingCalls calls;
+  for (int64_t step = 0; step < 3; ++step) {
+    OutgoingMessage m;
+    m.type = wire::MessageType::JoinRequest;
+    m.step = step;
+    calls.Add(&channel, *channel.Send(m));
+  }
+  std::thread answer([&] {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      std::lock_guard<std::mutex> lock(mu);
+      if (parked.size() < 3) continue;
+      for (int i = 2; i >= 0; --i) {
+        OutgoingMessage reply;
+        reply.type = wire::MessageType::JoinReply;
+        reply.step = 100 + parked[i].second;
+        server.SendDeferred(std::move(parked[i].first), reply);
+      }
+      return;
+    }
+  });
+  ASSERT_TRUE(calls.WaitAll(channel.DefaultDeadline()).ok());
+  answer.join();
+  for (int64_t step = 0; step < 3; ++step) {
+    EXPECT_EQ(calls.replies()[step].step(), 100 + step);
+  }
 }
 
 }  // namespace

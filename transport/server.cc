@@ -49,6 +49,12 @@ uint64_t RequestIdOf(const zmq::message_t& header_frame) {
 
 }  // namespace
 
+DeferredReply RequestContext::Defer() {
+  CHECK(!deferred_) << "a request can be deferred only once";
+  deferred_ = true;
+  return DeferredReply{std::move(*routing_id_), request_id_};
+}
+
 RpcServer::RpcServer(zmq::context_t& context, ServerOptions options,
                      Handler handler)
     : context_(context),
@@ -60,6 +66,7 @@ RpcServer::RpcServer(zmq::context_t& context, ServerOptions options,
 RpcServer::~RpcServer() {
   Stop();
   if (io_thread_.joinable()) io_thread_.join();
+  deferred_out_.reset();
   {
     std::lock_guard<std::mutex> lock(mu_);
     handlers_exit_ = true;
@@ -85,6 +92,9 @@ Status RpcServer::Start() {
     return Unavailable(options_.name + " cannot bind " + options_.endpoint +
                        ": " + e.what());
   }
+  deferred_out_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::push);
+  deferred_out_->set(zmq::sockopt::linger, 0);
+  deferred_out_->connect(inproc_endpoint_);
   for (int i = 0; i < std::max(1, options_.num_threads); ++i) {
     handler_threads_.emplace_back([this, i] { HandlerLoop(i); });
   }
@@ -204,12 +214,30 @@ void RpcServer::HandlerLoop(int /*thread_index*/) {
       jobs_.pop_front();
       ++jobs_in_flight_;
     }
-    OutgoingMessage reply = handler_(job.request);
+    RequestContext context(&job.routing_id, job.request.request_id());
+    OutgoingMessage reply = handler_(job.request, context);
+    if (context.deferred()) {
+      // No reply on `out` for this job; SendDeferred counts its own.
+      std::lock_guard<std::mutex> lock(mu_);
+      --jobs_in_flight_;
+      continue;
+    }
     Envelope envelope{job.request.request_id(), cluster_id_.load(),
                       options_.role, options_.index};
     std::vector<zmq::message_t> frames = EncodeMessage(reply, envelope);
     SendFrames(out, &job.routing_id, frames);
   }
+}
+
+void RpcServer::SendDeferred(DeferredReply to, const OutgoingMessage& reply) {
+  Envelope envelope{to.request_id, cluster_id_.load(), options_.role, options_.index};
+  std::vector<zmq::message_t> frames = EncodeMessage(reply, envelope);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++jobs_in_flight_;  // the I/O thread decrements it when forwarding
+  }
+  std::lock_guard<std::mutex> lock(deferred_mu_);
+  SendFrames(*deferred_out_, &to.routing_id, frames);
 }
 
 }  // namespace pst

@@ -6,7 +6,10 @@
 // the Handler and hand replies back to the I/O thread over an inproc socket.
 // Requests that fail verification are answered with an ErrorReply and never
 // reach the handler. The Handler must not block for long and must not crash
-// on any input: it is called concurrently from the handler threads.
+// on any input: it is called concurrently from the handler threads. A
+// handler that cannot answer yet (a worker waiting for its next token)
+// calls context.Defer() and answers later, from any thread, with
+// SendDeferred().
 #ifndef PST_TRANSPORT_SERVER_H_
 #define PST_TRANSPORT_SERVER_H_
 
@@ -15,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -26,6 +30,28 @@
 #include "transport/message.h"
 
 namespace pst {
+
+// The return address of a request whose reply is sent later.
+struct DeferredReply {
+  zmq::message_t routing_id;
+  uint64_t request_id = 0;
+};
+
+// Given to the handler with each request.
+class RequestContext {
+ public:
+  RequestContext(zmq::message_t* routing_id, uint64_t request_id)
+      : routing_id_(routing_id), request_id_(request_id) {}
+  // Takes the request's return address: the handler's return value is then
+  // ignored and the reply must go through RpcServer::SendDeferred.
+  DeferredReply Defer();
+  bool deferred() const { return deferred_; }
+
+ private:
+  zmq::message_t* routing_id_;
+  uint64_t request_id_;
+  bool deferred_ = false;
+};
 
 struct ServerOptions {
   std::string name;      // "ps:0", for logs and error messages
@@ -43,7 +69,8 @@ struct ServerOptions {
 
 class RpcServer {
  public:
-  using Handler = std::function<OutgoingMessage(const ReceivedMessage&)>;
+  using Handler =
+      std::function<OutgoingMessage(const ReceivedMessage&, RequestContext&)>;
 
   // `context` is borrowed and must outlive the server.
   RpcServer(zmq::context_t& context, ServerOptions options, Handler handler);
@@ -60,6 +87,9 @@ class RpcServer {
 
   // The endpoint actually bound (resolves a "tcp://127.0.0.1:*" wildcard).
   const std::string& bound_endpoint() const { return bound_endpoint_; }
+  // Sends the reply of a deferred request. Thread-safe.
+  void SendDeferred(DeferredReply to, const OutgoingMessage& reply);
+
   uint64_t cluster_id() const { return cluster_id_.load(); }
   void set_cluster_id(uint64_t id) { cluster_id_.store(id); }
   uint64_t bytes_in() const { return bytes_in_.load(); }
@@ -95,6 +125,11 @@ class RpcServer {
   std::deque<Job> jobs_;       // guarded by mu_
   int jobs_in_flight_ = 0;     // guarded by mu_: popped, reply not yet handed back
   bool handlers_exit_ = false; // guarded by mu_
+
+  // Deferred replies go to the I/O thread through this socket; any thread
+  // may use it while holding deferred_mu_.
+  std::mutex deferred_mu_;
+  std::unique_ptr<zmq::socket_t> deferred_out_;  // guarded by deferred_mu_
 
   std::thread io_thread_;
   std::vector<std::thread> handler_threads_;

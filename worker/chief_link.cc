@@ -46,6 +46,26 @@ StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash,
   }
 }
 
+StatusOr<std::optional<int64_t>> ChiefLink::TakeToken(Clock::time_point deadline) {
+  OutgoingMessage request;
+  request.type = wire::MessageType::TokenRequest;
+  for (;;) {
+    PST_ASSIGN_OR_RETURN(uint64_t id, channel_.Send(request));
+    auto reply = channel_.Receive(id, std::min(deadline, Clock::now() + std::chrono::seconds(1)));
+    if (reply.ok()) {
+      const wire::JoinInfo* join = reply->header().join();
+      if (reply->step() < 0 || (join && join->state() == wire::ClusterState::Stopping)) {
+        stopping_ = true;
+        return std::optional<int64_t>();
+      }
+      return std::optional<int64_t>(reply->step());
+    }
+    if (reply.status().code() != Code::kDeadlineExceeded || Clock::now() >= deadline) {
+      return reply.status();
+    }
+  }
+}
+
 OutgoingMessage ChiefLink::ReportMessage(const TrainingReport& r) const {
   OutgoingMessage m;
   m.type = wire::MessageType::ReportRequest;

@@ -9,6 +9,7 @@
 #define PST_WORKER_CHIEF_LINK_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "transport/channel.h"
 
@@ -38,6 +39,11 @@ class ChiefLink {
   // Waits (retrying) until the chief has opened training or `deadline`.
   // FailedPrecondition when the chief's placement hash differs from ours.
   StatusOr<JoinResult> Join(uint64_t placement_hash, Clock::time_point deadline);
+
+  // Sync mode: the step of this worker's next token, or nullopt when the
+  // chief is stopping the cluster. Waits as long as it takes; the request
+  // is repeated every second, so it doubles as a heartbeat while waiting.
+  StatusOr<std::optional<int64_t>> TakeToken(Clock::time_point deadline);
 
   // Sends a report without waiting for the answer.
   Status Report(const TrainingReport& report);

@@ -1,5 +1,6 @@
 #include "worker/worker_task.h"
 
+#include <algorithm>
 #include <numeric>
 #include <thread>
 
@@ -23,6 +24,15 @@ Status WaitForWarmup(PsClient& ps, int64_t warmup_steps, const std::atomic<bool>
   }
   return Status::OK();
 }
+
+// What happened to this worker's sync pushes.
+struct SyncCounts {
+  int64_t pushes = 0;
+  int64_t stale = 0;
+  int64_t duplicate = 0;
+  int64_t last_token = -1;
+  int64_t max_token_gap = 0;  // largest step advance between two of its tokens
+};
 
 }  // namespace
 
@@ -83,17 +93,41 @@ Status RunWorker(const WorkerOptions& options) {
   std::vector<Tensor> params, grads;
   input->Start();
   TrainingReport report;
+  SyncCounts sync;
   int64_t local_steps = 0;
   double window_loss = 0, window_ms = 0;
   int64_t window_steps = 0;
   while (!stop.load()) {
+    int64_t token = 0;
+    if (options.sync) {
+      PST_ASSIGN_OR_RETURN(
+          std::optional<int64_t> granted,
+          chief.TakeToken(Clock::now() + std::chrono::milliseconds(options.join_timeout_ms)));
+      if (!granted) break;  // the chief is stopping the cluster
+      token = *granted;
+      if (sync.last_token >= 0) {
+        sync.max_token_gap = std::max(sync.max_token_gap, token - sync.last_token);
+      }
+      sync.last_token = token;
+    }
     PST_ASSIGN_OR_RETURN(PipelineBatch next, input->Next());
     const auto start = Clock::now();
     PST_RETURN_IF_ERROR(ps.Pull(variables, &params));
     PST_ASSIGN_OR_RETURN(float loss, model->ComputeGradients(params, next.batch, &grads));
-    PST_ASSIGN_OR_RETURN(PushSummary pushed, ps.Push(variables, grads, true));
-    const double ms =
-        std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (options.simulated_delay_ms > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(options.simulated_delay_ms));
+    }
+    PushSummary pushed;
+    if (options.sync) {
+      PST_ASSIGN_OR_RETURN(pushed, ps.SyncPush(variables, grads, token));
+      ++sync.pushes;
+      if (pushed.stale_shards > 0) ++sync.stale;
+      if (pushed.duplicate_shards > 0) ++sync.duplicate;
+      pushed.global_step = token;
+    } else {
+      PST_ASSIGN_OR_RETURN(pushed, ps.Push(variables, grads, true));
+    }
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     ++local_steps;
     window_loss += loss;
     window_ms += ms;
@@ -108,11 +142,16 @@ Status RunWorker(const WorkerOptions& options) {
       window_loss = window_ms = 0;
       window_steps = 0;
     }
-    if (pushed.global_step >= joined.train_steps) break;
+    if (!options.sync && pushed.global_step >= joined.train_steps) break;
     if (local_steps % options.report_every_steps == 0) {
       PST_RETURN_IF_ERROR(chief.Report(report));
       if (chief.stopping()) break;
     }
+  }
+  if (options.sync) {
+    LOG(INFO) << me << " sync pushes: " << sync.pushes << ", stale " << sync.stale
+              << ", duplicate " << sync.duplicate << ", largest token gap "
+              << sync.max_token_gap;
   }
   input->Stop();
   LOG(INFO) << me << " stops after " << local_steps << " local steps (global step "

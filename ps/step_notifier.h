@@ -1,0 +1,32 @@
+// StepNotifier: tells the chief that this shard has applied a sync step
+// (DESIGN section 7). Fire-and-forget: the chief's acknowledgements are
+// drained and ignored; a lost notice is repaired by the next one, since the
+// chief keeps the highest step each shard reported.
+//
+// Thread safety: Notify() may be called from any thread (the channel is
+// used under a mutex).
+#ifndef PST_PS_STEP_NOTIFIER_H_
+#define PST_PS_STEP_NOTIFIER_H_
+
+#include <mutex>
+
+#include "transport/channel.h"
+
+namespace pst {
+
+class StepNotifier {
+ public:
+  // `context` is borrowed and must outlive the notifier.
+  StepNotifier(zmq::context_t& context, ChannelOptions chief);
+
+  // Reports that `step` is applied, under `cluster_id`.
+  void Notify(int64_t step, uint64_t cluster_id);
+
+ private:
+  std::mutex mu_;
+  Channel channel_;  // guarded by mu_
+};
+
+}  // namespace pst
+
+#endif  // PST_PS_STEP_NOTIFIER_H_

@@ -1,0 +1,51 @@
+// SyncCoordinator: the chief's half of synchronous training. It learns from
+// the ps shards which step each has applied; when every shard that holds
+// trainable variables has applied step s, the cluster moves to s+1 and the
+// token queue releases the tokens of s+1 (or closes at --train_steps).
+//
+// Thread safety: all methods are thread-safe.
+#ifndef PST_SCHEDULER_SYNC_COORDINATOR_H_
+#define PST_SCHEDULER_SYNC_COORDINATOR_H_
+
+#include <mutex>
+#include <vector>
+
+#include "scheduler/token_queue.h"
+#include "transport/server.h"
+
+namespace pst {
+
+class SyncCoordinator {
+ public:
+  // `sync_shards`: the shards that accumulate gradients (hold a trainable
+  // variable). `server` (borrowed) sends the parked token replies.
+  SyncCoordinator(std::vector<int> sync_shards, int num_workers, int64_t train_steps,
+                  RpcServer* server);
+
+  // Releases the tokens of step 0 (call once the variables are initialized).
+  void Open();
+  // Answers a worker's token request now, or parks it.
+  OutgoingMessage HandleTokenRequest(int worker, RequestContext& context);
+  // A shard reports that it applied `step`.
+  void ShardApplied(int shard, int64_t step);
+  // Stops handing out tokens; parked workers are told to stop.
+  void Close();
+
+  // Steps every sync shard has applied.
+  int64_t global_step() const;
+
+ private:
+  static OutgoingMessage TokenReply(int64_t step);
+  void Send(std::vector<TokenGrant> grants);
+
+  const int64_t train_steps_;
+  RpcServer* server_;
+  TokenQueue tokens_;
+  mutable std::mutex mu_;
+  std::vector<int64_t> applied_;  // guarded by mu_: per shard, steps applied (-1: not sync)
+  int64_t global_step_ = 0;       // guarded by mu_
+};
+
+}  // namespace pst
+
+#endif  // PST_SCHEDULER_SYNC_COORDINATOR_H_

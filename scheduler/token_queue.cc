@@ -1,0 +1,48 @@
+#include "scheduler/token_queue.h"
+
+namespace pst {
+
+TokenQueue::TokenQueue(int num_workers) : taken_(num_workers, -1), parked_(num_workers) {}
+
+std::optional<int64_t> TokenQueue::TakeOrPark(int worker, RequestContext& context) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (step_ && !closed_ && taken_[worker] < *step_) {
+    taken_[worker] = *step_;
+    return step_;
+  }
+  if (closed_) return std::nullopt;
+  parked_[worker] = context.Defer();
+  return std::nullopt;
+}
+
+std::vector<TokenGrant> TokenQueue::TakeParked(int64_t step) {
+  std::vector<TokenGrant> grants;
+  for (size_t w = 0; w < parked_.size(); ++w) {
+    if (!parked_[w]) continue;
+    grants.push_back({std::move(*parked_[w]), step});
+    parked_[w].reset();
+    if (step >= 0) taken_[w] = step;
+  }
+  return grants;
+}
+
+std::vector<TokenGrant> TokenQueue::Advance(int64_t step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  CHECK(!step_ || step > *step_) << "token steps only move forward";
+  step_ = step;
+  if (closed_) return {};
+  return TakeParked(step);
+}
+
+std::vector<TokenGrant> TokenQueue::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  closed_ = true;
+  return TakeParked(-1);
+}
+
+std::optional<int64_t> TokenQueue::current_step() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return step_;
+}
+
+}  // namespace pst

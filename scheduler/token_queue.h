@@ -1,0 +1,55 @@
+// TokenQueue: the chief's sync token queue (DESIGN section 7).
+//
+// Tokens are released per step: when step s opens, every worker may take
+// one token for s. A worker that already took the token of the current step
+// waits (its request is parked) until the next step opens; a worker asking
+// late gets the newest step at once, never an old one. Nothing is handed out
+// before Open().
+//
+// Thread safety: all methods are thread-safe.
+#ifndef PST_SCHEDULER_TOKEN_QUEUE_H_
+#define PST_SCHEDULER_TOKEN_QUEUE_H_
+
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "transport/server.h"
+
+namespace pst {
+
+struct TokenGrant {
+  DeferredReply to;
+  int64_t step;
+};
+
+class TokenQueue {
+ public:
+  explicit TokenQueue(int num_workers);
+
+  // The step whose token `worker` gets now, or nullopt when it must wait:
+  // then the request is parked (replacing an older parked one of the same
+  // worker) and comes back from Advance() or Close().
+  std::optional<int64_t> TakeOrPark(int worker, RequestContext& context);
+
+  // Opens `step` (> the current one): returns the parked requests, each
+  // granted `step`.
+  std::vector<TokenGrant> Advance(int64_t step);
+  // No more tokens: returns every parked request (to be told to stop).
+  std::vector<TokenGrant> Close();
+
+  std::optional<int64_t> current_step() const;
+
+ private:
+  std::vector<TokenGrant> TakeParked(int64_t step);
+
+  mutable std::mutex mu_;
+  std::optional<int64_t> step_;                  // guarded by mu_; empty before Open
+  bool closed_ = false;                          // guarded by mu_
+  std::vector<int64_t> taken_;                   // guarded by mu_: last step each worker took
+  std::vector<std::optional<DeferredReply>> parked_;  // guarded by mu_
+};
+
+}  // namespace pst
+
+#endif  // PST_SCHEDULER_TOKEN_QUEUE_H_
