@@ -205,11 +205,7 @@ class Chief {
     int64_t step = 0;
     while (!stop.load()) {
       PST_ASSIGN_OR_RETURN(step, GlobalStep());
-      for (int w : state_.DeclareSilentWorkersDead(
-               std::chrono::milliseconds(options_.heartbeat_timeout_ms))) {
-        LOG(WARNING) << "worker:" << w << " declared dead: silent for more than "
-                     << "--heartbeat_timeout_ms=" << options_.heartbeat_timeout_ms;
-      }
+      DeclareSilentWorkersDead();
       if (step >= next_log || step >= options_.train_steps) {
         const ReportWindow w = state_.TakeWindow();
         if (w.reports > 0) {
@@ -235,6 +231,14 @@ class Chief {
     return Status::OK();
   }
 
+  void DeclareSilentWorkersDead() {
+    for (int w : state_.DeclareSilentWorkersDead(
+             std::chrono::milliseconds(options_.heartbeat_timeout_ms))) {
+      LOG(WARNING) << "worker:" << w << " declared dead: silent for more than "
+                   << "--heartbeat_timeout_ms=" << options_.heartbeat_timeout_ms;
+    }
+  }
+
   void WaitForWorkersToLeave() {
     const auto deadline = Clock::now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
     while (!state_.AllJoinedWorkersLeft()) {
@@ -242,6 +246,7 @@ class Chief {
         LOG(WARNING) << "not every worker said goodbye within --rpc_timeout_ms; stopping anyway";
         return;
       }
+      DeclareSilentWorkersDead();
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }

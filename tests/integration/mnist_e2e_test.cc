@@ -27,3 +27,24 @@ TEST(MnistEndToEndTest, AsyncTwoPsTwoWorkersReaches97Percent) {
 
 }  // namespace
 }  // namespace pst
+
+namespace pst {
+namespace {
+
+TEST(MnistEndToEndTest, SyncTwoPsThreeWorkersOneSpareReaches97Percent) {
+  const char* mnist = std::getenv("MNIST_DIR");
+  if (mnist == nullptr || *mnist == '\0') {
+    GTEST_SKIP() << "MNIST_DIR not set: this test needs the full MNIST set";
+  }
+  LocalCluster cluster(2, 3, MakeTestDir("mnist-sync"));
+  cluster.StartAll({"--data_dir=" + std::string(mnist), "--model=mlp_relu", "--mode=sync",
+                    "--replicas_to_aggregate=2", "--train_steps=1500",
+                    "--eval_every_steps=500", "--run_dir=" + cluster.dir()});
+  const auto exits = cluster.WaitAll(std::chrono::seconds(300));
+  for (const TaskExit& e : exits) EXPECT_EQ(e.code, 0) << DescribeExits(exits);
+  const std::string chief = cluster.task("chief").Log();
+  EXPECT_GE(ReportValue(chief, "Test-Accuracy: ").value_or(0), 0.97) << chief;
+}
+
+}  // namespace
+}  // namespace pst

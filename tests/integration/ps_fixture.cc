@@ -5,7 +5,7 @@
 namespace pst {
 
 void PsFixture::StartPs(const std::vector<VariableSpec>& variables,
-                        const std::vector<std::string>& flags) {
+                        const std::vector<std::string>& flags, ShardConfig config) {
   cluster_ = std::make_unique<LocalCluster>(
       1, 1, MakeTestDir(::testing::UnitTest::GetInstance()->current_test_info()->name()));
   ps_ = &cluster_->StartTask("ps", 0, flags);
@@ -19,8 +19,6 @@ void PsFixture::StartPs(const std::vector<VariableSpec>& variables,
   for (const VariableSpec& spec : placement_->variables()) {
     values.push_back(InitializeVariable(spec, 1));
   }
-  ShardConfig config;
-  config.optimizer.learning_rate = 1.0f;
   ASSERT_TRUE(chief->Initialize(config, values).ok());
 }
 

@@ -19,9 +19,14 @@ class PsFixture : public ::testing::Test {
   static constexpr uint64_t kClusterId = 4242;
 
   // Starts the ps with `flags` and initializes `variables` (after the
-  // global step) with SGD at learning rate 1.
+  // global step) with `config` (by default SGD at learning rate 1, async).
   void StartPs(const std::vector<VariableSpec>& variables,
-               const std::vector<std::string>& flags = {});
+               const std::vector<std::string>& flags = {}, ShardConfig config = DefaultConfig());
+  static ShardConfig DefaultConfig() {
+    ShardConfig config;
+    config.optimizer.learning_rate = 1.0f;
+    return config;
+  }
   std::unique_ptr<PsClient> NewClient(int index = 0);
   std::string endpoint() const;
 

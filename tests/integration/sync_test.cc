@@ -1,0 +1,218 @@
+// Synchronous training with real processes: exactness against one process,
+// averaging, spare replicas against a straggler, and a killed worker.
+#include <signal.h>
+
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "data/idx_reader.h"
+#include "data/input_pipeline.h"
+#include "model/initializer.h"
+#include "model/model_zoo.h"
+#include "ps/optimizers/optimizer.h"
+#include "scheduler/model_file.h"
+#include "tests/integration/local_cluster.h"
+#include "tests/integration/synthetic_mnist.h"
+#include "tests/integration/test_util.h"
+
+namespace pst {
+namespace {
+
+using std::chrono::seconds;
+constexpr float kLearningRate = 0.5f;
+constexpr int kBatch = 50;
+
+class SyncTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    data_dir_ = new std::string(MakeTestDir("sync-synthetic-mnist"));
+    WriteSyntheticMnist(*data_dir_, 3000, 500);
+  }
+  static void TearDownTestSuite() {
+    std::filesystem::remove_all(*data_dir_);
+    delete data_dir_;
+  }
+
+  // Runs a sync cluster to the end; every task must exit 0.
+  std::unique_ptr<LocalCluster> Run(int workers, int replicas, int train_steps,
+                                    std::vector<std::string> extra = {}) {
+    auto cluster = std::make_unique<LocalCluster>(
+        2, workers, MakeTestDir(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::vector<std::string> flags = {
+        "--data_dir=" + *data_dir_, "--model=mlp", "--mode=sync",
+        "--replicas_to_aggregate=" + std::to_string(replicas),
+        "--batch_size=" + std::to_string(kBatch),
+        "--learning_rate=" + std::to_string(kLearningRate),
+        "--train_steps=" + std::to_string(train_steps), "--eval_every_steps=0",
+        "--run_dir=" + cluster->dir(), "--rpc_timeout_ms=20000"};
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    cluster->StartAll(flags);
+    const auto exits = cluster->WaitAll(seconds(240));
+    for (const TaskExit& e : exits) {
+      EXPECT_EQ(e.code, 0) << DescribeExits(exits) << "\n" << cluster->task("chief").Log();
+    }
+    return cluster;
+  }
+
+  // What one process computes: `workers` input pipelines, each step the
+  // average of their batches' gradients applied with plain SGD.
+  static std::map<std::string, Tensor> TrainInOneProcess(int workers, int steps) {
+    auto model = MakeModel("mlp");
+    CHECK(model.ok());
+    auto train = LoadMnist(*data_dir_, true);
+    CHECK(train.ok());
+    std::vector<std::unique_ptr<InputPipeline>> inputs;
+    for (int w = 0; w < workers; ++w) {
+      InputPipelineOptions options;
+      options.batch_size = kBatch;
+      options.worker_index = w;
+      options.num_workers = workers;
+      options.seed = 1;
+      inputs.push_back(std::move(InputPipeline::Create(*train, options)).value());
+      inputs.back()->Start();
+    }
+    std::vector<Tensor> params;
+    for (const VariableSpec& spec : (*model)->variables()) {
+      params.push_back(InitializeVariable(spec, 1));
+    }
+    OptimizerConfig sgd;
+    sgd.learning_rate = kLearningRate;
+    auto optimizer = std::move(MakeOptimizer(sgd)).value();
+    std::vector<SlotSet> slots(params.size());
+    std::vector<Tensor> grads;
+    for (int step = 0; step < steps; ++step) {
+      std::vector<std::vector<float>> sum(params.size());
+      for (int w = 0; w < workers; ++w) {
+        auto batch = inputs[w]->Next();
+        CHECK(batch.ok());
+        CHECK((*model)->ComputeGradients(params, batch->batch, &grads).ok());
+        for (size_t v = 0; v < params.size(); ++v) {
+          sum[v].resize(grads[v].num_elements(), 0.0f);
+          for (int64_t i = 0; i < grads[v].num_elements(); ++i) sum[v][i] += grads[v].f32()[i];
+        }
+      }
+      for (size_t v = 0; v < params.size(); ++v) {
+        for (float& x : sum[v]) x *= 1.0f / workers;
+        optimizer->Apply(params[v].f32(), sum[v].data(), params[v].num_elements(), 1.0f, &slots[v]);
+      }
+    }
+    std::map<std::string, Tensor> out;
+    for (size_t v = 0; v < params.size(); ++v) out[(*model)->variables()[v].name] = params[v];
+    return out;
+  }
+
+  // max |a - b| / max |b| over every variable.
+  static double RelativeError(const std::string& model_file,
+                              const std::map<std::string, Tensor>& expected) {
+    auto trained = ReadModelFile(model_file);
+    CHECK(trained.ok()) << trained.status().ToString();
+    CHECK_EQ(trained->size(), expected.size());
+    double diff = 0, scale = 0;
+    for (const auto& [name, tensor] : *trained) {
+      const Tensor& want = expected.at(name);
+      for (int64_t i = 0; i < want.num_elements(); ++i) {
+        diff = std::max(diff, static_cast<double>(std::abs(tensor.f32()[i] - want.f32()[i])));
+        scale = std::max(scale, static_cast<double>(std::abs(want.f32()[i])));
+      }
+    }
+    return diff / scale;
+  }
+
+  static std::string* data_dir_;
+};
+std::string* SyncTest::data_dir_ = nullptr;
+
+TEST_F(SyncTest, OneWorkerEqualsOneProcessSgd) {
+  constexpr int kSteps = 40;
+  auto cluster = Run(1, 1, kSteps);
+  EXPECT_EQ(ReportValue(cluster->task("chief").Log(), "Global-Step: "), kSteps);
+  EXPECT_LE(RelativeError(cluster->dir() + "/model.bin", TrainInOneProcess(1, kSteps)), 1e-6);
+}
+
+TEST_F(SyncTest, ThreeWorkersEqualOneProcessAveraging) {
+  constexpr int kSteps = 30;
+  auto cluster = Run(3, 3, kSteps);
+  EXPECT_LE(RelativeError(cluster->dir() + "/model.bin", TrainInOneProcess(3, kSteps)), 1e-5);
+}
+
+TEST_F(SyncTest, SpareReplicaLetsTheStepRateIgnoreAStraggler) {
+  auto cluster = std::make_unique<LocalCluster>(2, 3, MakeTestDir("spare-replica"));
+  std::vector<std::string> flags = {
+      "--data_dir=" + *data_dir_, "--model=mlp", "--mode=sync", "--replicas_to_aggregate=2",
+      "--batch_size=50", "--train_steps=400", "--eval_every_steps=0",
+      "--rpc_timeout_ms=20000"};
+  for (int k = 0; k < 2; ++k) cluster->StartTask("ps", k, flags);
+  cluster->StartTask("chief", 0, flags);
+  cluster->StartTask("worker", 0, flags);
+  cluster->StartTask("worker", 1, flags);
+  std::vector<std::string> slow = flags;
+  slow.push_back("--simulated_delay_ms=100");
+  cluster->StartTask("worker", 2, slow);
+  const auto exits = cluster->WaitAll(seconds(240));
+  for (const TaskExit& e : exits) EXPECT_EQ(e.code, 0) << DescribeExits(exits);
+  const std::string straggler = cluster->task("worker", 2).Log();
+  // Several steps pass between two consecutive pushes of the straggler, and
+  // its late gradients are reported stale.
+  EXPECT_GE(ReportValue(straggler, "largest token gap ").value_or(0), 3) << straggler;
+  EXPECT_GT(ReportValue(straggler, ", stale ").value_or(0), 0) << straggler;
+  const std::string chief = cluster->task("chief").Log();
+  EXPECT_GT(ReportValue(chief, "Stale-Gradients-Dropped: ").value_or(0), 0) << chief;
+  EXPECT_EQ(ReportValue(chief, "Global-Step: "), 400);
+  EXPECT_LT(ReportValue(chief, "worker:2=").value_or(400), 400);
+}
+
+TEST_F(SyncTest, WithoutSpareEveryStepWaitsForTheStraggler) {
+  auto cluster = std::make_unique<LocalCluster>(2, 3, MakeTestDir("no-spare"));
+  std::vector<std::string> flags = {
+      "--data_dir=" + *data_dir_, "--model=mlp", "--mode=sync", "--replicas_to_aggregate=3",
+      "--batch_size=50", "--train_steps=30", "--eval_every_steps=0", "--rpc_timeout_ms=20000"};
+  for (int k = 0; k < 2; ++k) cluster->StartTask("ps", k, flags);
+  cluster->StartTask("chief", 0, flags);
+  cluster->StartTask("worker", 0, flags);
+  cluster->StartTask("worker", 1, flags);
+  std::vector<std::string> slow = flags;
+  slow.push_back("--simulated_delay_ms=30");
+  cluster->StartTask("worker", 2, slow);
+  const auto exits = cluster->WaitAll(seconds(240));
+  for (const TaskExit& e : exits) EXPECT_EQ(e.code, 0) << DescribeExits(exits);
+  const std::string chief = cluster->task("chief").Log();
+  EXPECT_EQ(ReportValue(chief, "worker:2="), 30) << chief;  // every step aggregated it
+  EXPECT_EQ(ReportValue(chief, "Stale-Gradients-Dropped: "), 0) << chief;
+}
+
+TEST_F(SyncTest, KilledWorkerWithASpareDoesNotStopTraining) {
+  auto cluster = std::make_unique<LocalCluster>(2, 3, MakeTestDir("killed-worker"));
+  const std::vector<std::string> flags = {
+      "--data_dir=" + *data_dir_, "--model=mlp", "--mode=sync", "--replicas_to_aggregate=2",
+      "--batch_size=50", "--train_steps=500", "--eval_every_steps=0", "--log_every_steps=20",
+      "--simulated_delay_ms=5", "--heartbeat_timeout_ms=1000", "--rpc_timeout_ms=20000"};
+  cluster->StartAll(flags);
+  ChildProcess& chief = cluster->task("chief");
+  // Kill worker 1 once training is well under way.
+  for (int i = 0; i < 2000 && ReportValue(chief.Log(), "Step: ").value_or(0) < 60; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(cluster->task("worker", 1).Running()) << "the run ended before the kill";
+  cluster->task("worker", 1).Signal(SIGKILL);
+  EXPECT_EQ(chief.Wait(seconds(240)), 0) << chief.Log();
+  EXPECT_EQ(ReportValue(chief.Log(), "Global-Step: "), 500);
+  EXPECT_NE(chief.Log().find("worker:1 declared dead"), std::string::npos) << chief.Log();
+  for (int w : {0, 2}) EXPECT_EQ(cluster->task("worker", w).Wait(seconds(60)), 0);
+  for (int k : {0, 1}) EXPECT_EQ(cluster->task("ps", k).Wait(seconds(60)), 0);
+}
+
+TEST(SyncFlagsTest, ReplicasAboveWorkersExitTwo) {
+  LocalCluster cluster(1, 2, MakeTestDir("bad-replicas"));
+  ChildProcess& chief = cluster.StartTask("chief", 0,
+                                          {"--mode=sync", "--replicas_to_aggregate=3",
+                                           "--data_dir=/nonexistent"});
+  EXPECT_EQ(chief.Wait(seconds(30)), 2);
+  EXPECT_NE(chief.Log().find("--replicas_to_aggregate=3 must be in 1..2"), std::string::npos)
+      << chief.Log();
+}
+
+}  // namespace
+}  // namespace pst
