@@ -110,6 +110,7 @@ class Chief {
                               " replicas to aggregate"
                         : std::string("async"));
     PST_RETURN_IF_ERROR(FollowTraining(stop));
+    training_seconds_ = Seconds(start_);
     state_.set_state(wire::ClusterState::Stopping);
     if (sync_) sync_->Close();
     WaitForWorkersToLeave();
@@ -188,8 +189,8 @@ class Chief {
     return Clock::now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
   }
 
-  Status WriteMetrics(int64_t step, const Evaluation& eval) {
-    const double elapsed = Seconds(start_);
+  // `elapsed`: seconds of training so far.
+  Status WriteMetrics(int64_t step, const Evaluation& eval, double elapsed) {
     MetricsRecord r;
     r.Add("time", elapsed).Add("step", step).Add("train_loss", last_loss_);
     r.Add("steps_per_sec", elapsed > 0 ? step / elapsed : 0);
@@ -222,7 +223,7 @@ class Chief {
         PST_ASSIGN_OR_RETURN(Evaluation e, Evaluate());
         LOG(INFO) << "step " << step << ": test accuracy " << e.accuracy << ", test loss "
                   << e.loss;
-        PST_RETURN_IF_ERROR(WriteMetrics(step, e));
+        PST_RETURN_IF_ERROR(WriteMetrics(step, e, Seconds(start_)));
         while (next_eval <= step) next_eval += options_.eval_every_steps;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -274,13 +275,12 @@ class Chief {
   }
 
   Status Finish() {
-    const double total = Seconds(start_);
     PST_ASSIGN_OR_RETURN(int64_t step, GlobalStep());
     PST_ASSIGN_OR_RETURN(GradientCounts counts, CountGradients());
     const ReportWindow w = state_.TakeWindow();
     if (w.reports > 0) last_loss_ = w.mean_loss;
     PST_ASSIGN_OR_RETURN(Evaluation e, Evaluate());
-    PST_RETURN_IF_ERROR(WriteMetrics(step, e));
+    PST_RETURN_IF_ERROR(WriteMetrics(step, e, training_seconds_));
     if (!options_.run_dir.empty()) {
       NamedTensors model;
       for (size_t i = 0; i < params_.size(); ++i) {
@@ -293,7 +293,7 @@ class Chief {
       if (!s.ok()) LOG(WARNING) << "shutting down ps:" << k << ": " << s.ToString();
     }
     Print("Test-Accuracy: %.4f\n", e.accuracy);
-    Print("Total Time: %.2fs\n", total);
+    Print("Total Time: %.2fs\n", training_seconds_);
     Print("Final Cost: %.4f\n", last_loss_);
     Print("Global-Step: %lld\n", static_cast<long long>(step));
     Print("Stale-Gradients-Dropped: %llu\n", static_cast<unsigned long long>(counts.stale_dropped));
@@ -323,6 +323,7 @@ class Chief {
   std::vector<Tensor> params_;
   Clock::time_point start_ = Clock::now();
   double last_loss_ = 0;
+  double training_seconds_ = 0;  // from opening training to the last step
 };
 
 }  // namespace

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Benchmark: what a straggler costs synchronous training, with and without a
+# spare replica. Runs, in one invocation, on a local cluster (2 ps, 3
+# workers, mlp_relu on MNIST):
+#   (a) N=3 of W=3, no straggler           the baseline
+#   (b) N=3 of W=3, worker 2 delayed       the straggler gates every step
+#   (c) N=2 of W=3, worker 2 delayed       one spare replica absorbs it
+# The delay is three times the baseline's step time. Prints steps/s of each
+# and (b)/(a), (c)/(a); the last line is "spare_ratio: X" = (c)/(a).
+#
+#   MNIST_DIR=... scripts/bench_sync.sh [--train_steps=N]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+steps=600
+for arg in "$@"; do
+  case "$arg" in
+    --train_steps=*) steps="${arg#*=}" ;;
+    *) echo "bench_sync.sh: unknown argument $arg" >&2; exit 2 ;;
+  esac
+done
+out="$(mktemp -d /tmp/bench_sync.XXXXXX)"
+
+# run NAME N [run_local.sh flags...] -> prints the run's training steps/s
+run() {
+  local name="$1" n="$2"
+  shift 2
+  "$root/scripts/run_local.sh" --num_ps=2 --num_workers=3 --mode=sync \
+    --replicas_to_aggregate="$n" --model=mlp_relu --train_steps="$steps" \
+    --run_dir="$out/$name" "$@" -- --eval_every_steps=0 >"$out/$name.log" 2>&1 ||
+    { echo "bench_sync.sh: run $name failed, see $out/$name.log" >&2; exit 1; }
+  python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readlines()[-1])["steps_per_sec"])' \
+    "$out/$name/metrics.jsonl"
+}
+
+a=$(run baseline 3)
+delay=$(python3 -c "print(max(10, round(3 * 1000 / $a)))")
+b=$(run straggler_no_spare 3 --slow_worker=2:"$delay")
+c=$(run straggler_one_spare 2 --slow_worker=2:"$delay")
+
+python3 - "$a" "$b" "$c" "$delay" "$steps" <<'PY'
+import sys
+a, b, c = map(float, sys.argv[1:4])
+delay, steps = sys.argv[4], sys.argv[5]
+print(f"sync steps/s, 2 ps, 3 workers, mlp_relu, {steps} steps; straggler: worker 2 sleeps {delay} ms per step")
+print(f"{'configuration':<40} {'steps/s':>9} {'vs (a)':>8}")
+for label, v in [("(a) N=3, no straggler", a), ("(b) N=3, straggler (no spare)", b),
+                 ("(c) N=2, straggler (one spare)", c)]:
+    print(f"{label:<40} {v:9.1f} {v / a:8.2f}")
+print(f"gate_ratio: {b / a:.2f}")
+print(f"spare_ratio: {c / a:.2f}")
+PY
