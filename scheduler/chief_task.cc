@@ -164,25 +164,34 @@ class Chief {
     return evaluator_.Evaluate(params_);
   }
 
-  // Staleness and dropped gradients, summed over all shards.
-  Status AddShardMetrics(MetricsRecord* r) {
-    uint64_t sum = 0, count = 0, dropped = 0, scaled = 0, stale_pushes = 0;
-    int64_t max = 0;
+  // What the shards counted, over the whole cluster. Every push reaches
+  // every shard holding trainable variables, so each of them counts the same
+  // pushes: per-push counts take the largest shard's.
+  struct ClusterCounts {
+    uint64_t staleness_sum = 0, staleness_count = 0;
+    int64_t staleness_max = 0;
+    uint64_t dropped = 0, scaled = 0;
+    uint64_t stale_dropped = 0;       // sync: stale pushes; async: dropped by policy
+    std::vector<uint64_t> aggregated;  // sync: per worker, pushes applied
+  };
+  StatusOr<ClusterCounts> CollectCounts() {
+    ClusterCounts c;
+    c.aggregated.assign(num_workers(), 0);
     for (int k = 0; k < ps_.num_shards(); ++k) {
       PST_ASSIGN_OR_RETURN(ShardStatus s, ps_.GetShardStatus(k, ps_deadline()));
-      sum += s.store.staleness_sum;
-      count += s.store.staleness_count;
-      dropped += s.store.gradients_dropped;
-      scaled += s.store.gradients_scaled;
-      max = std::max(max, s.store.staleness_max);
-      stale_pushes = std::max(stale_pushes, sync_ ? s.store.stale_pushes : s.store.gradients_dropped);
+      c.staleness_sum += s.store.staleness_sum;
+      c.staleness_count += s.store.staleness_count;
+      c.staleness_max = std::max(c.staleness_max, s.store.staleness_max);
+      c.dropped += s.store.gradients_dropped;
+      c.scaled += s.store.gradients_scaled;
+      c.stale_dropped = std::max(c.stale_dropped,
+                                 sync_ ? s.store.stale_pushes : s.store.gradients_dropped);
+      const auto& per_worker = s.store.aggregated_per_worker;
+      for (size_t w = 0; w < per_worker.size() && w < c.aggregated.size(); ++w) {
+        c.aggregated[w] = std::max(c.aggregated[w], per_worker[w]);
+      }
     }
-    r->Add("staleness_mean", count ? static_cast<double>(sum) / count : 0)
-        .Add("staleness_max", max)
-        .Add("gradients_dropped", dropped)
-        .Add("gradients_scaled", scaled)
-        .Add("stale_gradients_dropped", stale_pushes);
-    return Status::OK();
+    return c;
   }
 
   Clock::time_point ps_deadline() const {
@@ -196,7 +205,12 @@ class Chief {
     r.Add("steps_per_sec", elapsed > 0 ? step / elapsed : 0);
     r.Add("examples_per_sec", elapsed > 0 ? state_.total_examples() / elapsed : 0);
     r.Add("test_loss", eval.loss).Add("test_accuracy", eval.accuracy);
-    PST_RETURN_IF_ERROR(AddShardMetrics(&r));
+    PST_ASSIGN_OR_RETURN(ClusterCounts c, CollectCounts());
+    r.Add("staleness_mean", c.staleness_count ? double(c.staleness_sum) / c.staleness_count : 0)
+        .Add("staleness_max", c.staleness_max)
+        .Add("gradients_dropped", c.dropped)
+        .Add("gradients_scaled", c.scaled)
+        .Add("stale_gradients_dropped", c.stale_dropped);
     return metrics_->Write(r);
   }
 
@@ -252,31 +266,9 @@ class Chief {
     }
   }
 
-  // Gradients dropped as stale, and per worker the sync pushes aggregated.
-  // Every push reaches every sync shard, so each shard counts the same
-  // pushes: the largest count is the cluster's.
-  struct GradientCounts {
-    uint64_t stale_dropped = 0;
-    std::vector<uint64_t> aggregated;
-  };
-  StatusOr<GradientCounts> CountGradients() {
-    GradientCounts counts;
-    counts.aggregated.assign(num_workers(), 0);
-    for (int k = 0; k < ps_.num_shards(); ++k) {
-      PST_ASSIGN_OR_RETURN(ShardStatus s, ps_.GetShardStatus(k, ps_deadline()));
-      const uint64_t stale = sync_ ? s.store.stale_pushes : s.store.gradients_dropped;
-      counts.stale_dropped = std::max(counts.stale_dropped, stale);
-      for (size_t w = 0; w < s.store.aggregated_per_worker.size() && w < counts.aggregated.size();
-           ++w) {
-        counts.aggregated[w] = std::max(counts.aggregated[w], s.store.aggregated_per_worker[w]);
-      }
-    }
-    return counts;
-  }
-
   Status Finish() {
     PST_ASSIGN_OR_RETURN(int64_t step, GlobalStep());
-    PST_ASSIGN_OR_RETURN(GradientCounts counts, CountGradients());
+    PST_ASSIGN_OR_RETURN(ClusterCounts counts, CollectCounts());
     const ReportWindow w = state_.TakeWindow();
     if (w.reports > 0) last_loss_ = w.mean_loss;
     PST_ASSIGN_OR_RETURN(Evaluation e, Evaluate());
