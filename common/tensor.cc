@@ -44,8 +44,26 @@ Tensor::Tensor(DType dtype, Shape shape)
   buffer_ = std::shared_ptr<uint8_t[]>(new uint8_t[num_bytes() + 1]());
 }
 
+Tensor Tensor::Uninitialized(DType dtype, Shape shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  for (int64_t d : t.shape_) CHECK_GE(d, 0) << "negative dimension";
+  t.buffer_ = std::shared_ptr<uint8_t[]>(new uint8_t[t.num_bytes() + 1]);
+  return t;
+}
+
+Tensor Tensor::Wrap(DType dtype, Shape shape, std::shared_ptr<uint8_t[]> buffer) {
+  CHECK(buffer != nullptr);
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.buffer_ = std::move(buffer);
+  return t;
+}
+
 Tensor Tensor::Clone() const {
-  Tensor copy(dtype_, shape_);
+  Tensor copy = Uninitialized(dtype_, shape_);
   if (!empty()) std::memcpy(copy.data(), data(), num_bytes());
   return copy;
 }

@@ -30,6 +30,11 @@ class Tensor {
   Tensor() = default;
   // Zero-filled tensor.
   Tensor(DType dtype, Shape shape);
+  // A tensor whose bytes are about to be overwritten (not zero-filled).
+  static Tensor Uninitialized(DType dtype, Shape shape);
+  // A tensor over bytes someone else owns; `buffer` keeps them alive (an
+  // aliasing shared_ptr, e.g. into a received network frame).
+  static Tensor Wrap(DType dtype, Shape shape, std::shared_ptr<uint8_t[]> buffer);
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }

@@ -68,7 +68,10 @@ Status PsClient::Pull(const std::vector<int>& variables,
   for (size_t i = 0; i < variables.size(); ++i) {
     const VariableSpec& spec = placement_.variables()[variables[i]];
     Tensor& value = (*values)[i];
-    if (value.empty() || value.shape() != spec.shape || value.dtype() != spec.dtype) {
+    const bool partitioned = placement_.SlicesOfVariable(variables[i]).size() > 1;
+    // Partitioned values are reassembled in place: they need a private buffer.
+    if (partitioned && (value.empty() || value.shape() != spec.shape ||
+                        value.buffer().use_count() > 1)) {
       value = Tensor(spec.dtype, spec.shape);
     }
     for (int s : placement_.SlicesOfVariable(variables[i])) {
@@ -82,7 +85,10 @@ Status PsClient::Pull(const std::vector<int>& variables,
   PST_ASSIGN_OR_RETURN(std::vector<ReceivedMessage> replies, CallShards(requests, send));
   for (int k = 0; k < shards; ++k) {
     if (!send[k]) continue;
-    const auto& tensors = replies[k].tensors();
+    // Whole variables alias the reply's frames (no copy); the reply lives
+    // as long as any tensor made from it.
+    auto reply = std::make_shared<ReceivedMessage>(std::move(replies[k]));
+    const auto& tensors = reply->tensors();
     if (tensors.size() != wanted[k].size()) {
       return Internal("ps:" + std::to_string(k) + " answered a pull of " +
                       std::to_string(wanted[k].size()) + " slices with " +
@@ -91,15 +97,20 @@ Status PsClient::Pull(const std::vector<int>& variables,
     for (size_t j = 0; j < tensors.size(); ++j) {
       const auto [value_index, s] = wanted[k][j];
       const Slice& slice = placement_.slices()[s];
-      if (tensors[j].name != slice.name || tensors[j].shape != slice.shape ||
-          tensors[j].dtype != slice.dtype) {
-        return Internal("ps:" + std::to_string(k) + " sent '" +
-                        std::string(tensors[j].name) + "' " +
-                        ShapeToString(tensors[j].shape) + " for slice '" +
-                        slice.name + "' " + ShapeToString(slice.shape));
+      const TensorView& got = tensors[j];
+      if (got.name != slice.name || got.shape != slice.shape || got.dtype != slice.dtype) {
+        return Internal("ps:" + std::to_string(k) + " sent '" + std::string(got.name) + "' " +
+                        ShapeToString(got.shape) + " for slice '" + slice.name + "' " +
+                        ShapeToString(slice.shape));
       }
-      CopyRowsInto(slice, tensors[j].data, &(*values)[value_index]);
-      slice_versions_[s] = tensors[j].version;
+      Tensor& value = (*values)[value_index];
+      if (placement_.SlicesOfVariable(slice.variable).size() == 1 && got.num_bytes > 0) {
+        auto* bytes = static_cast<uint8_t*>(const_cast<void*>(got.data));
+        value = Tensor::Wrap(got.dtype, got.shape, std::shared_ptr<uint8_t[]>(reply, bytes));
+      } else {
+        CopyRowsInto(slice, got.data, &value);
+      }
+      slice_versions_[s] = got.version;
     }
   }
   return Status::OK();

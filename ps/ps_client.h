@@ -52,8 +52,9 @@ class PsClient {
   void set_cluster_id(uint64_t id);
 
   // Pulls the given variables (indexes into placement().variables()) into
-  // (*values)[i] for variables[i], allocating where needed. Remembers each
-  // slice's version for the next Push.
+  // (*values)[i] for variables[i]. Remembers each slice's version for the
+  // next Push. A variable held whole by one shard comes back as a read-only
+  // view of the received bytes (no copy): replace it, never write into it.
   Status Pull(const std::vector<int>& variables, std::vector<Tensor>* values);
 
   // Pushes grads[i] for variables[i], each slice tagged with the version of

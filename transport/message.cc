@@ -117,7 +117,7 @@ std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
 }
 
 Tensor TensorView::ToTensor() const {
-  Tensor t(dtype, shape);
+  Tensor t = Tensor::Uninitialized(dtype, shape);
   if (num_bytes) std::memcpy(t.data(), data, num_bytes);
   return t;
 }
