@@ -40,10 +40,11 @@ Status CheckDescriptor(const wire::TensorDesc* desc, size_t index,
     if (d < 0 || d > kMaxDim) {
       return InvalidArgument(named + " has bad dimension " + std::to_string(d));
     }
-    elements *= static_cast<uint64_t>(d);
-    if (elements > static_cast<uint64_t>(kMaxDim)) {
+    // Checked before multiplying, so the product cannot wrap around.
+    if (d != 0 && elements > static_cast<uint64_t>(kMaxDim) / static_cast<uint64_t>(d)) {
       return InvalidArgument(named + " has too many elements");
     }
+    elements *= static_cast<uint64_t>(d);
   }
   const uint64_t expected =
       elements * (desc->dtype() == wire::DataType::Float32 ? 4 : 8);

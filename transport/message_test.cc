@@ -106,12 +106,13 @@ TEST(MessageTest, RejectsFrameOfWrongLength) {
   EXPECT_NE(decoded.status().message().find("dense0/weights"), std::string::npos);
 }
 
-TEST(MessageTest, RejectsDescriptorInconsistentWithShape) {
+// A push whose one descriptor is written by hand (the encoder would never
+// produce it): `shape`, `byte_length`, and a tensor frame of `frame_bytes`.
+std::vector<zmq::message_t> HandBuiltPush(std::vector<int64_t> shape, uint64_t byte_length,
+                                          size_t frame_bytes) {
   flatbuffers::FlatBufferBuilder fbb;
-  std::vector<int64_t> shape = {4, 4};
-  auto desc = wire::CreateTensorDesc(fbb, fbb.CreateString("w"),
-                                     wire::DataType::Float32,
-                                     fbb.CreateVector(shape), 8, 0);
+  auto desc = wire::CreateTensorDesc(fbb, fbb.CreateString("w"), wire::DataType::Float32,
+                                     fbb.CreateVector(shape), byte_length, 0);
   auto tensors = fbb.CreateVector(std::vector{desc});
   wire::HeaderBuilder h(fbb);
   h.add_type(wire::MessageType::PushRequest);
@@ -119,27 +120,23 @@ TEST(MessageTest, RejectsDescriptorInconsistentWithShape) {
   fbb.Finish(h.Finish());
   std::vector<zmq::message_t> frames;
   frames.emplace_back(fbb.GetBufferPointer(), fbb.GetSize());
-  frames.emplace_back(8);
-  auto decoded = DecodeMessage(std::move(frames), kLimit);
+  frames.emplace_back(frame_bytes);
+  return frames;
+}
+
+TEST(MessageTest, RejectsDescriptorInconsistentWithShape) {
+  auto decoded = DecodeMessage(HandBuiltPush({4, 4}, 8, 8), kLimit);
   EXPECT_EQ(decoded.status().code(), Code::kInvalidArgument);
   EXPECT_NE(decoded.status().message().find("shape needs 64"), std::string::npos);
 }
 
 TEST(MessageTest, RejectsNegativeDimension) {
-  flatbuffers::FlatBufferBuilder fbb;
-  std::vector<int64_t> shape = {-1, 4};
-  auto desc = wire::CreateTensorDesc(fbb, fbb.CreateString("w"),
-                                     wire::DataType::Float32,
-                                     fbb.CreateVector(shape), 0, 0);
-  auto tensors = fbb.CreateVector(std::vector{desc});
-  wire::HeaderBuilder h(fbb);
-  h.add_type(wire::MessageType::PushRequest);
-  h.add_tensors(tensors);
-  fbb.Finish(h.Finish());
-  std::vector<zmq::message_t> frames;
-  frames.emplace_back(fbb.GetBufferPointer(), fbb.GetSize());
-  frames.emplace_back(0);
-  EXPECT_FALSE(DecodeMessage(std::move(frames), kLimit).ok());
+  EXPECT_FALSE(DecodeMessage(HandBuiltPush({-1, 4}, 0, 0), kLimit).ok());
+}
+
+TEST(MessageTest, RejectsOverflowingShape) {
+  auto decoded = DecodeMessage(HandBuiltPush({int64_t{1} << 40, int64_t{1} << 40}, 0, 0), kLimit);
+  EXPECT_EQ(decoded.status().code(), Code::kInvalidArgument);
 }
 
 }  // namespace

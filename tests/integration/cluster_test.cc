@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/integration/local_cluster.h"
-#include "tests/integration/synthetic_mnist.h"
+#include "tests/integration/synthetic_data_test.h"
 #include "tests/integration/test_util.h"
 
 namespace pst {
@@ -13,18 +13,10 @@ namespace {
 
 using std::chrono::seconds;
 
-class ClusterTest : public ::testing::Test {
+class ClusterTest : public SyntheticDataTest {
  protected:
-  static void SetUpTestSuite() {
-    data_dir_ = new std::string(MakeTestDir("synthetic-mnist"));
-    WriteSyntheticMnist(*data_dir_, 3000, 500);
-  }
-  static void TearDownTestSuite() {
-    std::filesystem::remove_all(*data_dir_);
-    delete data_dir_;
-  }
   static std::vector<std::string> TrainingFlags(int train_steps) {
-    return {"--data_dir=" + *data_dir_, "--model=mlp", "--batch_size=50",
+    return {"--data_dir=" + data_dir(), "--model=mlp", "--batch_size=50",
             "--learning_rate=0.5", "--train_steps=" + std::to_string(train_steps),
             "--eval_every_steps=100", "--log_every_steps=50", "--rpc_timeout_ms=20000"};
   }
@@ -60,10 +52,7 @@ class ClusterTest : public ::testing::Test {
     // No port stays bound.
     for (int port : cluster.ports()) EXPECT_TRUE(PortIsFree(port)) << port;
   }
-
-  static std::string* data_dir_;
 };
-std::string* ClusterTest::data_dir_ = nullptr;
 
 TEST_F(ClusterTest, OnePsOneWorker) { TrainAndCheck(1, 1, "one-ps-one-worker"); }
 

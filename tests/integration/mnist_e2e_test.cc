@@ -10,41 +10,41 @@
 namespace pst {
 namespace {
 
-TEST(MnistEndToEndTest, AsyncTwoPsTwoWorkersReaches97Percent) {
-  const char* mnist = std::getenv("MNIST_DIR");
-  if (mnist == nullptr || *mnist == '\0') {
-    GTEST_SKIP() << "MNIST_DIR not set: this test needs the full MNIST set";
+class MnistEndToEndTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* mnist = std::getenv("MNIST_DIR");
+    if (mnist == nullptr || *mnist == '\0') {
+      GTEST_SKIP() << "MNIST_DIR not set: this test needs the full MNIST set";
+    }
+    mnist_dir_ = mnist;
   }
-  LocalCluster cluster(2, 2, MakeTestDir("mnist-async"));
-  cluster.StartAll({"--data_dir=" + std::string(mnist), "--model=mlp_relu",
-                    "--train_steps=3000", "--eval_every_steps=1000",
-                    "--run_dir=" + cluster.dir()});
-  const auto exits = cluster.WaitAll(std::chrono::seconds(300));
-  for (const TaskExit& e : exits) EXPECT_EQ(e.code, 0) << DescribeExits(exits);
-  const std::string chief = cluster.task("chief").Log();
-  EXPECT_GE(ReportValue(chief, "Test-Accuracy: ").value_or(0), 0.97) << chief;
+  // Trains mlp_relu on a local cluster; returns the chief's test accuracy.
+  double Train(int num_ps, int num_workers, std::vector<std::string> flags) {
+    LocalCluster cluster(num_ps, num_workers,
+                         MakeTestDir(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    flags.push_back("--data_dir=" + mnist_dir_);
+    flags.push_back("--model=mlp_relu");
+    flags.push_back("--run_dir=" + cluster.dir());
+    cluster.StartAll(flags);
+    const auto exits = cluster.WaitAll(std::chrono::seconds(300));
+    for (const TaskExit& e : exits) EXPECT_EQ(e.code, 0) << DescribeExits(exits);
+    const std::string chief = cluster.task("chief").Log();
+    return ReportValue(chief, "Test-Accuracy: ").value_or(0);
+  }
+  std::string mnist_dir_;
+};
+
+TEST_F(MnistEndToEndTest, AsyncTwoPsTwoWorkersReaches97Percent) {
+  EXPECT_GE(Train(2, 2, {"--train_steps=3000", "--eval_every_steps=1000"}), 0.97);
+}
+
+TEST_F(MnistEndToEndTest, SyncTwoPsThreeWorkersOneSpareReaches97Percent) {
+  EXPECT_GE(Train(2, 3, {"--mode=sync", "--replicas_to_aggregate=2", "--train_steps=1500",
+                         "--eval_every_steps=500"}),
+            0.97);
 }
 
 }  // namespace
 }  // namespace pst
 
-namespace pst {
-namespace {
-
-TEST(MnistEndToEndTest, SyncTwoPsThreeWorkersOneSpareReaches97Percent) {
-  const char* mnist = std::getenv("MNIST_DIR");
-  if (mnist == nullptr || *mnist == '\0') {
-    GTEST_SKIP() << "MNIST_DIR not set: this test needs the full MNIST set";
-  }
-  LocalCluster cluster(2, 3, MakeTestDir("mnist-sync"));
-  cluster.StartAll({"--data_dir=" + std::string(mnist), "--model=mlp_relu", "--mode=sync",
-                    "--replicas_to_aggregate=2", "--train_steps=1500",
-                    "--eval_every_steps=500", "--run_dir=" + cluster.dir()});
-  const auto exits = cluster.WaitAll(std::chrono::seconds(300));
-  for (const TaskExit& e : exits) EXPECT_EQ(e.code, 0) << DescribeExits(exits);
-  const std::string chief = cluster.task("chief").Log();
-  EXPECT_GE(ReportValue(chief, "Test-Accuracy: ").value_or(0), 0.97) << chief;
-}
-
-}  // namespace
-}  // namespace pst

@@ -15,7 +15,7 @@
 #include "ps/optimizers/optimizer.h"
 #include "scheduler/model_file.h"
 #include "tests/integration/local_cluster.h"
-#include "tests/integration/synthetic_mnist.h"
+#include "tests/integration/synthetic_data_test.h"
 #include "tests/integration/test_util.h"
 
 namespace pst {
@@ -25,35 +25,47 @@ using std::chrono::seconds;
 constexpr float kLearningRate = 0.5f;
 constexpr int kBatch = 50;
 
-class SyncTest : public ::testing::Test {
+class SyncTest : public SyntheticDataTest {
  protected:
-  static void SetUpTestSuite() {
-    data_dir_ = new std::string(MakeTestDir("sync-synthetic-mnist"));
-    WriteSyntheticMnist(*data_dir_, 3000, 500);
-  }
-  static void TearDownTestSuite() {
-    std::filesystem::remove_all(*data_dir_);
-    delete data_dir_;
+  static std::vector<std::string> SyncFlags(int replicas, int train_steps) {
+    return {"--data_dir=" + data_dir(), "--model=mlp", "--mode=sync",
+            "--replicas_to_aggregate=" + std::to_string(replicas),
+            "--batch_size=" + std::to_string(kBatch),
+            "--learning_rate=" + std::to_string(kLearningRate),
+            "--train_steps=" + std::to_string(train_steps), "--eval_every_steps=0",
+            "--rpc_timeout_ms=20000"};
   }
 
-  // Runs a sync cluster to the end; every task must exit 0.
-  std::unique_ptr<LocalCluster> Run(int workers, int replicas, int train_steps,
-                                    std::vector<std::string> extra = {}) {
-    auto cluster = std::make_unique<LocalCluster>(
-        2, workers, MakeTestDir(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    std::vector<std::string> flags = {
-        "--data_dir=" + *data_dir_, "--model=mlp", "--mode=sync",
-        "--replicas_to_aggregate=" + std::to_string(replicas),
-        "--batch_size=" + std::to_string(kBatch),
-        "--learning_rate=" + std::to_string(kLearningRate),
-        "--train_steps=" + std::to_string(train_steps), "--eval_every_steps=0",
-        "--run_dir=" + cluster->dir(), "--rpc_timeout_ms=20000"};
-    flags.insert(flags.end(), extra.begin(), extra.end());
-    cluster->StartAll(flags);
-    const auto exits = cluster->WaitAll(seconds(240));
+  static void ExpectAllExitZero(LocalCluster& cluster) {
+    const auto exits = cluster.WaitAll(seconds(240));
     for (const TaskExit& e : exits) {
-      EXPECT_EQ(e.code, 0) << DescribeExits(exits) << "\n" << cluster->task("chief").Log();
+      EXPECT_EQ(e.code, 0) << DescribeExits(exits) << "\n" << cluster.task("chief").Log();
     }
+  }
+
+  // Runs a sync cluster (2 ps) to the end; every task must exit 0.
+  static std::unique_ptr<LocalCluster> Run(int workers, int replicas, int train_steps) {
+    auto cluster = std::make_unique<LocalCluster>(2, workers, TestDir());
+    std::vector<std::string> flags = SyncFlags(replicas, train_steps);
+    flags.push_back("--run_dir=" + cluster->dir());
+    cluster->StartAll(flags);
+    ExpectAllExitZero(*cluster);
+    return cluster;
+  }
+
+  // 2 ps, 3 workers; worker 2 sleeps `delay_ms` in every step.
+  static std::unique_ptr<LocalCluster> RunWithStraggler(int replicas, int train_steps,
+                                                        int delay_ms) {
+    auto cluster = std::make_unique<LocalCluster>(2, 3, TestDir());
+    const std::vector<std::string> flags = SyncFlags(replicas, train_steps);
+    for (int k = 0; k < 2; ++k) cluster->StartTask("ps", k, flags);
+    cluster->StartTask("chief", 0, flags);
+    cluster->StartTask("worker", 0, flags);
+    cluster->StartTask("worker", 1, flags);
+    std::vector<std::string> slow = flags;
+    slow.push_back("--simulated_delay_ms=" + std::to_string(delay_ms));
+    cluster->StartTask("worker", 2, slow);
+    ExpectAllExitZero(*cluster);
     return cluster;
   }
 
@@ -62,7 +74,7 @@ class SyncTest : public ::testing::Test {
   static std::map<std::string, Tensor> TrainInOneProcess(int workers, int steps) {
     auto model = MakeModel("mlp");
     CHECK(model.ok());
-    auto train = LoadMnist(*data_dir_, true);
+    auto train = LoadMnist(data_dir(), true);
     CHECK(train.ok());
     std::vector<std::unique_ptr<InputPipeline>> inputs;
     for (int w = 0; w < workers; ++w) {
@@ -120,10 +132,7 @@ class SyncTest : public ::testing::Test {
     }
     return diff / scale;
   }
-
-  static std::string* data_dir_;
 };
-std::string* SyncTest::data_dir_ = nullptr;
 
 TEST_F(SyncTest, OneWorkerEqualsOneProcessSgd) {
   constexpr int kSteps = 40;
@@ -139,20 +148,7 @@ TEST_F(SyncTest, ThreeWorkersEqualOneProcessAveraging) {
 }
 
 TEST_F(SyncTest, SpareReplicaLetsTheStepRateIgnoreAStraggler) {
-  auto cluster = std::make_unique<LocalCluster>(2, 3, MakeTestDir("spare-replica"));
-  std::vector<std::string> flags = {
-      "--data_dir=" + *data_dir_, "--model=mlp", "--mode=sync", "--replicas_to_aggregate=2",
-      "--batch_size=50", "--train_steps=400", "--eval_every_steps=0",
-      "--rpc_timeout_ms=20000"};
-  for (int k = 0; k < 2; ++k) cluster->StartTask("ps", k, flags);
-  cluster->StartTask("chief", 0, flags);
-  cluster->StartTask("worker", 0, flags);
-  cluster->StartTask("worker", 1, flags);
-  std::vector<std::string> slow = flags;
-  slow.push_back("--simulated_delay_ms=100");
-  cluster->StartTask("worker", 2, slow);
-  const auto exits = cluster->WaitAll(seconds(240));
-  for (const TaskExit& e : exits) EXPECT_EQ(e.code, 0) << DescribeExits(exits);
+  auto cluster = RunWithStraggler(/*replicas=*/2, /*train_steps=*/400, /*delay_ms=*/100);
   const std::string straggler = cluster->task("worker", 2).Log();
   // Several steps pass between two consecutive pushes of the straggler, and
   // its late gradients are reported stale.
@@ -165,30 +161,19 @@ TEST_F(SyncTest, SpareReplicaLetsTheStepRateIgnoreAStraggler) {
 }
 
 TEST_F(SyncTest, WithoutSpareEveryStepWaitsForTheStraggler) {
-  auto cluster = std::make_unique<LocalCluster>(2, 3, MakeTestDir("no-spare"));
-  std::vector<std::string> flags = {
-      "--data_dir=" + *data_dir_, "--model=mlp", "--mode=sync", "--replicas_to_aggregate=3",
-      "--batch_size=50", "--train_steps=30", "--eval_every_steps=0", "--rpc_timeout_ms=20000"};
-  for (int k = 0; k < 2; ++k) cluster->StartTask("ps", k, flags);
-  cluster->StartTask("chief", 0, flags);
-  cluster->StartTask("worker", 0, flags);
-  cluster->StartTask("worker", 1, flags);
-  std::vector<std::string> slow = flags;
-  slow.push_back("--simulated_delay_ms=30");
-  cluster->StartTask("worker", 2, slow);
-  const auto exits = cluster->WaitAll(seconds(240));
-  for (const TaskExit& e : exits) EXPECT_EQ(e.code, 0) << DescribeExits(exits);
+  auto cluster = RunWithStraggler(/*replicas=*/3, /*train_steps=*/30, /*delay_ms=*/30);
   const std::string chief = cluster->task("chief").Log();
   EXPECT_EQ(ReportValue(chief, "worker:2="), 30) << chief;  // every step aggregated it
   EXPECT_EQ(ReportValue(chief, "Stale-Gradients-Dropped: "), 0) << chief;
 }
 
 TEST_F(SyncTest, KilledWorkerWithASpareDoesNotStopTraining) {
-  auto cluster = std::make_unique<LocalCluster>(2, 3, MakeTestDir("killed-worker"));
-  const std::vector<std::string> flags = {
-      "--data_dir=" + *data_dir_, "--model=mlp", "--mode=sync", "--replicas_to_aggregate=2",
-      "--batch_size=50", "--train_steps=500", "--eval_every_steps=0", "--log_every_steps=20",
-      "--simulated_delay_ms=5", "--heartbeat_timeout_ms=1000", "--rpc_timeout_ms=20000"};
+  auto cluster = std::make_unique<LocalCluster>(2, 3, TestDir());
+  std::vector<std::string> flags = SyncFlags(/*replicas=*/2, /*train_steps=*/500);
+  for (const char* f : {"--log_every_steps=20", "--simulated_delay_ms=5",
+                        "--heartbeat_timeout_ms=1000"}) {
+    flags.push_back(f);
+  }
   cluster->StartAll(flags);
   ChildProcess& chief = cluster->task("chief");
   // Kill worker 1 once training is well under way.
