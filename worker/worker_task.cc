@@ -14,16 +14,30 @@
 namespace pst {
 namespace {
 
-// Waits until worker 0 has taken the global step past the warm-up.
-Status WaitForWarmup(PsClient& ps, int64_t warmup_steps, const std::atomic<bool>& stop) {
-  LOG(INFO) << "warm-up: waiting until worker 0 reaches global step " << warmup_steps;
-  while (!stop.load()) {
-    PST_ASSIGN_OR_RETURN(int64_t step, ps.GlobalStep());
-    if (step >= warmup_steps) return Status::OK();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+Clock::time_point After(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
+
+// Mean cost and step time over the steps since the last line, printed in
+// the seed's format every `every` steps.
+class StepLog {
+ public:
+  explicit StepLog(int64_t every) : every_(every) {}
+  void Add(const TrainingReport& r, int64_t local_step) {
+    loss_ += r.loss;
+    ms_ += r.step_time_ms;
+    ++steps_;
+    if (local_step % every_ != 0) return;
+    LOG(INFO) << "Step: " << r.step << ", Epoch: " << r.epoch + 1 << ", Batch: " << r.batch + 1
+              << " of " << r.batches_per_epoch << ", Cost: " << loss_ / steps_
+              << ", AvgTime: " << ms_ / steps_ << " ms";
+    loss_ = ms_ = 0;
+    steps_ = 0;
   }
-  return Status::OK();
-}
+
+ private:
+  const int64_t every_;
+  double loss_ = 0, ms_ = 0;
+  int64_t steps_ = 0;
+};
 
 // What happened to this worker's sync pushes.
 struct SyncCounts {
@@ -34,129 +48,168 @@ struct SyncCounts {
   int64_t max_token_gap = 0;  // largest step advance between two of its tokens
 };
 
+class Worker {
+ public:
+  Worker(const WorkerOptions& options, const std::atomic<bool>& stop)
+      : options_(options), stop_(stop), me_("worker:" + std::to_string(options.task_index)) {}
+
+  Status Run() {
+    PST_RETURN_IF_ERROR(Prepare());
+    PST_RETURN_IF_ERROR(JoinCluster());
+    if (options_.task_index != 0 && options_.warmup_steps > 0) {
+      PST_RETURN_IF_ERROR(WaitForWarmup());
+    }
+    input_->Start();
+    Status trained = Train();
+    input_->Stop();
+    PST_RETURN_IF_ERROR(trained);
+    LOG(INFO) << me_ << " stops after " << local_steps_ << " local steps (global step "
+              << last_report_.step << ")";
+    if (options_.sync) {
+      LOG(INFO) << me_ << " sync pushes: " << sync_.pushes << ", stale " << sync_.stale
+                << ", duplicate " << sync_.duplicate << ", largest token gap "
+                << sync_.max_token_gap;
+    }
+    return chief_->Leave(last_report_);
+  }
+
+ private:
+  // Model, data, placement: everything that needs no other task.
+  Status Prepare() {
+    PST_ASSIGN_OR_RETURN(model_, MakeModel(options_.model));
+    PST_ASSIGN_OR_RETURN(train_, LoadMnist(options_.data_dir, /*train=*/true));
+    InputPipelineOptions input;
+    input.batch_size = options_.batch_size;
+    input.worker_index = options_.task_index;
+    input.num_workers = static_cast<int>(options_.cluster.workers.size());
+    input.seed = options_.seed;
+    PST_ASSIGN_OR_RETURN(input_, InputPipeline::Create(train_, input));
+    PlacementOptions placement = options_.placement;
+    placement.num_shards = static_cast<int>(options_.cluster.ps.size());
+    PST_ASSIGN_OR_RETURN(placement_,
+                         Placement::Compute(WithGlobalStep(model_->variables()), placement));
+    // Model variables are 1..n of the placement's list (0 is the global step).
+    variables_.resize(model_->variables().size());
+    std::iota(variables_.begin(), variables_.end(), 1);
+    return Status::OK();
+  }
+
+  // Waits for the chief to open training, then connects to the ps shards.
+  Status JoinCluster() {
+    ChannelOptions chief;
+    chief.peer_name = "chief";
+    chief.endpoint = options_.cluster.chief.Endpoint();
+    chief.cluster_id = options_.cluster_id;
+    chief.role = wire::Role::Worker;
+    chief.index = options_.task_index;
+    chief.rpc_timeout_ms = options_.rpc_timeout_ms;
+    chief_ = std::make_unique<ChiefLink>(context_, chief);
+    PST_ASSIGN_OR_RETURN(JoinResult joined,
+                         chief_->Join(placement_->Hash(), After(options_.join_timeout_ms)));
+    train_steps_ = joined.train_steps;
+    LOG(INFO) << me_ << " joined cluster " << joined.cluster_id << " (" << options_.model << ", "
+              << placement_->slices().size() << " slices on " << placement_->num_shards()
+              << " ps, train_steps " << train_steps_ << ")";
+    ClientIdentity identity;
+    identity.role = wire::Role::Worker;
+    identity.index = options_.task_index;
+    identity.cluster_id = joined.cluster_id;
+    identity.rpc_timeout_ms = options_.rpc_timeout_ms;
+    identity.max_message_bytes = options_.max_message_bytes;
+    ps_ = std::make_unique<PsClient>(context_, options_.cluster, *placement_, identity);
+    return Status::OK();
+  }
+
+  // Waits until worker 0 has taken the global step past the warm-up.
+  Status WaitForWarmup() {
+    LOG(INFO) << "warm-up: waiting until worker 0 reaches global step " << options_.warmup_steps;
+    while (!stop_.load()) {
+      PST_ASSIGN_OR_RETURN(int64_t step, ps_->GlobalStep());
+      if (step >= options_.warmup_steps) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return Status::OK();
+  }
+
+  // Sync: the step of the next token, or nullopt when the chief is stopping.
+  StatusOr<std::optional<int64_t>> TakeToken() {
+    PST_ASSIGN_OR_RETURN(std::optional<int64_t> token,
+                         chief_->TakeToken(After(options_.join_timeout_ms)));
+    if (token && sync_.last_token >= 0) {
+      sync_.max_token_gap = std::max(sync_.max_token_gap, *token - sync_.last_token);
+    }
+    if (token) sync_.last_token = *token;
+    return token;
+  }
+
+  // Pull -> compute -> push; `token` is the sync step (unused in async).
+  StatusOr<PushSummary> Step(const PipelineBatch& next, int64_t token, float* loss) {
+    PST_RETURN_IF_ERROR(ps_->Pull(variables_, &params_));
+    PST_ASSIGN_OR_RETURN(*loss, model_->ComputeGradients(params_, next.batch, &grads_));
+    if (options_.simulated_delay_ms > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(options_.simulated_delay_ms));
+    }
+    if (!options_.sync) return ps_->Push(variables_, grads_, /*increment_global_step=*/true);
+    PST_ASSIGN_OR_RETURN(PushSummary pushed, ps_->SyncPush(variables_, grads_, token));
+    ++sync_.pushes;
+    sync_.stale += pushed.stale_shards > 0;
+    sync_.duplicate += pushed.duplicate_shards > 0;
+    pushed.global_step = token;
+    return pushed;
+  }
+
+  Status Train() {
+    StepLog log(options_.log_every_steps);
+    while (!stop_.load()) {
+      int64_t token = 0;
+      if (options_.sync) {
+        PST_ASSIGN_OR_RETURN(std::optional<int64_t> granted, TakeToken());
+        if (!granted) return Status::OK();  // the chief is stopping the cluster
+        token = *granted;
+      }
+      PST_ASSIGN_OR_RETURN(PipelineBatch next, input_->Next());
+      const auto start = Clock::now();
+      float loss = 0;
+      PST_ASSIGN_OR_RETURN(PushSummary pushed, Step(next, token, &loss));
+      const float ms = std::chrono::duration<float, std::milli>(Clock::now() - start).count();
+      last_report_ = {pushed.global_step, loss, next.batch.size, next.epoch,
+                      next.batch_in_epoch, next.batches_per_epoch, ms};
+      log.Add(last_report_, ++local_steps_);
+      if (!options_.sync && pushed.global_step >= train_steps_) return Status::OK();
+      if (local_steps_ % options_.report_every_steps == 0) {
+        PST_RETURN_IF_ERROR(chief_->Report(last_report_));
+        if (chief_->stopping()) return Status::OK();
+      }
+    }
+    return Status::OK();
+  }
+
+  const WorkerOptions& options_;
+  const std::atomic<bool>& stop_;
+  const std::string me_;
+  zmq::context_t context_{1};
+  std::unique_ptr<Model> model_;
+  Dataset train_;
+  std::unique_ptr<InputPipeline> input_;
+  std::optional<Placement> placement_;
+  std::vector<int> variables_;
+  std::unique_ptr<ChiefLink> chief_;
+  std::unique_ptr<PsClient> ps_;
+  int64_t train_steps_ = 0;
+  std::vector<Tensor> params_, grads_;
+  TrainingReport last_report_;
+  SyncCounts sync_;
+  int64_t local_steps_ = 0;
+};
+
 }  // namespace
 
 Status RunWorker(const WorkerOptions& options) {
-  const std::string me = "worker:" + std::to_string(options.task_index);
+  // First, before any thread exists, so every thread inherits the blocked signals.
   std::atomic<bool> stop{false};
   SignalWatcher signals([&stop](int) { stop.store(true); });
-
-  PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, MakeModel(options.model));
-  PST_ASSIGN_OR_RETURN(Dataset train, LoadMnist(options.data_dir, /*train=*/true));
-  InputPipelineOptions pipeline_options;
-  pipeline_options.batch_size = options.batch_size;
-  pipeline_options.worker_index = options.task_index;
-  pipeline_options.num_workers = static_cast<int>(options.cluster.workers.size());
-  pipeline_options.seed = options.seed;
-  PST_ASSIGN_OR_RETURN(std::unique_ptr<InputPipeline> input,
-                       InputPipeline::Create(train, pipeline_options));
-
-  PlacementOptions placement_options = options.placement;
-  placement_options.num_shards = static_cast<int>(options.cluster.ps.size());
-  PST_ASSIGN_OR_RETURN(Placement placement,
-                       Placement::Compute(WithGlobalStep(model->variables()),
-                                          placement_options));
-  const uint64_t placement_hash = placement.Hash();
-
-  zmq::context_t context(1);
-  ChannelOptions chief_options;
-  chief_options.peer_name = "chief";
-  chief_options.endpoint = options.cluster.chief.Endpoint();
-  chief_options.cluster_id = options.cluster_id;
-  chief_options.role = wire::Role::Worker;
-  chief_options.index = options.task_index;
-  chief_options.rpc_timeout_ms = options.rpc_timeout_ms;
-  ChiefLink chief(context, chief_options);
-  PST_ASSIGN_OR_RETURN(
-      JoinResult joined,
-      chief.Join(placement_hash,
-                 Clock::now() + std::chrono::milliseconds(options.join_timeout_ms)));
-  LOG(INFO) << me << " joined cluster " << joined.cluster_id << " ("
-            << options.model << ", " << placement.slices().size() << " slices on "
-            << placement.num_shards() << " ps, train_steps " << joined.train_steps << ")";
-
-  ClientIdentity identity;
-  identity.role = wire::Role::Worker;
-  identity.index = options.task_index;
-  identity.cluster_id = joined.cluster_id;
-  identity.rpc_timeout_ms = options.rpc_timeout_ms;
-  identity.max_message_bytes = options.max_message_bytes;
-  PsClient ps(context, options.cluster, std::move(placement), identity);
-
-  if (options.task_index != 0 && options.warmup_steps > 0) {
-    PST_RETURN_IF_ERROR(WaitForWarmup(ps, options.warmup_steps, stop));
-  }
-
-  // Model variables are 1..n of the placement's list (0 is the global step).
-  std::vector<int> variables(model->variables().size());
-  std::iota(variables.begin(), variables.end(), 1);
-  std::vector<Tensor> params, grads;
-  input->Start();
-  TrainingReport report;
-  SyncCounts sync;
-  int64_t local_steps = 0;
-  double window_loss = 0, window_ms = 0;
-  int64_t window_steps = 0;
-  while (!stop.load()) {
-    int64_t token = 0;
-    if (options.sync) {
-      PST_ASSIGN_OR_RETURN(
-          std::optional<int64_t> granted,
-          chief.TakeToken(Clock::now() + std::chrono::milliseconds(options.join_timeout_ms)));
-      if (!granted) break;  // the chief is stopping the cluster
-      token = *granted;
-      if (sync.last_token >= 0) {
-        sync.max_token_gap = std::max(sync.max_token_gap, token - sync.last_token);
-      }
-      sync.last_token = token;
-    }
-    PST_ASSIGN_OR_RETURN(PipelineBatch next, input->Next());
-    const auto start = Clock::now();
-    PST_RETURN_IF_ERROR(ps.Pull(variables, &params));
-    PST_ASSIGN_OR_RETURN(float loss, model->ComputeGradients(params, next.batch, &grads));
-    if (options.simulated_delay_ms > 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(options.simulated_delay_ms));
-    }
-    PushSummary pushed;
-    if (options.sync) {
-      PST_ASSIGN_OR_RETURN(pushed, ps.SyncPush(variables, grads, token));
-      ++sync.pushes;
-      if (pushed.stale_shards > 0) ++sync.stale;
-      if (pushed.duplicate_shards > 0) ++sync.duplicate;
-      pushed.global_step = token;
-    } else {
-      PST_ASSIGN_OR_RETURN(pushed, ps.Push(variables, grads, true));
-    }
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    ++local_steps;
-    window_loss += loss;
-    window_ms += ms;
-    ++window_steps;
-    report = {pushed.global_step, loss, next.batch.size, next.epoch,
-              next.batch_in_epoch, next.batches_per_epoch, static_cast<float>(ms)};
-    if (local_steps % options.log_every_steps == 0) {
-      LOG(INFO) << "Step: " << pushed.global_step << ", Epoch: " << next.epoch + 1
-                << ", Batch: " << next.batch_in_epoch + 1 << " of "
-                << next.batches_per_epoch << ", Cost: " << window_loss / window_steps
-                << ", AvgTime: " << window_ms / window_steps << " ms";
-      window_loss = window_ms = 0;
-      window_steps = 0;
-    }
-    if (!options.sync && pushed.global_step >= joined.train_steps) break;
-    if (local_steps % options.report_every_steps == 0) {
-      PST_RETURN_IF_ERROR(chief.Report(report));
-      if (chief.stopping()) break;
-    }
-  }
-  if (options.sync) {
-    LOG(INFO) << me << " sync pushes: " << sync.pushes << ", stale " << sync.stale
-              << ", duplicate " << sync.duplicate << ", largest token gap "
-              << sync.max_token_gap;
-  }
-  input->Stop();
-  LOG(INFO) << me << " stops after " << local_steps << " local steps (global step "
-            << report.step << ")";
-  return chief.Leave(report);
+  Worker worker(options, stop);
+  return worker.Run();
 }
 
 }  // namespace pst
