@@ -139,12 +139,33 @@ Status CheckDataDir(const std::string& dir) {
       "scripts/get_mnist.sh DIR, then pass --data_dir=DIR");
 }
 
+// gflags' own --helpshort lists the flags of a file named after the program;
+// ours all live in this file, so --helpshort lists this file's flags (and
+// not glog's or gflags').
+void PrintProjectFlags() {
+  std::vector<gflags::CommandLineFlagInfo> flags;
+  gflags::GetAllFlags(&flags);
+  std::cout << g_program << ": " << gflags::ProgramUsage() << "\n\n";
+  for (const auto& f : flags) {
+    if (f.filename.find("cli/flags.cc") == std::string::npos) continue;
+    std::cout << "  --" << f.name << "  " << f.description << " (" << f.type
+              << ", default: \"" << f.default_value << "\")\n";
+  }
+  std::cout << "\n--help lists every flag, glog's included." << std::endl;
+}
+
 }  // namespace
 
 void InitProgram(int* argc, char*** argv, const char* usage) {
   g_program = (*argv)[0];
   if (const char* slash = std::strrchr(g_program, '/')) g_program = slash + 1;
   gflags::SetUsageMessage(usage);
+  for (int i = 1; i < *argc; ++i) {
+    if (std::strcmp((*argv)[i], "--helpshort") == 0 || std::strcmp((*argv)[i], "-helpshort") == 0) {
+      PrintProjectFlags();
+      std::exit(0);
+    }
+  }
   google::gflags_exitfunc = &ExitForFlags;
   gflags::ParseCommandLineFlags(argc, argv, true);
   FLAGS_logtostderr = true;

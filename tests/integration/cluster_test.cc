@@ -135,3 +135,22 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace pst
+
+namespace pst {
+namespace {
+
+TEST(HelpTest, HelpshortListsTheProjectFlags) {
+  const std::string dir = MakeTestDir("helpshort");
+  auto worker = ChildProcess::Start({BinDir() + "/worker", "--helpshort"}, dir + "/help.log");
+  ASSERT_TRUE(worker.ok());
+  EXPECT_EQ((*worker)->Wait(std::chrono::seconds(30)), 0);
+  const std::string help = (*worker)->Log();
+  for (const char* flag : {"--ps_hosts", "--worker_hosts", "--chief_host", "--task_index",
+                           "--mode", "--replicas_to_aggregate", "--rpc_timeout_ms"}) {
+    EXPECT_NE(help.find(flag), std::string::npos) << flag << " missing from\n" << help;
+  }
+  EXPECT_EQ(help.find("--logtostderr"), std::string::npos) << "glog's flags are not ours";
+}
+
+}  // namespace
+}  // namespace pst
