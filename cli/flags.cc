@@ -46,6 +46,9 @@ DEFINE_string(run_dir, "", "Chief: folder for metrics.jsonl and model.bin");
 DEFINE_int32(ps_wait_timeout_ms, 60000, "Chief: how long to wait for every ps at start");
 // Worker.
 DEFINE_int32(join_timeout_ms, 120000, "Worker: how long to wait for the chief to open training");
+DEFINE_string(device, "cpu", "Worker: where the model runs: cpu or gpu:N");
+DEFINE_bool(allow_soft_placement, false,
+            "Worker: fall back to the CPU (with a log line) when --device cannot be used");
 DEFINE_int32(simulated_delay_ms, 0, "Worker: sleep this long in each step before pushing");
 DEFINE_int32(heartbeat_timeout_ms, 10000, "Chief: declare a worker dead after this silence");
 
@@ -197,6 +200,8 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   if (FLAGS_simulated_delay_ms < 0) return InvalidArgument("--simulated_delay_ms must be >= 0");
   o.simulated_delay_ms = FLAGS_simulated_delay_ms;
   o.model = FLAGS_model;
+  o.device = FLAGS_device;
+  o.allow_soft_placement = FLAGS_allow_soft_placement;
   o.data_dir = DataDir();
   PST_RETURN_IF_ERROR(CheckDataDir(o.data_dir));
   PST_RETURN_IF_ERROR(Positive("batch_size", FLAGS_batch_size));

@@ -76,7 +76,7 @@ class Worker {
  private:
   // Model, data, placement: everything that needs no other task.
   Status Prepare() {
-    PST_ASSIGN_OR_RETURN(model_, MakeModel(options_.model));
+    PST_ASSIGN_OR_RETURN(model_, MakeModelOnDevice());
     PST_ASSIGN_OR_RETURN(train_, LoadMnist(options_.data_dir, /*train=*/true));
     InputPipelineOptions input;
     input.batch_size = options_.batch_size;
@@ -92,6 +92,19 @@ class Worker {
     variables_.resize(model_->variables().size());
     std::iota(variables_.begin(), variables_.end(), 1);
     return Status::OK();
+  }
+
+  // The model on --device; with --allow_soft_placement a device that cannot
+  // be used (no GPU, no CUDA back end) falls back to the CPU, and says so.
+  StatusOr<std::unique_ptr<Model>> MakeModelOnDevice() {
+    StatusOr<std::unique_ptr<Model>> model = MakeModel(options_.model, 784, 10, options_.device);
+    if (model.ok() || model.status().code() != Code::kFailedPrecondition ||
+        !options_.allow_soft_placement) {
+      return model;
+    }
+    LOG(WARNING) << me_ << ": --allow_soft_placement: falling back to cpu ("
+                 << model.status().message() << ")";
+    return MakeModel(options_.model, 784, 10, "cpu");
   }
 
   // Waits for the chief to open training, then connects to the ps shards.

@@ -18,6 +18,8 @@ struct WorkerOptions {
   int task_index = 0;
   uint64_t cluster_id = 0;  // 0: learn it from the chief
   std::string model = "mlp";
+  std::string device = "cpu";          // cpu | gpu:N
+  bool allow_soft_placement = false;   // an unusable GPU falls back to the CPU
   std::string data_dir;
   int64_t batch_size = 100;
   uint64_t seed = 1;

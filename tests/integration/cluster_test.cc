@@ -154,3 +154,32 @@ TEST(HelpTest, HelpshortListsTheProjectFlags) {
 
 }  // namespace
 }  // namespace pst
+
+namespace pst {
+namespace {
+
+class DeviceTest : public SyntheticDataTest {};
+
+TEST_F(DeviceTest, UnusableGpuIsAClearErrorNamingTheDevice) {
+  LocalCluster cluster(1, 1, TestDir());
+  ChildProcess& worker = cluster.StartTask("worker", 0,
+                                           {"--data_dir=" + data_dir(), "--device=gpu:7"});
+  EXPECT_EQ(worker.Wait(std::chrono::seconds(60)), 1);
+  EXPECT_NE(worker.Log().find("device 'gpu:7' is not usable"), std::string::npos)
+      << worker.Log();
+}
+
+TEST_F(DeviceTest, SoftPlacementFallsBackToTheCpu) {
+  LocalCluster cluster(1, 1, TestDir());
+  cluster.StartAll({"--data_dir=" + data_dir(), "--model=mlp", "--train_steps=50",
+                    "--eval_every_steps=0", "--device=gpu:7", "--allow_soft_placement"});
+  for (const TaskExit& e : cluster.WaitAll(std::chrono::seconds(120))) {
+    EXPECT_EQ(e.code, 0) << e.name;
+  }
+  const std::string worker = cluster.task("worker").Log();
+  EXPECT_NE(worker.find("--allow_soft_placement: falling back to cpu"), std::string::npos)
+      << worker;
+}
+
+}  // namespace
+}  // namespace pst
