@@ -26,11 +26,11 @@ DEFINE_string(mode, "async", "Training mode: async (apply each gradient on arriv
 DEFINE_int32(replicas_to_aggregate, 0,
              "Sync: gradients averaged per step (0: the number of workers); "
              "workers beyond it are spares");
-DEFINE_string(model, "mlp", "Model: mlp (784-100-10 sigmoid), mlp_relu, wide_mlp");
+DEFINE_string(model, "mlp", "Model: mlp (784-100-10 sigmoid), mlp_relu, wide_mlp, cnn (LeNet-style)");
 DEFINE_string(data_dir, "", "Folder holding the MNIST .gz files (default: $MNIST_DIR)");
 DEFINE_int32(batch_size, 100, "Examples per worker step");
 DEFINE_string(optimizer, "sgd", "sgd | momentum | adagrad | adam (applied on the ps)");
-DEFINE_double(learning_rate, 0.2, "Learning rate of the optimizer");
+DEFINE_double(learning_rate, 0.3, "Learning rate of the optimizer");
 DEFINE_double(momentum, 0.9, "Momentum of --optimizer=momentum");
 DEFINE_uint64(seed, 1, "Seed of variable initialization and data shuffling");
 DEFINE_int64(train_steps, 1000, "Global steps to train");

@@ -1,11 +1,15 @@
 // CpuKernels: the Eigen back end of Kernels, and the reference the GPU back
 // end is tested against. Matrix products go through Eigen's blocked,
 // vectorised GEMM on Eigen::Map views of the caller's buffers (no copies).
-// Single-threaded: parallelism comes from running one model per worker thread.
+// A convolution is one such GEMM over the whole batch, on an im2col matrix
+// the object keeps as scratch (grown to the largest convolution seen, then
+// reused). Single-threaded: parallelism comes from running one model per
+// worker thread.
 #ifndef PST_KERNELS_CPU_KERNELS_H_
 #define PST_KERNELS_CPU_KERNELS_H_
 
 #include <string>
+#include <vector>
 
 #include "kernels/kernels.h"
 
@@ -33,6 +37,23 @@ class CpuKernels : public Kernels {
   void ReluBackward(const float* x, const float* dy, float* dx,
                     int64_t n) override;
 
+  void Multiply(const float* a, const float* b, float* y, int64_t n) override;
+  void Copy(const float* x, float* y, int64_t n) override;
+
+  // In cpu_conv_kernels.cc.
+  void Conv2DForward(const float* x, const float* w, const float* b, float* y,
+                     const Conv2DShape& shape, int64_t batch) override;
+  void Conv2DBackwardInput(const float* dy, const float* w, float* dx,
+                           const Conv2DShape& shape, int64_t batch) override;
+  void Conv2DBackwardWeights(const float* x, const float* dy, float* dw,
+                             const Conv2DShape& shape, int64_t batch) override;
+  void MaxPool2x2Forward(const float* x, float* y, int32_t* argmax,
+                         int64_t batch, int64_t height, int64_t width,
+                         int64_t channels) override;
+  void MaxPool2x2Backward(const float* dy, const int32_t* argmax, float* dx,
+                          int64_t batch, int64_t height, int64_t width,
+                          int64_t channels) override;
+
   float SoftmaxCrossEntropy(const float* logits, const int32_t* labels,
                             float* dlogits, int64_t batch,
                             int64_t classes) override;
@@ -40,7 +61,11 @@ class CpuKernels : public Kernels {
                         int64_t batch, int64_t classes) override;
 
  private:
+  // The im2col matrix of the current convolution, (B*P*Q, R*S*C).
+  float* ColumnBuffer(const Conv2DShape& shape, int64_t batch);
+
   const std::string device_ = "cpu";
+  std::vector<float> columns_;
 };
 
 }  // namespace pst

@@ -5,52 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <vector>
+
+#include "kernels/test_util.h"
 
 namespace pst {
 namespace {
-
-std::vector<float> RandomVector(int64_t n, float lo, float hi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-std::vector<int32_t> RandomLabels(int64_t n, int classes, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int32_t> dist(0, classes - 1);
-  std::vector<int32_t> v(n);
-  for (int32_t& x : v) x = dist(rng);
-  return v;
-}
-
-// max |got - want| / max |want|: the normwise error a float GEMM is held to.
-double NormwiseRelError(const std::vector<float>& got,
-                        const std::vector<double>& want) {
-  EXPECT_EQ(got.size(), want.size());
-  double err = 0, scale = 1e-30;
-  for (size_t i = 0; i < want.size(); ++i) {
-    err = std::max(err, std::abs(got[i] - want[i]));
-    scale = std::max(scale, std::abs(want[i]));
-  }
-  return err / scale;
-}
-
-// max over elements of |got - want| / |want| (|want| floored at `floor`).
-double ElementwiseRelError(const std::vector<float>& got,
-                           const std::vector<double>& want,
-                           double floor = 1e-30) {
-  EXPECT_EQ(got.size(), want.size());
-  double err = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    err = std::max(
-        err, std::abs(got[i] - want[i]) / std::max(std::abs(want[i]), floor));
-  }
-  return err;
-}
 
 struct GemmShape {
   int64_t batch, in, out;
@@ -184,6 +144,20 @@ TEST(CpuKernelsTest, ReluForwardAndBackward) {
     EXPECT_EQ(y[i], x[i] > 0 ? x[i] : 0.0f) << i;
     EXPECT_EQ(dx[i], x[i] > 0 ? dy[i] : 0.0f) << i;
   }
+}
+
+TEST(CpuKernelsTest, MultiplyAndCopy) {
+  CpuKernels kernels;
+  const int64_t n = 1001;
+  auto a = RandomVector(n, -1, 1, 17);
+  auto b = RandomVector(n, -1, 1, 18);
+  std::vector<float> product(n), copy(n);
+  kernels.Multiply(a.data(), b.data(), product.data(), n);
+  kernels.Copy(a.data(), copy.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_EQ(product[i], a[i] * b[i]) << i;  // one rounding: exact in float
+  }
+  EXPECT_EQ(copy, a);
 }
 
 // Float64 softmax cross-entropy: the mean loss and (softmax - onehot) / B.

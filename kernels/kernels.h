@@ -18,6 +18,25 @@
 
 namespace pst {
 
+// The geometry of a 2-D convolution, less the batch size (passed separately).
+// Activations are NHWC and filters HWIO, as in TensorFlow: x is (B,H,W,C),
+// w is (R,S,C,K), y is (B,P,Q,K). Zero padding of `padding` pixels on every
+// side and the same stride in both spatial dimensions.
+struct Conv2DShape {
+  int64_t height = 0, width = 0, in_channels = 0;  // H, W, C
+  int64_t filter_height = 0, filter_width = 0;     // R, S
+  int64_t out_channels = 0;                        // K
+  int64_t stride = 1;
+  int64_t padding = 0;
+
+  int64_t out_height() const {  // P
+    return (height + 2 * padding - filter_height) / stride + 1;
+  }
+  int64_t out_width() const {  // Q
+    return (width + 2 * padding - filter_width) / stride + 1;
+  }
+};
+
 class Kernels {
  public:
   virtual ~Kernels() = default;
@@ -50,6 +69,43 @@ class Kernels {
   // x (the forward input), dy and dx are (N): dx = dy where x > 0, else 0.
   virtual void ReluBackward(const float* x, const float* dy, float* dx,
                             int64_t n) = 0;
+
+  // a, b and y are (N): y = a * b element-wise.
+  virtual void Multiply(const float* a, const float* b, float* y,
+                        int64_t n) = 0;
+  // x and y are (N): y = x.
+  virtual void Copy(const float* x, float* y, int64_t n) = 0;
+
+  // x is (B,H,W,C), w is (R,S,C,K), b is (K), y is (B,P,Q,K):
+  // y[n,p,q,k] = b[k] + sum over r,s,c of
+  //   x[n, p*stride+r-padding, q*stride+s-padding, c] * w[r,s,c,k],
+  // x being zero outside the image.
+  virtual void Conv2DForward(const float* x, const float* w, const float* b,
+                             float* y, const Conv2DShape& shape,
+                             int64_t batch) = 0;
+  // dy is (B,P,Q,K), w is (R,S,C,K), dx is (B,H,W,C): the gradient of
+  // Conv2DForward w.r.t. x. (Its bias gradient is BiasBackward(dy, db,
+  // B*P*Q, K): NHWC makes dy a (B*P*Q, K) matrix.)
+  virtual void Conv2DBackwardInput(const float* dy, const float* w, float* dx,
+                                   const Conv2DShape& shape, int64_t batch) = 0;
+  // x is (B,H,W,C), dy is (B,P,Q,K), dw is (R,S,C,K): the gradient of
+  // Conv2DForward w.r.t. w.
+  virtual void Conv2DBackwardWeights(const float* x, const float* dy, float* dw,
+                                     const Conv2DShape& shape,
+                                     int64_t batch) = 0;
+
+  // x is (B,H,W,C); y and argmax are (B,H/2,W/2,C) (an odd last row or
+  // column is dropped). y is the max of each 2x2 window, argmax the flat
+  // index into x of that max (the first in row-major order on ties).
+  // B*H*W*C must be below 2^31.
+  virtual void MaxPool2x2Forward(const float* x, float* y, int32_t* argmax,
+                                 int64_t batch, int64_t height, int64_t width,
+                                 int64_t channels) = 0;
+  // dy and argmax are (B,H/2,W/2,C), dx is (B,H,W,C): dx[argmax[i]] = dy[i],
+  // zero elsewhere.
+  virtual void MaxPool2x2Backward(const float* dy, const int32_t* argmax,
+                                  float* dx, int64_t batch, int64_t height,
+                                  int64_t width, int64_t channels) = 0;
 
   // logits is (B,C), labels is (B) with values in [0,C), dlogits is (B,C).
   // Returns the mean over the batch of -log softmax(logits)[label]. Unless

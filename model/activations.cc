@@ -9,7 +9,7 @@ Sigmoid::Sigmoid(int64_t dim, Kernels& kernels) : dim_(dim), kernels_(kernels) {
 }
 
 void Sigmoid::Forward(const float* const* /*params*/, const float* x, float* y,
-                      int64_t batch) {
+                      int64_t batch, bool /*training*/) {
   kernels_.SigmoidForward(x, y, batch * dim_);
 }
 
@@ -24,7 +24,7 @@ Relu::Relu(int64_t dim, Kernels& kernels) : dim_(dim), kernels_(kernels) {
 }
 
 void Relu::Forward(const float* const* /*params*/, const float* x, float* y,
-                   int64_t batch) {
+                   int64_t batch, bool /*training*/) {
   kernels_.ReluForward(x, y, batch * dim_);
 }
 

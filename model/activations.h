@@ -19,7 +19,7 @@ class Sigmoid : public Layer {
   std::vector<VariableSpec> Variables() const override { return {}; }
 
   void Forward(const float* const* params, const float* x, float* y,
-               int64_t batch) override;
+               int64_t batch, bool training) override;
   void Backward(const float* const* params, const float* x, const float* y,
                 const float* dy, float* const* grads, float* dx,
                 int64_t batch) override;
@@ -40,7 +40,7 @@ class Relu : public Layer {
   std::vector<VariableSpec> Variables() const override { return {}; }
 
   void Forward(const float* const* params, const float* x, float* y,
-               int64_t batch) override;
+               int64_t batch, bool training) override;
   void Backward(const float* const* params, const float* x, const float* y,
                 const float* dy, float* const* grads, float* dx,
                 int64_t batch) override;

@@ -30,7 +30,7 @@ std::vector<VariableSpec> Dense::Variables() const {
 }
 
 void Dense::Forward(const float* const* params, const float* x, float* y,
-                    int64_t batch) {
+                    int64_t batch, bool /*training*/) {
   kernels_.MatmulForward(x, params[kWeights], params[kBias], y, batch, in_,
                          out_);
 }

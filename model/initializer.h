@@ -14,7 +14,8 @@ namespace pst {
 // A new tensor of spec.dtype and spec.shape filled by spec.initializer:
 // kZeros for any dtype; kGlorotUniform (float32 only, CHECKed) draws from
 // U(-a, a), a = sqrt(6 / (fan_in + fan_out)), with fan_in = shape[0] and
-// fan_out = shape[1] for a matrix (the Keras/TensorFlow rule for other ranks).
+// fan_out = shape[1] for a matrix, and fan_in = R*S*C and fan_out = R*S*K for
+// a convolution filter (R,S,C,K) (the Keras/TensorFlow rule for any rank).
 // The random stream is std::mt19937_64 seeded with FNV-1a 64 of (seed,
 // name), so the values are the same on every platform and build.
 Tensor InitializeVariable(const VariableSpec& spec, uint64_t seed);

@@ -66,6 +66,17 @@ TEST(InitializerTest, GlorotRespectsItsBoundAndFillsIt) {
   EXPECT_NEAR(sum_sq / n, limit * limit / 3.0, 0.02 * limit * limit);
 }
 
+TEST(InitializerTest, GlorotFansOfAConvolutionFilter) {
+  // (R,S,C,K) = (5,5,20,50): fan_in = 5*5*20, fan_out = 5*5*50.
+  const Tensor t =
+      InitializeVariable(Glorot("conv1/weights", {5, 5, 20, 50}), 7);
+  const float limit = static_cast<float>(std::sqrt(6.0 / (500 + 1250)));
+  const std::vector<float> v = Values(t);
+  for (float x : v) ASSERT_LE(std::abs(x), limit);
+  EXPECT_GT(*std::max_element(v.begin(), v.end()), 0.99 * limit);
+  EXPECT_LT(*std::min_element(v.begin(), v.end()), -0.99 * limit);
+}
+
 TEST(InitializerTest, ZerosForFloatAndInt64) {
   const Tensor f = InitializeVariable(
       {"dense0/bias", DType::kFloat32, {10}, Initializer::kZeros}, 1);

@@ -4,6 +4,7 @@
 // rounding and the O(eps^2) truncation error both stay near 1e-5.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -11,7 +12,10 @@
 
 #include "kernels/cpu_kernels.h"
 #include "model/activations.h"
+#include "model/conv2d.h"
 #include "model/dense.h"
+#include "model/dropout.h"
+#include "model/max_pool.h"
 #include "model/softmax_cross_entropy.h"
 
 namespace pst {
@@ -53,15 +57,22 @@ void ExpectGradientsMatch(const std::vector<float>& analytic, float* values,
   }
 }
 
-// Checks d sum(y .* r) / d x and / d each variable of `layer`, for x drawn
-// from [x_lo, x_hi] with |x| >= x_min_abs.
-void CheckLayerGradients(Layer& layer, int64_t batch, float x_lo, float x_hi,
-                         float x_min_abs = 0) {
+// n inputs drawn from [lo, hi] with |x| >= min_abs.
+std::vector<float> RandomInput(int64_t n, float lo, float hi,
+                               float min_abs = 0) {
   std::mt19937 rng(7);
-  std::vector<float> x = RandomVector(batch * layer.in_dim(), x_lo, x_hi, &rng);
+  std::vector<float> x = RandomVector(n, lo, hi, &rng);
   for (float& v : x) {
-    if (std::abs(v) < x_min_abs) v = v < 0 ? -x_min_abs : x_min_abs;
+    if (std::abs(v) < min_abs) v = v < 0 ? -min_abs : min_abs;
   }
+  return x;
+}
+
+// Checks d sum(y .* r) / d x and / d each variable of `layer` at x, which
+// holds `batch` rows of layer.in_dim().
+void CheckLayerGradients(Layer& layer, int64_t batch, std::vector<float> x) {
+  ASSERT_EQ(static_cast<int64_t>(x.size()), batch * layer.in_dim());
+  std::mt19937 rng(8);
   const std::vector<float> r =
       RandomVector(batch * layer.out_dim(), -1, 1, &rng);
 
@@ -80,7 +91,8 @@ void CheckLayerGradients(Layer& layer, int64_t batch, float x_lo, float x_hi,
 
   std::vector<float> y(batch * layer.out_dim());
   const auto f = [&]() {
-    layer.Forward(param_ptrs.data(), x.data(), y.data(), batch);
+    layer.Forward(param_ptrs.data(), x.data(), y.data(), batch,
+                  /*training=*/true);
     double sum = 0;
     for (size_t i = 0; i < y.size(); ++i) sum += double{y[i]} * r[i];
     return sum;
@@ -119,14 +131,14 @@ TEST(DenseTest, DeclaresWeightsThenBias) {
 TEST(DenseTest, GradientsMatchFiniteDifferences) {
   CpuKernels kernels;
   Dense dense("dense0", 5, 4, kernels);
-  CheckLayerGradients(dense, /*batch=*/3, -1, 1);
+  CheckLayerGradients(dense, /*batch=*/3, RandomInput(3 * 5, -1, 1));
 }
 
 TEST(SigmoidTest, GradientMatchesFiniteDifferences) {
   CpuKernels kernels;
   Sigmoid sigmoid(6, kernels);
   EXPECT_TRUE(sigmoid.Variables().empty());
-  CheckLayerGradients(sigmoid, /*batch=*/3, -4, 4);
+  CheckLayerGradients(sigmoid, /*batch=*/3, RandomInput(3 * 6, -4, 4));
 }
 
 TEST(ReluTest, GradientMatchesFiniteDifferencesAwayFromZero) {
@@ -134,7 +146,131 @@ TEST(ReluTest, GradientMatchesFiniteDifferencesAwayFromZero) {
   Relu relu(6, kernels);
   EXPECT_TRUE(relu.Variables().empty());
   // |x| >= 0.1 > kEps: no step crosses the kink.
-  CheckLayerGradients(relu, /*batch=*/3, -1, 1, /*x_min_abs=*/0.1f);
+  CheckLayerGradients(relu, /*batch=*/3,
+                      RandomInput(3 * 6, -1, 1, /*min_abs=*/0.1f));
+}
+
+Conv2DShape ConvShape(int64_t h, int64_t w, int64_t c, int64_t r, int64_t s,
+                      int64_t k, int64_t stride = 1, int64_t padding = 0) {
+  Conv2DShape shape;
+  shape.height = h;
+  shape.width = w;
+  shape.in_channels = c;
+  shape.filter_height = r;
+  shape.filter_width = s;
+  shape.out_channels = k;
+  shape.stride = stride;
+  shape.padding = padding;
+  return shape;
+}
+
+TEST(Conv2DTest, DeclaresHwioWeightsThenBias) {
+  CpuKernels kernels;
+  Conv2D conv("conv1", ConvShape(12, 10, 20, 5, 3, 50), kernels);
+  EXPECT_EQ(conv.in_dim(), 12 * 10 * 20);
+  EXPECT_EQ(conv.out_dim(), 8 * 8 * 50);
+  const std::vector<VariableSpec> specs = conv.Variables();
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_EQ(specs[0].name, "conv1/weights");
+  EXPECT_EQ(specs[0].shape, (Shape{5, 3, 20, 50}));
+  EXPECT_EQ(specs[0].initializer, Initializer::kGlorotUniform);
+  EXPECT_EQ(specs[1].name, "conv1/bias");
+  EXPECT_EQ(specs[1].shape, (Shape{50}));
+  EXPECT_EQ(specs[1].initializer, Initializer::kZeros);
+}
+
+TEST(Conv2DTest, GradientsMatchFiniteDifferences) {
+  CpuKernels kernels;
+  Conv2D valid("conv0", ConvShape(6, 5, 3, 3, 2, 4), kernels);
+  CheckLayerGradients(valid, /*batch=*/2, RandomInput(2 * 6 * 5 * 3, -1, 1));
+}
+
+TEST(Conv2DTest, StridedPaddedGradientsMatchFiniteDifferences) {
+  CpuKernels kernels;
+  Conv2D conv("conv0",
+              ConvShape(7, 6, 2, 3, 3, 3, /*stride=*/2,
+                        /*padding=*/1),
+              kernels);
+  CheckLayerGradients(conv, /*batch=*/2, RandomInput(2 * 7 * 6 * 2, -1, 1));
+}
+
+TEST(MaxPool2x2Test, DimsDropAnOddRow) {
+  CpuKernels kernels;
+  MaxPool2x2 pool(5, 6, 3, kernels);
+  EXPECT_TRUE(pool.Variables().empty());
+  EXPECT_EQ(pool.in_dim(), 5 * 6 * 3);
+  EXPECT_EQ(pool.out_dim(), 2 * 3 * 3);
+}
+
+TEST(MaxPool2x2Test, GradientMatchesFiniteDifferencesWithoutTies) {
+  CpuKernels kernels;
+  MaxPool2x2 pool(5, 6, 3, kernels);
+  // Distinct values 0.05 apart: no step of kEps changes a window's argmax.
+  const int64_t n = 2 * pool.in_dim();
+  std::vector<float> x(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = 0.05f * static_cast<float>(i - n / 2);
+  std::shuffle(x.begin(), x.end(), std::mt19937(9));
+  CheckLayerGradients(pool, /*batch=*/2, x);
+}
+
+TEST(DropoutTest, InferencePassesInputThrough) {
+  CpuKernels kernels;
+  Dropout dropout(100, 0.5, /*seed=*/1, kernels);
+  EXPECT_TRUE(dropout.Variables().empty());
+  const std::vector<float> x = RandomInput(3 * 100, -1, 1);
+  std::vector<float> y(x.size());
+  dropout.Forward(nullptr, x.data(), y.data(), 3, /*training=*/false);
+  EXPECT_EQ(y, x);
+}
+
+// Training: each element is dropped (0) or scaled by 1 / (1 - rate), about a
+// `rate` fraction dropped, and the backward pass uses the same mask.
+TEST(DropoutTest, TrainingDropsAndRescalesWithTheSameMaskInBackward) {
+  CpuKernels kernels;
+  const int64_t dim = 1000, batch = 10;
+  const double rate = 0.3;
+  Dropout dropout(dim, rate, /*seed=*/1, kernels);
+  const float scale = static_cast<float>(1.0 / (1.0 - rate));
+  const std::vector<float> x = RandomInput(batch * dim, -1, 1, 0.1f);
+  const std::vector<float> dy = RandomInput(batch * dim, -1, 1);
+  std::vector<float> y(x.size()), dx(x.size());
+  dropout.Forward(nullptr, x.data(), y.data(), batch, /*training=*/true);
+  dropout.Backward(nullptr, x.data(), y.data(), dy.data(), nullptr, dx.data(),
+                   batch);
+  int64_t dropped = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (y[i] == 0.0f) {
+      ++dropped;
+      EXPECT_EQ(dx[i], 0.0f) << i;
+    } else {
+      EXPECT_EQ(y[i], x[i] * scale) << i;
+      EXPECT_EQ(dx[i], dy[i] * scale) << i;
+    }
+  }
+  // 10000 draws: the standard deviation of the fraction is about 0.005.
+  EXPECT_NEAR(static_cast<double>(dropped) / x.size(), rate, 0.025);
+}
+
+TEST(DropoutTest, MasksChangePerStepAndFollowTheSeed) {
+  CpuKernels kernels;
+  const int64_t dim = 64;
+  Dropout a(dim, 0.5, /*seed=*/7, kernels), b(dim, 0.5, /*seed=*/7, kernels);
+  const std::vector<float> x(dim, 1.0f);
+  std::vector<float> a1(dim), a2(dim), b1(dim);
+  a.Forward(nullptr, x.data(), a1.data(), 1, /*training=*/true);
+  a.Forward(nullptr, x.data(), a2.data(), 1, /*training=*/true);
+  b.Forward(nullptr, x.data(), b1.data(), 1, /*training=*/true);
+  EXPECT_NE(a1, a2);
+  EXPECT_EQ(a1, b1);
+}
+
+TEST(DropoutTest, RateZeroKeepsEverything) {
+  CpuKernels kernels;
+  Dropout dropout(50, 0.0, /*seed=*/1, kernels);
+  const std::vector<float> x = RandomInput(50, -1, 1);
+  std::vector<float> y(x.size());
+  dropout.Forward(nullptr, x.data(), y.data(), 1, /*training=*/true);
+  EXPECT_EQ(y, x);
 }
 
 TEST(SoftmaxCrossEntropyTest, GradientMatchesFiniteDifferences) {

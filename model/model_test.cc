@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/initializer.h"
@@ -85,6 +86,27 @@ TEST(ModelZooTest, ParameterCounts) {
             784 * 2048 + 2048 + 2048 * 2048 + 2048 + 2048 * 10 + 10);
 }
 
+TEST(ModelZooTest, CnnVariables) {
+  auto model = MustMakeModel("cnn");
+  const std::vector<VariableSpec>& v = model->variables();
+  const std::vector<std::pair<std::string, Shape>> want = {
+      {"conv0/weights", {5, 5, 1, 20}},  {"conv0/bias", {20}},
+      {"conv1/weights", {5, 5, 20, 50}}, {"conv1/bias", {50}},
+      {"dense0/weights", {800, 500}},    {"dense0/bias", {500}},
+      {"dense1/weights", {500, 10}},     {"dense1/bias", {10}},
+  };
+  ASSERT_EQ(v.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(v[i].name, want[i].first);
+    EXPECT_EQ(v[i].shape, want[i].second) << v[i].name;
+  }
+  EXPECT_EQ(CountParameters(*model), 431080);
+  EXPECT_EQ(model->input_dim(), 784);
+  EXPECT_EQ(MustMakeModel("cnn", 784, 3)->num_classes(), 3);
+  // It takes 28x28x1 images only.
+  EXPECT_EQ(MakeModel("cnn", 100).status().code(), Code::kInvalidArgument);
+}
+
 TEST(ModelZooTest, Errors) {
   auto unknown = MakeModel("resnet");
   ASSERT_FALSE(unknown.ok());
@@ -101,13 +123,21 @@ TEST(ModelZooTest, Errors) {
             Code::kInvalidArgument);
 }
 
+struct GradientCheck {
+  float eps;               // the central-difference step
+  double abs_tol = 2e-4;   // plus 1% of the numerical derivative
+  int64_t input_dim = 20;  // of the model and the random batch
+  int64_t batch_size = 6;
+};
+
 // Gradients of the whole model against central differences of its loss, at
 // a few random coordinates of every variable.
-void CheckModelGradients(const std::string& name, float eps) {
+void CheckModelGradients(const std::string& name, const GradientCheck& check) {
   SCOPED_TRACE(name);
-  auto model = MustMakeModel(name, /*input_dim=*/20, /*num_classes=*/4);
+  const float eps = check.eps;
+  auto model = MustMakeModel(name, check.input_dim, /*num_classes=*/4);
   std::vector<Tensor> params = InitialParams(*model, 5);
-  const Batch batch = RandomBatch(6, 20, 4, 6);
+  const Batch batch = RandomBatch(check.batch_size, check.input_dim, 4, 6);
   std::vector<Tensor> grads;
   ASSERT_TRUE(model->ComputeGradients(params, batch, &grads).ok());
 
@@ -131,53 +161,69 @@ void CheckModelGradients(const std::string& name, float eps) {
       const double loss_lo = loss();
       *p = saved;
       const double numeric = (loss_hi - loss_lo) / (double{hi} - double{lo});
-      EXPECT_NEAR(grads[v].f32()[i], numeric, 2e-4 + 1e-2 * std::abs(numeric))
+      EXPECT_NEAR(grads[v].f32()[i], numeric,
+                  check.abs_tol + 1e-2 * std::abs(numeric))
           << model->variables()[v].name << "[" << i << "]";
     }
   }
 }
 
 TEST(SequentialModelTest, MlpGradientsMatchFiniteDifferences) {
-  CheckModelGradients("mlp", 1e-2f);
+  CheckModelGradients("mlp", {1e-2f});
 }
 
 TEST(SequentialModelTest, MlpReluGradientsMatchFiniteDifferences) {
   // A smaller step: fewer ReLU kinks crossed.
-  CheckModelGradients("mlp_relu", 1e-3f);
+  CheckModelGradients("mlp_relu", {1e-3f});
+}
+
+TEST(SequentialModelTest, CnnGradientsMatchFiniteDifferences) {
+  // A convolution weight moves every pixel of its channel, so a step of
+  // 1e-3 already crosses many ReLU and max-pool kinks (errors near 1e-3).
+  // A smaller step meets the float loss's rounding instead: 1.2e-7 / (2 *
+  // eps) = 2e-4 at eps = 3e-4, hence the looser absolute tolerance. A batch
+  // of 3 images keeps the ~100 loss evaluations quick.
+  CheckModelGradients("cnn", {/*eps=*/3e-4f, /*abs_tol=*/5e-4,
+                              /*input_dim=*/784, /*batch_size=*/3});
 }
 
 TEST(SequentialModelTest, GradientsAreOverwrittenNotAccumulated) {
-  auto model = MustMakeModel("mlp_relu");
-  const std::vector<Tensor> params = InitialParams(*model, 1);
-  const Batch batch = RandomBatch(16, 784, 10, 2);
-  std::vector<Tensor> first, second;
-  const float loss1 = model->ComputeGradients(params, batch, &first).value();
-  second = {first[0].Clone(), first[1].Clone(), first[2].Clone(),
-            first[3].Clone(), first[4].Clone(), first[5].Clone()};
-  // A different batch size in between resizes the scratch buffers.
-  ASSERT_TRUE(
-      model->ComputeGradients(params, RandomBatch(5, 784, 10, 3), &second)
-          .ok());
-  const float loss2 = model->ComputeGradients(params, batch, &second).value();
-  EXPECT_EQ(loss1, loss2);
-  for (size_t v = 0; v < first.size(); ++v) {
-    EXPECT_EQ(
-        0, std::memcmp(first[v].data(), second[v].data(), first[v].num_bytes()))
-        << model->variables()[v].name;
+  for (const char* name : {"mlp_relu", "cnn"}) {
+    SCOPED_TRACE(name);
+    auto model = MustMakeModel(name);
+    const std::vector<Tensor> params = InitialParams(*model, 1);
+    const Batch batch = RandomBatch(16, 784, 10, 2);
+    std::vector<Tensor> first, second;
+    const float loss1 = model->ComputeGradients(params, batch, &first).value();
+    for (const Tensor& t : first) second.push_back(t.Clone());
+    // A different batch size in between resizes the scratch buffers.
+    ASSERT_TRUE(
+        model->ComputeGradients(params, RandomBatch(5, 784, 10, 3), &second)
+            .ok());
+    const float loss2 = model->ComputeGradients(params, batch, &second).value();
+    EXPECT_EQ(loss1, loss2);
+    for (size_t v = 0; v < first.size(); ++v) {
+      EXPECT_EQ(0, std::memcmp(first[v].data(), second[v].data(),
+                               first[v].num_bytes()))
+          << model->variables()[v].name;
+    }
   }
 }
 
 TEST(SequentialModelTest, EvaluateMatchesComputeGradients) {
-  auto model = MustMakeModel("mlp");
-  const std::vector<Tensor> params = InitialParams(*model, 1);
-  const Batch batch = RandomBatch(32, 784, 10, 2);
-  std::vector<Tensor> grads;
-  const float loss = model->ComputeGradients(params, batch, &grads).value();
-  const Model::EvalResult eval = model->Evaluate(params, batch).value();
-  EXPECT_EQ(eval.count, 32);
-  EXPECT_NEAR(eval.loss_sum, 32.0 * loss, 1e-4 * eval.loss_sum);
-  EXPECT_GE(eval.correct, 0);
-  EXPECT_LE(eval.correct, 32);
+  for (const char* name : {"mlp", "cnn"}) {
+    SCOPED_TRACE(name);
+    auto model = MustMakeModel(name);
+    const std::vector<Tensor> params = InitialParams(*model, 1);
+    const Batch batch = RandomBatch(32, 784, 10, 2);
+    std::vector<Tensor> grads;
+    const float loss = model->ComputeGradients(params, batch, &grads).value();
+    const Model::EvalResult eval = model->Evaluate(params, batch).value();
+    EXPECT_EQ(eval.count, 32);
+    EXPECT_NEAR(eval.loss_sum, 32.0 * loss, 1e-4 * eval.loss_sum);
+    EXPECT_GE(eval.correct, 0);
+    EXPECT_LE(eval.correct, 32);
+  }
 }
 
 TEST(SequentialModelTest, RejectsMismatchedParamsGradsAndBatches) {
@@ -290,6 +336,59 @@ void CheckSgdLearns(const std::string& name, float learning_rate) {
 TEST(SequentialModelTest, SgdLearnsASeparableProblem) {
   CheckSgdLearns("mlp", 1.0f);
   CheckSgdLearns("mlp_relu", 0.2f);
+}
+
+// 28x28 images of one stroke on faint noise, at a random place: class 0 a
+// horizontal bar, 1 a vertical bar, 2 a square. Telling them apart anywhere
+// in the image is what convolutions are for.
+Batch StrokeBatch(int64_t size, std::mt19937* rng) {
+  std::uniform_real_distribution<float> noise(0.0f, 0.2f);
+  std::uniform_int_distribution<int> kind(0, 2), place(0, 28 - 8);
+  Batch batch;
+  batch.size = size;
+  batch.feature_dim = 28 * 28;
+  for (int64_t i = 0; i < size; ++i) {
+    const int label = kind(*rng);
+    const int top = place(*rng), left = place(*rng);
+    const int height = label == 0 ? 2 : label == 1 ? 8 : 4;
+    const int width = label == 0 ? 8 : label == 1 ? 2 : 4;
+    for (int h = 0; h < 28; ++h) {
+      for (int w = 0; w < 28; ++w) {
+        const bool ink =
+            h >= top && h < top + height && w >= left && w < left + width;
+        batch.features.push_back(ink ? 1.0f : noise(*rng));
+      }
+    }
+    batch.labels.push_back(label);
+  }
+  return batch;
+}
+
+TEST(SequentialModelTest, CnnSgdLearnsStrokes) {
+  auto model = MustMakeModel("cnn", 784, 3);
+  std::vector<Tensor> params;
+  for (const VariableSpec& spec : model->variables()) {
+    params.push_back(InitializeVariable(spec, 11));
+  }
+  std::mt19937 rng(13);
+  const Batch test = StrokeBatch(300, &rng);
+  const double initial_loss =
+      model->Evaluate(params, test).value().loss_sum / test.size;
+  std::vector<Tensor> grads;
+  for (int step = 0; step < 200; ++step) {
+    ASSERT_TRUE(
+        model->ComputeGradients(params, StrokeBatch(16, &rng), &grads).ok());
+    for (size_t v = 0; v < params.size(); ++v) {
+      for (int64_t i = 0; i < params[v].num_elements(); ++i) {
+        params[v].f32()[i] -= 0.1f * grads[v].f32()[i];
+      }
+    }
+  }
+  const Model::EvalResult eval = model->Evaluate(params, test).value();
+  const double final_loss = eval.loss_sum / eval.count;
+  EXPECT_LT(final_loss, 0.5 * initial_loss);
+  EXPECT_GT(static_cast<double>(eval.correct) / eval.count, 0.9)
+      << "loss " << initial_loss << " -> " << final_loss;
 }
 
 }  // namespace

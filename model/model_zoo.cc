@@ -1,16 +1,21 @@
 #include "model/model_zoo.h"
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "kernels/kernels.h"
 #include "model/activations.h"
+#include "model/conv2d.h"
 #include "model/dense.h"
+#include "model/max_pool.h"
 #include "model/sequential_model.h"
 
 namespace pst {
 namespace {
+
+using LayerStack = std::vector<std::unique_ptr<Layer>>;
 
 enum class Activation { kSigmoid, kRelu };
 
@@ -30,15 +35,13 @@ std::vector<MlpSpec> Mlps() {
 
 // Dense layers "dense0", "dense1", ... with the activation between them
 // (none after the last: the loss takes logits).
-std::vector<std::unique_ptr<Layer>> MlpLayers(const MlpSpec& spec,
-                                              int64_t input_dim,
-                                              int64_t num_classes,
-                                              Kernels& kernels) {
+LayerStack MlpLayers(const MlpSpec& spec, int64_t input_dim,
+                     int64_t num_classes, Kernels& kernels) {
   std::vector<int64_t> widths = {input_dim};
   widths.insert(widths.end(), spec.hidden.begin(), spec.hidden.end());
   widths.push_back(num_classes);
 
-  std::vector<std::unique_ptr<Layer>> layers;
+  LayerStack layers;
   for (size_t i = 0; i + 1 < widths.size(); ++i) {
     layers.push_back(std::make_unique<Dense>(
         "dense" + std::to_string(i), widths[i], widths[i + 1], kernels));
@@ -52,11 +55,74 @@ std::vector<std::unique_ptr<Layer>> MlpLayers(const MlpSpec& spec,
   return layers;
 }
 
+constexpr int64_t kMnistSide = 28;
+
+// LeNet on 28x28x1 images: two stages of 5x5 convolution (valid, stride 1),
+// ReLU and 2x2 max-pool (28 -> 24 -> 12 with 20 filters, 12 -> 8 -> 4 with
+// 50), then dense 800 -> 500, ReLU, dense 500 -> num_classes.
+LayerStack CnnLayers(int64_t num_classes, Kernels& kernels) {
+  struct Stage {
+    const char* name;
+    int64_t filters;
+  };
+  LayerStack layers;
+  int64_t side = kMnistSide, channels = 1;
+  for (const Stage& stage : {Stage{"conv0", 20}, Stage{"conv1", 50}}) {
+    Conv2DShape shape;
+    shape.height = shape.width = side;
+    shape.in_channels = channels;
+    shape.filter_height = shape.filter_width = 5;
+    shape.out_channels = stage.filters;
+    const int64_t conv_side = shape.out_height();
+    layers.push_back(std::make_unique<Conv2D>(stage.name, shape, kernels));
+    layers.push_back(
+        std::make_unique<Relu>(conv_side * conv_side * stage.filters, kernels));
+    layers.push_back(std::make_unique<MaxPool2x2>(conv_side, conv_side,
+                                                  stage.filters, kernels));
+    side = conv_side / 2;
+    channels = stage.filters;
+  }
+  // The pooled (4,4,50) images, flattened in NHWC order.
+  const int64_t features = side * side * channels;
+  layers.push_back(std::make_unique<Dense>("dense0", features, 500, kernels));
+  layers.push_back(std::make_unique<Relu>(500, kernels));
+  layers.push_back(
+      std::make_unique<Dense>("dense1", 500, num_classes, kernels));
+  return layers;
+}
+
+// A model of the zoo: its name, the input_dim it requires (0: any), and its
+// layers for (input_dim, num_classes).
+struct ZooModel {
+  std::string name;
+  int64_t required_input_dim;
+  std::function<LayerStack(int64_t input_dim, int64_t num_classes,
+                           Kernels& kernels)>
+      layers;
+};
+
+std::vector<ZooModel> Zoo() {
+  std::vector<ZooModel> zoo;
+  for (const MlpSpec& spec : Mlps()) {
+    zoo.push_back(
+        {spec.name, 0,
+         [spec](int64_t input_dim, int64_t num_classes, Kernels& kernels) {
+           return MlpLayers(spec, input_dim, num_classes, kernels);
+         }});
+  }
+  zoo.push_back(
+      {"cnn", kMnistSide * kMnistSide,
+       [](int64_t /*input_dim*/, int64_t num_classes, Kernels& kernels) {
+         return CnnLayers(num_classes, kernels);
+       }});
+  return zoo;
+}
+
 }  // namespace
 
 std::vector<std::string> ModelNames() {
   std::vector<std::string> names;
-  for (const MlpSpec& spec : Mlps()) names.push_back(spec.name);
+  for (const ZooModel& model : Zoo()) names.push_back(model.name);
   return names;
 }
 
@@ -64,15 +130,15 @@ StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
                                            int64_t input_dim,
                                            int64_t num_classes,
                                            const std::string& device) {
-  const std::vector<MlpSpec> mlps = Mlps();
-  const MlpSpec* spec = nullptr;
-  for (const MlpSpec& s : mlps) {
-    if (name == s.name) spec = &s;
+  const std::vector<ZooModel> zoo = Zoo();
+  const ZooModel* model = nullptr;
+  for (const ZooModel& m : zoo) {
+    if (name == m.name) model = &m;
   }
-  if (spec == nullptr) {
+  if (model == nullptr) {
     std::string known;
-    for (const MlpSpec& s : mlps) {
-      known += std::string(known.empty() ? "" : ", ") + s.name;
+    for (const ZooModel& m : zoo) {
+      known += (known.empty() ? "" : ", ") + m.name;
     }
     return InvalidArgument("unknown model '" + name +
                            "'; known models: " + known);
@@ -83,8 +149,14 @@ StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
                            std::to_string(input_dim) + " and " +
                            std::to_string(num_classes));
   }
+  if (model->required_input_dim != 0 &&
+      input_dim != model->required_input_dim) {
+    return InvalidArgument("model '" + name + "' takes input_dim " +
+                           std::to_string(model->required_input_dim) +
+                           ", got " + std::to_string(input_dim));
+  }
   PST_ASSIGN_OR_RETURN(std::unique_ptr<Kernels> kernels, MakeKernels(device));
-  auto layers = MlpLayers(*spec, input_dim, num_classes, *kernels);
+  LayerStack layers = model->layers(input_dim, num_classes, *kernels);
   return std::unique_ptr<Model>(
       new SequentialModel(std::move(kernels), std::move(layers)));
 }

@@ -16,12 +16,16 @@ namespace pst {
 // "mlp_relu" input-256-128-classes, ReLU
 // "wide_mlp" input-2048-2048-classes, ReLU (~5.8M parameters at 784/10;
 //            for parameter-server benchmarks)
+// "cnn"      LeNet for 28x28x1 images (input_dim 784, read NHWC): conv 5x5x20,
+//            ReLU, max-pool 2x2, conv 5x5x50, ReLU, max-pool 2x2, dense 500,
+//            ReLU, dense classes; variables conv0/*, conv1/*, dense0/*,
+//            dense1/* (~431K parameters at 10 classes)
 std::vector<std::string> ModelNames();
 
 // A new model running on `device` ("cpu", "gpu:N"; see MakeKernels).
 // Errors: InvalidArgument for an unknown name (the message lists the known
-// ones) or non-positive dimensions (num_classes must be at least 2); the
-// device's errors from MakeKernels.
+// ones), non-positive dimensions (num_classes must be at least 2) or an
+// input_dim the model cannot take; the device's errors from MakeKernels.
 StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
                                            int64_t input_dim = 784,
                                            int64_t num_classes = 10,

@@ -119,11 +119,11 @@ void SequentialModel::Prepare(const std::vector<Tensor>& params,
   }
 }
 
-const float* SequentialModel::Forward(const Batch& batch) {
+const float* SequentialModel::Forward(const Batch& batch, bool training) {
   const float* x = batch.features.data();
   for (size_t i = 0; i < layers_.size(); ++i) {
     layers_[i]->Forward(param_ptrs_.data() + first_variable_[i], x,
-                        activations_[i].data(), batch.size);
+                        activations_[i].data(), batch.size, training);
     x = activations_[i].data();
   }
   return x;
@@ -139,7 +139,7 @@ StatusOr<float> SequentialModel::ComputeGradients(
   Prepare(params, batch.size, /*backward=*/true);
   for (size_t i = 0; i < grads->size(); ++i) grad_ptrs_[i] = (*grads)[i].f32();
 
-  const float* logits = Forward(batch);
+  const float* logits = Forward(batch, /*training=*/true);
   const float loss = loss_.Loss(logits, batch.labels.data(),
                                 activation_grads_.back().data(), batch.size);
   for (size_t i = layers_.size(); i-- > 0;) {
@@ -160,7 +160,7 @@ StatusOr<Model::EvalResult> SequentialModel::Evaluate(
   PST_RETURN_IF_ERROR(ValidateBatch(batch));
   Prepare(params, batch.size, /*backward=*/false);
 
-  const float* logits = Forward(batch);
+  const float* logits = Forward(batch, /*training=*/false);
   EvalResult result;
   result.count = batch.size;
   result.loss_sum =

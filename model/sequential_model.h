@@ -44,7 +44,7 @@ class SequentialModel : public Model {
   void Prepare(const std::vector<Tensor>& params, int64_t batch_size,
                bool backward);
   // Runs every layer; returns the logits (B, num_classes).
-  const float* Forward(const Batch& batch);
+  const float* Forward(const Batch& batch, bool training);
 
   // Declared first so that it is destroyed after the layers that borrow it.
   const std::unique_ptr<Kernels> kernels_;

@@ -1,0 +1,372 @@
+// bench_kernels: what the compute kernels and a model's training step cost
+// (DESIGN.md section 12).
+//
+// Measures, in one thread, on float32 buffers of uniform random values:
+//  1. Kernels, called through the Kernels interface:
+//     - matmul forward, backward-input and backward-weights at (B,IN,OUT) =
+//       (64,784,256) (mlp_relu's first layer), (64,800,500) (cnn's dense0)
+//       and (64,2048,2048) (wide_mlp's middle layer): 2*B*IN*OUT flops each;
+//     - conv2d forward, backward-input and backward-weights at LeNet's two
+//       layers, batch 64, NHWC: conv0 28x28x1 -> 24x24x20 and conv1
+//       12x12x20 -> 8x8x50, 5x5 filters: 2*B*P*Q*K*R*S*C flops each;
+//     - 2x2 max-pool forward and backward at those layers' outputs
+//       (3 comparisons per output, counted as flops; the backward as 1 flop
+//       per output);
+//     - relu forward and backward (1 flop per element) at cnn's conv0 output
+//       and mlp_relu's first hidden layer, batch 64;
+//     - softmax cross-entropy with its gradient at (B,C) = (64,10) and
+//       (64,1000), counted as 5 flops per logit (max, subtract, exp, sum,
+//       gradient scale).
+//     Each is reported as microseconds per call, GFLOP/s and GB/s (bytes of
+//     its inputs and outputs, each counted once, over the time).
+//  2. Training examples/s of mlp_relu and cnn in one process: per step
+//     Model::ComputeGradients on a batch of 64 synthetic examples (uniform
+//     pixels, random labels; 8 batches cycled), then plain SGD on the params.
+// Every figure gets a warm-up that also sizes the repeats, then the median
+// of --repeats timed repeats (std::chrono::steady_clock around a loop of
+// calls; nothing else runs inside the loop).
+// The last line of the output is "mlp_relu_examples_per_s: X".
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/batch.h"
+#include "common/tensor.h"
+#include "kernels/kernels.h"
+#include "model/initializer.h"
+#include "model/model_zoo.h"
+
+DEFINE_int32(repeats, 3, "Timed repeats per figure; the median is reported");
+DEFINE_double(kernel_repeat_s, 0.1, "Seconds per timed repeat of a kernel");
+DEFINE_double(train_repeat_s, 1.0,
+              "Seconds per timed repeat of a training loop");
+DEFINE_int32(batch_size, 64, "Batch size of the kernels and training steps");
+
+namespace pst {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Seconds per call of `fn`: warm-up calls (at least 3 and a fifth of a
+// repeat) estimate the cost, then each of --repeats repeats times enough
+// calls to last about `repeat_s`; the median repeat is returned. A back end
+// that runs asynchronously must make fn wait for its work to finish.
+double TimePerCall(const std::function<void()>& fn, double repeat_s) {
+  int64_t warmup_calls = 0;
+  const Clock::time_point warm_start = Clock::now();
+  while (warmup_calls < 3 ||
+         Seconds(Clock::now() - warm_start) < repeat_s / 5) {
+    fn();
+    ++warmup_calls;
+  }
+  const double estimate = Seconds(Clock::now() - warm_start) / warmup_calls;
+  const int64_t calls = std::max<int64_t>(1, std::llround(repeat_s / estimate));
+  std::vector<double> per_call;
+  for (int r = 0; r < FLAGS_repeats; ++r) {
+    const Clock::time_point start = Clock::now();
+    for (int64_t i = 0; i < calls; ++i) fn();
+    per_call.push_back(Seconds(Clock::now() - start) / calls);
+  }
+  return Median(per_call);
+}
+
+std::vector<float> RandomFloats(int64_t n, std::mt19937* rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(*rng);
+  return v;
+}
+
+std::vector<int32_t> RandomLabels(int64_t n, int classes, std::mt19937* rng) {
+  std::uniform_int_distribution<int32_t> dist(0, classes - 1);
+  std::vector<int32_t> v(n);
+  for (int32_t& x : v) x = dist(*rng);
+  return v;
+}
+
+// One kernel at one size. `run` calls it once on buffers it owns.
+struct KernelCase {
+  std::string kernel;
+  std::string size;
+  double flops = 0;
+  double bytes = 0;
+  std::function<void()> run;
+};
+
+std::string Dims(std::initializer_list<int64_t> dims) {
+  std::string s;
+  for (int64_t d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
+void AddMatmulCases(Kernels& k, int64_t B, int64_t IN, int64_t OUT,
+                    std::mt19937* rng, std::vector<KernelCase>* cases) {
+  const std::string size = Dims({B, IN, OUT});
+  const double flops = 2.0 * B * IN * OUT;
+  const double bytes = 4.0 * (B * IN + IN * OUT + B * OUT);
+  auto x = std::make_shared<std::vector<float>>(RandomFloats(B * IN, rng));
+  auto w = std::make_shared<std::vector<float>>(RandomFloats(IN * OUT, rng));
+  auto b = std::make_shared<std::vector<float>>(RandomFloats(OUT, rng));
+  auto dy = std::make_shared<std::vector<float>>(RandomFloats(B * OUT, rng));
+  auto y = std::make_shared<std::vector<float>>(B * OUT);
+  auto dx = std::make_shared<std::vector<float>>(B * IN);
+  auto dw = std::make_shared<std::vector<float>>(IN * OUT);
+  cases->push_back({"matmul_forward", size, flops, bytes, [=, &k] {
+                      k.MatmulForward(x->data(), w->data(), b->data(),
+                                      y->data(), B, IN, OUT);
+                    }});
+  cases->push_back({"matmul_backward_input", size, flops, bytes, [=, &k] {
+                      k.MatmulBackwardInput(dy->data(), w->data(), dx->data(),
+                                            B, IN, OUT);
+                    }});
+  cases->push_back({"matmul_backward_weights", size, flops, bytes, [=, &k] {
+                      k.MatmulBackwardWeights(x->data(), dy->data(), dw->data(),
+                                              B, IN, OUT);
+                    }});
+}
+
+Conv2DShape LeNetConv(int64_t side, int64_t in_channels, int64_t filters) {
+  Conv2DShape shape;
+  shape.height = shape.width = side;
+  shape.in_channels = in_channels;
+  shape.filter_height = shape.filter_width = 5;
+  shape.out_channels = filters;
+  return shape;
+}
+
+void AddConvCases(Kernels& k, const std::string& layer, const Conv2DShape& s,
+                  int64_t B, std::mt19937* rng,
+                  std::vector<KernelCase>* cases) {
+  const int64_t x_size = B * s.height * s.width * s.in_channels;
+  const int64_t w_size =
+      s.filter_height * s.filter_width * s.in_channels * s.out_channels;
+  const int64_t y_size = B * s.out_height() * s.out_width() * s.out_channels;
+  const std::string size =
+      layer + " " + Dims({B, s.height, s.width, s.in_channels}) + "*" +
+      Dims({s.filter_height, s.filter_width, s.out_channels});
+  const double flops =
+      2.0 * y_size * s.filter_height * s.filter_width * s.in_channels;
+  const double bytes = 4.0 * (x_size + w_size + y_size);
+  auto x = std::make_shared<std::vector<float>>(RandomFloats(x_size, rng));
+  auto w = std::make_shared<std::vector<float>>(RandomFloats(w_size, rng));
+  auto b =
+      std::make_shared<std::vector<float>>(RandomFloats(s.out_channels, rng));
+  auto dy = std::make_shared<std::vector<float>>(RandomFloats(y_size, rng));
+  auto y = std::make_shared<std::vector<float>>(y_size);
+  auto dx = std::make_shared<std::vector<float>>(x_size);
+  auto dw = std::make_shared<std::vector<float>>(w_size);
+  cases->push_back({"conv2d_forward", size, flops, bytes, [=, &k] {
+                      k.Conv2DForward(x->data(), w->data(), b->data(),
+                                      y->data(), s, B);
+                    }});
+  cases->push_back({"conv2d_backward_input", size, flops, bytes, [=, &k] {
+                      k.Conv2DBackwardInput(dy->data(), w->data(), dx->data(),
+                                            s, B);
+                    }});
+  cases->push_back({"conv2d_backward_weights", size, flops, bytes, [=, &k] {
+                      k.Conv2DBackwardWeights(x->data(), dy->data(), dw->data(),
+                                              s, B);
+                    }});
+}
+
+void AddMaxPoolCases(Kernels& k, int64_t B, int64_t H, int64_t W, int64_t C,
+                     std::mt19937* rng, std::vector<KernelCase>* cases) {
+  const int64_t x_size = B * H * W * C, y_size = B * (H / 2) * (W / 2) * C;
+  const std::string size = Dims({B, H, W, C});
+  auto x = std::make_shared<std::vector<float>>(RandomFloats(x_size, rng));
+  auto dy = std::make_shared<std::vector<float>>(RandomFloats(y_size, rng));
+  auto y = std::make_shared<std::vector<float>>(y_size);
+  auto dx = std::make_shared<std::vector<float>>(x_size);
+  auto argmax = std::make_shared<std::vector<int32_t>>(y_size);
+  // The backward pass needs a forward pass's argmax.
+  k.MaxPool2x2Forward(x->data(), y->data(), argmax->data(), B, H, W, C);
+  cases->push_back({"maxpool2x2_forward", size, 3.0 * y_size,
+                    4.0 * (x_size + 2 * y_size), [=, &k] {
+                      k.MaxPool2x2Forward(x->data(), y->data(), argmax->data(),
+                                          B, H, W, C);
+                    }});
+  cases->push_back({"maxpool2x2_backward", size, 1.0 * y_size,
+                    4.0 * (x_size + 2 * y_size), [=, &k] {
+                      k.MaxPool2x2Backward(dy->data(), argmax->data(),
+                                           dx->data(), B, H, W, C);
+                    }});
+}
+
+void AddReluCases(Kernels& k, int64_t B, int64_t dim, std::mt19937* rng,
+                  std::vector<KernelCase>* cases) {
+  const int64_t n = B * dim;
+  const std::string size = Dims({B, dim});
+  auto x = std::make_shared<std::vector<float>>(RandomFloats(n, rng));
+  auto dy = std::make_shared<std::vector<float>>(RandomFloats(n, rng));
+  auto y = std::make_shared<std::vector<float>>(n);
+  auto dx = std::make_shared<std::vector<float>>(n);
+  cases->push_back({"relu_forward", size, 1.0 * n, 8.0 * n,
+                    [=, &k] { k.ReluForward(x->data(), y->data(), n); }});
+  cases->push_back({"relu_backward", size, 1.0 * n, 12.0 * n, [=, &k] {
+                      k.ReluBackward(x->data(), dy->data(), dx->data(), n);
+                    }});
+}
+
+void AddSoftmaxCase(Kernels& k, int64_t B, int64_t C, std::mt19937* rng,
+                    std::vector<KernelCase>* cases) {
+  auto logits = std::make_shared<std::vector<float>>(RandomFloats(B * C, rng));
+  auto labels = std::make_shared<std::vector<int32_t>>(
+      RandomLabels(B, static_cast<int>(C), rng));
+  auto dlogits = std::make_shared<std::vector<float>>(B * C);
+  cases->push_back({"softmax_xent_with_grad", Dims({B, C}), 5.0 * B * C,
+                    4.0 * (2 * B * C + B), [=, &k] {
+                      k.SoftmaxCrossEntropy(logits->data(), labels->data(),
+                                            dlogits->data(), B, C);
+                    }});
+}
+
+// Every kernel case of the header comment, run by `kernels`, which must
+// outlive them. The same list for every back end: row i is the same case.
+// The buffers are host memory, which a device back end will need to change.
+std::vector<KernelCase> KernelCases(Kernels& kernels, int64_t B) {
+  std::mt19937 rng(1);
+  std::vector<KernelCase> cases;
+  AddMatmulCases(kernels, B, 784, 256, &rng, &cases);
+  AddMatmulCases(kernels, B, 800, 500, &rng, &cases);
+  AddMatmulCases(kernels, B, 2048, 2048, &rng, &cases);
+  AddConvCases(kernels, "conv0", LeNetConv(28, 1, 20), B, &rng, &cases);
+  AddConvCases(kernels, "conv1", LeNetConv(12, 20, 50), B, &rng, &cases);
+  AddMaxPoolCases(kernels, B, 24, 24, 20, &rng, &cases);
+  AddMaxPoolCases(kernels, B, 8, 8, 50, &rng, &cases);
+  AddReluCases(kernels, B, 24 * 24 * 20, &rng, &cases);
+  AddReluCases(kernels, B, 256, &rng, &cases);
+  AddSoftmaxCase(kernels, B, 10, &rng, &cases);
+  AddSoftmaxCase(kernels, B, 1000, &rng, &cases);
+  return cases;
+}
+
+// One table row per kernel case, one column group per device.
+void RunKernels(const std::vector<std::string>& devices) {
+  std::vector<std::unique_ptr<Kernels>> kernels;
+  std::vector<std::vector<KernelCase>> cases;  // [device][case]
+  for (const std::string& device : devices) {
+    StatusOr<std::unique_ptr<Kernels>> made = MakeKernels(device);
+    CHECK(made.ok()) << made.status().ToString();
+    kernels.push_back(std::move(made).value());
+    cases.push_back(KernelCases(*kernels.back(), FLAGS_batch_size));
+  }
+  std::printf("kernels, batch %d, median of %d repeats:\n%-24s %-28s",
+              FLAGS_batch_size, FLAGS_repeats, "kernel", "size");
+  for (const std::string& device : devices) {
+    std::printf(" %13s %9s %8s", (device + " us/call").c_str(), "GFLOP/s",
+                "GB/s");
+  }
+  std::printf("\n");
+  for (size_t i = 0; i < cases.front().size(); ++i) {
+    const KernelCase& c = cases.front()[i];
+    std::printf("%-24s %-28s", c.kernel.c_str(), c.size.c_str());
+    for (size_t d = 0; d < devices.size(); ++d) {
+      const double s = TimePerCall(cases[d][i].run, FLAGS_kernel_repeat_s);
+      std::printf(" %13.1f %9.2f %8.2f", s * 1e6, c.flops / s * 1e-9,
+                  c.bytes / s * 1e-9);
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+}
+
+// Examples/s of ComputeGradients + SGD for `model_name` on `device`.
+double TrainingExamplesPerSecond(const std::string& model_name,
+                                 const std::string& device) {
+  StatusOr<std::unique_ptr<Model>> made =
+      MakeModel(model_name, /*input_dim=*/784, /*num_classes=*/10, device);
+  CHECK(made.ok()) << made.status().ToString();
+  Model& model = **made;
+  std::vector<Tensor> params, grads;
+  for (const VariableSpec& spec : model.variables()) {
+    params.push_back(InitializeVariable(spec, /*seed=*/1));
+  }
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  std::vector<Batch> batches(8);
+  for (Batch& batch : batches) {
+    batch.size = FLAGS_batch_size;
+    batch.feature_dim = model.input_dim();
+    batch.features.resize(batch.size * batch.feature_dim);
+    for (float& x : batch.features) x = pixel(rng);
+    batch.labels = RandomLabels(batch.size, 10, &rng);
+  }
+  size_t next = 0;
+  const float learning_rate = 0.01f;
+  const auto step = [&] {
+    const StatusOr<float> loss =
+        model.ComputeGradients(params, batches[next], &grads);
+    CHECK(loss.ok()) << loss.status().ToString();
+    next = (next + 1) % batches.size();
+    for (size_t v = 0; v < params.size(); ++v) {
+      float* p = params[v].f32();
+      const float* g = grads[v].f32();
+      for (int64_t i = 0; i < params[v].num_elements(); ++i) {
+        p[i] -= learning_rate * g[i];
+      }
+    }
+  };
+  return FLAGS_batch_size / TimePerCall(step, FLAGS_train_repeat_s);
+}
+
+int Main() {
+  // A second back end is one more device here (see KernelCases).
+  const std::vector<std::string> devices = {"cpu"};
+  RunKernels(devices);
+  std::printf(
+      "\ntraining, batch %d, synthetic data, ComputeGradients + SGD, "
+      "median of %d repeats:\n%-10s",
+      FLAGS_batch_size, FLAGS_repeats, "model");
+  for (const std::string& device : devices) {
+    std::printf(" %16s %10s", (device + " examples/s").c_str(), "ms/step");
+  }
+  std::printf("\n");
+  double mlp_relu_cpu = 0;
+  for (const std::string model : {"mlp_relu", "cnn"}) {
+    std::printf("%-10s", model.c_str());
+    for (const std::string& device : devices) {
+      const double eps = TrainingExamplesPerSecond(model, device);
+      std::printf(" %16.0f %10.2f", eps, 1e3 * FLAGS_batch_size / eps);
+      if (model == "mlp_relu" && device == "cpu") mlp_relu_cpu = eps;
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  std::printf("mlp_relu_examples_per_s: %.0f\n", mlp_relu_cpu);
+  return 0;
+}
+
+}  // namespace
+}  // namespace pst
+
+int main(int argc, char** argv) {
+  FLAGS_logtostderr = true;
+  gflags::SetUsageMessage(
+      "bench_kernels [--repeats=N] [--kernel_repeat_s=S] "
+      "[--train_repeat_s=S]: kernel GFLOP/s and training examples/s");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  return pst::Main();
+}

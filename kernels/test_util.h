@@ -1,0 +1,28 @@
+// Helpers shared by the kernel tests: random inputs and the error measures
+// a float32 kernel is held to against its float64 reference.
+#ifndef PST_KERNELS_TEST_UTIL_H_
+#define PST_KERNELS_TEST_UTIL_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace pst {
+
+// n floats uniform in [lo, hi), the same for the same seed.
+std::vector<float> RandomVector(int64_t n, float lo, float hi, uint32_t seed);
+
+// n labels uniform in [0, classes).
+std::vector<int32_t> RandomLabels(int64_t n, int classes, uint32_t seed);
+
+// max |got - want| / max |want|: the normwise error a float GEMM is held to.
+double NormwiseRelError(const std::vector<float>& got,
+                        const std::vector<double>& want);
+
+// max over elements of |got - want| / |want| (|want| floored at `floor`).
+double ElementwiseRelError(const std::vector<float>& got,
+                           const std::vector<double>& want,
+                           double floor = 1e-30);
+
+}  // namespace pst
+
+#endif  // PST_KERNELS_TEST_UTIL_H_

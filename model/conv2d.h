@@ -1,0 +1,40 @@
+// Conv2D: a 2-D convolution plus bias (Kernels::Conv2DForward) on images
+// stored NHWC, one image per row: in_dim is H*W*C and out_dim P*Q*K. The
+// filters w (R,S,C,K) are glorot-uniform (fan_in R*S*C, fan_out R*S*K) and
+// the bias b (K) zeros, named "<name>/weights" and "<name>/bias".
+#ifndef PST_MODEL_CONV2D_H_
+#define PST_MODEL_CONV2D_H_
+
+#include <string>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "model/layer.h"
+
+namespace pst {
+
+class Conv2D : public Layer {
+ public:
+  // `shape` must give a non-empty output (CHECKed). `kernels` is borrowed
+  // and must outlive the layer.
+  Conv2D(std::string name, const Conv2DShape& shape, Kernels& kernels);
+
+  int64_t in_dim() const override;
+  int64_t out_dim() const override;
+  std::vector<VariableSpec> Variables() const override;
+
+  void Forward(const float* const* params, const float* x, float* y,
+               int64_t batch, bool training) override;
+  void Backward(const float* const* params, const float* x, const float* y,
+                const float* dy, float* const* grads, float* dx,
+                int64_t batch) override;
+
+ private:
+  const std::string name_;
+  const Conv2DShape shape_;
+  Kernels& kernels_;
+};
+
+}  // namespace pst
+
+#endif  // PST_MODEL_CONV2D_H_

@@ -1,0 +1,43 @@
+// MaxPool2x2: the max of each 2x2 window, stride 2, on images stored NHWC
+// one per row (an odd last row or column is dropped): in_dim is H*W*C,
+// out_dim (H/2)*(W/2)*C. No variables. Keeps the argmax of its latest
+// Forward for Backward.
+#ifndef PST_MODEL_MAX_POOL_H_
+#define PST_MODEL_MAX_POOL_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "model/layer.h"
+
+namespace pst {
+
+class MaxPool2x2 : public Layer {
+ public:
+  // height and width at least 2, channels positive (CHECKed). `kernels` is
+  // borrowed and must outlive the layer.
+  MaxPool2x2(int64_t height, int64_t width, int64_t channels, Kernels& kernels);
+
+  int64_t in_dim() const override { return height_ * width_ * channels_; }
+  int64_t out_dim() const override {
+    return (height_ / 2) * (width_ / 2) * channels_;
+  }
+  std::vector<VariableSpec> Variables() const override { return {}; }
+
+  void Forward(const float* const* params, const float* x, float* y,
+               int64_t batch, bool training) override;
+  void Backward(const float* const* params, const float* x, const float* y,
+                const float* dy, float* const* grads, float* dx,
+                int64_t batch) override;
+
+ private:
+  const int64_t height_, width_, channels_;
+  Kernels& kernels_;
+  // (B, out_dim): the index into x of each output's max.
+  std::vector<int32_t> argmax_;
+};
+
+}  // namespace pst
+
+#endif  // PST_MODEL_MAX_POOL_H_
