@@ -6,6 +6,8 @@
 
 #include <gflags/gflags.h>
 
+#include "model/model_zoo.h"
+
 namespace google {
 // gflags' exit hook (exported by libgflags): lets flag errors exit with 2.
 extern void (*gflags_exitfunc)(int);
@@ -30,7 +32,9 @@ DEFINE_string(model, "mlp", "Model: mlp (784-100-10 sigmoid), mlp_relu, wide_mlp
 DEFINE_string(data_dir, "", "Folder holding the MNIST .gz files (default: $MNIST_DIR)");
 DEFINE_int32(batch_size, 100, "Examples per worker step");
 DEFINE_string(optimizer, "sgd", "sgd | momentum | adagrad | adam (applied on the ps)");
-DEFINE_double(learning_rate, 0.3, "Learning rate of the optimizer");
+DEFINE_double(learning_rate, 0,
+              "Learning rate of the optimizer (0: the model's recommended rate: "
+              "0.3 for the MLPs, 0.1 for cnn, 0.05 for wide_mlp)");
 DEFINE_double(momentum, 0.9, "Momentum of --optimizer=momentum");
 DEFINE_uint64(seed, 1, "Seed of variable initialization and data shuffling");
 DEFINE_int64(train_steps, 1000, "Global steps to train");
@@ -242,7 +246,14 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   PST_RETURN_IF_ERROR(CheckDataDir(o.data_dir));
   o.seed = FLAGS_seed;
   o.shard.optimizer.name = FLAGS_optimizer;
+  if (FLAGS_learning_rate < 0) {
+    return InvalidArgument("--learning_rate=" + std::to_string(FLAGS_learning_rate) +
+                           " must be >= 0 (0: the model's recommended rate)");
+  }
   o.shard.optimizer.learning_rate = static_cast<float>(FLAGS_learning_rate);
+  if (FLAGS_learning_rate == 0) {
+    PST_ASSIGN_OR_RETURN(o.shard.optimizer.learning_rate, RecommendedLearningRate(o.model));
+  }
   o.shard.optimizer.momentum = static_cast<float>(FLAGS_momentum);
   PST_ASSIGN_OR_RETURN(o.shard.staleness_policy, ParseStalenessPolicy(FLAGS_staleness_policy));
   if (FLAGS_max_staleness < 0) return InvalidArgument("--max_staleness must be >= 0");

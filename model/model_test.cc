@@ -398,3 +398,18 @@ TEST(SequentialModelTest, CnnSgdLearnsStrokes) {
 
 }  // namespace
 }  // namespace pst
+
+namespace pst {
+namespace {
+
+TEST(ModelZooTest, EveryModelHasARecommendedLearningRate) {
+  for (const std::string& name : ModelNames()) {
+    auto rate = RecommendedLearningRate(name);
+    ASSERT_TRUE(rate.ok()) << name;
+    EXPECT_GT(*rate, 0.0f) << name;
+  }
+  EXPECT_EQ(RecommendedLearningRate("resnet").status().code(), Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace pst

@@ -22,6 +22,10 @@ namespace pst {
 //            dense1/* (~431K parameters at 10 classes)
 std::vector<std::string> ModelNames();
 
+// The plain-SGD learning rate a model trains well with at batch 100 (what
+// --learning_rate=0 means). InvalidArgument for an unknown model.
+StatusOr<float> RecommendedLearningRate(const std::string& name);
+
 // A new model running on `device` ("cpu", "gpu:N"; see MakeKernels).
 // Errors: InvalidArgument for an unknown name (the message lists the known
 // ones), non-positive dimensions (num_classes must be at least 2) or an

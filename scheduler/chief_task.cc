@@ -154,6 +154,8 @@ class Chief {
       values.push_back(InitializeVariable(spec, options_.seed));
     }
     PST_RETURN_IF_ERROR(ps_.Initialize(options_.shard, values));
+    LOG(INFO) << "optimizer " << options_.shard.optimizer.name << ", learning rate "
+              << options_.shard.optimizer.learning_rate;
     LOG(INFO) << "initialized " << values.size() << " variables (seed " << options_.seed
               << "), placement:\n" << ps_.placement().Describe();
     return Status::OK();

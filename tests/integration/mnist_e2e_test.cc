@@ -19,12 +19,13 @@ class MnistEndToEndTest : public ::testing::Test {
     }
     mnist_dir_ = mnist;
   }
-  // Trains mlp_relu on a local cluster; returns the chief's test accuracy.
+  // Trains on a local cluster (mlp_relu unless `flags` say otherwise);
+  // returns the chief's test accuracy.
   double Train(int num_ps, int num_workers, std::vector<std::string> flags) {
     LocalCluster cluster(num_ps, num_workers,
                          MakeTestDir(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    flags.insert(flags.begin(), "--model=mlp_relu");  // a later --model wins
     flags.push_back("--data_dir=" + mnist_dir_);
-    flags.push_back("--model=mlp_relu");
     flags.push_back("--run_dir=" + cluster.dir());
     cluster.StartAll(flags);
     const auto exits = cluster.WaitAll(std::chrono::seconds(300));
@@ -43,6 +44,10 @@ TEST_F(MnistEndToEndTest, SyncTwoPsThreeWorkersOneSpareReaches97Percent) {
   EXPECT_GE(Train(2, 3, {"--mode=sync", "--replicas_to_aggregate=2", "--train_steps=1500",
                          "--eval_every_steps=500"}),
             0.97);
+}
+
+TEST_F(MnistEndToEndTest, AsyncCnnOnCpuReaches98Point5Percent) {
+  EXPECT_GE(Train(1, 2, {"--model=cnn", "--train_steps=2000", "--eval_every_steps=1000"}), 0.985);
 }
 
 }  // namespace
