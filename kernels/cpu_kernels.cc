@@ -1,5 +1,7 @@
 #include "kernels/cpu_kernels.h"
 
+#include <cstring>
+
 #include <glog/logging.h>
 
 #include <Eigen/Core>
@@ -73,6 +75,34 @@ void CpuKernels::ReluBackward(const float* x, const float* dy, float* dx,
 
 void CpuKernels::Multiply(const float* a, const float* b, float* y, int64_t n) {
   ArrayMap(y, n) = ConstArrayMap(a, n) * ConstArrayMap(b, n);
+}
+
+namespace {
+
+// Host memory: the CPU back end's "device" memory.
+class HostBuffer : public DeviceBuffer {
+ public:
+  explicit HostBuffer(size_t bytes) : bytes_(bytes), data_(new float[(bytes + 3) / 4 + 1]) {}
+  void* data() override { return data_.get(); }
+  size_t bytes() const override { return bytes_; }
+
+ private:
+  size_t bytes_;
+  std::unique_ptr<float[]> data_;  // float-aligned
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<DeviceBuffer>> CpuKernels::Allocate(size_t bytes) {
+  return std::unique_ptr<DeviceBuffer>(new HostBuffer(bytes));
+}
+
+void CpuKernels::CopyToDevice(const void* host_src, void* device_dst, size_t bytes) {
+  if (bytes) std::memcpy(device_dst, host_src, bytes);
+}
+
+void CpuKernels::CopyToHost(const void* device_src, void* host_dst, size_t bytes) {
+  if (bytes) std::memcpy(host_dst, device_src, bytes);
 }
 
 void CpuKernels::Copy(const float* x, float* y, int64_t n) {

@@ -20,6 +20,12 @@ class CpuKernels : public Kernels {
   CpuKernels() = default;
 
   const std::string& device() const override { return device_; }
+  bool host_memory() const override { return true; }
+
+  StatusOr<std::unique_ptr<DeviceBuffer>> Allocate(size_t bytes) override;
+  void CopyToDevice(const void* host_src, void* device_dst, size_t bytes) override;
+  void CopyToHost(const void* device_src, void* host_dst, size_t bytes) override;
+  Status TakeError() override { return Status::OK(); }
 
   void MatmulForward(const float* x, const float* w, const float* b, float* y,
                      int64_t batch, int64_t in, int64_t out) override;

@@ -21,7 +21,8 @@ bool IsGpuDevice(const std::string& device) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Kernels>> MakeKernels(const std::string& device) {
+StatusOr<std::unique_ptr<Kernels>> MakeKernels(const std::string& device,
+                                               const KernelsOptions& /*options*/) {
   if (device == "cpu") return std::unique_ptr<Kernels>(new CpuKernels());
   if (!IsGpuDevice(device)) {
     return InvalidArgument("unknown device '" + device +

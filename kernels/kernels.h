@@ -37,12 +37,47 @@ struct Conv2DShape {
   }
 };
 
+// A block of a back end's memory (host memory for "cpu", device memory for
+// "gpu:N"), freed with its owner. Allocate once, reuse across steps.
+class DeviceBuffer {
+ public:
+  virtual ~DeviceBuffer() = default;
+  virtual void* data() = 0;
+  virtual size_t bytes() const = 0;
+  float* f32() { return static_cast<float*>(data()); }
+  int32_t* i32() { return static_cast<int32_t*>(data()); }
+};
+
+// What a back end may take of its device.
+struct KernelsOptions {
+  // Cap on the device memory Allocate() hands out, as a fraction of the
+  // device's total (GPU only).
+  double gpu_memory_fraction = 1.0;
+};
+
 class Kernels {
  public:
   virtual ~Kernels() = default;
 
   // "cpu", "gpu:0", ...
   virtual const std::string& device() const = 0;
+  // True when the back end's memory is host memory: callers may then pass
+  // host pointers straight to the kernels instead of copying.
+  virtual bool host_memory() const = 0;
+
+  // Memory. Allocate fails with ResourceExhausted beyond the memory cap.
+  // The copies move `bytes` between host memory and this back end's memory
+  // (a GPU stages them through pinned host buffers); they are complete when
+  // they return.
+  virtual StatusOr<std::unique_ptr<DeviceBuffer>> Allocate(size_t bytes) = 0;
+  virtual void CopyToDevice(const void* host_src, void* device_dst, size_t bytes) = 0;
+  virtual void CopyToHost(const void* device_src, void* host_dst, size_t bytes) = 0;
+
+  // The kernels below return no Status, so that a step is a plain sequence
+  // of calls. A back end whose call fails (a CUDA, cuBLAS or cuDNN error)
+  // records the first failure, with file:line, and TakeError() returns and
+  // clears it; callers check it once per step. Always OK on the CPU.
+  virtual Status TakeError() = 0;
 
   // x is (B,IN), w is (IN,OUT), b is (OUT), y is (B,OUT): y = x*w + b.
   virtual void MatmulForward(const float* x, const float* w, const float* b,
@@ -122,7 +157,8 @@ class Kernels {
 // Kernels for `device`: "cpu", or "gpu:N" (FailedPrecondition while no GPU
 // back end is available: not compiled in, or no such GPU). Anything else is
 // InvalidArgument.
-StatusOr<std::unique_ptr<Kernels>> MakeKernels(const std::string& device);
+StatusOr<std::unique_ptr<Kernels>> MakeKernels(const std::string& device,
+                                               const KernelsOptions& options = {});
 
 }  // namespace pst
 
