@@ -14,7 +14,7 @@
 #include "scheduler/chief_service.h"
 #include "scheduler/evaluator.h"
 #include "scheduler/metrics_writer.h"
-#include "scheduler/model_file.h"
+#include "common/tensor_file.h"
 #include "scheduler/sync_coordinator.h"
 #include "transport/server.h"
 
@@ -280,7 +280,7 @@ class Chief {
       for (size_t i = 0; i < params_.size(); ++i) {
         model.emplace_back(model_->variables()[i].name, params_[i]);
       }
-      PST_RETURN_IF_ERROR(WriteModelFile(options_.run_dir + "/model.bin", model));
+      PST_RETURN_IF_ERROR(WriteTensorFile(options_.run_dir + "/model.bin", model).status());
     }
     for (int k = 0; k < ps_.num_shards(); ++k) {
       Status s = ps_.Shutdown(k);

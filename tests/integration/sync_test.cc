@@ -13,7 +13,7 @@
 #include "model/initializer.h"
 #include "model/model_zoo.h"
 #include "ps/optimizers/optimizer.h"
-#include "scheduler/model_file.h"
+#include "common/tensor_file.h"
 #include "tests/integration/local_cluster.h"
 #include "tests/integration/synthetic_data_test.h"
 #include "tests/integration/test_util.h"
@@ -119,7 +119,7 @@ class SyncTest : public SyntheticDataTest {
   // max |a - b| / max |b| over every variable.
   static double RelativeError(const std::string& model_file,
                               const std::map<std::string, Tensor>& expected) {
-    auto trained = ReadModelFile(model_file);
+    auto trained = ReadTensorFile(model_file);
     CHECK(trained.ok()) << trained.status().ToString();
     CHECK_EQ(trained->size(), expected.size());
     double diff = 0, scale = 0;

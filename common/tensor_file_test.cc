@@ -1,4 +1,4 @@
-#include "scheduler/model_file.h"
+#include "common/tensor_file.h"
 
 #include <cstdio>
 #include <fstream>
@@ -20,10 +20,10 @@ NamedTensors Sample() {
   return {{"dense0/weights", w}, {"global_step", step}};
 }
 
-TEST(ModelFileTest, RoundTrip) {
+TEST(TensorFileTest, RoundTrip) {
   const std::string path = TempPath("roundtrip.bin");
-  ASSERT_TRUE(WriteModelFile(path, Sample()).ok());
-  auto read = ReadModelFile(path);
+  ASSERT_TRUE(WriteTensorFile(path, Sample()).ok());
+  auto read = ReadTensorFile(path);
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   ASSERT_EQ(read->size(), 2u);
   EXPECT_EQ((*read)[0].first, "dense0/weights");
@@ -32,27 +32,27 @@ TEST(ModelFileTest, RoundTrip) {
   EXPECT_EQ((*read)[1].second.i64()[0], 1234);
 }
 
-TEST(ModelFileTest, FlippedByteFailsChecksum) {
+TEST(TensorFileTest, FlippedByteFailsChecksum) {
   const std::string path = TempPath("flipped.bin");
-  ASSERT_TRUE(WriteModelFile(path, Sample()).ok());
+  ASSERT_TRUE(WriteTensorFile(path, Sample()).ok());
   std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
   f.seekp(30);
   f.put('\x7f');
   f.close();
-  auto read = ReadModelFile(path);
+  auto read = ReadTensorFile(path);
   EXPECT_EQ(read.status().code(), Code::kDataLoss);
   EXPECT_NE(read.status().message().find(path), std::string::npos);
 }
 
-TEST(ModelFileTest, TruncatedFileIsDataLoss) {
+TEST(TensorFileTest, TruncatedFileIsDataLoss) {
   const std::string path = TempPath("truncated.bin");
-  ASSERT_TRUE(WriteModelFile(path, Sample()).ok());
+  ASSERT_TRUE(WriteTensorFile(path, Sample()).ok());
   ASSERT_EQ(truncate(path.c_str(), 40), 0);
-  EXPECT_EQ(ReadModelFile(path).status().code(), Code::kDataLoss);
+  EXPECT_EQ(ReadTensorFile(path).status().code(), Code::kDataLoss);
 }
 
-TEST(ModelFileTest, MissingFileIsNotFound) {
-  EXPECT_EQ(ReadModelFile(TempPath("absent.bin")).status().code(), Code::kNotFound);
+TEST(TensorFileTest, MissingFileIsNotFound) {
+  EXPECT_EQ(ReadTensorFile(TempPath("absent.bin")).status().code(), Code::kNotFound);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "scheduler/model_file.h"
+#include "common/tensor_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 namespace pst {
 namespace {
 
-constexpr char kMagic[8] = {'P', 'S', 'T', 'M', 'O', 'D', 'E', 'L'};
+constexpr char kMagic[8] = {'P', 'S', 'T', 'E', 'N', 'S', 'O', 'R'};
 constexpr uint32_t kFormatVersion = 1;
 
 template <typename T>
@@ -58,9 +58,26 @@ Status WriteAll(int fd, const std::string& bytes, const std::string& path) {
   return Status::OK();
 }
 
+uint32_t Crc32(const char* bytes, size_t n) {
+  return static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(bytes), n));
+}
+
+StatusOr<std::string> ReadWhole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot open " + path);
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return Unavailable("reading " + path + " failed");
+  return data;
+}
+
 }  // namespace
 
-Status WriteModelFile(const std::string& path, const NamedTensors& tensors) {
+StatusOr<FileDigest> DigestFile(const std::string& path) {
+  PST_ASSIGN_OR_RETURN(std::string data, ReadWhole(path));
+  return FileDigest{data.size(), Crc32(data.data(), data.size())};
+}
+
+StatusOr<FileDigest> WriteTensorFile(const std::string& path, const NamedTensors& tensors) {
   std::string out(kMagic, sizeof(kMagic));
   Put<uint32_t>(&out, kFormatVersion);
   Put<uint32_t>(&out, static_cast<uint32_t>(tensors.size()));
@@ -73,8 +90,7 @@ Status WriteModelFile(const std::string& path, const NamedTensors& tensors) {
     Put<uint64_t>(&out, t.num_bytes());
     out.append(static_cast<const char*>(t.data()), t.num_bytes());
   }
-  Put<uint32_t>(&out, static_cast<uint32_t>(
-                          crc32(0, reinterpret_cast<const Bytef*>(out.data()), out.size())));
+  Put<uint32_t>(&out, Crc32(out.data(), out.size()));
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return Unavailable("cannot create " + tmp + ": " + std::strerror(errno));
@@ -86,22 +102,21 @@ Status WriteModelFile(const std::string& path, const NamedTensors& tensors) {
   if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {
     status = Unavailable("rename " + tmp + " -> " + path + ": " + std::strerror(errno));
   }
-  return status;
+  if (!status.ok()) return status;
+  return FileDigest{out.size(), Crc32(out.data(), out.size())};
 }
 
-StatusOr<NamedTensors> ReadModelFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot open model file " + path);
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+StatusOr<NamedTensors> ReadTensorFile(const std::string& path) {
+  PST_ASSIGN_OR_RETURN(const std::string data, ReadWhole(path));
   const Status corrupt = DataLoss(path + " is truncated or corrupt");
   if (data.size() < sizeof(kMagic) + 12 ||
       std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0) {
-    return DataLoss(path + " is not a model file (bad magic)");
+    return DataLoss(path + " is not a tensor file (bad magic)");
   }
   const size_t body = data.size() - sizeof(uint32_t);
   uint32_t stored_crc;
   std::memcpy(&stored_crc, data.data() + body, sizeof(stored_crc));
-  if (crc32(0, reinterpret_cast<const Bytef*>(data.data()), body) != stored_crc) {
+  if (Crc32(data.data(), body) != stored_crc) {
     return DataLoss(path + " fails its checksum");
   }
   Reader r(data, body);
