@@ -47,6 +47,11 @@ DEFINE_int64(partition_bytes, 0, "Split variables larger than this over shards (
 DEFINE_int64(eval_every_steps, 500, "Evaluate on the test set every this many global steps");
 DEFINE_int64(log_every_steps, 100, "Print a Step line every this many steps");
 DEFINE_string(run_dir, "", "Chief: folder for metrics.jsonl and model.bin");
+DEFINE_string(checkpoint_dir, "",
+              "Chief and ps: checkpoint folder (shared by all hosts); restored at start");
+DEFINE_int64(checkpoint_every_steps, 0, "Chief: checkpoint every this many global steps (0: off)");
+DEFINE_int32(checkpoint_every_secs, 600, "Chief: checkpoint every this many seconds (0: off)");
+DEFINE_int32(keep_checkpoints, 5, "Chief: how many complete checkpoints to keep");
 DEFINE_int32(ps_wait_timeout_ms, 60000, "Chief: how long to wait for every ps at start");
 // Worker.
 DEFINE_int32(join_timeout_ms, 120000, "Worker: how long to wait for the chief to open training");
@@ -192,6 +197,7 @@ StatusOr<PsOptions> PsOptionsFromFlags() {
   o.num_threads = FLAGS_ps_threads;
   o.max_message_bytes = FLAGS_max_message_bytes;
   o.cluster_id = FLAGS_cluster_id;
+  o.checkpoint_dir = FLAGS_checkpoint_dir;
   return o;
 }
 
@@ -266,6 +272,14 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   PST_RETURN_IF_ERROR(Positive("log_every_steps", FLAGS_log_every_steps));
   o.log_every_steps = FLAGS_log_every_steps;
   o.run_dir = FLAGS_run_dir;
+  o.checkpoint_dir = FLAGS_checkpoint_dir;
+  if (FLAGS_checkpoint_every_steps < 0 || FLAGS_checkpoint_every_secs < 0) {
+    return InvalidArgument("--checkpoint_every_steps and --checkpoint_every_secs must be >= 0");
+  }
+  o.checkpoint_every_steps = FLAGS_checkpoint_every_steps;
+  o.checkpoint_every_secs = FLAGS_checkpoint_every_secs;
+  PST_RETURN_IF_ERROR(Positive("keep_checkpoints", FLAGS_keep_checkpoints));
+  o.keep_checkpoints = FLAGS_keep_checkpoints;
   PST_RETURN_IF_ERROR(Positive("ps_wait_timeout_ms", FLAGS_ps_wait_timeout_ms));
   o.ps_wait_timeout_ms = FLAGS_ps_wait_timeout_ms;
   o.rpc_timeout_ms = FLAGS_rpc_timeout_ms;

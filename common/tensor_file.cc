@@ -1,14 +1,12 @@
 #include "common/tensor_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 #include <zlib.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+
+#include "common/atomic_file.h"
 
 namespace pst {
 namespace {
@@ -45,19 +43,6 @@ class Reader {
   size_t pos_ = 0;
 };
 
-Status WriteAll(int fd, const std::string& bytes, const std::string& path) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Unavailable("writing " + path + ": " + std::strerror(errno));
-    }
-    done += n;
-  }
-  return Status::OK();
-}
-
 uint32_t Crc32(const char* bytes, size_t n) {
   return static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(bytes), n));
 }
@@ -91,18 +76,7 @@ StatusOr<FileDigest> WriteTensorFile(const std::string& path, const NamedTensors
     out.append(static_cast<const char*>(t.data()), t.num_bytes());
   }
   Put<uint32_t>(&out, Crc32(out.data(), out.size()));
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return Unavailable("cannot create " + tmp + ": " + std::strerror(errno));
-  Status status = WriteAll(fd, out, tmp);
-  if (status.ok() && ::fsync(fd) != 0) {
-    status = Unavailable("fsync " + tmp + ": " + std::strerror(errno));
-  }
-  ::close(fd);
-  if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {
-    status = Unavailable("rename " + tmp + " -> " + path + ": " + std::strerror(errno));
-  }
-  if (!status.ok()) return status;
+  PST_RETURN_IF_ERROR(WriteFileAtomically(path, out));
   return FileDigest{out.size(), Crc32(out.data(), out.size())};
 }
 

@@ -3,8 +3,8 @@
 // Layout (little-endian): "PSTENSOR", u32 format version (1), u32 count, then
 // per tensor: u32 name length, name bytes, u8 dtype, u32 rank, i64 dims[rank],
 // u64 byte length, bytes; then u32 CRC32 of everything before it.
-// Written to "<path>.tmp", fsync'ed, then renamed, so a reader never sees a
-// half-written file.
+// Written with WriteFileAtomically, so a reader never sees a half-written
+// file.
 #ifndef PST_COMMON_TENSOR_FILE_H_
 #define PST_COMMON_TENSOR_FILE_H_
 

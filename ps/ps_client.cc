@@ -210,6 +210,44 @@ Status PsClient::Initialize(const ShardConfig& config,
   return CallShards(requests, std::vector<bool>(shards, true)).status();
 }
 
+namespace {
+
+std::vector<OutgoingMessage> CheckpointRequests(int shards, wire::MessageType type,
+                                                const std::string& name, int64_t step) {
+  std::vector<OutgoingMessage> requests(shards);
+  for (auto& r : requests) {
+    r.type = type;
+    r.step = step;
+    r.extras = [name](flatbuffers::FlatBufferBuilder& fbb) {
+      HeaderExtras extras;
+      extras.checkpoint = wire::CreateCheckpointParams(fbb, fbb.CreateString(name));
+      return extras;
+    };
+  }
+  return requests;
+}
+
+}  // namespace
+
+StatusOr<std::vector<FileDigest>> PsClient::SaveCheckpoint(const std::string& name,
+                                                           int64_t step) {
+  auto requests = CheckpointRequests(num_shards(), wire::MessageType::SaveRequest, name, step);
+  PST_ASSIGN_OR_RETURN(std::vector<ReceivedMessage> replies,
+                       CallShards(requests, std::vector<bool>(num_shards(), true)));
+  std::vector<FileDigest> digests;
+  for (int k = 0; k < num_shards(); ++k) {
+    const wire::CheckpointParams* c = replies[k].header().checkpoint();
+    if (c == nullptr) return Internal("ps:" + std::to_string(k) + " sent no part digest");
+    digests.push_back({c->part_bytes(), c->part_crc32()});
+  }
+  return digests;
+}
+
+Status PsClient::RestoreCheckpoint(const std::string& name, int64_t step) {
+  auto requests = CheckpointRequests(num_shards(), wire::MessageType::RestoreRequest, name, step);
+  return CallShards(requests, std::vector<bool>(num_shards(), true)).status();
+}
+
 StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, Clock::time_point deadline) {
   OutgoingMessage request;
   request.type = wire::MessageType::ShardStatusRequest;

@@ -12,6 +12,7 @@
 
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
+#include "common/tensor_file.h"
 #include "ps/variable_store.h"
 #include "transport/channel.h"
 
@@ -71,6 +72,12 @@ class PsClient {
 
   // Initializes every shard: values[i] is the initial value of variable i.
   Status Initialize(const ShardConfig& config, const std::vector<Tensor>& values);
+
+  // Every shard writes its part of checkpoint `name` for `step` (in
+  // parallel); returns each part's size and CRC32, indexed by shard.
+  StatusOr<std::vector<FileDigest>> SaveCheckpoint(const std::string& name, int64_t step);
+  // Every shard loads its part of checkpoint `name`.
+  Status RestoreCheckpoint(const std::string& name, int64_t step);
 
   StatusOr<ShardStatus> GetShardStatus(int shard, Clock::time_point deadline);
   Status Shutdown(int shard);

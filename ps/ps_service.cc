@@ -1,5 +1,7 @@
 #include "ps/ps_service.h"
 
+#include <filesystem>
+
 namespace pst {
 namespace {
 
@@ -49,6 +51,8 @@ OutgoingMessage PsService::Handle(const ReceivedMessage& request) {
     case wire::MessageType::PullRequest: return HandlePull(request);
     case wire::MessageType::PushRequest: return HandlePush(request);
     case wire::MessageType::ShardStatusRequest: return HandleStatus();
+    case wire::MessageType::SaveRequest: return HandleSave(request);
+    case wire::MessageType::RestoreRequest: return HandleRestore(request);
     case wire::MessageType::ShutdownRequest:
       LOG(INFO) << "shutdown requested by the chief";
       server_->Stop();
@@ -115,6 +119,59 @@ OutgoingMessage PsService::PushReply(const PushOutcome& o) {
     return extras;
   };
   return reply;
+}
+
+StatusOr<std::string> PsService::PartPath(const ReceivedMessage& request) const {
+  if (options_.checkpoint_dir.empty()) {
+    return FailedPrecondition("this ps has no --checkpoint_dir");
+  }
+  const wire::CheckpointParams* c = request.header().checkpoint();
+  const std::string name = c && c->name() ? c->name()->str() : "";
+  // A folder name, never a path: a peer cannot make the ps write elsewhere.
+  const bool valid = !name.empty() && name != "." && name != ".." &&
+                     name.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                            "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+                         std::string::npos;
+  if (!valid) return InvalidArgument("bad checkpoint name '" + name + "'");
+  return options_.checkpoint_dir + "/" + name + "/ps-" + std::to_string(options_.shard) +
+         ".part";
+}
+
+OutgoingMessage PsService::HandleSave(const ReceivedMessage& request) {
+  auto path = PartPath(request);
+  if (!path.ok()) return Reply(wire::MessageType::SaveReply, path.status());
+  auto snapshot = store_.Snapshot();
+  if (!snapshot.ok()) return Reply(wire::MessageType::SaveReply, snapshot.status());
+  std::error_code error;
+  std::filesystem::create_directories(std::filesystem::path(*path).parent_path(), error);
+  if (error) {
+    return Reply(wire::MessageType::SaveReply,
+                 Unavailable("cannot create the folder of " + *path + ": " + error.message()));
+  }
+  auto digest = WriteTensorFile(*path, *snapshot);
+  if (!digest.ok()) return Reply(wire::MessageType::SaveReply, digest.status());
+  LOG(INFO) << "saved " << *path << " (" << digest->bytes << " bytes)";
+  OutgoingMessage reply = Reply(wire::MessageType::SaveReply);
+  const FileDigest d = *digest;
+  reply.extras = [d](flatbuffers::FlatBufferBuilder& fbb) {
+    HeaderExtras extras;
+    extras.checkpoint = wire::CreateCheckpointParams(fbb, 0, d.bytes, d.crc32);
+    return extras;
+  };
+  return reply;
+}
+
+OutgoingMessage PsService::HandleRestore(const ReceivedMessage& request) {
+  auto path = PartPath(request);
+  if (!path.ok()) return Reply(wire::MessageType::RestoreReply, path.status());
+  auto part = ReadTensorFile(*path);
+  Status status = part.ok() ? store_.Restore(*part) : part.status();
+  if (!status.ok()) {
+    status = Status(status.code(), *path + ": " + status.message());
+  } else {
+    LOG(INFO) << "restored " << *path;
+  }
+  return Reply(wire::MessageType::RestoreReply, status);
 }
 
 OutgoingMessage PsService::HandleStatus() {

@@ -11,14 +11,21 @@
 
 namespace pst {
 
+struct PsServiceOptions {
+  int shard = 0;
+  // Where checkpoint parts go: <checkpoint_dir>/<checkpoint name>/ps-<shard>.part.
+  // Empty: this ps refuses to save or restore.
+  std::string checkpoint_dir;
+};
+
 class PsService {
  public:
   // `server` is borrowed: the service adopts the chief's cluster id on it at
   // init, reads its byte counters and stops it on shutdown.
   // `notifier` (borrowed; may be null when no chief is configured) hears
   // about completed sync steps.
-  PsService(RpcServer* server, StepNotifier* notifier)
-      : server_(server), notifier_(notifier) {}
+  PsService(RpcServer* server, StepNotifier* notifier, PsServiceOptions options = {})
+      : server_(server), notifier_(notifier), options_(std::move(options)) {}
 
   OutgoingMessage Handle(const ReceivedMessage& request);
   VariableStore& store() { return store_; }
@@ -28,11 +35,16 @@ class PsService {
   OutgoingMessage HandlePull(const ReceivedMessage& request);
   OutgoingMessage HandlePush(const ReceivedMessage& request);
   OutgoingMessage HandleStatus();
+  OutgoingMessage HandleSave(const ReceivedMessage& request);
+  OutgoingMessage HandleRestore(const ReceivedMessage& request);
+  // This shard's part file of the checkpoint the request names.
+  StatusOr<std::string> PartPath(const ReceivedMessage& request) const;
 
   OutgoingMessage PushReply(const PushOutcome& outcome);
 
   RpcServer* server_;
   StepNotifier* notifier_;
+  const PsServiceOptions options_;
   VariableStore store_;
 };
 

@@ -34,7 +34,8 @@ Status RunPs(const PsOptions& options) {
   std::unique_ptr<PsService> service;
   RpcServer server(context, server_options,
                    [&service](const ReceivedMessage& r, RequestContext&) { return service->Handle(r); });
-  service = std::make_unique<PsService>(&server, &notifier);
+  service = std::make_unique<PsService>(
+      &server, &notifier, PsServiceOptions{options.task_index, options.checkpoint_dir});
   PST_RETURN_IF_ERROR(server.Start());
   running.store(&server);
   if (signalled.load()) server.Stop();

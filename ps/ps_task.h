@@ -16,6 +16,7 @@ struct PsOptions {
   int num_threads = 2;  // request handler threads
   size_t max_message_bytes = size_t{1} << 30;
   uint64_t cluster_id = 0;  // 0: adopt the chief's at init
+  std::string checkpoint_dir;  // where this ps writes its checkpoint parts
 };
 
 // Binds the host:port of this task in the cluster spec and serves until shut

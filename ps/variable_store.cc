@@ -269,3 +269,102 @@ StoreStats VariableStore::Stats() const {
 }
 
 }  // namespace pst
+
+namespace pst {
+namespace {
+
+Tensor ScalarI64(int64_t v) {
+  Tensor t(DType::kInt64, {});
+  t.i64()[0] = v;
+  return t;
+}
+
+Tensor FloatsAs(const std::vector<float>& values, const Shape& shape) {
+  Tensor t = Tensor::Uninitialized(DType::kFloat32, shape);
+  std::copy(values.begin(), values.end(), t.f32());
+  return t;
+}
+
+constexpr char kSyncStepName[] = "@sync_step";
+
+}  // namespace
+
+StatusOr<NamedTensors> VariableStore::Snapshot() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (!initialized_) return FailedPrecondition("variables are not initialized yet");
+  NamedTensors out;
+  for (const auto& [name, v] : variables_) {
+    std::lock_guard<std::mutex> vlock(v->mu);
+    out.emplace_back(name, v->value);  // shared: a later apply copies first
+    out.emplace_back(name + "@version", ScalarI64(v->version));
+    out.emplace_back(name + "@updates", ScalarI64(v->slots.updates));
+    for (size_t i = 0; i < v->slots.names.size(); ++i) {
+      out.emplace_back(name + "@slot/" + v->slots.names[i],
+                       FloatsAs(v->slots.values[i], v->value.shape()));
+    }
+  }
+  std::lock_guard<std::mutex> sync_lock(sync_mu_);
+  out.emplace_back(kSyncStepName, ScalarI64(sync_step_));
+  return out;
+}
+
+Status VariableStore::Restore(const NamedTensors& snapshot) {
+  std::map<std::string, const Tensor*, std::less<>> by_name;
+  for (const auto& [name, t] : snapshot) by_name[name] = &t;
+  auto find = [&](const std::string& name, DType dtype, const Shape& shape,
+                  const Tensor** out) -> Status {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) return DataLoss("checkpoint part has no '" + name + "'");
+    if (it->second->dtype() != dtype || it->second->shape() != shape) {
+      return DataLoss("checkpoint part's '" + name + "' is " +
+                      DTypeName(it->second->dtype()) + ShapeToString(it->second->shape()) +
+                      ", expected " + DTypeName(dtype) + ShapeToString(shape));
+    }
+    *out = it->second;
+    return Status::OK();
+  };
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  if (!initialized_) return FailedPrecondition("initialize before restoring");
+  // Check everything first, so that a bad part changes nothing.
+  struct Loaded {
+    Variable* v;
+    const Tensor* value;
+    int64_t version, updates;
+    std::vector<const Tensor*> slots;
+  };
+  std::vector<Loaded> loaded;
+  for (const auto& [name, v] : variables_) {
+    Loaded l{v.get(), nullptr, 0, 0, {}};
+    const Tensor* scalar;
+    PST_RETURN_IF_ERROR(find(name, v->value.dtype(), v->value.shape(), &l.value));
+    PST_RETURN_IF_ERROR(find(name + "@version", DType::kInt64, {}, &scalar));
+    l.version = scalar->i64()[0];
+    PST_RETURN_IF_ERROR(find(name + "@updates", DType::kInt64, {}, &scalar));
+    l.updates = scalar->i64()[0];
+    for (const std::string& slot : v->slots.names) {
+      const Tensor* t;
+      PST_RETURN_IF_ERROR(find(name + "@slot/" + slot, DType::kFloat32, v->value.shape(), &t));
+      l.slots.push_back(t);
+    }
+    loaded.push_back(std::move(l));
+  }
+  const Tensor* sync_step;
+  PST_RETURN_IF_ERROR(find(kSyncStepName, DType::kInt64, {}, &sync_step));
+  for (Loaded& l : loaded) {
+    std::lock_guard<std::mutex> vlock(l.v->mu);
+    l.v->value = l.value->Clone();
+    l.v->version = l.version;
+    l.v->slots.updates = l.updates;
+    for (size_t i = 0; i < l.slots.size(); ++i) {
+      const float* src = l.slots[i]->f32();
+      std::copy(src, src + l.slots[i]->num_elements(), l.v->slots.values[i].begin());
+    }
+    std::fill(l.v->accumulator.begin(), l.v->accumulator.end(), 0.0f);
+  }
+  std::lock_guard<std::mutex> sync_lock(sync_mu_);
+  sync_step_ = sync_step->i64()[0];
+  contributors_.clear();
+  return Status::OK();
+}
+
+}  // namespace pst

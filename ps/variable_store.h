@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/tensor_file.h"
 #include "common/tensor.h"
 #include "ps/optimizers/optimizer.h"
 #include "transport/message.h"
@@ -106,6 +107,15 @@ class VariableStore {
                                  int worker, int64_t step);
 
   StoreStats Stats() const;
+
+  // Checkpoints. Snapshot() returns every variable with its optimizer
+  // slots, version and update count, and the sync step, as named tensors
+  // ("w", "w@version", "w@updates", "w@slot/m", ..., "@sync_step"). Values
+  // are shared copy-on-write, not copied. Restore() loads such a snapshot:
+  // every variable of the store must be in it with its shape (DataLoss
+  // naming the first one missing or different); nothing changes on error.
+  StatusOr<NamedTensors> Snapshot() const;
+  Status Restore(const NamedTensors& snapshot);
 
  private:
   struct Variable {

@@ -11,6 +11,7 @@
 #include "model/initializer.h"
 #include "model/model_zoo.h"
 #include "ps/ps_client.h"
+#include "scheduler/checkpointer.h"
 #include "scheduler/chief_service.h"
 #include "scheduler/evaluator.h"
 #include "scheduler/metrics_writer.h"
@@ -73,6 +74,11 @@ class Chief {
         state_(placement.Hash(), options.train_steps,
                static_cast<int>(options.cluster.workers.size())),
         ps_(context_, options.cluster, std::move(placement), Identity(options, cluster_id)) {
+    if (!options.checkpoint_dir.empty()) {
+      checkpointer_ = std::make_unique<Checkpointer>(options.checkpoint_dir,
+                                                     options.keep_checkpoints,
+                                                     ps_.placement().Hash(), cluster_id, &ps_);
+    }
     model_variables_.resize(model_->variables().size());
     for (size_t i = 0; i < model_variables_.size(); ++i) model_variables_[i] = i + 1;
   }
@@ -101,8 +107,9 @@ class Chief {
               << cluster_id_;
     PST_RETURN_IF_ERROR(WaitForShards(ps_, options_.cluster, options_.ps_wait_timeout_ms));
     PST_RETURN_IF_ERROR(InitializeVariables());
+    PST_RETURN_IF_ERROR(RestoreNewestCheckpoint());
     state_.set_state(wire::ClusterState::Training);
-    if (sync_) sync_->Open();
+    if (sync_) sync_->Open(start_step_);
     start_ = Clock::now();
     LOG(INFO) << "training opened: " << num_workers() << " workers, "
               << options_.cluster.ps.size() << " ps, " << options_.train_steps << " steps, "
@@ -161,6 +168,36 @@ class Chief {
     return Status::OK();
   }
 
+  // Overwrites the fresh variables with the newest valid checkpoint, if any.
+  Status RestoreNewestCheckpoint() {
+    if (!checkpointer_) return Status::OK();
+    PST_ASSIGN_OR_RETURN(std::optional<FoundCheckpoint> found, checkpointer_->FindNewest());
+    if (!found) {
+      LOG(INFO) << "no checkpoint in " << options_.checkpoint_dir << ": starting fresh";
+      return Status::OK();
+    }
+    PST_RETURN_IF_ERROR(checkpointer_->Restore(*found));
+    start_step_ = found->manifest.step;
+    return Status::OK();
+  }
+
+  // A checkpoint is due every --checkpoint_every_steps / _secs.
+  bool CheckpointDue(int64_t step) const {
+    if (!checkpointer_) return false;
+    const auto& o = options_;
+    return (o.checkpoint_every_steps > 0 &&
+            step / o.checkpoint_every_steps > last_checkpoint_step_ / o.checkpoint_every_steps) ||
+           (o.checkpoint_every_secs > 0 &&
+            Seconds(last_checkpoint_time_) >= o.checkpoint_every_secs);
+  }
+
+  Status SaveCheckpoint(int64_t step) {
+    PST_RETURN_IF_ERROR(checkpointer_->Save(step));
+    last_checkpoint_step_ = step;
+    last_checkpoint_time_ = Clock::now();
+    return Status::OK();
+  }
+
   StatusOr<Evaluation> Evaluate() {
     PST_RETURN_IF_ERROR(ps_.Pull(model_variables_, &params_));
     return evaluator_.Evaluate(params_);
@@ -204,7 +241,7 @@ class Chief {
   Status WriteMetrics(int64_t step, const Evaluation& eval, double elapsed) {
     MetricsRecord r;
     r.Add("time", elapsed).Add("step", step).Add("train_loss", last_loss_);
-    r.Add("steps_per_sec", elapsed > 0 ? step / elapsed : 0);
+    r.Add("steps_per_sec", elapsed > 0 ? (step - start_step_) / elapsed : 0);
     r.Add("examples_per_sec", elapsed > 0 ? state_.total_examples() / elapsed : 0);
     r.Add("test_loss", eval.loss).Add("test_accuracy", eval.accuracy);
     PST_ASSIGN_OR_RETURN(ClusterCounts c, CollectCounts());
@@ -217,9 +254,10 @@ class Chief {
   }
 
   Status FollowTraining(const std::atomic<bool>& stop) {
-    int64_t next_log = options_.log_every_steps;
-    int64_t next_eval = options_.eval_every_steps;
-    int64_t step = 0;
+    int64_t next_log = start_step_ + options_.log_every_steps;
+    int64_t next_eval = start_step_ + options_.eval_every_steps;
+    int64_t step = start_step_;
+    last_checkpoint_step_ = start_step_;
     while (!stop.load()) {
       PST_ASSIGN_OR_RETURN(step, GlobalStep());
       DeclareSilentWorkersDead();
@@ -242,6 +280,7 @@ class Chief {
         PST_RETURN_IF_ERROR(WriteMetrics(step, e, Seconds(start_)));
         while (next_eval <= step) next_eval += options_.eval_every_steps;
       }
+      if (CheckpointDue(step)) PST_RETURN_IF_ERROR(SaveCheckpoint(step));
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (stop.load()) LOG(WARNING) << "interrupted at global step " << step;
@@ -282,6 +321,7 @@ class Chief {
       }
       PST_RETURN_IF_ERROR(WriteTensorFile(options_.run_dir + "/model.bin", model).status());
     }
+    if (checkpointer_ && step != last_checkpoint_step_) PST_RETURN_IF_ERROR(SaveCheckpoint(step));
     for (int k = 0; k < ps_.num_shards(); ++k) {
       Status s = ps_.Shutdown(k);
       if (!s.ok()) LOG(WARNING) << "shutting down ps:" << k << ": " << s.ToString();
@@ -318,6 +358,10 @@ class Chief {
   Clock::time_point start_ = Clock::now();
   double last_loss_ = 0;
   double training_seconds_ = 0;  // from opening training to the last step
+  std::unique_ptr<Checkpointer> checkpointer_;  // null without --checkpoint_dir
+  int64_t start_step_ = 0;                      // 0, or the restored checkpoint's
+  int64_t last_checkpoint_step_ = 0;
+  Clock::time_point last_checkpoint_time_ = Clock::now();
 };
 
 }  // namespace
@@ -338,7 +382,13 @@ Status RunChief(const ChiefOptions& options) {
                        MetricsWriter::Open(options.run_dir.empty()
                                                ? ""
                                                : options.run_dir + "/metrics.jsonl"));
-  const uint64_t cluster_id = options.cluster_id ? options.cluster_id : NewClusterId();
+  // A restarted chief keeps the id its ps tasks and workers already use.
+  uint64_t cluster_id = options.cluster_id;
+  if (cluster_id == 0 && !options.checkpoint_dir.empty()) {
+    cluster_id = NewestCheckpointClusterId(options.checkpoint_dir).value_or(0);
+    if (cluster_id) LOG(INFO) << "keeping cluster id " << cluster_id << " of the last checkpoint";
+  }
+  if (cluster_id == 0) cluster_id = NewClusterId();
   Chief chief(options, std::move(model), std::move(placement), std::move(test),
               std::move(metrics), cluster_id);
   return chief.Run(stop);

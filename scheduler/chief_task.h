@@ -28,6 +28,13 @@ struct ChiefOptions {
   int64_t log_every_steps = 100;
   int heartbeat_timeout_ms = 10000;  // a worker silent this long is declared dead
   std::string run_dir;  // metrics.jsonl and model.bin go here ("" = nowhere)
+  // Checkpoints ("" = none): restored at start, saved every N steps and/or
+  // seconds (0 = not by that measure) and at the end; the newest
+  // keep_checkpoints complete ones are kept.
+  std::string checkpoint_dir;
+  int64_t checkpoint_every_steps = 0;
+  int checkpoint_every_secs = 600;
+  int keep_checkpoints = 5;
   int ps_wait_timeout_ms = 60000;
   int rpc_timeout_ms = 30000;
   size_t max_message_bytes = size_t{1} << 30;

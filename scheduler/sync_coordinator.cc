@@ -30,7 +30,16 @@ void SyncCoordinator::Send(std::vector<TokenGrant> grants) {
   for (TokenGrant& g : grants) server_->SendDeferred(std::move(g.to), TokenReply(g.step));
 }
 
-void SyncCoordinator::Open() { Send(tokens_.Advance(0)); }
+void SyncCoordinator::Open(int64_t step) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    global_step_ = step;
+    for (int64_t& a : applied_) {
+      if (a >= 0) a = step;
+    }
+  }
+  Send(tokens_.Advance(step));
+}
 
 OutgoingMessage SyncCoordinator::HandleTokenRequest(int worker, RequestContext& context) {
   std::optional<int64_t> step = tokens_.TakeOrPark(worker, context);

@@ -22,8 +22,9 @@ class SyncCoordinator {
   SyncCoordinator(std::vector<int> sync_shards, int num_workers, int64_t train_steps,
                   RpcServer* server);
 
-  // Releases the tokens of step 0 (call once the variables are initialized).
-  void Open();
+  // Releases the tokens of `step` (0, or a restored checkpoint's step;
+  // call once the variables are initialized or restored).
+  void Open(int64_t step);
   // Answers a worker's token request now, or parks it.
   OutgoingMessage HandleTokenRequest(int worker, RequestContext& context);
   // A shard reports that it applied `step`.

@@ -106,6 +106,7 @@ std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
   if (!extras.shard_stats.IsNull()) header.add_shard_stats(extras.shard_stats);
   if (!extras.join.IsNull()) header.add_join(extras.join);
   if (!extras.report.IsNull()) header.add_report(extras.report);
+  if (!extras.checkpoint.IsNull()) header.add_checkpoint(extras.checkpoint);
   fbb.Finish(header.Finish());
 
   std::vector<zmq::message_t> frames;

@@ -36,6 +36,7 @@ struct HeaderExtras {
   flatbuffers::Offset<wire::ShardStats> shard_stats;
   flatbuffers::Offset<wire::JoinInfo> join;
   flatbuffers::Offset<wire::Report> report;
+  flatbuffers::Offset<wire::CheckpointParams> checkpoint;
 };
 using ExtrasBuilder = std::function<HeaderExtras(flatbuffers::FlatBufferBuilder&)>;
 

@@ -1,0 +1,36 @@
+// The manifest of a checkpoint: written by the chief after every ps has
+// written its part, so a checkpoint without one is incomplete. It records
+// the step, the placement (parts are only valid under the placement that
+// wrote them), the cluster id (a restarted chief keeps it) and each part's
+// size and CRC32. Text, one "key value" per line, ending with a CRC32 of the
+// lines before it.
+#ifndef PST_SCHEDULER_CHECKPOINT_MANIFEST_H_
+#define PST_SCHEDULER_CHECKPOINT_MANIFEST_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/tensor_file.h"
+
+namespace pst {
+
+struct CheckpointManifest {
+  int64_t step = 0;
+  uint64_t placement_hash = 0;
+  uint64_t cluster_id = 0;
+  std::vector<FileDigest> parts;  // parts[k] describes "ps-<k>.part"
+};
+
+inline constexpr char kManifestName[] = "manifest";
+std::string PartFileName(int shard);  // "ps-3.part"
+
+// <folder>/manifest, written atomically.
+Status WriteManifest(const std::string& folder, const CheckpointManifest& manifest);
+// NotFound when absent; DataLoss naming the file when malformed or corrupt.
+StatusOr<CheckpointManifest> ReadManifest(const std::string& folder);
+
+}  // namespace pst
+
+#endif  // PST_SCHEDULER_CHECKPOINT_MANIFEST_H_

@@ -1,0 +1,108 @@
+// Checkpoints with real processes: a new cluster resumes from the newest
+// checkpoint; torn or corrupt checkpoints are skipped with a warning; a
+// checkpoint of another placement is refused.
+#include <filesystem>
+#include <fstream>
+
+#include "tests/integration/synthetic_data_test.h"
+#include "tests/integration/test_util.h"
+
+namespace pst {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+
+class CheckpointTest : public SyntheticDataTest {
+ protected:
+  void SetUp() override {
+    checkpoints_ = TestDir() + "-checkpoints";
+    fs::remove_all(checkpoints_);
+  }
+
+  // Trains a fresh cluster to `train_steps`, checkpointing every 50 steps;
+  // returns the chief's log.
+  std::string Train(int num_ps, int train_steps, int expected_exit = 0) {
+    LocalCluster cluster(num_ps, 1, TestDir());
+    cluster.StartAll({"--data_dir=" + data_dir(), "--model=mlp", "--batch_size=50",
+                      "--train_steps=" + std::to_string(train_steps), "--eval_every_steps=0",
+                      "--checkpoint_dir=" + checkpoints_, "--checkpoint_every_steps=50",
+                      "--keep_checkpoints=3", "--rpc_timeout_ms=20000"});
+    ChildProcess& chief = cluster.task("chief");
+    EXPECT_EQ(chief.Wait(seconds(120)), expected_exit) << chief.Log();
+    return chief.Log();
+  }
+  std::vector<std::string> Checkpoints() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(checkpoints_)) {
+      names.push_back(e.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+  std::string Newest() const { return checkpoints_ + "/" + Checkpoints().back(); }
+  std::string SecondNewest() const {
+    const auto names = Checkpoints();
+    return checkpoints_ + "/" + names[names.size() - 2];
+  }
+
+  std::string checkpoints_;
+};
+
+TEST_F(CheckpointTest, NewClusterResumesFromTheNewestCheckpoint) {
+  const std::string first = Train(2, 200);
+  EXPECT_EQ(ReportValue(first, "Global-Step: ").value_or(0), 200);
+  // Every 50 steps plus the final one, the newest 3 kept, each complete.
+  const auto names = Checkpoints();
+  ASSERT_EQ(names.size(), 3u);
+  EXPECT_EQ(names.back(), "ckpt-000000000200");
+  for (const auto& n : names) {
+    for (const char* f : {"manifest", "ps-0.part", "ps-1.part"}) {
+      EXPECT_TRUE(fs::exists(checkpoints_ + "/" + n + "/" + f)) << n << "/" << f;
+    }
+  }
+  const std::string second = Train(2, 300);
+  EXPECT_NE(second.find("ckpt-000000000200 at step 200"), std::string::npos) << second;
+  EXPECT_EQ(ReportValue(second, "Global-Step: ").value_or(0), 300);
+}
+
+TEST_F(CheckpointTest, CorruptNewestPartIsSkippedWithAWarning) {
+  Train(1, 150);
+  const std::string newest = Newest(), previous = SecondNewest();
+  {
+    std::fstream part(newest + "/ps-0.part", std::ios::in | std::ios::out | std::ios::binary);
+    part.seekp(100);
+    part.put('\x5a');
+  }
+  const std::string log = Train(1, 200);
+  EXPECT_NE(log.find("skipping checkpoint " + newest), std::string::npos) << log;
+  EXPECT_NE(log.find("ps-0.part does not match its manifest"), std::string::npos) << log;
+  EXPECT_NE(log.find("restored checkpoint " + previous), std::string::npos) << log;
+}
+
+TEST_F(CheckpointTest, TruncatedPartIsSkipped) {
+  Train(1, 150);
+  const std::string newest = Newest(), previous = SecondNewest();
+  fs::resize_file(newest + "/ps-0.part", 64);
+  const std::string log = Train(1, 200);
+  EXPECT_NE(log.find("skipping checkpoint " + newest), std::string::npos) << log;
+  EXPECT_NE(log.find("restored checkpoint " + previous), std::string::npos) << log;
+}
+
+TEST_F(CheckpointTest, CheckpointWithoutManifestIsIncomplete) {
+  Train(1, 150);
+  const std::string newest = Newest(), previous = SecondNewest();
+  fs::remove(newest + "/manifest");
+  const std::string log = Train(1, 200);
+  EXPECT_NE(log.find("skipping checkpoint " + newest + ": incomplete"), std::string::npos) << log;
+  EXPECT_NE(log.find("restored checkpoint " + previous), std::string::npos) << log;
+}
+
+TEST_F(CheckpointTest, AnotherPlacementIsRefused) {
+  Train(1, 100);
+  const std::string log = Train(2, 150, /*expected_exit=*/1);
+  EXPECT_NE(log.find("written under another variable placement"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace pst
