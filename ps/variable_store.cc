@@ -193,12 +193,11 @@ StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<TensorView>& gra
   }
   std::lock_guard<std::mutex> sync_lock(sync_mu_);
   PushOutcome outcome;
-  if (step < sync_step_) {
+  if (step != sync_step_) {
+    // Older: the step is over. Newer: computed before a restore rolled the
+    // shard back to a checkpoint. Either way it belongs to no open step.
     outcome.stale = true;
     ++stale_pushes_;
-  } else if (step > sync_step_) {
-    return InvalidArgument("push for step " + std::to_string(step) +
-                           " but this shard accumulates step " + std::to_string(sync_step_));
   } else if (std::find(contributors_.begin(), contributors_.end(), worker) !=
              contributors_.end()) {
     outcome.duplicate = true;

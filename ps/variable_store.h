@@ -8,8 +8,9 @@
 //
 // Sync mode (replicas_to_aggregate = N): a push carries the step of the
 // worker's token and the gradients of every variable of the shard. The shard
-// accumulates pushes for its current step s; a push for an older step is
-// dropped as stale, a second push of one worker for s as a duplicate. The Nth
+// accumulates pushes for its current step s; a push for another step is
+// dropped as stale (older: the step is over; newer: computed before a restore
+// rolled the shard back), a second push of one worker for s as a duplicate. The Nth
 // push applies the average of the N gradients through the optimizer and
 // moves the shard to step s+1.
 //

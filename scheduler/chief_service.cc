@@ -63,7 +63,10 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
                          "--placement, --partition_bytes and --ps_hosts must be the same on "
                          "every task"));
       }
-      if (state_->state() != wire::ClusterState::Starting) state_->RecordJoin(worker);
+      if (state_->state() != wire::ClusterState::Starting) {
+        state_->RecordJoin(worker);
+        if (sync_) sync_->WorkerJoined(worker);
+      }
       return StateReply(wire::MessageType::JoinReply);
     case wire::MessageType::ReportRequest:
       if (h.report() == nullptr) {

@@ -258,8 +258,20 @@ class Chief {
     int64_t next_eval = start_step_ + options_.eval_every_steps;
     int64_t step = start_step_;
     last_checkpoint_step_ = start_step_;
+    auto next_probe = Clock::now();
     while (!stop.load()) {
-      PST_ASSIGN_OR_RETURN(step, GlobalStep());
+      std::string trouble;
+      if (Clock::now() >= next_probe) {
+        next_probe = Clock::now() + kShardProbeInterval;
+        trouble = ProbeShards();
+      }
+      StatusOr<int64_t> current = trouble.empty() ? GlobalStep() : StatusOr<int64_t>(0);
+      if (!current.ok()) trouble = current.status().ToString();
+      if (!trouble.empty()) {
+        PST_RETURN_IF_ERROR(Recover(trouble));
+        continue;
+      }
+      step = *current;
       DeclareSilentWorkersDead();
       if (step >= next_log || step >= options_.train_steps) {
         const ReportWindow w = state_.TakeWindow();
@@ -284,6 +296,36 @@ class Chief {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (stop.load()) LOG(WARNING) << "interrupted at global step " << step;
+    return Status::OK();
+  }
+
+  static constexpr std::chrono::milliseconds kShardProbeInterval{500};
+
+  // "" when every shard answers within a second with its variables; else
+  // what is wrong (a dead ps, or one restarted empty).
+  std::string ProbeShards() {
+    for (int k = 0; k < ps_.num_shards(); ++k) {
+      auto status = ps_.GetShardStatus(k, Clock::now() + std::chrono::seconds(1));
+      if (!status.ok()) return "ps:" + std::to_string(k) + " is down: " + status.status().ToString();
+      if (!status->store.initialized) {
+        return "ps:" + std::to_string(k) + " restarted without its variables";
+      }
+    }
+    return "";
+  }
+
+  // Pauses training until every ps answers, then starts the whole cluster
+  // again from the newest checkpoint (from scratch without one): every
+  // shard goes back to the same step, so the model stays consistent.
+  Status Recover(const std::string& why) {
+    LOG(WARNING) << "pausing training: " << why;
+    PST_RETURN_IF_ERROR(WaitForShards(ps_, options_.cluster, options_.ps_wait_timeout_ms));
+    PST_RETURN_IF_ERROR(InitializeVariables());
+    start_step_ = 0;
+    PST_RETURN_IF_ERROR(RestoreNewestCheckpoint());
+    last_checkpoint_step_ = start_step_;
+    if (sync_) sync_->Open(start_step_);
+    LOG(WARNING) << "training resumes at global step " << start_step_;
     return Status::OK();
   }
 

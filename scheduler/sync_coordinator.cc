@@ -38,7 +38,7 @@ void SyncCoordinator::Open(int64_t step) {
       if (a >= 0) a = step;
     }
   }
-  Send(tokens_.Advance(step));
+  Send(tokens_.Reset(step));
 }
 
 OutgoingMessage SyncCoordinator::HandleTokenRequest(int worker, RequestContext& context) {

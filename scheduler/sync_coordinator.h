@@ -23,8 +23,11 @@ class SyncCoordinator {
                   RpcServer* server);
 
   // Releases the tokens of `step` (0, or a restored checkpoint's step;
-  // call once the variables are initialized or restored).
+  // call once the variables are initialized or restored). Called again
+  // after a recovery, it moves the cluster back to `step`.
   void Open(int64_t step);
+  // A worker joined (or rejoined after a restart).
+  void WorkerJoined(int worker) { tokens_.Forget(worker); }
   // Answers a worker's token request now, or parks it.
   OutgoingMessage HandleTokenRequest(int worker, RequestContext& context);
   // A shard reports that it applied `step`.

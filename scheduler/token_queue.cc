@@ -34,6 +34,19 @@ std::vector<TokenGrant> TokenQueue::Advance(int64_t step) {
   return TakeParked(step);
 }
 
+void TokenQueue::Forget(int worker) {
+  std::lock_guard<std::mutex> lock(mu_);
+  taken_[worker] = -1;
+}
+
+std::vector<TokenGrant> TokenQueue::Reset(int64_t step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  step_ = step;
+  std::fill(taken_.begin(), taken_.end(), -1);
+  if (closed_) return {};
+  return TakeParked(step);
+}
+
 std::vector<TokenGrant> TokenQueue::Close() {
   std::lock_guard<std::mutex> lock(mu_);
   closed_ = true;

@@ -35,6 +35,13 @@ class TokenQueue {
   // Opens `step` (> the current one): returns the parked requests, each
   // granted `step`.
   std::vector<TokenGrant> Advance(int64_t step);
+  // A (re)joining worker may take the current step's token again: its
+  // previous incarnation may have taken it and died before pushing.
+  void Forget(int worker);
+
+  // Moves to `step` even backwards (after a restore) and forgets which
+  // tokens were taken: returns the parked requests, granted `step`.
+  std::vector<TokenGrant> Reset(int64_t step);
   // No more tokens: returns every parked request (to be told to stop).
   std::vector<TokenGrant> Close();
 

@@ -47,6 +47,19 @@ TEST(TokenQueueTest, LateWorkerGetsTheNewestStepAtOnce) {
   EXPECT_EQ(queue.TakeOrPark(2, late.context), 3);
 }
 
+TEST(TokenQueueTest, ResetGoesBackAndHandsOutTheStepAgain) {
+  TokenQueue queue(2);
+  queue.Advance(7);
+  FakeRequest a, again;
+  EXPECT_EQ(queue.TakeOrPark(0, a.context), 7);
+  EXPECT_FALSE(queue.TakeOrPark(0, again.context).has_value());  // parked
+  auto grants = queue.Reset(5);  // a restore to step 5
+  ASSERT_EQ(grants.size(), 1u);
+  EXPECT_EQ(grants[0].step, 5);
+  FakeRequest other;
+  EXPECT_EQ(queue.TakeOrPark(1, other.context), 5);
+}
+
 TEST(TokenQueueTest, CloseReleasesParkedRequests) {
   TokenQueue queue(2);
   queue.Advance(0);

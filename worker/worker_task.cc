@@ -171,6 +171,28 @@ class Worker {
     return pushed;
   }
 
+  // A ps that died (deadline, unavailable) or came back empty (not yet
+  // restored) is waited out: the chief restores the cluster from its last
+  // checkpoint. Other errors, and a wait longer than --join_timeout_ms, end
+  // the worker.
+  Status WaitOutPsFailure(const Status& failure) {
+    const Code c = failure.code();
+    if (c != Code::kDeadlineExceeded && c != Code::kUnavailable &&
+        c != Code::kFailedPrecondition) {
+      return failure;
+    }
+    if (!ps_failed_since_) {
+      ps_failed_since_ = Clock::now();
+      LOG(WARNING) << me_ << ": " << failure.ToString() << "; waiting for the cluster to recover";
+    } else if (Clock::now() - *ps_failed_since_ >
+               std::chrono::milliseconds(options_.join_timeout_ms)) {
+      return Unavailable("the cluster did not recover within --join_timeout_ms: " +
+                         failure.ToString());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    return Status::OK();
+  }
+
   Status Train() {
     StepLog log(options_.log_every_steps);
     while (!stop_.load()) {
@@ -183,7 +205,14 @@ class Worker {
       PST_ASSIGN_OR_RETURN(PipelineBatch next, input_->Next());
       const auto start = Clock::now();
       float loss = 0;
-      PST_ASSIGN_OR_RETURN(PushSummary pushed, Step(next, token, &loss));
+      StatusOr<PushSummary> stepped = Step(next, token, &loss);
+      if (!stepped.ok()) {
+        PST_RETURN_IF_ERROR(WaitOutPsFailure(stepped.status()));
+        if (chief_->stopping()) return Status::OK();
+        continue;  // the cluster is back: a fresh token, fresh parameters
+      }
+      ps_failed_since_.reset();
+      const PushSummary pushed = *stepped;
       const float ms = std::chrono::duration<float, std::milli>(Clock::now() - start).count();
       last_report_ = {pushed.global_step, loss, next.batch.size, next.epoch,
                       next.batch_in_epoch, next.batches_per_epoch, ms};
@@ -212,6 +241,7 @@ class Worker {
   std::vector<Tensor> params_, grads_;
   TrainingReport last_report_;
   SyncCounts sync_;
+  std::optional<Clock::time_point> ps_failed_since_;  // set while the ps are unreachable
   int64_t local_steps_ = 0;
 };
 

@@ -1,0 +1,82 @@
+// Processes that die mid-run: a ps killed and restarted (the cluster rolls
+// back to its last checkpoint and finishes), a worker killed and restarted
+// in sync mode without a spare replica.
+#include <signal.h>
+
+#include <regex>
+#include <thread>
+
+#include "tests/integration/synthetic_data_test.h"
+#include "tests/integration/test_util.h"
+
+namespace pst {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class FaultTest : public SyntheticDataTest {
+ protected:
+  std::vector<std::string> Flags(const std::string& mode, int train_steps) {
+    checkpoints_ = TestDir() + "-checkpoints";
+    return {"--data_dir=" + data_dir(), "--model=mlp", "--batch_size=50",
+            "--mode=" + mode, "--train_steps=" + std::to_string(train_steps),
+            "--eval_every_steps=0", "--log_every_steps=20", "--simulated_delay_ms=4",
+            "--checkpoint_dir=" + checkpoints_, "--checkpoint_every_steps=50",
+            "--rpc_timeout_ms=2000", "--heartbeat_timeout_ms=3000"};
+  }
+  // Waits until the chief's report lines pass `step`.
+  static void WaitForStep(ChildProcess& chief, int step) {
+    for (int i = 0; i < 3000 && ReportValue(chief.Log(), "Step: ").value_or(0) < step; ++i) {
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    ASSERT_GE(ReportValue(chief.Log(), "Step: ").value_or(0), step) << chief.Log();
+  }
+  static void ExpectAllExitZero(LocalCluster& cluster) {
+    const auto exits = cluster.WaitAll(seconds(240));
+    for (const TaskExit& e : exits) {
+      EXPECT_EQ(e.code, 0) << DescribeExits(exits) << "\n" << cluster.task("chief").Log();
+    }
+  }
+  std::string checkpoints_;
+};
+
+TEST_F(FaultTest, KilledPsIsRestartedAndTrainingResumesFromTheCheckpoint) {
+  LocalCluster cluster(2, 2, TestDir());
+  const auto flags = Flags("async", 500);
+  cluster.StartAll(flags);
+  ChildProcess& chief = cluster.task("chief");
+  WaitForStep(chief, 180);
+  cluster.task("ps", 1).Signal(SIGKILL);
+  std::this_thread::sleep_for(milliseconds(300));
+  cluster.StartTask("ps", 1, flags);  // what run_local.sh --restart_failed does
+  ExpectAllExitZero(cluster);
+  const std::string log = chief.Log();
+  EXPECT_NE(log.find("pausing training: ps:1"), std::string::npos) << log;
+  // The restored step is the checkpoint's, and training resumes from it.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(log, m, std::regex("ckpt-0*(\\d+) at step (\\d+)"))) << log;
+  EXPECT_EQ(m[1].str(), m[2].str());
+  EXPECT_GE(std::stoi(m[2].str()), 50);
+  EXPECT_NE(log.find("training resumes at global step " + m[2].str()), std::string::npos);
+  // Async: each worker's last push may land after the 500th.
+  EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), 500);
+  EXPECT_LE(ReportValue(log, "Global-Step: ").value_or(0), 502);
+}
+
+TEST_F(FaultTest, SyncWithoutSpareFinishesAfterTheKilledWorkerRestarts) {
+  LocalCluster cluster(1, 2, TestDir());
+  auto flags = Flags("sync", 300);
+  flags.push_back("--replicas_to_aggregate=2");
+  cluster.StartAll(flags);
+  ChildProcess& chief = cluster.task("chief");
+  WaitForStep(chief, 60);
+  cluster.task("worker", 1).Signal(SIGKILL);
+  std::this_thread::sleep_for(milliseconds(500));
+  cluster.StartTask("worker", 1, flags);
+  ExpectAllExitZero(cluster);
+  EXPECT_EQ(ReportValue(chief.Log(), "Global-Step: ").value_or(0), 300) << chief.Log();
+}
+
+}  // namespace
+}  // namespace pst
