@@ -278,10 +278,11 @@ StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, Clock::time_point dead
   return status;
 }
 
-Status PsClient::Shutdown(int shard) {
+Status PsClient::Shutdown(int shard, Clock::time_point deadline) {
   OutgoingMessage request;
   request.type = wire::MessageType::ShutdownRequest;
-  return channels_[shard]->Call(request).status();
+  PST_ASSIGN_OR_RETURN(uint64_t id, channels_[shard]->Send(request));
+  return channels_[shard]->Receive(id, deadline).status();
 }
 
 StatusOr<int64_t> PsClient::GlobalStep() {

@@ -80,7 +80,8 @@ class PsClient {
   Status RestoreCheckpoint(const std::string& name, int64_t step);
 
   StatusOr<ShardStatus> GetShardStatus(int shard, Clock::time_point deadline);
-  Status Shutdown(int shard);
+  // Asks a shard to stop serving; waits for its answer until `deadline`.
+  Status Shutdown(int shard, Clock::time_point deadline);
   StatusOr<int64_t> GlobalStep();
 
   int num_shards() const { return static_cast<int>(channels_.size()); }

@@ -120,6 +120,12 @@ class Chief {
     training_seconds_ = Seconds(start_);
     state_.set_state(wire::ClusterState::Stopping);
     if (sync_) sync_->Close();
+    if (stop.load()) {
+      // Interrupted: no final evaluation or checkpoint; the ps are told to
+      // stop, the workers learn it from their next report.
+      ShutdownShards(std::chrono::milliseconds(1000));
+      return Aborted("interrupted by a signal");
+    }
     WaitForWorkersToLeave();
     PST_RETURN_IF_ERROR(Finish());
     server.Stop();
@@ -299,6 +305,15 @@ class Chief {
     return Status::OK();
   }
 
+  // `patience`: how long to wait for each answer (short when interrupted:
+  // the ps may be stopping too).
+  void ShutdownShards(std::chrono::milliseconds patience) {
+    for (int k = 0; k < ps_.num_shards(); ++k) {
+      Status s = ps_.Shutdown(k, Clock::now() + patience);
+      if (!s.ok()) LOG(WARNING) << "shutting down ps:" << k << ": " << s.ToString();
+    }
+  }
+
   static constexpr std::chrono::milliseconds kShardProbeInterval{500};
 
   // "" when every shard answers within a second with its variables; else
@@ -364,10 +379,7 @@ class Chief {
       PST_RETURN_IF_ERROR(WriteTensorFile(options_.run_dir + "/model.bin", model).status());
     }
     if (checkpointer_ && step != last_checkpoint_step_) PST_RETURN_IF_ERROR(SaveCheckpoint(step));
-    for (int k = 0; k < ps_.num_shards(); ++k) {
-      Status s = ps_.Shutdown(k);
-      if (!s.ok()) LOG(WARNING) << "shutting down ps:" << k << ": " << s.ToString();
-    }
+    ShutdownShards(std::chrono::milliseconds(options_.rpc_timeout_ms));
     Print("Test-Accuracy: %.4f\n", e.accuracy);
     Print("Total Time: %.2fs\n", training_seconds_);
     Print("Final Cost: %.4f\n", last_loss_);

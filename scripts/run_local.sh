@@ -9,6 +9,9 @@
 #       [--train_steps=S] [--model=M] [--run_dir=DIR] [-- FLAGS for every task]
 #
 # --slow_worker=I:D makes worker I a straggler: it sleeps D ms in every step.
+# --restart_failed restarts a task that dies (exponential backoff from 1 s,
+# at most --max_restarts=5 times per task) instead of stopping the run; with
+# --checkpoint_dir the cluster resumes from its last checkpoint.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,9 +21,11 @@ num_workers=2
 run_dir=""
 task_flags=()
 declare -A worker_delay_ms
+restart_failed=0
+max_restarts=5
 
 usage() {
-  sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -29,6 +34,8 @@ while [[ $# -gt 0 ]]; do
     --num_ps=*) num_ps="${1#*=}" ;;
     --num_workers=*) num_workers="${1#*=}" ;;
     --run_dir=*) run_dir="${1#*=}" ;;
+    --restart_failed) restart_failed=1 ;;
+    --max_restarts=*) max_restarts="${1#*=}" ;;
     --slow_worker=*)
       spec="${1#*=}"
       if ! [[ "$spec" =~ ^([0-9]+):([0-9]+)$ ]]; then
@@ -93,25 +100,41 @@ flagfile="$run_dir/cluster.flags"
 
 names=()
 pids=()
+commands=()  # each task's command line, for restarts
+launch() {  # launch INDEX: (re)starts task INDEX, appending to its log
+  local name="${names[$1]}"
+  # exec: the task replaces the background subshell, so $! is the task.
+  eval "exec ${commands[$1]}" > >(tee -a "$run_dir/$name.log" | sed -u "s/^/[$name] /") 2>&1 &
+  pids[$1]=$!
+}
 start_task() {  # start_task NAME BINARY [FLAGS...]
   local name="$1" binary="$2"
   shift 2
-  "$bin/$binary" --flagfile="$flagfile" "$@" \
-    > >(tee "$run_dir/$name.log" | sed -u "s/^/[$name] /") 2>&1 &
   names+=("$name")
-  pids+=("$!")
+  commands+=("$(printf '%q ' "$bin/$binary" --flagfile="$flagfile" "$@")")
+  : >"$run_dir/$name.log"
+  launch $((${#names[@]} - 1))
 }
 
+declare -A done_rc restarts restart_at
+# PIDs of the tasks still running (reaped ones are skipped: their PIDs may
+# belong to someone else by now).
+live_pids() {
+  local i
+  for i in "${!pids[@]}"; do
+    [[ -z "${done_rc[${names[$i]}]:-}" && -z "${restart_at[${names[$i]}]:-}" ]] && echo "${pids[$i]}"
+  done
+}
 stop_all() {
-  local pid i
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+  local pid i alive
+  for pid in $(live_pids); do kill -TERM "$pid" 2>/dev/null; done
   for ((i = 0; i < 50; i++)); do
-    local alive=0
-    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    alive=0
+    for pid in $(live_pids); do kill -0 "$pid" 2>/dev/null && alive=1; done
     ((alive)) || return 0
     sleep 0.1
   done
-  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null; done
+  for pid in $(live_pids); do kill -KILL "$pid" 2>/dev/null; done
 }
 trap 'echo "run_local.sh: interrupted, stopping every task" >&2; stop_all; wait; exit 130' INT TERM
 
@@ -122,17 +145,34 @@ for ((k = 0; k < num_workers; k++)); do
   start_task "worker-$k" worker --task_index="$k" --simulated_delay_ms="${worker_delay_ms[$k]:-0}"
 done
 
-# Follow the tasks: the chief's end ends the run; any other failure stops it.
-declare -A done_rc
+# Follow the tasks: the chief's end ends the run; any other failure stops it
+# (or, with --restart_failed, restarts the task after a backoff).
 chief_rc=""
 while :; do
   for i in "${!pids[@]}"; do
     name="${names[$i]}" pid="${pids[$i]}"
+    if [[ -n "${restart_at[$name]:-}" ]]; then
+      if ((SECONDS >= restart_at[$name])); then
+        unset "restart_at[$name]"
+        echo "run_local.sh: restarting $name (restart ${restarts[$name]} of $max_restarts)" >&2
+        launch "$i"
+      fi
+      continue
+    fi
     [[ -n "${done_rc[$name]:-}" ]] && continue
     kill -0 "$pid" 2>/dev/null && continue
     wait "$pid"
     rc=$?
     done_rc[$name]=$rc
+    if ((rc != 0 && restart_failed && ${restarts[$name]:-0} < max_restarts)) && [[ -z "$chief_rc" ]]; then
+      restarts[$name]=$((${restarts[$name]:-0} + 1))
+      backoff=$((1 << (restarts[$name] - 1)))
+      ((backoff > 16)) && backoff=16
+      restart_at[$name]=$((SECONDS + backoff))
+      unset "done_rc[$name]"
+      echo "run_local.sh: $name died (exit $rc); restarting it in ${backoff} s" >&2
+      continue
+    fi
     if [[ "$name" == chief ]]; then
       chief_rc=$rc
     elif [[ $rc -ne 0 && -z "$chief_rc" ]]; then
@@ -150,7 +190,7 @@ done
 # The chief has finished: the others should be leaving on their own.
 for ((i = 0; i < 100; i++)); do
   alive=0
-  for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+  for pid in $(live_pids); do kill -0 "$pid" 2>/dev/null && alive=1; done
   ((alive)) || break
   sleep 0.1
 done

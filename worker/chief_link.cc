@@ -99,7 +99,12 @@ Status ChiefLink::Report(const TrainingReport& report) {
 Status ChiefLink::Leave(const TrainingReport& report) {
   TrainingReport last = report;
   last.done = true;
-  return channel_.Call(ReportMessage(last)).status();
+  // A courtesy: a chief that is gone (it stopped first, or was killed)
+  // must not hold the worker for a whole --rpc_timeout_ms.
+  PST_ASSIGN_OR_RETURN(uint64_t id, channel_.Send(ReportMessage(last)));
+  Status said = channel_.Receive(id, Clock::now() + std::chrono::seconds(2)).status();
+  if (!said.ok()) LOG(WARNING) << "the chief did not acknowledge the goodbye: " << said.ToString();
+  return Status::OK();
 }
 
 bool ChiefLink::stopping() {

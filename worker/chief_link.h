@@ -47,7 +47,7 @@ class ChiefLink {
 
   // Sends a report without waiting for the answer.
   Status Report(const TrainingReport& report);
-  // Sends the final report and waits for the chief to acknowledge it.
+  // Sends the final report; waits up to 2 s for the chief to acknowledge it.
   Status Leave(const TrainingReport& report);
   // True once a reply said the chief is stopping the cluster.
   bool stopping();

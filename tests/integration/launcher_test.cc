@@ -1,6 +1,10 @@
 // scripts/run_local.sh: a whole cluster from one command, and a failing task
 // stopping the whole run.
+#include <signal.h>
+
 #include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -59,6 +63,45 @@ TEST_F(LauncherTest, FailingTaskStopsEveryTask) {
   EXPECT_NE(*code, 0);
   EXPECT_NE(launcher->Log().find("failed (exit 1)"), std::string::npos) << launcher->Log();
   EXPECT_TRUE(ProcessesMentioning(run).empty()) << "tasks left running";
+}
+
+// The PID of the launcher's task `binary` --task_index=`index` in `run`.
+int TaskPid(const std::string& run, const std::string& binary, int index) {
+  for (int pid : ProcessesMentioning(run + "/cluster.flags")) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find("/bin/" + binary + '\0') != std::string::npos &&
+        cmdline.find("--task_index=" + std::to_string(index) + '\0') != std::string::npos) {
+      return pid;
+    }
+  }
+  return -1;
+}
+
+TEST_F(LauncherTest, RestartFailedBringsAKilledPsBack) {
+  const std::string run = dir_ + "/run";
+  auto launcher = Launch({"--num_ps=2", "--num_workers=2", "--mode=async", "--train_steps=600",
+                          "--model=mlp", "--restart_failed", "--run_dir=" + run, "--",
+                          "--batch_size=50", "--eval_every_steps=0", "--log_every_steps=20",
+                          "--simulated_delay_ms=4", "--rpc_timeout_ms=2000",
+                          "--checkpoint_dir=" + run + "/checkpoints",
+                          "--checkpoint_every_steps=50"});
+  const std::string chief_log = run + "/chief.log";
+  for (int i = 0; i < 3000; ++i) {
+    std::ifstream in(chief_log);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (ReportValue(text, "Step: ").value_or(0) >= 150) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const int ps1 = TaskPid(run, "ps", 1);
+  ASSERT_GT(ps1, 0) << launcher->Log();
+  ASSERT_EQ(::kill(ps1, SIGKILL), 0);
+  ASSERT_EQ(launcher->Wait(std::chrono::seconds(180)), 0) << launcher->Log();
+  const std::string log = launcher->Log();
+  EXPECT_NE(log.find("ps-1 died (exit 137); restarting it in 1 s"), std::string::npos) << log;
+  EXPECT_NE(log.find("restored checkpoint"), std::string::npos) << log;
+  EXPECT_GE(ReportValue(log, "[chief] Global-Step: ").value_or(0), 600);
+  EXPECT_TRUE(ProcessesMentioning(run).empty());
 }
 
 TEST_F(LauncherTest, SaysHowToGetMnist) {
