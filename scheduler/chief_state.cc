@@ -88,6 +88,13 @@ bool ChiefState::AllJoinedWorkersLeft() const {
   return true;
 }
 
+int ChiefState::live_workers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int live = 0;
+  for (const WorkerInfo& w : workers_) live += w.joined && !w.left && !w.dead;
+  return live;
+}
+
 int64_t ChiefState::total_examples() const {
   std::lock_guard<std::mutex> lock(mu_);
   return total_examples_;

@@ -55,6 +55,8 @@ class ChiefState {
   // Declares dead the workers silent for longer than `timeout`; returns them.
   std::vector<int> DeclareSilentWorkersDead(std::chrono::milliseconds timeout);
   int64_t total_examples() const;
+  // Workers that joined and are neither gone nor declared dead.
+  int live_workers() const;
 
  private:
   const uint64_t placement_hash_;

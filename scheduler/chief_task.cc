@@ -249,6 +249,7 @@ class Chief {
     r.Add("time", elapsed).Add("step", step).Add("train_loss", last_loss_);
     r.Add("steps_per_sec", elapsed > 0 ? (step - start_step_) / elapsed : 0);
     r.Add("examples_per_sec", elapsed > 0 ? state_.total_examples() / elapsed : 0);
+    r.Add("live_workers", state_.live_workers());
     r.Add("test_loss", eval.loss).Add("test_accuracy", eval.accuracy);
     PST_ASSIGN_OR_RETURN(ClusterCounts c, CollectCounts());
     r.Add("staleness_mean", c.staleness_count ? double(c.staleness_sum) / c.staleness_count : 0)
@@ -279,6 +280,7 @@ class Chief {
       }
       step = *current;
       DeclareSilentWorkersDead();
+      SayIfTooFewWorkers();
       if (step >= next_log || step >= options_.train_steps) {
         const ReportWindow w = state_.TakeWindow();
         if (w.reports > 0) {
@@ -342,6 +344,17 @@ class Chief {
     if (sync_) sync_->Open(start_step_);
     LOG(WARNING) << "training resumes at global step " << start_step_;
     return Status::OK();
+  }
+
+  // Sync: steps need N live workers; below that the cluster waits for
+  // workers to come back, and says so once per heartbeat interval.
+  void SayIfTooFewWorkers() {
+    if (!sync_ || Clock::now() < next_too_few_notice_) return;
+    const int live = state_.live_workers();
+    const int needed = options_.shard.replicas_to_aggregate;
+    if (live >= needed || Seconds(start_) * 1000 < options_.heartbeat_timeout_ms) return;
+    LOG(WARNING) << "waiting: " << live << " live workers, each step needs " << needed;
+    next_too_few_notice_ = Clock::now() + std::chrono::milliseconds(options_.heartbeat_timeout_ms);
   }
 
   void DeclareSilentWorkersDead() {
@@ -416,6 +429,7 @@ class Chief {
   int64_t start_step_ = 0;                      // 0, or the restored checkpoint's
   int64_t last_checkpoint_step_ = 0;
   Clock::time_point last_checkpoint_time_ = Clock::now();
+  Clock::time_point next_too_few_notice_ = Clock::now();
 };
 
 }  // namespace

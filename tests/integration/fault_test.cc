@@ -72,7 +72,14 @@ TEST_F(FaultTest, SyncWithoutSpareFinishesAfterTheKilledWorkerRestarts) {
   ChildProcess& chief = cluster.task("chief");
   WaitForStep(chief, 60);
   cluster.task("worker", 1).Signal(SIGKILL);
-  std::this_thread::sleep_for(milliseconds(500));
+  // Longer than --heartbeat_timeout_ms: the worker is declared dead and the
+  // chief says it waits for a second live worker.
+  for (int i = 0; i < 1000 && chief.Log().find("waiting: 1 live workers") == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_NE(chief.Log().find("worker:1 declared dead"), std::string::npos) << chief.Log();
+  EXPECT_NE(chief.Log().find("waiting: 1 live workers, each step needs 2"), std::string::npos);
   cluster.StartTask("worker", 1, flags);
   ExpectAllExitZero(cluster);
   EXPECT_EQ(ReportValue(chief.Log(), "Global-Step: ").value_or(0), 300) << chief.Log();
