@@ -23,6 +23,9 @@ DEFINE_uint64(cluster_id, 0, "Cluster id shared by all tasks (0: the chief picks
 DEFINE_int32(rpc_timeout_ms, 30000, "Deadline of every blocking request");
 DEFINE_int64(max_message_bytes, int64_t{1} << 30, "Largest message accepted or sent");
 DEFINE_int32(ps_threads, 2, "Request handler threads of a ps");
+DEFINE_string(curve_keys_dir, "",
+              "Folder with the cluster's CURVE key (scripts/gen_keys.sh): encrypts every "
+              "socket and refuses peers without the key; the same on every task");
 // Training.
 DEFINE_string(mode, "async", "Training mode: async (apply each gradient on arrival) or sync");
 DEFINE_int32(replicas_to_aggregate, 0,
@@ -138,6 +141,14 @@ Status CheckCommon() {
   return Status::OK();
 }
 
+// The cluster's CURVE keys, when --curve_keys_dir is given.
+StatusOr<std::optional<CurveKeys>> CurveFromFlags() {
+  if (FLAGS_curve_keys_dir.empty()) return std::optional<CurveKeys>();
+  auto keys = LoadCurveKeys(FLAGS_curve_keys_dir);
+  if (!keys.ok()) return InvalidArgument("--curve_keys_dir: " + keys.status().message());
+  return std::optional<CurveKeys>(*keys);
+}
+
 std::string DataDir() {
   if (!FLAGS_data_dir.empty()) return FLAGS_data_dir;
   const char* env = std::getenv("MNIST_DIR");
@@ -198,6 +209,7 @@ StatusOr<PsOptions> PsOptionsFromFlags() {
   o.max_message_bytes = FLAGS_max_message_bytes;
   o.cluster_id = FLAGS_cluster_id;
   o.checkpoint_dir = FLAGS_checkpoint_dir;
+  PST_ASSIGN_OR_RETURN(o.curve, CurveFromFlags());
   return o;
 }
 
@@ -226,6 +238,7 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   PST_RETURN_IF_ERROR(Positive("join_timeout_ms", FLAGS_join_timeout_ms));
   o.join_timeout_ms = FLAGS_join_timeout_ms;
   o.max_message_bytes = FLAGS_max_message_bytes;
+  PST_ASSIGN_OR_RETURN(o.curve, CurveFromFlags());
   return o;
 }
 
@@ -284,6 +297,7 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   o.ps_wait_timeout_ms = FLAGS_ps_wait_timeout_ms;
   o.rpc_timeout_ms = FLAGS_rpc_timeout_ms;
   o.max_message_bytes = FLAGS_max_message_bytes;
+  PST_ASSIGN_OR_RETURN(o.curve, CurveFromFlags());
   return o;
 }
 

@@ -27,6 +27,7 @@ PsClient::PsClient(zmq::context_t& context, const ClusterSpec& cluster,
     options.index = identity.index;
     options.rpc_timeout_ms = identity.rpc_timeout_ms;
     options.max_message_bytes = identity.max_message_bytes;
+    options.curve = identity.curve;
     channels_.push_back(std::make_unique<Channel>(context, options));
   }
   slice_versions_.assign(placement_.slices().size(), 0);

@@ -8,6 +8,7 @@
 #define PST_PS_PS_CLIENT_H_
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "cluster/cluster_spec.h"
@@ -24,6 +25,7 @@ struct ClientIdentity {
   uint64_t cluster_id = 0;
   int rpc_timeout_ms = 30000;
   size_t max_message_bytes = size_t{1} << 30;
+  std::optional<CurveKeys> curve;  // the cluster's keys when CURVE is on
 };
 
 struct PushSummary {

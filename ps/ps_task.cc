@@ -23,6 +23,7 @@ Status RunPs(const PsOptions& options) {
   server_options.max_message_bytes = options.max_message_bytes;
   server_options.num_threads = options.num_threads;
   server_options.cluster_id = options.cluster_id;
+  server_options.curve = options.curve;
 
   zmq::context_t context(1);
   ChannelOptions chief;
@@ -30,6 +31,7 @@ Status RunPs(const PsOptions& options) {
   chief.endpoint = options.cluster.chief.Endpoint();
   chief.role = wire::Role::Ps;
   chief.index = options.task_index;
+  chief.curve = options.curve;
   StepNotifier notifier(context, chief);
   std::unique_ptr<PsService> service;
   RpcServer server(context, server_options,

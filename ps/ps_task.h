@@ -4,9 +4,12 @@
 #define PST_PS_PS_TASK_H_
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "cluster/cluster_spec.h"
 #include "common/status.h"
+#include "transport/curve.h"
 
 namespace pst {
 
@@ -17,6 +20,7 @@ struct PsOptions {
   size_t max_message_bytes = size_t{1} << 30;
   uint64_t cluster_id = 0;  // 0: adopt the chief's at init
   std::string checkpoint_dir;  // where this ps writes its checkpoint parts
+  std::optional<CurveKeys> curve;  // CURVE on every socket when set
 };
 
 // Binds the host:port of this task in the cluster spec and serves until shut

@@ -92,6 +92,7 @@ class Chief {
     server_options.num_threads = 1;
     server_options.cluster_id = cluster_id_;
     server_options.open_types = {wire::MessageType::JoinRequest};
+    server_options.curve = options_.curve;
     RpcServer server(context_, server_options,
                      [this](const ReceivedMessage& r, RequestContext& c) {
                        return service_->Handle(r, c);
@@ -158,6 +159,7 @@ class Chief {
     id.cluster_id = cluster_id;
     id.rpc_timeout_ms = options.rpc_timeout_ms;
     id.max_message_bytes = options.max_message_bytes;
+    id.curve = options.curve;
     return id;
   }
 
@@ -294,13 +296,10 @@ class Chief {
       }
       if (step >= options_.train_steps) break;
       if (options_.eval_every_steps > 0 && step >= next_eval) {
-        PST_ASSIGN_OR_RETURN(Evaluation e, Evaluate());
-        LOG(INFO) << "step " << step << ": test accuracy " << e.accuracy << ", test loss "
-                  << e.loss;
-        PST_RETURN_IF_ERROR(WriteMetrics(step, e, Seconds(start_)));
+        PST_RETURN_IF_ERROR(RecoverIfPsFailed(EvaluateAndRecord(step)));
         while (next_eval <= step) next_eval += options_.eval_every_steps;
       }
-      if (CheckpointDue(step)) PST_RETURN_IF_ERROR(SaveCheckpoint(step));
+      if (CheckpointDue(step)) PST_RETURN_IF_ERROR(RecoverIfPsFailed(SaveCheckpoint(step)));
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (stop.load()) LOG(WARNING) << "interrupted at global step " << step;
@@ -329,6 +328,24 @@ class Chief {
       }
     }
     return "";
+  }
+
+  Status EvaluateAndRecord(int64_t step) {
+    PST_ASSIGN_OR_RETURN(Evaluation e, Evaluate());
+    LOG(INFO) << "step " << step << ": test accuracy " << e.accuracy << ", test loss " << e.loss;
+    return WriteMetrics(step, e, Seconds(start_));
+  }
+
+  // A ps that dies can fail any request before the probe notices it: such
+  // failures (deadline, unavailable, not initialized) lead to Recover();
+  // other errors are returned.
+  Status RecoverIfPsFailed(const Status& status) {
+    const Code c = status.code();
+    if (c != Code::kDeadlineExceeded && c != Code::kUnavailable &&
+        c != Code::kFailedPrecondition) {
+      return status;
+    }
+    return Recover(status.ToString());
   }
 
   // Pauses training until every ps answers, then starts the whole cluster

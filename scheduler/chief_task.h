@@ -6,12 +6,14 @@
 #define PST_SCHEDULER_CHIEF_TASK_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "common/status.h"
 #include "ps/variable_store.h"
+#include "transport/curve.h"
 
 namespace pst {
 
@@ -38,6 +40,7 @@ struct ChiefOptions {
   int ps_wait_timeout_ms = 60000;
   int rpc_timeout_ms = 30000;
   size_t max_message_bytes = size_t{1} << 30;
+  std::optional<CurveKeys> curve;  // CURVE on every socket when set
 };
 
 Status RunChief(const ChiefOptions& options);

@@ -5,6 +5,7 @@ namespace pst {
 Channel::Channel(zmq::context_t& context, ChannelOptions options)
     : options_(std::move(options)), socket_(context, zmq::socket_type::dealer) {
   socket_.set(zmq::sockopt::linger, 0);
+  if (options_.curve) MakeCurveClient(socket_, *options_.curve);
   socket_.set(zmq::sockopt::maxmsgsize,
               static_cast<int64_t>(options_.max_message_bytes));
   socket_.connect(options_.endpoint);

@@ -11,12 +11,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <zmq.hpp>
 
 #include "common/status.h"
+#include "transport/curve.h"
 #include "transport/message.h"
 
 namespace pst {
@@ -31,6 +33,7 @@ struct ChannelOptions {
   int32_t index = 0;
   int rpc_timeout_ms = 30000;
   size_t max_message_bytes = size_t{1} << 30;
+  std::optional<CurveKeys> curve;  // the cluster's keys when CURVE is on
 };
 
 class Channel {

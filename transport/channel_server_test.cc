@@ -215,3 +215,73 @@ TEST(DeferredReplyTest, RepliesSentLaterReachTheirRequests) {
 
 }  // namespace
 }  // namespace pst
+
+namespace pst {
+namespace {
+
+class CurveTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    keys_ = *NewCurveKeys();
+    ServerOptions options;
+    options.name = "secure:0";
+    options.endpoint = "tcp://127.0.0.1:*";
+    options.curve = keys_;
+    server_ = std::make_unique<RpcServer>(server_context_, options, Echo);
+    ASSERT_TRUE(server_->Start().ok());
+  }
+  StatusOr<ReceivedMessage> CallWith(std::optional<CurveKeys> keys) {
+    ChannelOptions options;
+    options.peer_name = "secure:0";
+    options.endpoint = server_->bound_endpoint();
+    options.rpc_timeout_ms = 500;
+    options.curve = std::move(keys);
+    Channel channel(client_context_, options);
+    OutgoingMessage m;
+    m.type = wire::MessageType::PullRequest;
+    m.tensors.push_back({"v", 0, Tensor(DType::kFloat32, {2})});
+    return channel.Call(m);
+  }
+  zmq::context_t server_context_{1}, client_context_{1};
+  CurveKeys keys_;
+  std::unique_ptr<RpcServer> server_;
+};
+
+TEST_F(CurveTest, ClusterKeyIsServed) { EXPECT_TRUE(CallWith(keys_).ok()); }
+
+TEST_F(CurveTest, PlainClientIsRefused) {
+  EXPECT_EQ(CallWith(std::nullopt).status().code(), Code::kDeadlineExceeded);
+}
+
+TEST_F(CurveTest, ClientWithAnotherKeyIsRefused) {
+  // Knows the server's public key but holds another key pair.
+  CurveKeys stranger = *NewCurveKeys();
+  zmq::socket_t socket(client_context_, zmq::socket_type::dealer);
+  socket.set(zmq::sockopt::linger, 0);
+  socket.set(zmq::sockopt::curve_serverkey, keys_.public_key);
+  socket.set(zmq::sockopt::curve_publickey, stranger.public_key);
+  socket.set(zmq::sockopt::curve_secretkey, stranger.secret_key);
+  socket.set(zmq::sockopt::rcvtimeo, 500);
+  socket.connect(server_->bound_endpoint());
+  OutgoingMessage m;
+  m.type = wire::MessageType::PullRequest;
+  auto frames = EncodeMessage(m, {1, 0, wire::Role::Client, 0});
+  socket.send(frames[0], zmq::send_flags::dontwait);
+  zmq::message_t reply;
+  EXPECT_FALSE(socket.recv(reply).has_value());
+  EXPECT_TRUE(CallWith(keys_).ok());  // the server still serves the cluster
+}
+
+TEST(CurveKeysTest, SaveThenLoad) {
+  const std::string dir = ::testing::TempDir();
+  CurveKeys keys = *NewCurveKeys();
+  ASSERT_TRUE(SaveCurveKeys(dir, keys).ok());
+  auto loaded = LoadCurveKeys(dir);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->public_key, keys.public_key);
+  EXPECT_EQ(loaded->secret_key, keys.secret_key);
+  EXPECT_EQ(LoadCurveKeys(dir + "/nowhere").status().code(), Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace pst

@@ -67,6 +67,7 @@ RpcServer::~RpcServer() {
   Stop();
   if (io_thread_.joinable()) io_thread_.join();
   deferred_out_.reset();
+  authenticator_.reset();
   {
     std::lock_guard<std::mutex> lock(mu_);
     handlers_exit_ = true;
@@ -81,6 +82,10 @@ Status RpcServer::Start() {
   auto router = std::make_shared<zmq::socket_t>(context_, zmq::socket_type::router);
   auto replies = std::make_shared<zmq::socket_t>(context_, zmq::socket_type::pull);
   try {
+    if (options_.curve) {
+      authenticator_ = std::make_unique<ZapAuthenticator>(context_, *options_.curve);
+      MakeCurveServer(*router, *options_.curve);
+    }
     router->set(zmq::sockopt::linger, 0);
     router->set(zmq::sockopt::maxmsgsize,
                 static_cast<int64_t>(options_.max_message_bytes));

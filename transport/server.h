@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,7 +28,9 @@
 #include <zmq.hpp>
 
 #include "common/status.h"
+#include "transport/curve.h"
 #include "transport/message.h"
+#include "transport/zap_authenticator.h"
 
 namespace pst {
 
@@ -65,6 +68,8 @@ struct ServerOptions {
   // except those of `open_types` that carry id 0 (a worker joining).
   uint64_t cluster_id = 0;
   std::vector<wire::MessageType> open_types;
+  // CURVE: encrypt, and accept only clients holding the cluster's key.
+  std::optional<CurveKeys> curve;
 };
 
 class RpcServer {
@@ -125,6 +130,8 @@ class RpcServer {
   std::deque<Job> jobs_;       // guarded by mu_
   int jobs_in_flight_ = 0;     // guarded by mu_: popped, reply not yet handed back
   bool handlers_exit_ = false; // guarded by mu_
+
+  std::unique_ptr<ZapAuthenticator> authenticator_;  // with options_.curve
 
   // Deferred replies go to the I/O thread through this socket; any thread
   // may use it while holding deferred_mu_.

@@ -116,6 +116,7 @@ class Worker {
     chief.role = wire::Role::Worker;
     chief.index = options_.task_index;
     chief.rpc_timeout_ms = options_.rpc_timeout_ms;
+    chief.curve = options_.curve;
     chief_ = std::make_unique<ChiefLink>(context_, chief);
     PST_ASSIGN_OR_RETURN(JoinResult joined,
                          chief_->Join(placement_->Hash(), After(options_.join_timeout_ms)));
@@ -129,6 +130,7 @@ class Worker {
     identity.cluster_id = joined.cluster_id;
     identity.rpc_timeout_ms = options_.rpc_timeout_ms;
     identity.max_message_bytes = options_.max_message_bytes;
+    identity.curve = options_.curve;
     ps_ = std::make_unique<PsClient>(context_, options_.cluster, *placement_, identity);
     return Status::OK();
   }

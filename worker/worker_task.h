@@ -5,11 +5,13 @@
 #define PST_WORKER_WORKER_TASK_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "common/status.h"
+#include "transport/curve.h"
 
 namespace pst {
 
@@ -32,6 +34,7 @@ struct WorkerOptions {
   int rpc_timeout_ms = 30000;
   int join_timeout_ms = 120000;
   size_t max_message_bytes = size_t{1} << 30;
+  std::optional<CurveKeys> curve;  // CURVE on every socket when set
 };
 
 // Joins the cluster, trains until the chief stops it (or the global step

@@ -23,12 +23,18 @@ void PsFixture::StartPs(const std::vector<VariableSpec>& variables,
 }
 
 std::unique_ptr<PsClient> PsFixture::NewClient(int index) {
+  return NewClientWithKeys(curve_, 20000, index);
+}
+
+std::unique_ptr<PsClient> PsFixture::NewClientWithKeys(std::optional<CurveKeys> curve,
+                                                       int timeout_ms, int index) {
   ClusterSpec spec;
   spec.ps = {{"127.0.0.1", cluster_->ports()[1]}};
   ClientIdentity identity;
   identity.index = index;
   identity.cluster_id = kClusterId;
-  identity.rpc_timeout_ms = 20000;
+  identity.rpc_timeout_ms = timeout_ms;
+  identity.curve = std::move(curve);
   return std::make_unique<PsClient>(context_, spec, *placement_, identity);
 }
 

@@ -27,13 +27,17 @@ class PsFixture : public ::testing::Test {
     config.optimizer.learning_rate = 1.0f;
     return config;
   }
+  // A client holding `curve` (by default the fixture's keys, if any).
   std::unique_ptr<PsClient> NewClient(int index = 0);
+  std::unique_ptr<PsClient> NewClientWithKeys(std::optional<CurveKeys> curve, int timeout_ms,
+                                              int index = 0);
   std::string endpoint() const;
 
   zmq::context_t context_{1};
   std::unique_ptr<LocalCluster> cluster_;
   std::unique_ptr<Placement> placement_;
   ChildProcess* ps_ = nullptr;
+  std::optional<CurveKeys> curve_;  // set before StartPs for a CURVE ps
 };
 
 }  // namespace pst
