@@ -2,7 +2,8 @@
 // (DESIGN.md section 12).
 //
 // Measures, in one thread, on float32 buffers of uniform random values:
-//  1. Kernels, called through the Kernels interface:
+//  1. Kernels, called through the Kernels interface on buffers in the back
+//     end's memory, on "cpu" and, when it can be made, "gpu:0":
 //     - matmul forward, backward-input and backward-weights at (B,IN,OUT) =
 //       (64,784,256) (mlp_relu's first layer), (64,800,500) (cnn's dense0)
 //       and (64,2048,2048) (wide_mlp's middle layer): 2*B*IN*OUT flops each;
@@ -24,7 +25,8 @@
 //     pixels, random labels; 8 batches cycled), then plain SGD on the params.
 // Every figure gets a warm-up that also sizes the repeats, then the median
 // of --repeats timed repeats (std::chrono::steady_clock around a loop of
-// calls; nothing else runs inside the loop).
+// calls; nothing else runs inside the loop; a GPU's queue is drained before
+// the clock stops).
 // The last line of the output is "mlp_relu_examples_per_s: X".
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -71,9 +73,12 @@ double Median(std::vector<double> v) {
 
 // Seconds per call of `fn`: warm-up calls (at least 3 and a fifth of a
 // repeat) estimate the cost, then each of --repeats repeats times enough
-// calls to last about `repeat_s`; the median repeat is returned. A back end
-// that runs asynchronously must make fn wait for its work to finish.
-double TimePerCall(const std::function<void()>& fn, double repeat_s) {
+// calls to last about `repeat_s`; the median repeat is returned. For a back
+// end that runs asynchronously, `wait` waits for the work fn queued; it runs
+// once after the warm-up and after each repeat's calls, inside the timing.
+double TimePerCall(
+    const std::function<void()>& fn, double repeat_s,
+    const std::function<void()>& wait = [] {}) {
   int64_t warmup_calls = 0;
   const Clock::time_point warm_start = Clock::now();
   while (warmup_calls < 3 ||
@@ -81,12 +86,14 @@ double TimePerCall(const std::function<void()>& fn, double repeat_s) {
     fn();
     ++warmup_calls;
   }
+  wait();
   const double estimate = Seconds(Clock::now() - warm_start) / warmup_calls;
   const int64_t calls = std::max<int64_t>(1, std::llround(repeat_s / estimate));
   std::vector<double> per_call;
   for (int r = 0; r < FLAGS_repeats; ++r) {
     const Clock::time_point start = Clock::now();
     for (int64_t i = 0; i < calls; ++i) fn();
+    wait();
     per_call.push_back(Seconds(Clock::now() - start) / calls);
   }
   return Median(per_call);
@@ -104,6 +111,21 @@ std::vector<int32_t> RandomLabels(int64_t n, int classes, std::mt19937* rng) {
   std::vector<int32_t> v(n);
   for (int32_t& x : v) x = dist(*rng);
   return v;
+}
+
+// A buffer of `bytes` in `k`'s memory, holding `host` unless it is null.
+std::shared_ptr<DeviceBuffer> OnDevice(Kernels& k, size_t bytes,
+                                       const void* host = nullptr) {
+  StatusOr<std::unique_ptr<DeviceBuffer>> made = k.Allocate(bytes);
+  CHECK(made.ok()) << made.status().ToString();
+  std::shared_ptr<DeviceBuffer> buffer = std::move(made).value();
+  if (host != nullptr) k.CopyToDevice(host, buffer->data(), bytes);
+  return buffer;
+}
+
+template <typename T>
+std::shared_ptr<DeviceBuffer> OnDevice(Kernels& k, const std::vector<T>& host) {
+  return OnDevice(k, host.size() * sizeof(T), host.data());
 }
 
 // One kernel at one size. `run` calls it once on buffers it owns.
@@ -126,24 +148,24 @@ void AddMatmulCases(Kernels& k, int64_t B, int64_t IN, int64_t OUT,
   const std::string size = Dims({B, IN, OUT});
   const double flops = 2.0 * B * IN * OUT;
   const double bytes = 4.0 * (B * IN + IN * OUT + B * OUT);
-  auto x = std::make_shared<std::vector<float>>(RandomFloats(B * IN, rng));
-  auto w = std::make_shared<std::vector<float>>(RandomFloats(IN * OUT, rng));
-  auto b = std::make_shared<std::vector<float>>(RandomFloats(OUT, rng));
-  auto dy = std::make_shared<std::vector<float>>(RandomFloats(B * OUT, rng));
-  auto y = std::make_shared<std::vector<float>>(B * OUT);
-  auto dx = std::make_shared<std::vector<float>>(B * IN);
-  auto dw = std::make_shared<std::vector<float>>(IN * OUT);
+  auto x = OnDevice(k, RandomFloats(B * IN, rng));
+  auto w = OnDevice(k, RandomFloats(IN * OUT, rng));
+  auto b = OnDevice(k, RandomFloats(OUT, rng));
+  auto dy = OnDevice(k, RandomFloats(B * OUT, rng));
+  auto y = OnDevice(k, 4 * B * OUT);
+  auto dx = OnDevice(k, 4 * B * IN);
+  auto dw = OnDevice(k, 4 * IN * OUT);
   cases->push_back({"matmul_forward", size, flops, bytes, [=, &k] {
-                      k.MatmulForward(x->data(), w->data(), b->data(),
-                                      y->data(), B, IN, OUT);
+                      k.MatmulForward(x->f32(), w->f32(), b->f32(), y->f32(), B,
+                                      IN, OUT);
                     }});
   cases->push_back({"matmul_backward_input", size, flops, bytes, [=, &k] {
-                      k.MatmulBackwardInput(dy->data(), w->data(), dx->data(),
-                                            B, IN, OUT);
+                      k.MatmulBackwardInput(dy->f32(), w->f32(), dx->f32(), B,
+                                            IN, OUT);
                     }});
   cases->push_back({"matmul_backward_weights", size, flops, bytes, [=, &k] {
-                      k.MatmulBackwardWeights(x->data(), dy->data(), dw->data(),
-                                              B, IN, OUT);
+                      k.MatmulBackwardWeights(x->f32(), dy->f32(), dw->f32(), B,
+                                              IN, OUT);
                     }});
 }
 
@@ -169,25 +191,24 @@ void AddConvCases(Kernels& k, const std::string& layer, const Conv2DShape& s,
   const double flops =
       2.0 * y_size * s.filter_height * s.filter_width * s.in_channels;
   const double bytes = 4.0 * (x_size + w_size + y_size);
-  auto x = std::make_shared<std::vector<float>>(RandomFloats(x_size, rng));
-  auto w = std::make_shared<std::vector<float>>(RandomFloats(w_size, rng));
-  auto b =
-      std::make_shared<std::vector<float>>(RandomFloats(s.out_channels, rng));
-  auto dy = std::make_shared<std::vector<float>>(RandomFloats(y_size, rng));
-  auto y = std::make_shared<std::vector<float>>(y_size);
-  auto dx = std::make_shared<std::vector<float>>(x_size);
-  auto dw = std::make_shared<std::vector<float>>(w_size);
+  auto x = OnDevice(k, RandomFloats(x_size, rng));
+  auto w = OnDevice(k, RandomFloats(w_size, rng));
+  auto b = OnDevice(k, RandomFloats(s.out_channels, rng));
+  auto dy = OnDevice(k, RandomFloats(y_size, rng));
+  auto y = OnDevice(k, 4 * y_size);
+  auto dx = OnDevice(k, 4 * x_size);
+  auto dw = OnDevice(k, 4 * w_size);
   cases->push_back({"conv2d_forward", size, flops, bytes, [=, &k] {
-                      k.Conv2DForward(x->data(), w->data(), b->data(),
-                                      y->data(), s, B);
+                      k.Conv2DForward(x->f32(), w->f32(), b->f32(), y->f32(), s,
+                                      B);
                     }});
   cases->push_back({"conv2d_backward_input", size, flops, bytes, [=, &k] {
-                      k.Conv2DBackwardInput(dy->data(), w->data(), dx->data(),
-                                            s, B);
+                      k.Conv2DBackwardInput(dy->f32(), w->f32(), dx->f32(), s,
+                                            B);
                     }});
   cases->push_back({"conv2d_backward_weights", size, flops, bytes, [=, &k] {
-                      k.Conv2DBackwardWeights(x->data(), dy->data(), dw->data(),
-                                              s, B);
+                      k.Conv2DBackwardWeights(x->f32(), dy->f32(), dw->f32(), s,
+                                              B);
                     }});
 }
 
@@ -195,22 +216,22 @@ void AddMaxPoolCases(Kernels& k, int64_t B, int64_t H, int64_t W, int64_t C,
                      std::mt19937* rng, std::vector<KernelCase>* cases) {
   const int64_t x_size = B * H * W * C, y_size = B * (H / 2) * (W / 2) * C;
   const std::string size = Dims({B, H, W, C});
-  auto x = std::make_shared<std::vector<float>>(RandomFloats(x_size, rng));
-  auto dy = std::make_shared<std::vector<float>>(RandomFloats(y_size, rng));
-  auto y = std::make_shared<std::vector<float>>(y_size);
-  auto dx = std::make_shared<std::vector<float>>(x_size);
-  auto argmax = std::make_shared<std::vector<int32_t>>(y_size);
+  auto x = OnDevice(k, RandomFloats(x_size, rng));
+  auto dy = OnDevice(k, RandomFloats(y_size, rng));
+  auto y = OnDevice(k, 4 * y_size);
+  auto dx = OnDevice(k, 4 * x_size);
+  auto argmax = OnDevice(k, 4 * y_size);
   // The backward pass needs a forward pass's argmax.
-  k.MaxPool2x2Forward(x->data(), y->data(), argmax->data(), B, H, W, C);
+  k.MaxPool2x2Forward(x->f32(), y->f32(), argmax->i32(), B, H, W, C);
   cases->push_back({"maxpool2x2_forward", size, 3.0 * y_size,
                     4.0 * (x_size + 2 * y_size), [=, &k] {
-                      k.MaxPool2x2Forward(x->data(), y->data(), argmax->data(),
-                                          B, H, W, C);
+                      k.MaxPool2x2Forward(x->f32(), y->f32(), argmax->i32(), B,
+                                          H, W, C);
                     }});
   cases->push_back({"maxpool2x2_backward", size, 1.0 * y_size,
                     4.0 * (x_size + 2 * y_size), [=, &k] {
-                      k.MaxPool2x2Backward(dy->data(), argmax->data(),
-                                           dx->data(), B, H, W, C);
+                      k.MaxPool2x2Backward(dy->f32(), argmax->i32(), dx->f32(),
+                                           B, H, W, C);
                     }});
 }
 
@@ -218,33 +239,31 @@ void AddReluCases(Kernels& k, int64_t B, int64_t dim, std::mt19937* rng,
                   std::vector<KernelCase>* cases) {
   const int64_t n = B * dim;
   const std::string size = Dims({B, dim});
-  auto x = std::make_shared<std::vector<float>>(RandomFloats(n, rng));
-  auto dy = std::make_shared<std::vector<float>>(RandomFloats(n, rng));
-  auto y = std::make_shared<std::vector<float>>(n);
-  auto dx = std::make_shared<std::vector<float>>(n);
+  auto x = OnDevice(k, RandomFloats(n, rng));
+  auto dy = OnDevice(k, RandomFloats(n, rng));
+  auto y = OnDevice(k, 4 * n);
+  auto dx = OnDevice(k, 4 * n);
   cases->push_back({"relu_forward", size, 1.0 * n, 8.0 * n,
-                    [=, &k] { k.ReluForward(x->data(), y->data(), n); }});
+                    [=, &k] { k.ReluForward(x->f32(), y->f32(), n); }});
   cases->push_back({"relu_backward", size, 1.0 * n, 12.0 * n, [=, &k] {
-                      k.ReluBackward(x->data(), dy->data(), dx->data(), n);
+                      k.ReluBackward(x->f32(), dy->f32(), dx->f32(), n);
                     }});
 }
 
 void AddSoftmaxCase(Kernels& k, int64_t B, int64_t C, std::mt19937* rng,
                     std::vector<KernelCase>* cases) {
-  auto logits = std::make_shared<std::vector<float>>(RandomFloats(B * C, rng));
-  auto labels = std::make_shared<std::vector<int32_t>>(
-      RandomLabels(B, static_cast<int>(C), rng));
-  auto dlogits = std::make_shared<std::vector<float>>(B * C);
+  auto logits = OnDevice(k, RandomFloats(B * C, rng));
+  auto labels = OnDevice(k, RandomLabels(B, static_cast<int>(C), rng));
+  auto dlogits = OnDevice(k, 4 * B * C);
   cases->push_back({"softmax_xent_with_grad", Dims({B, C}), 5.0 * B * C,
                     4.0 * (2 * B * C + B), [=, &k] {
-                      k.SoftmaxCrossEntropy(logits->data(), labels->data(),
-                                            dlogits->data(), B, C);
+                      k.SoftmaxCrossEntropy(logits->f32(), labels->i32(),
+                                            dlogits->f32(), B, C);
                     }});
 }
 
 // Every kernel case of the header comment, run by `kernels`, which must
 // outlive them. The same list for every back end: row i is the same case.
-// The buffers are host memory, which a device back end will need to change.
 std::vector<KernelCase> KernelCases(Kernels& kernels, int64_t B) {
   std::mt19937 rng(1);
   std::vector<KernelCase> cases;
@@ -266,11 +285,22 @@ std::vector<KernelCase> KernelCases(Kernels& kernels, int64_t B) {
 void RunKernels(const std::vector<std::string>& devices) {
   std::vector<std::unique_ptr<Kernels>> kernels;
   std::vector<std::vector<KernelCase>> cases;  // [device][case]
+  std::vector<std::function<void()>> waits;    // [device]
   for (const std::string& device : devices) {
     StatusOr<std::unique_ptr<Kernels>> made = MakeKernels(device);
     CHECK(made.ok()) << made.status().ToString();
     kernels.push_back(std::move(made).value());
-    cases.push_back(KernelCases(*kernels.back(), FLAGS_batch_size));
+    Kernels& k = *kernels.back();
+    cases.push_back(KernelCases(k, FLAGS_batch_size));
+    // A copy to the host completes, so it waits for the work queued before
+    // it; the check catches any failure of the timed calls.
+    auto probe = OnDevice(k, sizeof(float));
+    waits.push_back([&k, probe] {
+      float value;
+      k.CopyToHost(probe->data(), &value, sizeof(value));
+      const Status error = k.TakeError();
+      CHECK(error.ok()) << error.ToString();
+    });
   }
   std::printf("kernels, batch %d, median of %d repeats:\n%-24s %-28s",
               FLAGS_batch_size, FLAGS_repeats, "kernel", "size");
@@ -283,7 +313,8 @@ void RunKernels(const std::vector<std::string>& devices) {
     const KernelCase& c = cases.front()[i];
     std::printf("%-24s %-28s", c.kernel.c_str(), c.size.c_str());
     for (size_t d = 0; d < devices.size(); ++d) {
-      const double s = TimePerCall(cases[d][i].run, FLAGS_kernel_repeat_s);
+      const double s =
+          TimePerCall(cases[d][i].run, FLAGS_kernel_repeat_s, waits[d]);
       std::printf(" %13.1f %9.2f %8.2f", s * 1e6, c.flops / s * 1e-9,
                   c.bytes / s * 1e-9);
     }
@@ -332,8 +363,8 @@ double TrainingExamplesPerSecond(const std::string& model_name,
 }
 
 int Main() {
-  // A second back end is one more device here (see KernelCases).
-  const std::vector<std::string> devices = {"cpu"};
+  std::vector<std::string> devices = {"cpu"};
+  if (MakeKernels("gpu:0").ok()) devices.push_back("gpu:0");
   RunKernels(devices);
   std::printf(
       "\ntraining, batch %d, synthetic data, ComputeGradients + SGD, "

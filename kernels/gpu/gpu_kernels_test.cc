@@ -1,38 +1,502 @@
-// The CUDA kernels against their CPU twins. Skips (never passes) without a GPU.
+// GpuKernels against CpuKernels, its reference, on the same random inputs:
+// every method, with explicit tolerances; plus its memory cap, device
+// selection and error reporting. The tests that need a GPU skip (never
+// pass) without one.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include <random>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu_kernels.h"
 #include "kernels/gpu/gpu_device.h"
+#include "kernels/kernels.h"
+#include "kernels/test_util.h"
 
 namespace pst {
 namespace {
 
-TEST(GpuKernelsTest, DeviceCountDoesNotCrash) {
+// Matrix products and convolutions: the GPU and the CPU each stay within
+// about 1e-6 (normwise) of the exact result at these sizes, float32 sums
+// in different orders.
+constexpr double kGemmTol = 1e-5;
+// exp, log and division: a few ulp apart on each side.
+constexpr double kElementwiseTol = 1e-5;
+
+std::vector<double> ToDouble(const std::vector<float>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+// Integers in [-2, 2] as floats: many ties, for the first-of-ties rules.
+std::vector<float> TiedVector(int64_t n, uint32_t seed) {
+  std::vector<float> v = RandomVector(n, -2.5f, 2.5f, seed);
+  for (float& x : v) x = std::round(x);
+  return v;
+}
+
+TEST(GpuDeviceTest, DeviceCountDoesNotCrash) {
   EXPECT_GE(CudaDeviceCount(), 0);
 }
 
-TEST(GpuKernelsTest, ReluForwardMatchesCpu) {
-  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA GPU: skipping";
-  // Large enough that the grid-stride loop wraps (65535 blocks * 256).
-  const int64_t n = 20'000'003;
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> x(n);
-  for (float& v : x) v = dist(rng);
-
-  std::vector<float> want(n), got(n, -1.0f);
-  CpuKernels().ReluForward(x.data(), want.data(), n);
-  const Status s = ReluForwardGpu(x.data(), got.data(), n);
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  // max(x, 0) is exact on both sides: tolerance zero.
-  EXPECT_EQ(got, want);
+TEST(MakeGpuKernelsTest, MissingGpuIsFailedPreconditionNamingIt) {
+  // With or without a GPU (or CUDA driver) here.
+  for (const char* device : {"gpu:99", "gpu:12345678901"}) {
+    auto made = MakeKernels(device);
+    ASSERT_FALSE(made.ok()) << device;
+    EXPECT_EQ(made.status().code(), Code::kFailedPrecondition) << device;
+    EXPECT_NE(made.status().message().find(std::string("device '") + device +
+                                           "' is not usable"),
+              std::string::npos)
+        << made.status().message();
+  }
 }
 
-TEST(GpuKernelsTest, ReluForwardOfNothingIsOk) {
-  EXPECT_TRUE(ReluForwardGpu(nullptr, nullptr, 0).ok());
+TEST(MakeGpuKernelsTest, MemoryFractionOutsideZeroToOneIsInvalid) {
+  for (double fraction : {0.0, -0.5, 1.5}) {
+    KernelsOptions options;
+    options.gpu_memory_fraction = fraction;
+    EXPECT_EQ(MakeKernels("gpu:0", options).status().code(),
+              Code::kInvalidArgument)
+        << fraction;
+  }
+}
+
+// gpu:0 beside a CpuKernels, and device buffers that live as long as the
+// test.
+class GpuKernelsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA GPU: skipping";
+    auto made = MakeKernels("gpu:0");
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    gpu_ = std::move(made).value();
+  }
+
+  void TearDown() override {
+    if (gpu_ == nullptr) return;
+    const Status error = gpu_->TakeError();
+    EXPECT_TRUE(error.ok()) << error.ToString();
+  }
+
+  // A device buffer of n elements of T, uninitialised.
+  template <typename T>
+  T* Make(int64_t n) {
+    auto buffer = gpu_->Allocate(n * sizeof(T));
+    CHECK(buffer.ok()) << buffer.status().ToString();
+    buffers_.push_back(std::move(buffer).value());
+    return static_cast<T*>(buffers_.back()->data());
+  }
+
+  // A device copy of `host`.
+  template <typename T>
+  T* Upload(const std::vector<T>& host) {
+    T* device = Make<T>(host.size());
+    gpu_->CopyToDevice(host.data(), device, host.size() * sizeof(T));
+    return device;
+  }
+
+  // The first n elements at `device`.
+  template <typename T>
+  std::vector<T> Download(const T* device, int64_t n) {
+    std::vector<T> host(n);
+    gpu_->CopyToHost(device, host.data(), n * sizeof(T));
+    return host;
+  }
+
+  CpuKernels cpu_;
+  std::unique_ptr<Kernels> gpu_;
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers_;
+};
+
+TEST_F(GpuKernelsTest, NamesItsDeviceAndIsNotHostMemory) {
+  EXPECT_EQ(gpu_->device(), "gpu:0");
+  EXPECT_FALSE(gpu_->host_memory());
+}
+
+TEST_F(GpuKernelsTest, CopiesRoundTrip) {
+  const std::vector<float> x = RandomVector(1000, -1, 1, 1);
+  EXPECT_EQ(Download(Upload(x), x.size()), x);
+  // The staging buffer grows: a larger copy after a smaller one.
+  const std::vector<float> big = RandomVector(3'000'000, -1, 1, 2);
+  EXPECT_EQ(Download(Upload(big), big.size()), big);
+}
+
+struct GemmShape {
+  int64_t batch, in, out;
+};
+
+void PrintTo(const GemmShape& s, std::ostream* os) {
+  *os << s.batch << "x" << s.in << "x" << s.out;
+}
+
+class GpuMatmulTest : public GpuKernelsTest,
+                      public ::testing::WithParamInterface<GemmShape> {};
+
+TEST_P(GpuMatmulTest, MatchesCpu) {
+  const auto [B, IN, OUT] = GetParam();
+  const auto x = RandomVector(B * IN, -1, 1, 1);
+  const auto w = RandomVector(IN * OUT, -1, 1, 2);
+  const auto b = RandomVector(OUT, -1, 1, 3);
+  const auto dy = RandomVector(B * OUT, -1, 1, 4);
+  std::vector<float> y(B * OUT), dx(B * IN), dw(IN * OUT), db(OUT);
+  cpu_.MatmulForward(x.data(), w.data(), b.data(), y.data(), B, IN, OUT);
+  cpu_.MatmulBackwardInput(dy.data(), w.data(), dx.data(), B, IN, OUT);
+  cpu_.MatmulBackwardWeights(x.data(), dy.data(), dw.data(), B, IN, OUT);
+  cpu_.BiasBackward(dy.data(), db.data(), B, OUT);
+
+  const float *gx = Upload(x), *gw = Upload(w), *gb = Upload(b),
+              *gdy = Upload(dy);
+  float *gy = Make<float>(B * OUT), *gdx = Make<float>(B * IN),
+        *gdw = Make<float>(IN * OUT), *gdb = Make<float>(OUT);
+  gpu_->MatmulForward(gx, gw, gb, gy, B, IN, OUT);
+  gpu_->MatmulBackwardInput(gdy, gw, gdx, B, IN, OUT);
+  gpu_->MatmulBackwardWeights(gx, gdy, gdw, B, IN, OUT);
+  gpu_->BiasBackward(gdy, gdb, B, OUT);
+  EXPECT_LT(NormwiseRelError(Download(gy, B * OUT), ToDouble(y)), kGemmTol);
+  EXPECT_LT(NormwiseRelError(Download(gdx, B * IN), ToDouble(dx)), kGemmTol);
+  EXPECT_LT(NormwiseRelError(Download(gdw, IN * OUT), ToDouble(dw)), kGemmTol);
+  EXPECT_LT(NormwiseRelError(Download(gdb, OUT), ToDouble(db)), kGemmTol);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuMatmulTest,
+                         ::testing::Values(GemmShape{1, 1, 1},
+                                           GemmShape{7, 13, 5},
+                                           GemmShape{64, 784, 256},
+                                           GemmShape{33, 800, 500},
+                                           GemmShape{300, 37, 65}));
+
+TEST_F(GpuKernelsTest, BiasBackwardGrowsItsOnesVector) {
+  // A small batch, then a larger one: the ones vector must grow with it.
+  for (int64_t B : {3, 5000}) {
+    const auto dy = RandomVector(B * 7, -1, 1, 5);
+    std::vector<float> db(7);
+    cpu_.BiasBackward(dy.data(), db.data(), B, 7);
+    float* gdb = Make<float>(7);
+    gpu_->BiasBackward(Upload(dy), gdb, B, 7);
+    EXPECT_LT(NormwiseRelError(Download(gdb, 7), ToDouble(db)), kGemmTol) << B;
+  }
+}
+
+TEST_F(GpuKernelsTest, SigmoidMatchesCpu) {
+  const int64_t n = 100'001;
+  auto x = RandomVector(n, -20, 20, 6);
+  x[0] = -100.0f;  // exp(100) overflows: sigmoid must be 0, not NaN
+  x[1] = 100.0f;
+  const auto dy = RandomVector(n, -1, 1, 7);
+  std::vector<float> y(n), dx(n);
+  cpu_.SigmoidForward(x.data(), y.data(), n);
+  cpu_.SigmoidBackward(y.data(), dy.data(), dx.data(), n);
+
+  float *gy = Make<float>(n), *gdx = Make<float>(n);
+  gpu_->SigmoidForward(Upload(x), gy, n);
+  // The backward pass from the CPU's y: 1-y cancels near y = 1, where one
+  // ulp of difference in y would change dx beyond any tolerance.
+  gpu_->SigmoidBackward(Upload(y), Upload(dy), gdx, n);
+  const std::vector<float> got_y = Download(gy, n);
+  EXPECT_EQ(got_y[0], 0.0f);
+  EXPECT_EQ(got_y[1], 1.0f);
+  EXPECT_LT(ElementwiseRelError(got_y, ToDouble(y)), kElementwiseTol);
+  EXPECT_LT(ElementwiseRelError(Download(gdx, n), ToDouble(dx)),
+            kElementwiseTol);
+}
+
+TEST_F(GpuKernelsTest, ReluMultiplyAndCopyAreExact) {
+  // Large enough that the grid-stride loops wrap (65535 blocks * 256).
+  const int64_t n = 20'000'003;
+  const auto x = RandomVector(n, -1, 1, 8);
+  const auto dy = RandomVector(n, -1, 1, 9);
+  std::vector<float> y(n), dx(n), product(n);
+  cpu_.ReluForward(x.data(), y.data(), n);
+  cpu_.ReluBackward(x.data(), dy.data(), dx.data(), n);
+  cpu_.Multiply(x.data(), dy.data(), product.data(), n);
+
+  const float *gx = Upload(x), *gdy = Upload(dy);
+  float *gy = Make<float>(n), *gdx = Make<float>(n), *gp = Make<float>(n),
+        *gcopy = Make<float>(n);
+  gpu_->ReluForward(gx, gy, n);
+  gpu_->ReluBackward(gx, gdy, gdx, n);
+  gpu_->Multiply(gx, gdy, gp, n);
+  gpu_->Copy(gx, gcopy, n);
+  // One operation per element, correctly rounded on both sides.
+  EXPECT_EQ(Download(gy, n), y);
+  EXPECT_EQ(Download(gdx, n), dx);
+  EXPECT_EQ(Download(gp, n), product);
+  EXPECT_EQ(Download(gcopy, n), x);
+}
+
+TEST_F(GpuKernelsTest, EmptyCallsAreOk) {
+  gpu_->ReluForward(nullptr, nullptr, 0);
+  gpu_->Copy(nullptr, nullptr, 0);
+  gpu_->CopyToDevice(nullptr, nullptr, 0);
+  gpu_->CopyToHost(nullptr, nullptr, 0);
+  EXPECT_TRUE(gpu_->TakeError().ok());
+}
+
+struct ConvCase {
+  const char* name;
+  int64_t batch;
+  Conv2DShape shape;
+};
+
+void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
+
+Conv2DShape ConvShape(int64_t h, int64_t w, int64_t c, int64_t r, int64_t s,
+                      int64_t k, int64_t stride, int64_t padding) {
+  Conv2DShape shape;
+  shape.height = h;
+  shape.width = w;
+  shape.in_channels = c;
+  shape.filter_height = r;
+  shape.filter_width = s;
+  shape.out_channels = k;
+  shape.stride = stride;
+  shape.padding = padding;
+  return shape;
+}
+
+class GpuConvTest : public GpuKernelsTest,
+                    public ::testing::WithParamInterface<ConvCase> {};
+
+TEST_P(GpuConvTest, MatchesCpu) {
+  const Conv2DShape& g = GetParam().shape;
+  const int64_t B = GetParam().batch;
+  const int64_t x_size = B * g.height * g.width * g.in_channels;
+  const int64_t w_size =
+      g.filter_height * g.filter_width * g.in_channels * g.out_channels;
+  const int64_t pixels = B * g.out_height() * g.out_width();  // B*P*Q
+  const int64_t y_size = pixels * g.out_channels;
+  const auto x = RandomVector(x_size, -1, 1, 10);
+  const auto w = RandomVector(w_size, -1, 1, 11);
+  const auto b = RandomVector(g.out_channels, -1, 1, 12);
+  const auto dy = RandomVector(y_size, -1, 1, 13);
+  std::vector<float> y(y_size), dx(x_size), dw(w_size), db(g.out_channels);
+  cpu_.Conv2DForward(x.data(), w.data(), b.data(), y.data(), g, B);
+  cpu_.Conv2DBackwardInput(dy.data(), w.data(), dx.data(), g, B);
+  cpu_.Conv2DBackwardWeights(x.data(), dy.data(), dw.data(), g, B);
+  cpu_.BiasBackward(dy.data(), db.data(), pixels, g.out_channels);
+
+  const float *gx = Upload(x), *gw = Upload(w), *gdy = Upload(dy);
+  float *gy = Make<float>(y_size), *gdx = Make<float>(x_size),
+        *gdw = Make<float>(w_size), *gdb = Make<float>(g.out_channels);
+  gpu_->Conv2DForward(gx, gw, Upload(b), gy, g, B);
+  gpu_->Conv2DBackwardInput(gdy, gw, gdx, g, B);
+  gpu_->Conv2DBackwardWeights(gx, gdy, gdw, g, B);
+  gpu_->BiasBackward(gdy, gdb, pixels, g.out_channels);
+  EXPECT_LT(NormwiseRelError(Download(gy, y_size), ToDouble(y)), kGemmTol);
+  EXPECT_LT(NormwiseRelError(Download(gdx, x_size), ToDouble(dx)), kGemmTol);
+  EXPECT_LT(NormwiseRelError(Download(gdw, w_size), ToDouble(dw)), kGemmTol);
+  EXPECT_LT(NormwiseRelError(Download(gdb, g.out_channels), ToDouble(db)),
+            kGemmTol);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, GpuConvTest,
+    ::testing::Values(
+        ConvCase{"LeNetConv0", 8, ConvShape(28, 28, 1, 5, 5, 20, 1, 0)},
+        ConvCase{"LeNetConv1", 8, ConvShape(12, 12, 20, 5, 5, 50, 1, 0)},
+        ConvCase{"Stride2Pad1", 3, ConvShape(9, 7, 3, 3, 3, 4, 2, 1)},
+        ConvCase{"NonSquareFilterPad2", 2, ConvShape(6, 11, 2, 2, 4, 3, 1, 2)},
+        ConvCase{"OneByOne", 4, ConvShape(5, 5, 16, 1, 1, 8, 1, 0)},
+        ConvCase{"Stride3", 2, ConvShape(13, 13, 3, 3, 3, 5, 3, 0)}));
+
+TEST_F(GpuKernelsTest, ConvAlternatingShapesReuseTheirPlans) {
+  // The per-shape cache and the shared scratch: A, B, then A again.
+  const Conv2DShape shapes[] = {ConvShape(12, 12, 20, 5, 5, 50, 1, 0),
+                                ConvShape(9, 7, 3, 3, 3, 4, 2, 1),
+                                ConvShape(12, 12, 20, 5, 5, 50, 1, 0)};
+  for (const Conv2DShape& g : shapes) {
+    const int64_t B = 2;
+    const int64_t x_size = B * g.height * g.width * g.in_channels;
+    const int64_t w_size =
+        g.filter_height * g.filter_width * g.in_channels * g.out_channels;
+    const int64_t y_size = B * g.out_height() * g.out_width() * g.out_channels;
+    const auto x = RandomVector(x_size, -1, 1, 14);
+    const auto w = RandomVector(w_size, -1, 1, 15);
+    const auto b = RandomVector(g.out_channels, -1, 1, 16);
+    std::vector<float> y(y_size);
+    cpu_.Conv2DForward(x.data(), w.data(), b.data(), y.data(), g, B);
+    float* gy = Make<float>(y_size);
+    gpu_->Conv2DForward(Upload(x), Upload(w), Upload(b), gy, g, B);
+    EXPECT_LT(NormwiseRelError(Download(gy, y_size), ToDouble(y)), kGemmTol);
+  }
+}
+
+struct PoolShape {
+  int64_t batch, height, width, channels;
+};
+
+void PrintTo(const PoolShape& s, std::ostream* os) {
+  *os << s.batch << "x" << s.height << "x" << s.width << "x" << s.channels;
+}
+
+class GpuMaxPoolTest : public GpuKernelsTest,
+                       public ::testing::WithParamInterface<PoolShape> {};
+
+TEST_P(GpuMaxPoolTest, MatchesCpuExactlyWithTies) {
+  const auto [B, H, W, C] = GetParam();
+  const int64_t x_size = B * H * W * C;
+  const int64_t y_size = B * (H / 2) * (W / 2) * C;
+  const auto x = TiedVector(x_size, 17);
+  const auto dy = RandomVector(y_size, -1, 1, 18);
+  std::vector<float> y(y_size), dx(x_size);
+  std::vector<int32_t> argmax(y_size);
+  cpu_.MaxPool2x2Forward(x.data(), y.data(), argmax.data(), B, H, W, C);
+  cpu_.MaxPool2x2Backward(dy.data(), argmax.data(), dx.data(), B, H, W, C);
+
+  float *gy = Make<float>(y_size), *gdx = Make<float>(x_size);
+  int32_t* gargmax = Make<int32_t>(y_size);
+  gpu_->CopyToDevice(RandomVector(x_size, 5, 6, 19).data(), gdx,
+                     x_size * sizeof(float));  // stale values to overwrite
+  gpu_->MaxPool2x2Forward(Upload(x), gy, gargmax, B, H, W, C);
+  gpu_->MaxPool2x2Backward(Upload(dy), gargmax, gdx, B, H, W, C);
+  EXPECT_EQ(Download(gy, y_size), y);
+  EXPECT_EQ(Download(gargmax, y_size), argmax);
+  EXPECT_EQ(Download(gdx, x_size), dx);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuMaxPoolTest,
+                         ::testing::Values(PoolShape{1, 2, 2, 1},
+                                           PoolShape{3, 5, 7, 2},
+                                           PoolShape{64, 24, 24, 20},
+                                           PoolShape{4, 8, 9, 50}));
+
+struct SoftmaxShape {
+  int64_t batch, classes;
+  float scale;  // logits are uniform in [-scale, scale)
+};
+
+void PrintTo(const SoftmaxShape& s, std::ostream* os) {
+  *os << s.batch << "x" << s.classes << " scale " << s.scale;
+}
+
+class GpuSoftmaxTest : public GpuKernelsTest,
+                       public ::testing::WithParamInterface<SoftmaxShape> {};
+
+TEST_P(GpuSoftmaxTest, MatchesCpu) {
+  const auto [B, C, scale] = GetParam();
+  const auto logits = RandomVector(B * C, -scale, scale, 20);
+  const auto labels = RandomLabels(B, static_cast<int>(C), 21);
+  std::vector<float> dlogits(B * C);
+  const float loss = cpu_.SoftmaxCrossEntropy(logits.data(), labels.data(),
+                                              dlogits.data(), B, C);
+
+  const float* glogits = Upload(logits);
+  const int32_t* glabels = Upload(labels);
+  float* gdlogits = Make<float>(B * C);
+  const float got = gpu_->SoftmaxCrossEntropy(glogits, glabels, gdlogits, B, C);
+  EXPECT_LT(std::abs(got - loss) / std::abs(loss), kElementwiseTol)
+      << got << " vs " << loss;
+  EXPECT_LT(NormwiseRelError(Download(gdlogits, B * C), ToDouble(dlogits)),
+            kElementwiseTol);
+  // Without dlogits: the same loss.
+  EXPECT_EQ(gpu_->SoftmaxCrossEntropy(glogits, glabels, nullptr, B, C), got);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuSoftmaxTest,
+                         ::testing::Values(SoftmaxShape{16, 2, 3},
+                                           SoftmaxShape{64, 10, 5},
+                                           SoftmaxShape{100, 37, 5},
+                                           SoftmaxShape{64, 1000, 5},
+                                           SoftmaxShape{5000, 10, 5},
+                                           // exp() of these would overflow
+                                           SoftmaxShape{16, 10, 1e4f}));
+
+TEST_F(GpuKernelsTest, ArgmaxCorrectMatchesCpuWithTies) {
+  for (int64_t C : {1, 10, 33, 1000}) {
+    const int64_t B = 777;
+    const auto logits = TiedVector(B * C, 22);
+    // Labels where the CPU's argmax is, for about half the rows.
+    auto labels = RandomLabels(B, static_cast<int>(C), 23);
+    for (int64_t i = 0; i < B; i += 2) {
+      int32_t arg = 0;
+      for (int32_t j = 1; j < C; ++j) {
+        if (logits[i * C + j] > logits[i * C + arg]) arg = j;
+      }
+      labels[i] = arg;
+    }
+    const int64_t want = cpu_.ArgmaxCorrect(logits.data(), labels.data(), B, C);
+    EXPECT_EQ(gpu_->ArgmaxCorrect(Upload(logits), Upload(labels), B, C), want)
+        << C;
+  }
+}
+
+TEST_F(GpuKernelsTest, AllocateFailsBeyondTheCap) {
+  size_t free_bytes = 0, total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  KernelsOptions options;
+  options.gpu_memory_fraction = 0.01;
+  auto made = MakeKernels("gpu:0", options);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  Kernels& capped = **made;
+  const size_t cap = static_cast<size_t>(0.01 * total_bytes);
+  const size_t chunk = cap / 10 * 6;  // two fit in no cap
+
+  auto first = capped.Allocate(chunk);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = capped.Allocate(chunk);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), Code::kResourceExhausted);
+  for (const std::string& part :
+       {std::string("gpu:0"), std::to_string(chunk), std::to_string(cap)}) {
+    EXPECT_NE(second.status().message().find(part), std::string::npos)
+        << part << " in " << second.status().message();
+  }
+  // Freeing gives the memory back to the cap.
+  first->reset();
+  EXPECT_TRUE(capped.Allocate(chunk).ok());
+}
+
+TEST_F(GpuKernelsTest, FirstErrorIsKeptUntilTaken) {
+  const std::vector<float> x = {-1.0f, 2.0f};
+  float* y = Upload(x);
+  // A copy of 2^50 bytes: its pinned staging buffer cannot be allocated, a
+  // failure reported by the call itself that leaves the GPU usable.
+  gpu_->CopyToHost(y, nullptr, size_t{1} << 50);
+  gpu_->ReluForward(y, y, 2);  // skipped: an error is pending
+
+  const Status error = gpu_->TakeError();
+  ASSERT_FALSE(error.ok());
+  EXPECT_EQ(error.code(), Code::kResourceExhausted);
+  for (const char* part :
+       {"gpu:0 CopyToHost: ", "gpu_kernels.cc:", "cudaMallocHost", "hint: "}) {
+    EXPECT_NE(error.message().find(part), std::string::npos)
+        << part << " in " << error.message();
+  }
+  EXPECT_TRUE(gpu_->TakeError().ok()) << "taken errors are cleared";
+  EXPECT_EQ(Download(y, 2), x) << "ReluForward ran with an error pending";
+  gpu_->ReluForward(y, y, 2);
+  EXPECT_EQ(Download(y, 2), (std::vector<float>{0.0f, 2.0f}));
+}
+
+TEST_F(GpuKernelsTest, CublasAndCudnnErrorsNameTheirCall) {
+  float* buffer = Make<float>(1024);
+  // A negative inner dimension: cuBLAS rejects the GEMM.
+  gpu_->MatmulForward(buffer, buffer, buffer, buffer, 2, -1, 2);
+  Status error = gpu_->TakeError();
+  ASSERT_FALSE(error.ok());
+  EXPECT_NE(error.message().find("gpu:0 MatmulForward: "), std::string::npos)
+      << error.message();
+  EXPECT_NE(error.message().find("cublasSgemm"), std::string::npos)
+      << error.message();
+
+  // A 5x5 filter on a 3x3 image without padding: no output pixels, which
+  // cuDNN rejects when describing the output.
+  const Conv2DShape shape = ConvShape(3, 3, 1, 5, 5, 2, 1, 0);
+  ASSERT_LE(shape.out_height(), 0);
+  gpu_->Conv2DForward(buffer, buffer, buffer, buffer, shape, 1);
+  error = gpu_->TakeError();
+  ASSERT_FALSE(error.ok());
+  for (const char* part : {"gpu:0 Conv2DForward: ", "gpu_conv_cudnn.cc:",
+                           "cudnnSetTensor4dDescriptor", "CUDNN_STATUS_"}) {
+    EXPECT_NE(error.message().find(part), std::string::npos)
+        << part << " in " << error.message();
+  }
 }
 
 }  // namespace
