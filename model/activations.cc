@@ -2,10 +2,16 @@
 
 #include <glog/logging.h>
 
+#include <string>
+
 namespace pst {
 
 Sigmoid::Sigmoid(int64_t dim, Kernels& kernels) : dim_(dim), kernels_(kernels) {
   CHECK_GT(dim_, 0);
+}
+
+std::string Sigmoid::Describe() const {
+  return "sigmoid (" + std::to_string(dim_) + ")";
 }
 
 void Sigmoid::Forward(const float* const* /*params*/, const float* x, float* y,
@@ -21,6 +27,10 @@ void Sigmoid::Backward(const float* const* /*params*/, const float* /*x*/,
 
 Relu::Relu(int64_t dim, Kernels& kernels) : dim_(dim), kernels_(kernels) {
   CHECK_GT(dim_, 0);
+}
+
+std::string Relu::Describe() const {
+  return "relu (" + std::to_string(dim_) + ")";
 }
 
 void Relu::Forward(const float* const* /*params*/, const float* x, float* y,

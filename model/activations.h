@@ -2,6 +2,7 @@
 #ifndef PST_MODEL_ACTIVATIONS_H_
 #define PST_MODEL_ACTIVATIONS_H_
 
+#include <string>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -9,13 +10,15 @@
 
 namespace pst {
 
-// y = 1 / (1 + exp(-x)). `kernels` is borrowed and must outlive the layer.
+// y = 1 / (1 + exp(-x)), described as "sigmoid (dim)". `kernels` is
+// borrowed and must outlive the layer.
 class Sigmoid : public Layer {
  public:
   Sigmoid(int64_t dim, Kernels& kernels);
 
   int64_t in_dim() const override { return dim_; }
   int64_t out_dim() const override { return dim_; }
+  std::string Describe() const override;
   std::vector<VariableSpec> Variables() const override { return {}; }
 
   void Forward(const float* const* params, const float* x, float* y,
@@ -29,14 +32,15 @@ class Sigmoid : public Layer {
   Kernels& kernels_;
 };
 
-// y = max(x, 0); the gradient at x == 0 is taken as 0. `kernels` is
-// borrowed and must outlive the layer.
+// y = max(x, 0); the gradient at x == 0 is taken as 0. Described as
+// "relu (dim)". `kernels` is borrowed and must outlive the layer.
 class Relu : public Layer {
  public:
   Relu(int64_t dim, Kernels& kernels);
 
   int64_t in_dim() const override { return dim_; }
   int64_t out_dim() const override { return dim_; }
+  std::string Describe() const override;
   std::vector<VariableSpec> Variables() const override { return {}; }
 
   void Forward(const float* const* params, const float* x, float* y,

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <string>
 #include <utility>
 
 namespace pst {
@@ -31,6 +32,16 @@ int64_t Conv2D::in_dim() const {
 
 int64_t Conv2D::out_dim() const {
   return shape_.out_height() * shape_.out_width() * shape_.out_channels;
+}
+
+std::string Conv2D::Describe() const {
+  std::string s = name_ + " (Conv2D " + std::to_string(shape_.filter_height) +
+                  "x" + std::to_string(shape_.filter_width) + "x" +
+                  std::to_string(shape_.in_channels) + "->" +
+                  std::to_string(shape_.out_channels);
+  if (shape_.stride != 1) s += ", stride " + std::to_string(shape_.stride);
+  if (shape_.padding != 0) s += ", padding " + std::to_string(shape_.padding);
+  return s + ")";
 }
 
 std::vector<VariableSpec> Conv2D::Variables() const {

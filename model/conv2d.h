@@ -21,6 +21,9 @@ class Conv2D : public Layer {
 
   int64_t in_dim() const override;
   int64_t out_dim() const override;
+  // "conv0 (Conv2D 5x5x1->20)", plus ", stride S" and ", padding P" when
+  // not 1 and 0.
+  std::string Describe() const override;
   std::vector<VariableSpec> Variables() const override;
 
   void Forward(const float* const* params, const float* x, float* y,

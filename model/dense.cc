@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <string>
 #include <utility>
 
 namespace pst {
@@ -17,6 +18,11 @@ Dense::Dense(std::string name, int64_t in, int64_t out, Kernels& kernels)
     : name_(std::move(name)), in_(in), out_(out), kernels_(kernels) {
   CHECK_GT(in_, 0);
   CHECK_GT(out_, 0);
+}
+
+std::string Dense::Describe() const {
+  return name_ + " (Dense " + std::to_string(in_) + "->" + std::to_string(out_) +
+         ")";
 }
 
 std::vector<VariableSpec> Dense::Variables() const {

@@ -18,6 +18,7 @@ class Dense : public Layer {
 
   int64_t in_dim() const override { return in_; }
   int64_t out_dim() const override { return out_; }
+  std::string Describe() const override;  // "dense0 (Dense 784->256)"
   std::vector<VariableSpec> Variables() const override;
 
   void Forward(const float* const* params, const float* x, float* y,

@@ -3,6 +3,9 @@
 #include <glog/logging.h>
 
 #include <cmath>
+#include <sstream>
+
+#include "model/ensure_buffer.h"
 
 namespace pst {
 
@@ -12,30 +15,56 @@ Dropout::Dropout(int64_t dim, double rate, uint64_t seed, Kernels& kernels)
   CHECK(rate_ >= 0 && rate_ < 1) << "dropout rate " << rate_;
 }
 
+std::string Dropout::Describe() const {
+  std::ostringstream s;
+  s << "dropout (rate " << rate_ << ", " << dim_ << ")";
+  return s.str();
+}
+
+Status Dropout::Reserve(int64_t batch) {
+  const int64_t n = batch * dim_;
+  if (!kernels_.host_memory() && static_cast<int64_t>(host_mask_.size()) < n) {
+    host_mask_.resize(n);
+  }
+  mask_batch_ = 0;  // a new buffer holds no mask
+  return EnsureBuffer(kernels_, n * sizeof(float), &mask_);
+}
+
 void Dropout::Forward(const float* const* /*params*/, const float* x, float* y,
                       int64_t batch, bool training) {
   const int64_t n = batch * dim_;
+  mask_batch_ = 0;
   if (!training) {
     kernels_.Copy(x, y, n);
     return;
   }
+  CHECK(mask_ != nullptr && mask_->bytes() >= n * sizeof(float))
+      << "Forward on a batch of " << batch << " beyond Reserve()";
   // Not std::bernoulli_distribution, whose algorithm differs between
   // standard libraries: an element is dropped when the top 24 bits of a
   // draw, as u in [0, 1), fall below rate.
   const uint64_t threshold =
       static_cast<uint64_t>(std::llround(rate_ * 0x1p24));
   const float scale = static_cast<float>(1.0 / (1.0 - rate_));
-  mask_.resize(n);  // keeps the capacity
-  for (float& m : mask_) m = (rng_() >> 40) < threshold ? 0.0f : scale;
-  kernels_.Multiply(x, mask_.data(), y, n);
+  // The Kernels interface has no random numbers, so the mask is drawn on the
+  // host: in place on a host-memory back end, else staged and copied over.
+  float* mask = kernels_.host_memory() ? mask_->f32() : host_mask_.data();
+  for (int64_t i = 0; i < n; ++i) {
+    mask[i] = (rng_() >> 40) < threshold ? 0.0f : scale;
+  }
+  if (!kernels_.host_memory()) {
+    kernels_.CopyToDevice(host_mask_.data(), mask_->data(), n * sizeof(float));
+  }
+  kernels_.Multiply(x, mask_->f32(), y, n);
+  mask_batch_ = batch;
 }
 
 void Dropout::Backward(const float* const* /*params*/, const float* /*x*/,
                        const float* /*y*/, const float* dy,
                        float* const* /*grads*/, float* dx, int64_t batch) {
-  CHECK_EQ(static_cast<int64_t>(mask_.size()), batch * dim_)
+  CHECK_EQ(mask_batch_, batch)
       << "Backward without a training Forward on this batch";
-  if (dx != nullptr) kernels_.Multiply(dy, mask_.data(), dx, batch * dim_);
+  if (dx != nullptr) kernels_.Multiply(dy, mask_->f32(), dx, batch * dim_);
 }
 
 }  // namespace pst

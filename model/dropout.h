@@ -2,14 +2,17 @@
 // scales the survivors by 1 / (1 - rate) (inverted dropout, so inference
 // needs no rescaling); in inference, y = x. No variables; in_dim == out_dim.
 //
-// The masks come from a generator seeded at construction: the same seed
-// gives the same sequence of masks. Keeps the mask of its latest training
-// Forward for Backward.
+// The masks come from a host generator seeded at construction: the same
+// seed gives the same sequence of masks on every back end. Keeps the mask of
+// its latest training Forward for Backward, in a buffer of its Kernels'
+// memory; a back end without host memory gets each mask by CopyToDevice.
 #ifndef PST_MODEL_DROPOUT_H_
 #define PST_MODEL_DROPOUT_H_
 
 #include <cstdint>
+#include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -25,8 +28,10 @@ class Dropout : public Layer {
 
   int64_t in_dim() const override { return dim_; }
   int64_t out_dim() const override { return dim_; }
+  std::string Describe() const override;  // "dropout (rate 0.5, 100)"
   std::vector<VariableSpec> Variables() const override { return {}; }
 
+  Status Reserve(int64_t batch) override;
   void Forward(const float* const* params, const float* x, float* y,
                int64_t batch, bool training) override;
   void Backward(const float* const* params, const float* x, const float* y,
@@ -38,8 +43,12 @@ class Dropout : public Layer {
   const double rate_;
   Kernels& kernels_;
   std::mt19937_64 rng_;
-  // (B, dim): 0 for a dropped element, 1 / (1 - rate) for a kept one.
-  std::vector<float> mask_;
+  // (B, dim): 0 for a dropped element, 1 / (1 - rate) for a kept one, for
+  // the `mask_batch_` examples of the latest training Forward.
+  std::unique_ptr<DeviceBuffer> mask_;
+  int64_t mask_batch_ = 0;
+  // Where the mask is drawn when mask_ is not host memory.
+  std::vector<float> host_mask_;
 };
 
 }  // namespace pst

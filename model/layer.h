@@ -2,17 +2,21 @@
 // (B, out_dim), with its backward pass.
 //
 // A layer holds no parameter values and no activations: the model passes
-// them in, so a layer is a small description plus the math. The exception is
-// what a backward pass needs beyond x and y (max-pool's argmax, dropout's
-// mask): the layer keeps it from its latest training Forward, in buffers
-// sized for the batch and reused. A layer borrows the Kernels it runs on;
-// they must outlive it. Not thread-safe.
+// them in, so a layer is a small description plus the math. Every pointer
+// it is given lies in the memory of the Kernels it runs on (device memory on
+// a GPU). The exception is what a backward pass needs beyond x and y
+// (max-pool's argmax, dropout's mask): the layer keeps it from its latest
+// training Forward, in buffers it allocates through its Kernels in
+// Reserve(). A layer borrows the Kernels it runs on; they must outlive it.
+// Not thread-safe.
 #ifndef PST_MODEL_LAYER_H_
 #define PST_MODEL_LAYER_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "common/variable_spec.h"
 
 namespace pst {
@@ -24,8 +28,16 @@ class Layer {
   virtual int64_t in_dim() const = 0;
   virtual int64_t out_dim() const = 0;
 
+  // What the layer is, for placement logs: "conv0 (Conv2D 5x5x1->20)".
+  virtual std::string Describe() const = 0;
+
   // The variables the layer owns, in creation order (empty for activations).
   virtual std::vector<VariableSpec> Variables() const = 0;
+
+  // Sizes the layer's own buffers (if it has any) for batches of up to
+  // `batch` examples; allocates only when they grow. Forward on a larger
+  // batch is a broken invariant (CHECKed). Errors: the Kernels' Allocate.
+  virtual Status Reserve(int64_t /*batch*/) { return Status::OK(); }
 
   // x is (B,in_dim), y is (B,out_dim). params[k] holds Variables()[k].
   // `training` is true in a training step and false for inference (where,

@@ -7,11 +7,15 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu_kernels.h"
 #include "model/activations.h"
+#include "model/fake_device_kernels.h"
 #include "model/conv2d.h"
 #include "model/dense.h"
 #include "model/dropout.h"
@@ -72,6 +76,7 @@ std::vector<float> RandomInput(int64_t n, float lo, float hi,
 // holds `batch` rows of layer.in_dim().
 void CheckLayerGradients(Layer& layer, int64_t batch, std::vector<float> x) {
   ASSERT_EQ(static_cast<int64_t>(x.size()), batch * layer.in_dim());
+  ASSERT_TRUE(layer.Reserve(batch).ok());
   std::mt19937 rng(8);
   const std::vector<float> r =
       RandomVector(batch * layer.out_dim(), -1, 1, &rng);
@@ -217,6 +222,7 @@ TEST(DropoutTest, InferencePassesInputThrough) {
   CpuKernels kernels;
   Dropout dropout(100, 0.5, /*seed=*/1, kernels);
   EXPECT_TRUE(dropout.Variables().empty());
+  ASSERT_TRUE(dropout.Reserve(3).ok());
   const std::vector<float> x = RandomInput(3 * 100, -1, 1);
   std::vector<float> y(x.size());
   dropout.Forward(nullptr, x.data(), y.data(), 3, /*training=*/false);
@@ -230,6 +236,7 @@ TEST(DropoutTest, TrainingDropsAndRescalesWithTheSameMaskInBackward) {
   const int64_t dim = 1000, batch = 10;
   const double rate = 0.3;
   Dropout dropout(dim, rate, /*seed=*/1, kernels);
+  ASSERT_TRUE(dropout.Reserve(batch).ok());
   const float scale = static_cast<float>(1.0 / (1.0 - rate));
   const std::vector<float> x = RandomInput(batch * dim, -1, 1, 0.1f);
   const std::vector<float> dy = RandomInput(batch * dim, -1, 1);
@@ -255,6 +262,8 @@ TEST(DropoutTest, MasksChangePerStepAndFollowTheSeed) {
   CpuKernels kernels;
   const int64_t dim = 64;
   Dropout a(dim, 0.5, /*seed=*/7, kernels), b(dim, 0.5, /*seed=*/7, kernels);
+  ASSERT_TRUE(a.Reserve(1).ok());
+  ASSERT_TRUE(b.Reserve(1).ok());
   const std::vector<float> x(dim, 1.0f);
   std::vector<float> a1(dim), a2(dim), b1(dim);
   a.Forward(nullptr, x.data(), a1.data(), 1, /*training=*/true);
@@ -267,6 +276,7 @@ TEST(DropoutTest, MasksChangePerStepAndFollowTheSeed) {
 TEST(DropoutTest, RateZeroKeepsEverything) {
   CpuKernels kernels;
   Dropout dropout(50, 0.0, /*seed=*/1, kernels);
+  ASSERT_TRUE(dropout.Reserve(1).ok());
   const std::vector<float> x = RandomInput(50, -1, 1);
   std::vector<float> y(x.size());
   dropout.Forward(nullptr, x.data(), y.data(), 1, /*training=*/true);
@@ -301,6 +311,125 @@ TEST(SoftmaxCrossEntropyTest, CountsCorrectArgmax) {
   EXPECT_EQ(
       loss.CountCorrect(logits.data(), std::vector<int32_t>{1, 2}.data(), 2),
       1);
+}
+
+TEST(LayerTest, Describe) {
+  CpuKernels kernels;
+  EXPECT_EQ(Dense("dense1", 800, 500, kernels).Describe(),
+            "dense1 (Dense 800->500)");
+  EXPECT_EQ(Conv2D("conv0", ConvShape(28, 28, 1, 5, 5, 20), kernels).Describe(),
+            "conv0 (Conv2D 5x5x1->20)");
+  EXPECT_EQ(Conv2D("conv2", ConvShape(7, 6, 2, 3, 3, 3, 2, 1), kernels)
+                .Describe(),
+            "conv2 (Conv2D 3x3x2->3, stride 2, padding 1)");
+  EXPECT_EQ(Relu(11520, kernels).Describe(), "relu (11520)");
+  EXPECT_EQ(Sigmoid(100, kernels).Describe(), "sigmoid (100)");
+  EXPECT_EQ(MaxPool2x2(24, 24, 20, kernels).Describe(),
+            "max_pool (2x2, 24x24x20->12x12x20)");
+  EXPECT_EQ(Dropout(100, 0.5, 1, kernels).Describe(),
+            "dropout (rate 0.5, 100)");
+}
+
+// What one training Forward and Backward of a layer produce.
+struct LayerRun {
+  std::vector<float> y, y_inference, dx;
+  std::vector<std::vector<float>> grads;
+};
+
+// Host values into a new buffer of `kernels`.
+std::unique_ptr<DeviceBuffer> ToDevice(Kernels& kernels,
+                                       const std::vector<float>& host) {
+  std::unique_ptr<DeviceBuffer> buffer =
+      std::move(kernels.Allocate(host.size() * sizeof(float))).value();
+  kernels.CopyToDevice(host.data(), buffer->data(), host.size() * sizeof(float));
+  return buffer;
+}
+
+std::vector<float> ToHost(Kernels& kernels, DeviceBuffer& buffer, size_t n) {
+  std::vector<float> host(n);
+  kernels.CopyToHost(buffer.data(), host.data(), n * sizeof(float));
+  return host;
+}
+
+// Runs the layer that `make` builds on `kernels` with every buffer in the
+// kernels' memory: a training Forward (twice, so that dropout draws a second
+// mask), Backward, then an inference Forward.
+LayerRun RunOn(Kernels& kernels,
+               const std::function<std::unique_ptr<Layer>(Kernels&)>& make,
+               int64_t batch) {
+  std::unique_ptr<Layer> layer = make(kernels);
+  std::mt19937 rng(4);
+  const int64_t in = batch * layer->in_dim(), out = batch * layer->out_dim();
+  auto x = ToDevice(kernels, RandomVector(in, -1, 1, &rng));
+  auto dy = ToDevice(kernels, RandomVector(out, -1, 1, &rng));
+  auto y = ToDevice(kernels, std::vector<float>(out));
+  auto dx = ToDevice(kernels, std::vector<float>(in));
+  std::vector<std::unique_ptr<DeviceBuffer>> params, grads;
+  std::vector<const float*> param_ptrs;
+  std::vector<float*> grad_ptrs;
+  for (const VariableSpec& spec : layer->Variables()) {
+    const int64_t n = NumElements(spec.shape);
+    params.push_back(ToDevice(kernels, RandomVector(n, -1, 1, &rng)));
+    grads.push_back(ToDevice(kernels, std::vector<float>(n)));
+    param_ptrs.push_back(params.back()->f32());
+    grad_ptrs.push_back(grads.back()->f32());
+  }
+  LayerRun run;
+  EXPECT_TRUE(layer->Reserve(batch).ok());
+  for (int i = 0; i < 2; ++i) {
+    layer->Forward(param_ptrs.data(), x->f32(), y->f32(), batch, true);
+  }
+  layer->Backward(param_ptrs.data(), x->f32(), y->f32(), dy->f32(),
+                  grad_ptrs.data(), dx->f32(), batch);
+  run.y = ToHost(kernels, *y, out);
+  run.dx = ToHost(kernels, *dx, in);
+  for (size_t k = 0; k < grads.size(); ++k) {
+    run.grads.push_back(ToHost(kernels, *grads[k],
+                               NumElements(layer->Variables()[k].shape)));
+  }
+  layer->Forward(param_ptrs.data(), x->f32(), y->f32(), batch, false);
+  run.y_inference = ToHost(kernels, *y, out);
+  EXPECT_TRUE(kernels.TakeError().ok());
+  return run;
+}
+
+// Every layer on a device back end (the fake checks that each pointer the
+// layer passes is device memory) computes exactly what it does on the CPU.
+TEST(LayerTest, DeviceBackEndMatchesCpuExactly) {
+  using Make = std::function<std::unique_ptr<Layer>(Kernels&)>;
+  const std::vector<std::pair<const char*, Make>> layers = {
+      {"dense", [](Kernels& k) { return std::make_unique<Dense>("d", 7, 5, k); }},
+      {"sigmoid", [](Kernels& k) { return std::make_unique<Sigmoid>(9, k); }},
+      {"relu", [](Kernels& k) { return std::make_unique<Relu>(9, k); }},
+      {"conv2d",
+       [](Kernels& k) {
+         return std::make_unique<Conv2D>("c", ConvShape(7, 6, 2, 3, 3, 3, 2, 1),
+                                         k);
+       }},
+      {"max_pool",
+       [](Kernels& k) { return std::make_unique<MaxPool2x2>(5, 6, 3, k); }},
+      {"dropout",
+       [](Kernels& k) { return std::make_unique<Dropout>(50, 0.4, 3, k); }},
+  };
+  for (const auto& [name, make] : layers) {
+    SCOPED_TRACE(name);
+    CpuKernels cpu;
+    FakeDeviceKernels device;
+    const LayerRun want = RunOn(cpu, make, /*batch=*/3);
+    const LayerRun got = RunOn(device, make, /*batch=*/3);
+    EXPECT_EQ(got.y, want.y);
+    EXPECT_EQ(got.y_inference, want.y_inference);
+    EXPECT_EQ(got.dx, want.dx);
+    EXPECT_EQ(got.grads, want.grads);
+  }
+}
+
+TEST(LayerTest, ForwardBeyondReserveIsABrokenInvariant) {
+  CpuKernels kernels;
+  MaxPool2x2 pool(4, 4, 1, kernels);
+  ASSERT_TRUE(pool.Reserve(1).ok());
+  std::vector<float> x(2 * 16), y(2 * 4);
+  EXPECT_DEATH(pool.Forward(nullptr, x.data(), y.data(), 2, true), "Reserve");
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Model: what a worker trains. It declares its variables and turns parameter
 // values and a batch into a loss and gradients; it owns no parameter values
-// (those live on the parameter servers).
+// (those live on the parameter servers). Parameters, gradients and batches
+// are host memory whatever device the model computes on: the model moves
+// them to and from its device itself.
 //
 // Thread safety: a Model is NOT thread-safe (it reuses internal scratch
 // buffers); use one Model per worker thread.
@@ -8,6 +10,7 @@
 #define PST_MODEL_MODEL_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/batch.h"
@@ -28,13 +31,24 @@ class Model {
   virtual int64_t input_dim() const = 0;    // Batch::feature_dim it accepts
   virtual int64_t num_classes() const = 0;  // labels lie in [0, num_classes)
 
+  // Where it computes: "cpu", "gpu:0", or for a replicated model the
+  // comma-separated list of its replicas' devices ("gpu:0,gpu:1").
+  virtual const std::string& device() const = 0;
+  // Where each layer runs, one line per layer and one for the loss, for
+  // --log_device_placement: "conv0 (Conv2D 5x5x1->20) on gpu:0". A
+  // replicated model lists each replica's lines prefixed "replica i: ".
+  virtual std::vector<std::string> Placement() const = 0;
+
   // Forward and backward on `batch`. params[i] matches variables()[i] (shape
   // and dtype). Fills *grads with the gradient of the mean loss, one tensor
   // per variable: allocated here if *grads is empty, otherwise written in
   // place (so the caller must not pass tensors still shared with an
   // unfinished send). Returns the mean loss over the batch.
   // Errors: InvalidArgument when params, grads or the batch (size,
-  // feature_dim, labels) do not match the model.
+  // feature_dim, labels) do not match the model; ResourceExhausted when the
+  // device has no memory left for the batch; a failure the device reported
+  // during the step (a CUDA error, naming the device), after which *grads
+  // is unspecified.
   virtual StatusOr<float> ComputeGradients(const std::vector<Tensor>& params,
                                            const Batch& batch,
                                            std::vector<Tensor>* grads) = 0;

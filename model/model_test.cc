@@ -11,46 +11,11 @@
 #include <vector>
 
 #include "model/initializer.h"
+#include "model/model_test_util.h"
 #include "model/model_zoo.h"
 
 namespace pst {
 namespace {
-
-std::unique_ptr<Model> MustMakeModel(const std::string& name,
-                                     int64_t input_dim = 784,
-                                     int64_t num_classes = 10) {
-  auto model = MakeModel(name, input_dim, num_classes);
-  CHECK(model.ok()) << model.status().ToString();
-  return std::move(model).value();
-}
-
-// Initial values, with biases made non-zero so that they matter too.
-std::vector<Tensor> InitialParams(const Model& model, uint64_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-0.2f, 0.2f);
-  std::vector<Tensor> params;
-  for (const VariableSpec& spec : model.variables()) {
-    params.push_back(InitializeVariable(spec, seed));
-    if (spec.initializer == Initializer::kZeros) {
-      for (int64_t i = 0; i < params.back().num_elements(); ++i) {
-        params.back().f32()[i] = dist(rng);
-      }
-    }
-  }
-  return params;
-}
-
-Batch RandomBatch(int64_t size, int64_t dim, int num_classes, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
-  std::uniform_int_distribution<int32_t> label(0, num_classes - 1);
-  Batch batch;
-  batch.size = size;
-  batch.feature_dim = dim;
-  for (int64_t i = 0; i < size * dim; ++i) batch.features.push_back(pixel(rng));
-  for (int64_t i = 0; i < size; ++i) batch.labels.push_back(label(rng));
-  return batch;
-}
 
 int64_t CountParameters(const Model& model) {
   int64_t n = 0;
@@ -107,6 +72,24 @@ TEST(ModelZooTest, CnnVariables) {
   EXPECT_EQ(MakeModel("cnn", 100).status().code(), Code::kInvalidArgument);
 }
 
+TEST(ModelZooTest, CnnPlacementListsEveryLayerAndTheLoss) {
+  auto model = MustMakeModel("cnn");
+  EXPECT_EQ(model->device(), "cpu");
+  EXPECT_EQ(model->Placement(),
+            (std::vector<std::string>{
+                "conv0 (Conv2D 5x5x1->20) on cpu",
+                "relu (11520) on cpu",
+                "max_pool (2x2, 24x24x20->12x12x20) on cpu",
+                "conv1 (Conv2D 5x5x20->50) on cpu",
+                "relu (3200) on cpu",
+                "max_pool (2x2, 8x8x50->4x4x50) on cpu",
+                "dense0 (Dense 800->500) on cpu",
+                "relu (500) on cpu",
+                "dense1 (Dense 500->10) on cpu",
+                "softmax_cross_entropy (10 classes) on cpu",
+            }));
+}
+
 TEST(ModelZooTest, Errors) {
   auto unknown = MakeModel("resnet");
   ASSERT_FALSE(unknown.ok());
@@ -117,7 +100,7 @@ TEST(ModelZooTest, Errors) {
   }
   EXPECT_EQ(MakeModel("mlp", 0).status().code(), Code::kInvalidArgument);
   EXPECT_EQ(MakeModel("mlp", 784, 1).status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(MakeModel("mlp", 784, 10, "gpu:0").status().code(),
+  EXPECT_EQ(MakeModel("mlp", 784, 10, "gpu:99").status().code(),
             Code::kFailedPrecondition);
   EXPECT_EQ(MakeModel("mlp", 784, 10, "abacus").status().code(),
             Code::kInvalidArgument);

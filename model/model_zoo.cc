@@ -10,6 +10,7 @@
 #include "model/conv2d.h"
 #include "model/dense.h"
 #include "model/max_pool.h"
+#include "model/replicated_model.h"
 #include "model/sequential_model.h"
 
 namespace pst {
@@ -129,26 +130,10 @@ std::vector<ZooModel> Zoo() {
   return zoo;
 }
 
-}  // namespace
-
-StatusOr<float> RecommendedLearningRate(const std::string& name) {
-  for (const ZooModel& model : Zoo()) {
-    if (model.name == name) return model.learning_rate;
-  }
-  return UnknownModel(name);
-}
-
-std::vector<std::string> ModelNames() {
-  std::vector<std::string> names;
-  for (const ZooModel& model : Zoo()) names.push_back(model.name);
-  return names;
-}
-
-StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
-                                           int64_t input_dim,
-                                           int64_t num_classes,
-                                           const std::string& device) {
-  const std::vector<ZooModel> zoo = Zoo();
+// The entry of `zoo` for `name`, if the dimensions suit it.
+StatusOr<const ZooModel*> FindModel(const std::vector<ZooModel>& zoo,
+                                    const std::string& name, int64_t input_dim,
+                                    int64_t num_classes) {
   const ZooModel* model = nullptr;
   for (const ZooModel& m : zoo) {
     if (name == m.name) model = &m;
@@ -166,10 +151,75 @@ StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
                            std::to_string(model->required_input_dim) +
                            ", got " + std::to_string(input_dim));
   }
-  PST_ASSIGN_OR_RETURN(std::unique_ptr<Kernels> kernels, MakeKernels(device));
-  LayerStack layers = model->layers(input_dim, num_classes, *kernels);
-  return std::unique_ptr<Model>(
-      new SequentialModel(std::move(kernels), std::move(layers)));
+  return model;
+}
+
+// "gpu:0,gpu:1" -> {"gpu:0", "gpu:1"}; empty entries are kept.
+std::vector<std::string> SplitDevices(const std::string& devices) {
+  std::vector<std::string> list;
+  size_t begin = 0;
+  for (;;) {
+    const size_t comma = devices.find(',', begin);
+    list.push_back(devices.substr(begin, comma - begin));
+    if (comma == std::string::npos) return list;
+    begin = comma + 1;
+  }
+}
+
+}  // namespace
+
+StatusOr<float> RecommendedLearningRate(const std::string& name) {
+  for (const ZooModel& model : Zoo()) {
+    if (model.name == name) return model.learning_rate;
+  }
+  return UnknownModel(name);
+}
+
+std::vector<std::string> ModelNames() {
+  std::vector<std::string> names;
+  for (const ZooModel& model : Zoo()) names.push_back(model.name);
+  return names;
+}
+
+StatusOr<std::unique_ptr<Model>> MakeModelOnKernels(
+    const std::string& name, int64_t input_dim, int64_t num_classes,
+    std::vector<std::unique_ptr<Kernels>> kernels) {
+  const std::vector<ZooModel> zoo = Zoo();
+  PST_ASSIGN_OR_RETURN(const ZooModel* model,
+                       FindModel(zoo, name, input_dim, num_classes));
+  if (kernels.empty()) return InvalidArgument("no device to run on");
+  std::vector<std::unique_ptr<Model>> replicas;
+  for (std::unique_ptr<Kernels>& k : kernels) {
+    LayerStack layers = model->layers(input_dim, num_classes, *k);
+    replicas.push_back(
+        std::make_unique<SequentialModel>(std::move(k), std::move(layers)));
+  }
+  if (replicas.size() == 1) return std::move(replicas.front());
+  return std::unique_ptr<Model>(new ReplicatedModel(std::move(replicas)));
+}
+
+StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
+                                           int64_t input_dim,
+                                           int64_t num_classes,
+                                           const std::string& device,
+                                           const KernelsOptions& options) {
+  // Checked before any device is touched: starting a GPU takes a while.
+  const std::vector<ZooModel> zoo = Zoo();
+  PST_RETURN_IF_ERROR(FindModel(zoo, name, input_dim, num_classes).status());
+  const std::vector<std::string> devices = SplitDevices(device);
+  for (const std::string& one : devices) {
+    if (one.empty()) {
+      return InvalidArgument("empty device in '" + device +
+                             "': expected 'cpu', 'gpu:N' or a comma-separated "
+                             "list of them");
+    }
+  }
+  std::vector<std::unique_ptr<Kernels>> kernels;
+  for (const std::string& one : devices) {
+    PST_ASSIGN_OR_RETURN(std::unique_ptr<Kernels> k, MakeKernels(one, options));
+    kernels.push_back(std::move(k));
+  }
+  return MakeModelOnKernels(name, input_dim, num_classes, std::move(kernels));
 }
 
 }  // namespace pst

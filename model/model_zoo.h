@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "kernels/kernels.h"
 #include "model/model.h"
 
 namespace pst {
@@ -26,14 +27,26 @@ std::vector<std::string> ModelNames();
 // --learning_rate=0 means). InvalidArgument for an unknown model.
 StatusOr<float> RecommendedLearningRate(const std::string& name);
 
-// A new model running on `device` ("cpu", "gpu:N"; see MakeKernels).
+// A new model running on `device`: "cpu" or "gpu:N" (see MakeKernels), or
+// a comma-separated list of those ("gpu:0,gpu:1", repeats allowed) for a
+// ReplicatedModel with one replica per entry, each on its own Kernels.
+// `options` go to every MakeKernels call.
 // Errors: InvalidArgument for an unknown name (the message lists the known
-// ones), non-positive dimensions (num_classes must be at least 2) or an
-// input_dim the model cannot take; the device's errors from MakeKernels.
+// ones), non-positive dimensions (num_classes must be at least 2), an
+// input_dim the model cannot take or an empty device in the list; the
+// devices' errors from MakeKernels.
 StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
                                            int64_t input_dim = 784,
                                            int64_t num_classes = 10,
-                                           const std::string& device = "cpu");
+                                           const std::string& device = "cpu",
+                                           const KernelsOptions& options = {});
+
+// As MakeModel, on back ends the caller made (a test's fake device, say):
+// one replica per element of `kernels` (at least one; a single one gives a
+// plain SequentialModel), which the model takes over.
+StatusOr<std::unique_ptr<Model>> MakeModelOnKernels(
+    const std::string& name, int64_t input_dim, int64_t num_classes,
+    std::vector<std::unique_ptr<Kernels>> kernels);
 
 }  // namespace pst
 

@@ -1,14 +1,20 @@
-// SequentialModel: a stack of layers topped by softmax cross-entropy.
+// SequentialModel: a stack of layers topped by softmax cross-entropy, on one
+// Kernels back end.
 //
-// Activations and their gradients live in buffers sized for the last batch
-// size seen; a steady batch size allocates nothing per step. Not thread-safe.
+// Every buffer a kernel touches is in the back end's memory: activations,
+// their gradients and the layers' own state are allocated through the
+// Kernels, sized for the largest batch seen so far and reused, so a steady
+// batch size allocates nothing per step; parameters, batches and gradients
+// go through a DeviceIo (no copies on the CPU). Not thread-safe.
 #ifndef PST_MODEL_SEQUENTIAL_MODEL_H_
 #define PST_MODEL_SEQUENTIAL_MODEL_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "model/device_io.h"
 #include "model/layer.h"
 #include "model/model.h"
 #include "model/softmax_cross_entropy.h"
@@ -28,6 +34,8 @@ class SequentialModel : public Model {
   }
   int64_t input_dim() const override { return layers_.front()->in_dim(); }
   int64_t num_classes() const override { return loss_.num_classes(); }
+  const std::string& device() const override { return kernels_->device(); }
+  std::vector<std::string> Placement() const override;
 
   StatusOr<float> ComputeGradients(const std::vector<Tensor>& params,
                                    const Batch& batch,
@@ -36,31 +44,26 @@ class SequentialModel : public Model {
                                 const Batch& batch) override;
 
  private:
-  Status ValidateParams(const std::vector<Tensor>& params) const;
-  Status ValidateBatch(const Batch& batch) const;
-  Status AllocateOrCheckGrads(std::vector<Tensor>* grads) const;
-  // Points param_ptrs_ at `params` and sizes the activation buffers (and,
-  // for a backward pass, their gradients) for `batch_size`.
-  void Prepare(const std::vector<Tensor>& params, int64_t batch_size,
-               bool backward);
-  // Runs every layer; returns the logits (B, num_classes).
-  const float* Forward(const Batch& batch, bool training);
+  // Sizes every buffer of a step on `batch` examples (and, for a backward
+  // pass, the gradient buffers); allocates only what grows.
+  Status Reserve(int64_t batch, bool backward);
+  // Runs every layer on io_'s features; returns the logits (B, num_classes).
+  const float* Forward(int64_t batch, bool training);
 
-  // Declared first so that it is destroyed after the layers that borrow it.
+  // Declared first so that it is destroyed after everything that borrows it
+  // or holds its buffers.
   const std::unique_ptr<Kernels> kernels_;
   const std::vector<std::unique_ptr<Layer>> layers_;
   SoftmaxCrossEntropy loss_;
   std::vector<VariableSpec> variables_;
   // layers_[i]'s variables are variables_[first_variable_[i]...].
   std::vector<size_t> first_variable_;
+  DeviceIo io_;
 
-  // Per-call views of params and grads, sized once.
-  std::vector<const float*> param_ptrs_;
-  std::vector<float*> grad_ptrs_;
   // activations_[i] is layers_[i]'s output (B, out_dim), and
   // activation_grads_[i] the loss gradient with respect to it.
-  std::vector<std::vector<float>> activations_;
-  std::vector<std::vector<float>> activation_grads_;
+  std::vector<std::unique_ptr<DeviceBuffer>> activations_;
+  std::vector<std::unique_ptr<DeviceBuffer>> activation_grads_;
 };
 
 }  // namespace pst

@@ -1,0 +1,178 @@
+#include "model/replicated_model.h"
+
+#include <glog/logging.h>
+
+#include <Eigen/Core>
+#include <string>
+#include <utility>
+
+#include "model/validation.h"
+
+namespace pst {
+namespace {
+
+std::string JoinDevices(const std::vector<std::unique_ptr<Model>>& replicas) {
+  CHECK(!replicas.empty()) << "a replicated model needs a replica";
+  std::string devices;
+  for (const std::unique_ptr<Model>& replica : replicas) {
+    devices += (devices.empty() ? "" : ",") + replica->device();
+  }
+  return devices;
+}
+
+}  // namespace
+
+ReplicatedModel::ReplicatedModel(std::vector<std::unique_ptr<Model>> replicas)
+    : replicas_(std::move(replicas)),
+      device_(JoinDevices(replicas_)),
+      slice_begin_(replicas_.size() + 1),
+      slices_(replicas_.size()),
+      replica_grads_(replicas_.size()),
+      losses_(replicas_.size()),
+      evals_(replicas_.size()),
+      statuses_(replicas_.size()),
+      team_(static_cast<int>(replicas_.size())) {
+  const Model& first = *replicas_.front();
+  for (const std::unique_ptr<Model>& replica : replicas_) {
+    CHECK_EQ(replica->input_dim(), first.input_dim());
+    CHECK_EQ(replica->num_classes(), first.num_classes());
+    CHECK_EQ(replica->variables().size(), first.variables().size());
+    for (size_t v = 0; v < first.variables().size(); ++v) {
+      const VariableSpec& a = replica->variables()[v];
+      const VariableSpec& b = first.variables()[v];
+      CHECK(a.name == b.name && a.dtype == b.dtype && a.shape == b.shape)
+          << "replicas differ at variable " << v << ": " << a.name << " vs "
+          << b.name;
+    }
+  }
+}
+
+std::vector<std::string> ReplicatedModel::Placement() const {
+  std::vector<std::string> lines;
+  for (int i = 0; i < num_replicas(); ++i) {
+    for (const std::string& line : replicas_[i]->Placement()) {
+      lines.push_back("replica " + std::to_string(i) + ": " + line);
+    }
+  }
+  return lines;
+}
+
+void ReplicatedModel::SplitOffsets(int64_t batch_size) {
+  const int64_t base = batch_size / num_replicas();
+  const int64_t extra = batch_size % num_replicas();
+  slice_begin_[0] = 0;
+  for (int i = 0; i < num_replicas(); ++i) {
+    slice_begin_[i + 1] = slice_begin_[i] + base + (i < extra ? 1 : 0);
+  }
+}
+
+void ReplicatedModel::CopySlice(const Batch& batch, int i) {
+  Batch& slice = slices_[i];
+  slice.size = SliceSize(i);
+  slice.feature_dim = batch.feature_dim;
+  const auto features = batch.features.begin() + slice_begin_[i] * batch.feature_dim;
+  slice.features.assign(features, features + slice.size * batch.feature_dim);
+  const auto labels = batch.labels.begin() + slice_begin_[i];
+  slice.labels.assign(labels, labels + slice.size);
+}
+
+Status ReplicatedModel::FirstError() const {
+  for (int i = 0; i < num_replicas(); ++i) {
+    if (!statuses_[i].ok()) {
+      return Status(statuses_[i].code(), "replica " + std::to_string(i) +
+                                             ": " + statuses_[i].message());
+    }
+  }
+  return Status::OK();
+}
+
+StatusOr<float> ReplicatedModel::ComputeGradients(
+    const std::vector<Tensor>& params, const Batch& batch,
+    std::vector<Tensor>* grads) {
+  CHECK(grads != nullptr);
+  // Checked here too (each replica checks its slice again) so that a bad
+  // batch gets the same error as from one model, with example indices
+  // counted in the whole batch.
+  PST_RETURN_IF_ERROR(ValidateParams(params, variables()));
+  PST_RETURN_IF_ERROR(ValidateBatch(batch, input_dim(), num_classes()));
+  PST_RETURN_IF_ERROR(PrepareGrads(variables(), grads));
+  SplitOffsets(batch.size);
+  team_.Run([&](int i) {
+    statuses_[i] = Status::OK();
+    losses_[i] = 0;
+    if (SliceSize(i) == 0) return;
+    CopySlice(batch, i);
+    StatusOr<float> loss =
+        replicas_[i]->ComputeGradients(params, slices_[i], &replica_grads_[i]);
+    if (loss.ok()) {
+      losses_[i] = *loss;
+    } else {
+      statuses_[i] = loss.status();
+    }
+  });
+  PST_RETURN_IF_ERROR(FirstError());
+  CombineGradients(batch.size, grads);
+  double loss = 0;
+  for (int i = 0; i < num_replicas(); ++i) {
+    loss += static_cast<double>(losses_[i]) * SliceSize(i) / batch.size;
+  }
+  return static_cast<float>(loss);
+}
+
+void ReplicatedModel::CombineGradients(int64_t batch_size,
+                                       std::vector<Tensor>* grads) {
+  using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
+  using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
+  team_.Run([&](int t) {
+    for (size_t v = 0; v < grads->size(); ++v) {
+      // Thread t's share of variable v: elements [begin, end).
+      const int64_t n = (*grads)[v].num_elements();
+      const int64_t begin = n * t / team_.size();
+      const int64_t end = n * (t + 1) / team_.size();
+      if (begin == end) continue;
+      ArrayMap out((*grads)[v].f32() + begin, end - begin);
+      bool first = true;
+      for (int i = 0; i < num_replicas(); ++i) {
+        if (SliceSize(i) == 0) continue;
+        const float weight = static_cast<float>(
+            static_cast<double>(SliceSize(i)) / static_cast<double>(batch_size));
+        ConstArrayMap g(replica_grads_[i][v].f32() + begin, end - begin);
+        if (first) {
+          out = weight * g;
+          first = false;
+        } else {
+          out += weight * g;
+        }
+      }
+    }
+  });
+}
+
+StatusOr<Model::EvalResult> ReplicatedModel::Evaluate(
+    const std::vector<Tensor>& params, const Batch& batch) {
+  PST_RETURN_IF_ERROR(ValidateParams(params, variables()));
+  PST_RETURN_IF_ERROR(ValidateBatch(batch, input_dim(), num_classes()));
+  SplitOffsets(batch.size);
+  team_.Run([&](int i) {
+    statuses_[i] = Status::OK();
+    evals_[i] = EvalResult();
+    if (SliceSize(i) == 0) return;
+    CopySlice(batch, i);
+    StatusOr<EvalResult> eval = replicas_[i]->Evaluate(params, slices_[i]);
+    if (eval.ok()) {
+      evals_[i] = *eval;
+    } else {
+      statuses_[i] = eval.status();
+    }
+  });
+  PST_RETURN_IF_ERROR(FirstError());
+  EvalResult total;
+  for (const EvalResult& eval : evals_) {
+    total.loss_sum += eval.loss_sum;
+    total.correct += eval.correct;
+    total.count += eval.count;
+  }
+  return total;
+}
+
+}  // namespace pst
