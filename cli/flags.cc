@@ -58,9 +58,14 @@ DEFINE_int32(keep_checkpoints, 5, "Chief: how many complete checkpoints to keep"
 DEFINE_int32(ps_wait_timeout_ms, 60000, "Chief: how long to wait for every ps at start");
 // Worker.
 DEFINE_int32(join_timeout_ms, 120000, "Worker: how long to wait for the chief to open training");
-DEFINE_string(device, "cpu", "Worker: where the model runs: cpu or gpu:N");
+DEFINE_string(device, "cpu",
+              "Worker: where the model runs: cpu, gpu:N, or a list (gpu:0,gpu:1) that splits "
+              "each batch over the devices and sums their gradients before one push");
 DEFINE_bool(allow_soft_placement, false,
             "Worker: fall back to the CPU (with a log line) when --device cannot be used");
+DEFINE_bool(log_device_placement, false, "Worker: log the device each layer runs on");
+DEFINE_double(gpu_memory_fraction, 1.0,
+              "Worker: cap on the GPU memory the model takes, as a fraction of the device's");
 DEFINE_int32(simulated_delay_ms, 0, "Worker: sleep this long in each step before pushing");
 DEFINE_int32(heartbeat_timeout_ms, 10000, "Chief: declare a worker dead after this silence");
 
@@ -224,6 +229,12 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   o.model = FLAGS_model;
   o.device = FLAGS_device;
   o.allow_soft_placement = FLAGS_allow_soft_placement;
+  o.log_device_placement = FLAGS_log_device_placement;
+  if (!(FLAGS_gpu_memory_fraction > 0 && FLAGS_gpu_memory_fraction <= 1)) {
+    return InvalidArgument("--gpu_memory_fraction=" + std::to_string(FLAGS_gpu_memory_fraction) +
+                           " must be in (0, 1]");
+  }
+  o.gpu_memory_fraction = FLAGS_gpu_memory_fraction;
   o.data_dir = DataDir();
   PST_RETURN_IF_ERROR(CheckDataDir(o.data_dir));
   PST_RETURN_IF_ERROR(Positive("batch_size", FLAGS_batch_size));

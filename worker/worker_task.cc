@@ -97,14 +97,20 @@ class Worker {
   // The model on --device; with --allow_soft_placement a device that cannot
   // be used (no GPU, no CUDA back end) falls back to the CPU, and says so.
   StatusOr<std::unique_ptr<Model>> MakeModelOnDevice() {
-    StatusOr<std::unique_ptr<Model>> model = MakeModel(options_.model, 784, 10, options_.device);
-    if (model.ok() || model.status().code() != Code::kFailedPrecondition ||
-        !options_.allow_soft_placement) {
-      return model;
+    KernelsOptions kernels;
+    kernels.gpu_memory_fraction = options_.gpu_memory_fraction;
+    StatusOr<std::unique_ptr<Model>> model =
+        MakeModel(options_.model, 784, 10, options_.device, kernels);
+    if (!model.ok() && model.status().code() == Code::kFailedPrecondition &&
+        options_.allow_soft_placement) {
+      LOG(WARNING) << me_ << ": --allow_soft_placement: falling back to cpu ("
+                   << model.status().message() << ")";
+      model = MakeModel(options_.model, 784, 10, "cpu");
     }
-    LOG(WARNING) << me_ << ": --allow_soft_placement: falling back to cpu ("
-                 << model.status().message() << ")";
-    return MakeModel(options_.model, 784, 10, "cpu");
+    if (model.ok() && options_.log_device_placement) {
+      for (const std::string& line : (*model)->Placement()) LOG(INFO) << me_ << ": " << line;
+    }
+    return model;
   }
 
   // Waits for the chief to open training, then connects to the ps shards.

@@ -20,8 +20,10 @@ struct WorkerOptions {
   int task_index = 0;
   uint64_t cluster_id = 0;  // 0: learn it from the chief
   std::string model = "mlp";
-  std::string device = "cpu";          // cpu | gpu:N
+  std::string device = "cpu";          // cpu | gpu:N | a list: gpu:0,gpu:1 splits each batch
   bool allow_soft_placement = false;   // an unusable GPU falls back to the CPU
+  bool log_device_placement = false;   // log where each layer runs
+  double gpu_memory_fraction = 1.0;    // cap on the GPU memory the model takes
   std::string data_dir;
   int64_t batch_size = 100;
   uint64_t seed = 1;

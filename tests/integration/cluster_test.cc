@@ -181,5 +181,19 @@ TEST_F(DeviceTest, SoftPlacementFallsBackToTheCpu) {
       << worker;
 }
 
+TEST_F(DeviceTest, DeviceListSplitsTheBatchAndLogsPlacement) {
+  LocalCluster cluster(1, 1, TestDir());
+  cluster.StartAll({"--data_dir=" + data_dir(), "--model=mlp", "--train_steps=100",
+                    "--batch_size=50", "--eval_every_steps=0", "--device=cpu,cpu",
+                    "--log_device_placement"});
+  for (const TaskExit& e : cluster.WaitAll(std::chrono::seconds(120))) {
+    EXPECT_EQ(e.code, 0) << e.name;
+  }
+  const std::string worker = cluster.task("worker").Log();
+  EXPECT_NE(worker.find("replica 1: "), std::string::npos) << worker;
+  EXPECT_NE(worker.find(" on cpu"), std::string::npos) << worker;
+  EXPECT_GT(ReportValue(cluster.task("chief").Log(), "Test-Accuracy: ").value_or(0), 0.9);
+}
+
 }  // namespace
 }  // namespace pst
