@@ -276,6 +276,7 @@ StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, Clock::time_point dead
   }
   status.bytes_in = s->bytes_in();
   status.bytes_out = s->bytes_out();
+  status.queue_depth = s->queue_depth();
   return status;
 }
 

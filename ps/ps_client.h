@@ -43,6 +43,7 @@ struct ShardStatus {
   StoreStats store;
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
+  uint32_t queue_depth = 0;
 };
 
 class PsClient {

@@ -178,13 +178,14 @@ OutgoingMessage PsService::HandleStatus() {
   OutgoingMessage reply = Reply(wire::MessageType::ShardStatusReply);
   const StoreStats s = store_.Stats();
   const uint64_t in = server_->bytes_in(), out = server_->bytes_out();
-  reply.extras = [s, in, out](flatbuffers::FlatBufferBuilder& fbb) {
+  const uint32_t queued = static_cast<uint32_t>(server_->queue_depth());
+  reply.extras = [s, in, out, queued](flatbuffers::FlatBufferBuilder& fbb) {
     HeaderExtras extras;
     extras.shard_stats = wire::CreateShardStats(
         fbb, s.variables, s.bytes, s.updates_applied, s.gradients_dropped,
         s.gradients_scaled, in, out, s.staleness_sum, s.staleness_max,
         s.staleness_count, s.global_step, s.initialized, s.sync_step, s.stale_pushes,
-        s.duplicate_pushes, fbb.CreateVector(s.aggregated_per_worker));
+        s.duplicate_pushes, fbb.CreateVector(s.aggregated_per_worker), queued);
     return extras;
   };
   return reply;

@@ -220,12 +220,14 @@ class Chief {
     uint64_t dropped = 0, scaled = 0;
     uint64_t stale_dropped = 0;       // sync: stale pushes; async: dropped by policy
     std::vector<uint64_t> aggregated;  // sync: per worker, pushes applied
+    std::vector<ShardStatus> shards;   // each shard's own load
   };
   StatusOr<ClusterCounts> CollectCounts() {
     ClusterCounts c;
     c.aggregated.assign(num_workers(), 0);
     for (int k = 0; k < ps_.num_shards(); ++k) {
       PST_ASSIGN_OR_RETURN(ShardStatus s, ps_.GetShardStatus(k, ps_deadline()));
+      c.shards.push_back(s);
       c.staleness_sum += s.store.staleness_sum;
       c.staleness_count += s.store.staleness_count;
       c.staleness_max = std::max(c.staleness_max, s.store.staleness_max);
@@ -259,6 +261,15 @@ class Chief {
         .Add("gradients_dropped", c.dropped)
         .Add("gradients_scaled", c.scaled)
         .Add("stale_gradients_dropped", c.stale_dropped);
+    // Per-shard load, so an imbalance shows.
+    for (size_t k = 0; k < c.shards.size(); ++k) {
+      const std::string ps = "ps" + std::to_string(k) + "_";
+      r.Add(ps + "bytes_held", c.shards[k].store.bytes)
+          .Add(ps + "bytes_in", c.shards[k].bytes_in)
+          .Add(ps + "bytes_out", c.shards[k].bytes_out)
+          .Add(ps + "updates_applied", c.shards[k].store.updates_applied)
+          .Add(ps + "queue_depth", c.shards[k].queue_depth);
+    }
     return metrics_->Write(r);
   }
 

@@ -48,6 +48,12 @@ class ClusterTest : public SyntheticDataTest {
     EXPECT_GE(metrics.size(), 3u);
     EXPECT_NE(metrics.back().find("\"test_accuracy\""), std::string::npos);
     EXPECT_NE(metrics.back().find("\"staleness_mean\""), std::string::npos);
+    for (int k = 0; k < num_ps; ++k) {
+      const std::string ps = "\"ps" + std::to_string(k) + "_";
+      for (const char* field : {"bytes_held", "bytes_in", "bytes_out", "updates_applied"}) {
+        EXPECT_NE(metrics.back().find(ps + field + "\""), std::string::npos) << ps << field;
+      }
+    }
     EXPECT_TRUE(std::filesystem::exists(cluster.dir() + "/model.bin"));
     // No port stays bound.
     for (int port : cluster.ports()) EXPECT_TRUE(PortIsFree(port)) << port;
