@@ -50,6 +50,7 @@ DEFINE_int64(partition_bytes, 0, "Split variables larger than this over shards (
 DEFINE_int64(eval_every_steps, 500, "Evaluate on the test set every this many global steps");
 DEFINE_int64(log_every_steps, 100, "Print a Step line every this many steps");
 DEFINE_string(run_dir, "", "Chief: folder for metrics.jsonl and model.bin");
+DEFINE_string(logdir, "", "Chief: folder for TensorBoard event files (loss, accuracy, steps/s, ...)");
 DEFINE_string(checkpoint_dir, "",
               "Chief and ps: checkpoint folder (shared by all hosts); restored at start");
 DEFINE_int64(checkpoint_every_steps, 0, "Chief: checkpoint every this many global steps (0: off)");
@@ -296,6 +297,7 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   PST_RETURN_IF_ERROR(Positive("log_every_steps", FLAGS_log_every_steps));
   o.log_every_steps = FLAGS_log_every_steps;
   o.run_dir = FLAGS_run_dir;
+  o.logdir = FLAGS_logdir;
   o.checkpoint_dir = FLAGS_checkpoint_dir;
   if (FLAGS_checkpoint_every_steps < 0 || FLAGS_checkpoint_every_secs < 0) {
     return InvalidArgument("--checkpoint_every_steps and --checkpoint_every_secs must be >= 0");

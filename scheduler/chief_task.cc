@@ -14,6 +14,7 @@
 #include "scheduler/checkpointer.h"
 #include "scheduler/chief_service.h"
 #include "scheduler/evaluator.h"
+#include "scheduler/event_writer.h"
 #include "scheduler/metrics_writer.h"
 #include "common/tensor_file.h"
 #include "scheduler/sync_coordinator.h"
@@ -84,6 +85,10 @@ class Chief {
   }
 
   Status Run(const std::atomic<bool>& stop) {
+    if (!options_.logdir.empty()) {
+      PST_ASSIGN_OR_RETURN(events_, EventWriter::Open(options_.logdir));
+      LOG(INFO) << "TensorBoard events: " << events_->path();
+    }
     ServerOptions server_options;
     server_options.name = "chief";
     server_options.endpoint = options_.cluster.chief.Endpoint();
@@ -256,7 +261,18 @@ class Chief {
     r.Add("live_workers", state_.live_workers());
     r.Add("test_loss", eval.loss).Add("test_accuracy", eval.accuracy);
     PST_ASSIGN_OR_RETURN(ClusterCounts c, CollectCounts());
-    r.Add("staleness_mean", c.staleness_count ? double(c.staleness_sum) / c.staleness_count : 0)
+    const double staleness_mean =
+        c.staleness_count ? double(c.staleness_sum) / c.staleness_count : 0;
+    if (events_) {
+      PST_RETURN_IF_ERROR(events_->AddScalars(
+          step, {{"loss", last_loss_},
+                 {"test_loss", eval.loss},
+                 {"test_accuracy", eval.accuracy},
+                 {"steps_per_sec", elapsed > 0 ? (step - start_step_) / elapsed : 0},
+                 {"staleness_mean", staleness_mean},
+                 {"gradients_dropped", static_cast<double>(c.stale_dropped)}}));
+    }
+    r.Add("staleness_mean", staleness_mean)
         .Add("staleness_max", c.staleness_max)
         .Add("gradients_dropped", c.dropped)
         .Add("gradients_scaled", c.scaled)
@@ -443,6 +459,7 @@ class Chief {
   Dataset test_;
   Evaluator evaluator_;
   std::unique_ptr<MetricsWriter> metrics_;
+  std::unique_ptr<EventWriter> events_;  // null without --logdir
   const uint64_t cluster_id_;
   ChiefState state_;
   PsClient ps_;

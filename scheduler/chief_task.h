@@ -30,6 +30,7 @@ struct ChiefOptions {
   int64_t log_every_steps = 100;
   int heartbeat_timeout_ms = 10000;  // a worker silent this long is declared dead
   std::string run_dir;  // metrics.jsonl and model.bin go here ("" = nowhere)
+  std::string logdir;   // TensorBoard event files go here ("" = none)
   // Checkpoints ("" = none): restored at start, saved every N steps and/or
   // seconds (0 = not by that measure) and at the end; the newest
   // keep_checkpoints complete ones are kept.

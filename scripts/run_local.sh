@@ -187,15 +187,22 @@ while :; do
   sleep 0.2
 done
 
-# The chief has finished: the others should be leaving on their own.
+# The chief has finished: the others should be leaving on their own. Once
+# every ps is gone too, a worker still running (one that started too late
+# to join) has nothing left to do and is stopped at once.
+ps_pids() {
+  local i
+  for i in "${!pids[@]}"; do [[ "${names[$i]}" == ps-* ]] && echo "${pids[$i]}"; done
+}
 for ((i = 0; i < 100; i++)); do
-  alive=0
+  alive=0 ps_alive=0
   for pid in $(live_pids); do kill -0 "$pid" 2>/dev/null && alive=1; done
-  ((alive)) || break
+  for pid in $(ps_pids); do kill -0 "$pid" 2>/dev/null && ps_alive=1; done
+  ((alive && ps_alive)) || break
   sleep 0.1
 done
 if ((alive)); then
-  echo "run_local.sh: tasks still running 10 s after the chief ended; stopping them" >&2
+  echo "run_local.sh: stopping the tasks still running after the chief ended" >&2
   stop_all
 fi
 wait

@@ -7,8 +7,8 @@ namespace pst {
 ChiefLink::ChiefLink(zmq::context_t& context, ChannelOptions options)
     : channel_(context, std::move(options)) {}
 
-StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash,
-                                     Clock::time_point deadline) {
+StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash, Clock::time_point deadline,
+                                     const std::atomic<bool>& stop) {
   OutgoingMessage request;
   request.type = wire::MessageType::JoinRequest;
   request.extras = [placement_hash](flatbuffers::FlatBufferBuilder& fbb) {
@@ -18,8 +18,9 @@ StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash,
   };
   bool said_waiting = false;
   for (;;) {
+    if (stop.load()) return Aborted("stopped by a signal while waiting to join");
     const auto attempt_deadline =
-        std::min(deadline, Clock::now() + std::chrono::seconds(2));
+        std::min(deadline, Clock::now() + std::chrono::milliseconds(500));
     PST_ASSIGN_OR_RETURN(uint64_t id, channel_.Send(request));
     StatusOr<ReceivedMessage> reply = channel_.Receive(id, attempt_deadline);
     if (!reply.ok() && reply.status().code() != Code::kDeadlineExceeded) {
@@ -30,7 +31,8 @@ StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash,
       if (join == nullptr) return Internal("chief sent a join reply without join info");
       if (join->state() != wire::ClusterState::Starting) {
         channel_.set_cluster_id(reply->header().cluster_id());
-        return JoinResult{reply->header().cluster_id(), join->train_steps()};
+        return JoinResult{reply->header().cluster_id(), join->train_steps(),
+                          join->state() == wire::ClusterState::Stopping};
       }
     }
     if (Clock::now() >= deadline) {

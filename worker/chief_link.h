@@ -8,6 +8,7 @@
 #ifndef PST_WORKER_CHIEF_LINK_H_
 #define PST_WORKER_CHIEF_LINK_H_
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 
@@ -18,6 +19,7 @@ namespace pst {
 struct JoinResult {
   uint64_t cluster_id = 0;
   int64_t train_steps = 0;
+  bool training_over = false;  // joined after the chief began stopping
 };
 
 struct TrainingReport {
@@ -36,9 +38,11 @@ class ChiefLink {
   // `context` is borrowed and must outlive the link.
   ChiefLink(zmq::context_t& context, ChannelOptions options);
 
-  // Waits (retrying) until the chief has opened training or `deadline`.
+  // Waits (retrying) until the chief has opened training, `deadline`
+  // passes (DeadlineExceeded) or `stop` is set (Aborted).
   // FailedPrecondition when the chief's placement hash differs from ours.
-  StatusOr<JoinResult> Join(uint64_t placement_hash, Clock::time_point deadline);
+  StatusOr<JoinResult> Join(uint64_t placement_hash, Clock::time_point deadline,
+                            const std::atomic<bool>& stop);
 
   // Sync mode: the step of this worker's next token, or nullopt when the
   // chief is stopping the cluster. Waits as long as it takes; the request

@@ -56,6 +56,10 @@ class Worker {
   Status Run() {
     PST_RETURN_IF_ERROR(Prepare());
     PST_RETURN_IF_ERROR(JoinCluster());
+    if (training_over_) {
+      LOG(INFO) << me_ << " joined after training ended: nothing to do";
+      return Status::OK();
+    }
     if (options_.task_index != 0 && options_.warmup_steps > 0) {
       PST_RETURN_IF_ERROR(WaitForWarmup());
     }
@@ -125,8 +129,9 @@ class Worker {
     chief.curve = options_.curve;
     chief_ = std::make_unique<ChiefLink>(context_, chief);
     PST_ASSIGN_OR_RETURN(JoinResult joined,
-                         chief_->Join(placement_->Hash(), After(options_.join_timeout_ms)));
+                         chief_->Join(placement_->Hash(), After(options_.join_timeout_ms), stop_));
     train_steps_ = joined.train_steps;
+    training_over_ = joined.training_over;
     LOG(INFO) << me_ << " joined cluster " << joined.cluster_id << " (" << options_.model << ", "
               << placement_->slices().size() << " slices on " << placement_->num_shards()
               << " ps, train_steps " << train_steps_ << ")";
@@ -246,6 +251,7 @@ class Worker {
   std::unique_ptr<ChiefLink> chief_;
   std::unique_ptr<PsClient> ps_;
   int64_t train_steps_ = 0;
+  bool training_over_ = false;
   std::vector<Tensor> params_, grads_;
   TrainingReport last_report_;
   SyncCounts sync_;

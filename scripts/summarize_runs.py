@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Summarizes experiment runs: one folder per run under RUNS, each holding the
+metrics.jsonl a chief wrote. Writes table.md and PNG plots into RESULTS.
+
+  summarize_runs.py accuracy RUNS RESULTS   # sync_vs_async.sh: accuracy over time
+  summarize_runs.py shards RUNS RESULTS     # tune_shards.sh: throughput and balance
+"""
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+TARGET_ACCURACY = 0.97
+
+
+def load_runs(runs_dir):
+    """[(name, [metrics records])]: run folders are named "NN-name", NN giving
+    the order."""
+    runs = []
+    for folder in sorted(os.listdir(runs_dir)):
+        if not os.path.isdir(os.path.join(runs_dir, folder)):
+            continue
+        name = folder.split("-", 1)[1] if "-" in folder else folder
+        path = os.path.join(runs_dir, folder, "metrics.jsonl")
+        if not os.path.exists(path):
+            sys.exit(f"summarize_runs.py: {path} is missing: did run {name} fail?")
+        with open(path) as f:
+            records = [json.loads(line) for line in f if line.strip()]
+        if not records:
+            sys.exit(f"summarize_runs.py: {path} is empty")
+        runs.append((name, records))
+    return runs
+
+
+def write_table(path, header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def accuracy(runs, results):
+    rows = []
+    for name, records in runs:
+        last = records[-1]
+        reached = [r["time"] for r in records if r.get("test_accuracy", 0) >= TARGET_ACCURACY]
+        rows.append([name, f"{reached[0]:.1f}" if reached else "not reached",
+                     f"{last['test_accuracy']:.4f}", f"{last['steps_per_sec']:.1f}",
+                     f"{last['examples_per_sec']:.0f}", int(last.get("stale_gradients_dropped", 0))])
+    write_table(os.path.join(results, "table.md"),
+                ["run", "time to 97% (s)", "final accuracy", "steps/s", "examples/s",
+                 "stale gradients dropped"], rows)
+    fig, (by_time, by_step) = plt.subplots(1, 2, figsize=(13, 5))
+    for name, records in runs:
+        times = [r["time"] for r in records]
+        steps = [r["step"] for r in records]
+        acc = [r["test_accuracy"] for r in records]
+        by_time.plot(times, acc, marker=".", label=name)
+        by_step.plot(steps, acc, marker=".", label=name)
+    for ax, xlabel in ((by_time, "wall time (s)"), (by_step, "global step")):
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("test accuracy")
+        ax.axhline(TARGET_ACCURACY, color="grey", linestyle=":", linewidth=1)
+        ax.grid(alpha=0.3)
+    by_step.legend(fontsize=8, loc="lower right")
+    fig.suptitle("MNIST test accuracy: sync vs async")
+    fig.tight_layout()
+    fig.savefig(os.path.join(results, "accuracy.png"), dpi=110)
+
+
+def shards(runs, results):
+    rows, labels, rates, loads = [], [], [], []
+    for name, records in runs:
+        last = records[-1]
+        count = sum(1 for k in last if k.startswith("ps") and k.endswith("_bytes_held"))
+        held = [last[f"ps{k}_bytes_held"] for k in range(count)]
+        moved = sum(last[f"ps{k}_bytes_in"] + last[f"ps{k}_bytes_out"] for k in range(count))
+        throughput = moved / last["time"] / 1e6 if last["time"] > 0 else 0
+        balance = max(held) / (sum(held) / count)
+        rows.append([name, count, f"{last['steps_per_sec']:.1f}", f"{throughput:.0f}",
+                     " / ".join(f"{h / 1e6:.1f}" for h in held), f"{balance:.2f}"])
+        labels.append(name)
+        rates.append(last["steps_per_sec"])
+        loads.append([h / 1e6 for h in held])
+    write_table(os.path.join(results, "table.md"),
+                ["configuration", "ps", "steps/s", "pull+push MB/s", "MB held per shard",
+                 "max/mean load"], rows)
+    fig, (rate_ax, load_ax) = plt.subplots(1, 2, figsize=(13, 5))
+    rate_ax.barh(labels, rates)
+    rate_ax.set_xlabel("steps/s")
+    labelled = set()
+    for i, held in enumerate(loads):
+        left = 0
+        for k, mb in enumerate(held):
+            label = None if k in labelled else f"ps:{k}"
+            labelled.add(k)
+            load_ax.barh(i, mb, left=left, color=f"C{k}", label=label)
+            left += mb
+    load_ax.set_yticks(range(len(labels)), labels)
+    load_ax.set_xlabel("MB held, stacked by shard")
+    load_ax.legend(fontsize=8)
+    fig.suptitle("ps shards: throughput and load balance")
+    fig.tight_layout()
+    fig.savefig(os.path.join(results, "shards.png"), dpi=110)
+    # Fewest shards within 10% of the best step rate.
+    best = max(rates)
+    pick = min((r for r in zip(rows, rates) if r[1] >= 0.9 * best), key=lambda r: (r[0][1], -r[1]))
+    line = (f"recommendation: {pick[0][0]} ({pick[0][1]} ps, {pick[1]:.1f} steps/s, "
+            f"{pick[1] / best:.0%} of the best, load max/mean {pick[0][5]})")
+    with open(os.path.join(results, "recommendation.txt"), "w") as f:
+        f.write(line + "\n")
+    print(line)
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] not in ("accuracy", "shards"):
+        sys.exit(__doc__)
+    kind, runs_dir, results = sys.argv[1:]
+    os.makedirs(results, exist_ok=True)
+    runs = load_runs(runs_dir)
+    (accuracy if kind == "accuracy" else shards)(runs, results)
+
+
+if __name__ == "__main__":
+    main()

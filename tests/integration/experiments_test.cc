@@ -1,0 +1,74 @@
+// The experiment scripts users run, in their --quick form on a small
+// synthetic data set: each writes a table with one row per configuration
+// and its PNG plots; the chief writes TensorBoard event files.
+#include <filesystem>
+#include <fstream>
+
+#include "tests/integration/synthetic_data_test.h"
+#include "tests/integration/test_util.h"
+
+namespace pst {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ExperimentsTest : public SyntheticDataTest {
+ protected:
+  // Runs scripts/NAME --quick; returns its results folder.
+  std::string RunScript(const std::string& name) {
+    const std::string results = TestDir() + "-results";
+    auto script = ChildProcess::Start(
+        {"/bin/bash", std::string(std::getenv("PST_SOURCE_DIR")) + "/scripts/" + name,
+         "--quick", "--results=" + results, "--data_dir=" + data_dir()},
+        TestDir() + ".log");
+    CHECK(script.ok());
+    EXPECT_EQ((*script)->Wait(std::chrono::seconds(300)), 0) << (*script)->Log();
+    return results;
+  }
+  // Table rows below the header and its separator line.
+  static int TableRows(const std::string& path) {
+    const auto lines = ReadLines(path);
+    int rows = 0;
+    for (size_t i = 2; i < lines.size(); ++i) rows += lines[i].rfind("| ", 0) == 0;
+    return rows;
+  }
+  static bool IsPng(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char magic[8] = {};
+    in.read(magic, 8);
+    return std::string(magic, 8) == "\x89PNG\r\n\x1a\n";
+  }
+};
+
+TEST_F(ExperimentsTest, SyncVsAsyncWritesItsTableAndPlot) {
+  const std::string results = RunScript("sync_vs_async.sh");
+  EXPECT_EQ(TableRows(results + "/table.md"), 8);
+  EXPECT_TRUE(IsPng(results + "/accuracy.png"));
+  EXPECT_NE(ReadLines(results + "/table.md")[0].find("time to 97%"), std::string::npos);
+}
+
+TEST_F(ExperimentsTest, TuneShardsWritesItsTablePlotAndRecommendation) {
+  const std::string results = RunScript("tune_shards.sh");
+  EXPECT_EQ(TableRows(results + "/table.md"), 8);  // 2 ps counts x 2 partitionings x 2 placements
+  EXPECT_TRUE(IsPng(results + "/shards.png"));
+  const auto recommendation = ReadLines(results + "/recommendation.txt");
+  ASSERT_EQ(recommendation.size(), 1u);
+  EXPECT_EQ(recommendation[0].rfind("recommendation: ps", 0), 0u) << recommendation[0];
+}
+
+TEST_F(ExperimentsTest, ChiefWritesTensorBoardEvents) {
+  LocalCluster cluster(1, 1, TestDir());
+  const std::string logdir = cluster.dir() + "/tb";
+  cluster.StartAll({"--data_dir=" + data_dir(), "--model=mlp", "--batch_size=50",
+                    "--train_steps=100", "--eval_every_steps=50", "--logdir=" + logdir});
+  for (const TaskExit& e : cluster.WaitAll(std::chrono::seconds(120))) EXPECT_EQ(e.code, 0);
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(logdir)) {
+    files += entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
+    EXPECT_GT(fs::file_size(entry.path()), 100u);
+  }
+  EXPECT_EQ(files, 1);
+}
+
+}  // namespace
+}  // namespace pst
