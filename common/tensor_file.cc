@@ -116,8 +116,15 @@ StatusOr<NamedTensors> ReadTensorFile(const std::string& path) {
     uint64_t bytes = 0;
     const char* payload;
     if (!r.Get(&bytes) || !r.Bytes(bytes, &payload)) return corrupt;
-    Tensor t(static_cast<DType>(dtype), shape);
-    if (t.num_bytes() != bytes) return corrupt;
+    // The shape must describe exactly `bytes` before anything is allocated:
+    // checked without overflow, since the dims come from the file.
+    uint64_t elements = 1;
+    for (int64_t d : shape) {
+      if (d != 0 && elements > bytes / static_cast<uint64_t>(d)) return corrupt;
+      elements *= static_cast<uint64_t>(d);
+    }
+    if (elements * DTypeSize(static_cast<DType>(dtype)) != bytes) return corrupt;
+    Tensor t = Tensor::Uninitialized(static_cast<DType>(dtype), shape);
     std::memcpy(t.data(), payload, bytes);
     tensors.emplace_back(std::string(name, name_len), std::move(t));
   }

@@ -1,6 +1,7 @@
 #include "ps/variable_store.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace pst {
 
@@ -286,6 +287,11 @@ Tensor FloatsAs(const std::vector<float>& values, const Shape& shape) {
 
 constexpr char kSyncStepName[] = "@sync_step";
 
+// Versions, update counts and steps only count up from 0; anything else in a
+// part (or near the int64 limit, where staleness arithmetic would overflow)
+// is corruption.
+bool PlausibleCount(int64_t n) { return n >= 0 && n <= std::numeric_limits<int64_t>::max() / 2; }
+
 }  // namespace
 
 StatusOr<NamedTensors> VariableStore::Snapshot() const {
@@ -340,6 +346,9 @@ Status VariableStore::Restore(const NamedTensors& snapshot) {
     l.version = scalar->i64()[0];
     PST_RETURN_IF_ERROR(find(name + "@updates", DType::kInt64, {}, &scalar));
     l.updates = scalar->i64()[0];
+    if (!PlausibleCount(l.version) || !PlausibleCount(l.updates)) {
+      return DataLoss("checkpoint part's '" + name + "' has an impossible version or update count");
+    }
     for (const std::string& slot : v->slots.names) {
       const Tensor* t;
       PST_RETURN_IF_ERROR(find(name + "@slot/" + slot, DType::kFloat32, v->value.shape(), &t));
@@ -349,6 +358,9 @@ Status VariableStore::Restore(const NamedTensors& snapshot) {
   }
   const Tensor* sync_step;
   PST_RETURN_IF_ERROR(find(kSyncStepName, DType::kInt64, {}, &sync_step));
+  if (!PlausibleCount(sync_step->i64()[0])) {
+    return DataLoss("checkpoint part has an impossible sync step");
+  }
   for (Loaded& l : loaded) {
     std::lock_guard<std::mutex> vlock(l.v->mu);
     l.v->value = l.value->Clone();

@@ -17,6 +17,14 @@ zmq::message_t ZeroCopyFrame(const Tensor& tensor) {
                         ReleaseBuffer, ref);
 }
 
+// The verifier only promises 4-byte alignment for a vector's elements, so
+// int64 dims are copied out byte-wise rather than read in place.
+Shape ReadShape(const flatbuffers::Vector<int64_t>& dims) {
+  Shape shape(dims.size());
+  if (!shape.empty()) std::memcpy(shape.data(), dims.Data(), shape.size() * sizeof(int64_t));
+  return shape;
+}
+
 Status CheckDescriptor(const wire::TensorDesc* desc, size_t index,
                        size_t frame_bytes) {
   const std::string where = "tensor " + std::to_string(index);
@@ -36,7 +44,7 @@ Status CheckDescriptor(const wire::TensorDesc* desc, size_t index,
                            std::to_string(kMaxRank));
   }
   uint64_t elements = 1;
-  for (int64_t d : *desc->shape()) {
+  for (int64_t d : ReadShape(*desc->shape())) {
     if (d < 0 || d > kMaxDim) {
       return InvalidArgument(named + " has bad dimension " + std::to_string(d));
     }
@@ -118,6 +126,14 @@ std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
   return frames;
 }
 
+const uint8_t* AlignedBytes(const zmq::message_t& frame, std::unique_ptr<uint64_t[]>* storage) {
+  const auto* bytes = static_cast<const uint8_t*>(frame.data());
+  if (reinterpret_cast<uintptr_t>(bytes) % alignof(uint64_t) == 0) return bytes;
+  storage->reset(new uint64_t[frame.size() / sizeof(uint64_t) + 1]);
+  std::memcpy(storage->get(), bytes, frame.size());
+  return reinterpret_cast<const uint8_t*>(storage->get());
+}
+
 Tensor TensorView::ToTensor() const {
   Tensor t = Tensor::Uninitialized(dtype, shape);
   if (num_bytes) std::memcpy(t.data(), data, num_bytes);
@@ -141,7 +157,10 @@ StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
                              " bytes exceeds --max_message_bytes=" +
                              std::to_string(max_message_bytes));
   }
-  const auto* bytes = static_cast<const uint8_t*>(frames[0].data());
+  ReceivedMessage message;
+  std::unique_ptr<uint64_t[]> header_copy;
+  const uint8_t* bytes = AlignedBytes(frames[0], &header_copy);
+  if (header_copy) message.aligned_copies_.push_back(std::move(header_copy));
   flatbuffers::Verifier::Options options;
   options.max_depth = 16;
   options.max_tables = 100000;
@@ -163,7 +182,6 @@ StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
                            " tensors but " + std::to_string(frames.size() - 1) +
                            " tensor frames arrived");
   }
-  ReceivedMessage message;
   message.tensors_.reserve(declared);
   for (size_t i = 0; i < declared; ++i) {
     const wire::TensorDesc* desc = header->tensors()->Get(i);
@@ -172,9 +190,11 @@ StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
     view.name = desc->name()->string_view();
     view.dtype = desc->dtype() == wire::DataType::Float32 ? DType::kFloat32
                                                           : DType::kInt64;
-    view.shape.assign(desc->shape()->begin(), desc->shape()->end());
+    view.shape = ReadShape(*desc->shape());
     view.version = desc->version();
-    view.data = frames[i + 1].data();
+    std::unique_ptr<uint64_t[]> copy;
+    view.data = AlignedBytes(frames[i + 1], &copy);
+    if (copy) message.aligned_copies_.push_back(std::move(copy));
     view.num_bytes = frames[i + 1].size();
     message.tensors_.push_back(std::move(view));
   }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,9 @@ class ReceivedMessage {
   friend StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t>,
                                                  size_t);
   std::vector<zmq::message_t> frames_;
+  // Copies of frames whose bytes were not 8-byte aligned (ZeroMQ keeps
+  // small frames inline, anywhere): typed reads need aligned memory.
+  std::vector<std::unique_ptr<uint64_t[]>> aligned_copies_;
   const wire::Header* header_ = nullptr;
   std::vector<TensorView> tensors_;
   size_t total_bytes_ = 0;
@@ -112,6 +116,10 @@ constexpr int kMaxRank = 8;
 constexpr int64_t kMaxDim = int64_t{1} << 40;
 
 wire::DataType ToWire(DType dtype);
+
+// The frame's bytes at an 8-byte-aligned address: the frame itself, or a
+// copy kept in *storage.
+const uint8_t* AlignedBytes(const zmq::message_t& frame, std::unique_ptr<uint64_t[]>* storage);
 
 }  // namespace pst
 

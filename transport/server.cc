@@ -38,13 +38,14 @@ std::vector<zmq::message_t> RecvMultipart(zmq::socket_t& socket) {
 // Best effort: the request id of a message that failed verification, if its
 // header alone verifies.
 uint64_t RequestIdOf(const zmq::message_t& header_frame) {
-  flatbuffers::Verifier verifier(
-      static_cast<const uint8_t*>(header_frame.data()), header_frame.size());
+  std::unique_ptr<uint64_t[]> copy;
+  const uint8_t* bytes = AlignedBytes(header_frame, &copy);
+  flatbuffers::Verifier verifier(bytes, header_frame.size());
   if (header_frame.size() < sizeof(flatbuffers::uoffset_t) ||
       !wire::VerifyHeaderBuffer(verifier)) {
     return 0;
   }
-  return wire::GetHeader(header_frame.data())->request_id();
+  return wire::GetHeader(bytes)->request_id();
 }
 
 }  // namespace
