@@ -5,6 +5,9 @@ namespace pst {
 Channel::Channel(zmq::context_t& context, ChannelOptions options)
     : options_(std::move(options)), socket_(context, zmq::socket_type::dealer) {
   socket_.set(zmq::sockopt::linger, 0);
+  // A send blocks while the peer has no connection (down, or refusing our
+  // CURVE handshake): bounded by the same deadline as a reply.
+  socket_.set(zmq::sockopt::sndtimeo, options_.rpc_timeout_ms);
   if (options_.curve) MakeCurveClient(socket_, *options_.curve);
   socket_.set(zmq::sockopt::maxmsgsize,
               static_cast<int64_t>(options_.max_message_bytes));
@@ -31,7 +34,8 @@ StatusOr<uint64_t> Channel::Send(const OutgoingMessage& request) {
     auto flags = i + 1 < frames.size() ? zmq::send_flags::sndmore
                                        : zmq::send_flags::none;
     if (!socket_.send(frames[i], flags)) {
-      return Unavailable("send to " + options_.peer_name + " would block");
+      return DeadlineExceeded("could not send to " + options_.peer_name + " (" +
+                              options_.endpoint + ") within --rpc_timeout_ms");
     }
   }
   return id;
