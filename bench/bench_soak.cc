@@ -16,12 +16,15 @@
 //    pulled + pushed; MB = 1e6 bytes), latency of a pull, a push and a round
 //    (p50 / p99 / max over every round of every client);
 //  - the resident size (VmRSS) of this process and of the ps process before
-//    the soak (ps initialized, no clients yet) and after it (clients gone).
+//    the soak (ps initialized, no clients yet), when half of all rounds are
+//    done, after it (clients gone) and at its peak (20 ms samples): growth
+//    from halfway to the end, past warm-up, hints at a leak.
 // Every push adds exactly 1 to the counter (SGD, lr 1, gradient -1), so at
 // the end counter == global step == clients * rounds unless an update was
-// lost. The last line of the output is "lost_updates: N", N = clients *
-// rounds - counter. Exits 1 when N != 0, the global step is off or a request
-// failed.
+// lost. A client whose request fails reports the error and stops (its
+// missing pushes count as lost). The last line of the output is
+// "lost_updates: N", N = clients * rounds - counter. Exits 1 when N != 0,
+// the global step is off or a request failed; the ps log is kept then.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -129,8 +132,9 @@ class SoakPs {
   // "" when the ps is this process.
   virtual std::string Pid() const = 0;
   virtual std::string Describe() const = 0;
-  // Called after the clients have shut the ps down (process) or at the end.
-  virtual void Finish() = 0;
+  // Called after the clients have shut the ps down (process) or at the end;
+  // a ps log is kept when `keep_log`.
+  virtual void Finish(bool keep_log) = 0;
 };
 
 // A real ps executable. Started before any thread exists (fork), dies with
@@ -154,7 +158,7 @@ class ChildPs : public SoakPs {
         "--cluster_id=" + std::to_string(kClusterId),
     };
     describe_ = "ps process (" + binary + ", " + std::to_string(threads) +
-                " handler threads, log " + log_ + ")";
+                " handler threads, log " + log_ + ", kept if the soak fails)";
     pid_ = fork();
     PCHECK(pid_ >= 0) << "fork";
     if (pid_ == 0) {
@@ -171,7 +175,7 @@ class ChildPs : public SoakPs {
       _exit(127);
     }
   }
-  ~ChildPs() override { Finish(); }
+  ~ChildPs() override { Finish(/*keep_log=*/true); }
 
   ClusterSpec Cluster() const override {
     ClusterSpec cluster;
@@ -182,8 +186,8 @@ class ChildPs : public SoakPs {
   std::string Describe() const override { return describe_; }
 
   // Waits up to 10 s for the ps to exit (after a shutdown request), then
-  // kills it.
-  void Finish() override {
+  // kills it. Removes the log unless `keep_log` or the ps failed.
+  void Finish(bool keep_log) override {
     if (pid_ <= 0) return;
     int status = 0;
     for (int i = 0; i < 1000; ++i) {
@@ -192,6 +196,8 @@ class ChildPs : public SoakPs {
           std::fprintf(stderr,
                        "bench_soak: the ps ended with status %d; log %s\n",
                        status, log_.c_str());
+        } else if (!keep_log) {
+          unlink(log_.c_str());
         }
         pid_ = 0;
         return;
@@ -230,7 +236,7 @@ class InProcessPs : public SoakPs {
     describe_ = "in-process ps (RpcServer + PsService, " +
                 std::to_string(threads) + " handler threads)";
   }
-  ~InProcessPs() override { Finish(); }
+  ~InProcessPs() override { Finish(/*keep_log=*/true); }
 
   ClusterSpec Cluster() const override {
     const std::string& endpoint =
@@ -243,7 +249,7 @@ class InProcessPs : public SoakPs {
   }
   std::string Pid() const override { return ""; }
   std::string Describe() const override { return describe_; }
-  void Finish() override {
+  void Finish(bool /*keep_log*/) override {
     if (!server_) return;
     server_->Stop();
     server_->Wait();
@@ -507,7 +513,9 @@ int Main(std::unique_ptr<SoakPs> ps) {
               "shutting the ps down");
     }
   }
-  ps->Finish();
+  const int64_t lost = expected - static_cast<int64_t>(std::llround(counter));
+  const bool passed = lost == 0 && global_step == expected && failed == 0;
+  ps->Finish(/*keep_log=*/!passed);
   after.self_kib = memory.Now().self_kib;
 
   std::sort(pull_us.begin(), pull_us.end());
@@ -554,7 +562,6 @@ int Main(std::unique_ptr<SoakPs> ps) {
     std::printf("(the ps runs inside bench_soak)\n");
   }
 
-  const int64_t lost = expected - static_cast<int64_t>(std::llround(counter));
   std::printf(
       "\ncounter: %.0f, global_step: %lld, expected: %lld, failed clients: "
       "%d\n",
@@ -562,7 +569,7 @@ int Main(std::unique_ptr<SoakPs> ps) {
       static_cast<long long>(expected), failed);
   std::printf("took %.1f s\n", Seconds(Clock::now() - program_start));
   std::printf("lost_updates: %lld\n", static_cast<long long>(lost));
-  return lost == 0 && global_step == expected && failed == 0 ? 0 : 1;
+  return passed ? 0 : 1;
 }
 
 }  // namespace
