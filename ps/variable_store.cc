@@ -1,9 +1,25 @@
 #include "ps/variable_store.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 
 namespace pst {
+
+namespace {
+
+// Copy-on-write: a value still shared with a reply being sent is copied
+// before it is written. When ZeroMQ's I/O thread dropped the last other
+// reference, the acquire fence orders that release before our writes.
+void MakePrivate(Tensor* value) {
+  if (value->buffer().use_count() > 1) {
+    *value = value->Clone();
+  } else {
+    std::atomic_thread_fence(std::memory_order_acquire);
+  }
+}
+
+}  // namespace
 
 StatusOr<StalenessPolicy> ParseStalenessPolicy(const std::string& name) {
   if (name == "apply") return StalenessPolicy::kApply;
@@ -24,13 +40,12 @@ Status VariableStore::Initialize(
   int trainable = 0;
   std::map<std::string, std::unique_ptr<Variable>, std::less<>> variables;
   for (auto& [name, value] : values) {
-    auto v = std::make_unique<Variable>();
-    if (value.dtype() == DType::kFloat32) {
-      v->slots = optimizer->CreateSlots(value.num_elements());
-      if (config.mode == TrainingMode::kSync) v->accumulator.assign(value.num_elements(), 0.0f);
+    auto v = std::make_unique<Variable>(std::move(value));
+    if (v->dtype == DType::kFloat32) {
+      v->slots = optimizer->CreateSlots(NumElements(v->shape));
+      if (config.mode == TrainingMode::kSync) v->accumulator.assign(NumElements(v->shape), 0.0f);
       ++trainable;
     }
-    v->value = std::move(value);
     if (!variables.emplace(name, std::move(v)).second) {
       return InvalidArgument("variable '" + name + "' given twice");
     }
@@ -94,13 +109,13 @@ Status VariableStore::CheckGradient(const TensorView& g, Variable** variable) co
   if (it == variables_.end()) return NotFound("no variable '" + name + "' on this shard");
   Variable* v = it->second.get();
   // The shape and dtype never change after Initialize: no variable lock needed.
-  if (v->value.dtype() != DType::kFloat32 || g.dtype != DType::kFloat32) {
+  if (v->dtype != DType::kFloat32 || g.dtype != DType::kFloat32) {
     return InvalidArgument("gradient for '" + name + "' must be float32 for a float32 variable");
   }
-  if (g.shape != v->value.shape()) {
+  if (g.shape != v->shape) {
     return InvalidArgument("gradient for '" + name + "' has shape " +
                            ShapeToString(g.shape) + ", variable has " +
-                           ShapeToString(v->value.shape()));
+                           ShapeToString(v->shape));
   }
   if (g.version < 0 || g.version > std::numeric_limits<int64_t>::max() / 2) {
     return InvalidArgument("gradient for '" + name + "' has bad version " +
@@ -112,9 +127,7 @@ Status VariableStore::CheckGradient(const TensorView& g, Variable** variable) co
 
 int64_t VariableStore::IncrementGlobalStep() {
   std::lock_guard<std::mutex> lock(global_step_->mu);
-  if (global_step_->value.buffer().use_count() > 1) {
-    global_step_->value = global_step_->value.Clone();
-  }
+  MakePrivate(&global_step_->value);
   ++global_step_->version;
   return ++global_step_->value.i64()[0];
 }
@@ -153,7 +166,7 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<TensorView>& gradien
       ++outcome.scaled;
       ++gradients_scaled_;
     }
-    if (v->value.buffer().use_count() > 1) v->value = v->value.Clone();
+    MakePrivate(&v->value);
     optimizer_->Apply(v->value.f32(), gradients[i].f32(), v->value.num_elements(),
                       lr_scale, &v->slots);
     ++v->version;
@@ -223,10 +236,10 @@ StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<TensorView>& gra
 void VariableStore::ApplyAccumulated() {
   const float scale = 1.0f / config_.replicas_to_aggregate;
   for (auto& [name, v] : variables_) {
-    if (v->value.dtype() != DType::kFloat32) continue;
+    if (v->dtype != DType::kFloat32) continue;
     std::lock_guard<std::mutex> vlock(v->mu);
     for (float& x : v->accumulator) x *= scale;
-    if (v->value.buffer().use_count() > 1) v->value = v->value.Clone();
+    MakePrivate(&v->value);
     optimizer_->Apply(v->value.f32(), v->accumulator.data(), v->value.num_elements(), 1.0f,
                       &v->slots);
     ++v->version;
@@ -305,7 +318,7 @@ StatusOr<NamedTensors> VariableStore::Snapshot() const {
     out.emplace_back(name + "@updates", ScalarI64(v->slots.updates));
     for (size_t i = 0; i < v->slots.names.size(); ++i) {
       out.emplace_back(name + "@slot/" + v->slots.names[i],
-                       FloatsAs(v->slots.values[i], v->value.shape()));
+                       FloatsAs(v->slots.values[i], v->shape));
     }
   }
   std::lock_guard<std::mutex> sync_lock(sync_mu_);
@@ -341,7 +354,7 @@ Status VariableStore::Restore(const NamedTensors& snapshot) {
   for (const auto& [name, v] : variables_) {
     Loaded l{v.get(), nullptr, 0, 0, {}};
     const Tensor* scalar;
-    PST_RETURN_IF_ERROR(find(name, v->value.dtype(), v->value.shape(), &l.value));
+    PST_RETURN_IF_ERROR(find(name, v->dtype, v->shape, &l.value));
     PST_RETURN_IF_ERROR(find(name + "@version", DType::kInt64, {}, &scalar));
     l.version = scalar->i64()[0];
     PST_RETURN_IF_ERROR(find(name + "@updates", DType::kInt64, {}, &scalar));
@@ -351,7 +364,7 @@ Status VariableStore::Restore(const NamedTensors& snapshot) {
     }
     for (const std::string& slot : v->slots.names) {
       const Tensor* t;
-      PST_RETURN_IF_ERROR(find(name + "@slot/" + slot, DType::kFloat32, v->value.shape(), &t));
+      PST_RETURN_IF_ERROR(find(name + "@slot/" + slot, DType::kFloat32, v->shape, &t));
       l.slots.push_back(t);
     }
     loaded.push_back(std::move(l));

@@ -120,6 +120,12 @@ class VariableStore {
 
  private:
   struct Variable {
+    explicit Variable(Tensor initial)
+        : dtype(initial.dtype()), shape(initial.shape()), value(std::move(initial)) {}
+    // Fixed at Initialize: read without `mu` (copy-on-write replaces
+    // `value` whole, shape vector included, under `mu`).
+    const DType dtype;
+    const Shape shape;
     std::mutex mu;
     Tensor value;      // guarded by mu
     SlotSet slots;     // guarded by mu
