@@ -1,5 +1,7 @@
 #include "cli/flags.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -68,7 +70,10 @@ DEFINE_bool(log_device_placement, false, "Worker: log the device each layer runs
 DEFINE_double(gpu_memory_fraction, 1.0,
               "Worker: cap on the GPU memory the model takes, as a fraction of the device's");
 DEFINE_int32(simulated_delay_ms, 0, "Worker: sleep this long in each step before pushing");
-DEFINE_int32(heartbeat_timeout_ms, 10000, "Chief: declare a worker dead after this silence");
+DEFINE_int32(heartbeat_timeout_ms, 10000, "Chief: declare a task dead after this silence");
+DEFINE_int32(heartbeat_interval_ms, 0,
+             "ps and workers: send the chief a heartbeat this often "
+             "(0: a quarter of --heartbeat_timeout_ms)");
 
 namespace pst {
 namespace {
@@ -144,7 +149,20 @@ Status CheckCommon() {
   }
   PST_RETURN_IF_ERROR(Positive("rpc_timeout_ms", FLAGS_rpc_timeout_ms));
   PST_RETURN_IF_ERROR(Positive("max_message_bytes", FLAGS_max_message_bytes));
+  PST_RETURN_IF_ERROR(Positive("heartbeat_timeout_ms", FLAGS_heartbeat_timeout_ms));
+  if (FLAGS_heartbeat_interval_ms < 0 ||
+      FLAGS_heartbeat_interval_ms >= FLAGS_heartbeat_timeout_ms) {
+    return InvalidArgument("--heartbeat_interval_ms=" + std::to_string(FLAGS_heartbeat_interval_ms) +
+                           " must be >= 0 and below --heartbeat_timeout_ms=" +
+                           std::to_string(FLAGS_heartbeat_timeout_ms));
+  }
   return Status::OK();
+}
+
+std::chrono::milliseconds HeartbeatInterval() {
+  const int ms = FLAGS_heartbeat_interval_ms > 0 ? FLAGS_heartbeat_interval_ms
+                                                 : std::max(1, FLAGS_heartbeat_timeout_ms / 4);
+  return std::chrono::milliseconds(ms);
 }
 
 // The cluster's CURVE keys, when --curve_keys_dir is given.
@@ -215,6 +233,7 @@ StatusOr<PsOptions> PsOptionsFromFlags() {
   o.max_message_bytes = FLAGS_max_message_bytes;
   o.cluster_id = FLAGS_cluster_id;
   o.checkpoint_dir = FLAGS_checkpoint_dir;
+  o.heartbeat_interval = HeartbeatInterval();
   PST_ASSIGN_OR_RETURN(o.curve, CurveFromFlags());
   return o;
 }
@@ -249,6 +268,7 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   o.rpc_timeout_ms = FLAGS_rpc_timeout_ms;
   PST_RETURN_IF_ERROR(Positive("join_timeout_ms", FLAGS_join_timeout_ms));
   o.join_timeout_ms = FLAGS_join_timeout_ms;
+  o.heartbeat_interval = HeartbeatInterval();
   o.max_message_bytes = FLAGS_max_message_bytes;
   PST_ASSIGN_OR_RETURN(o.curve, CurveFromFlags());
   return o;
@@ -270,7 +290,6 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
     o.shard.mode = TrainingMode::kSync;
     o.shard.replicas_to_aggregate = n;
   }
-  PST_RETURN_IF_ERROR(Positive("heartbeat_timeout_ms", FLAGS_heartbeat_timeout_ms));
   o.heartbeat_timeout_ms = FLAGS_heartbeat_timeout_ms;
   o.model = FLAGS_model;
   o.data_dir = DataDir();

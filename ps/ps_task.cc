@@ -2,6 +2,7 @@
 
 #include "common/signal_watcher.h"
 #include "ps/ps_service.h"
+#include "transport/heartbeat_sender.h"
 
 namespace pst {
 
@@ -39,6 +40,8 @@ Status RunPs(const PsOptions& options) {
   service = std::make_unique<PsService>(
       &server, &notifier, PsServiceOptions{options.task_index, options.checkpoint_dir});
   PST_RETURN_IF_ERROR(server.Start());
+  HeartbeatSender heartbeat(context, chief, options.heartbeat_interval,
+                            [&server] { return server.cluster_id(); });
   running.store(&server);
   if (signalled.load()) server.Stop();
   LOG(INFO) << server_options.name << " serving on " << server.bound_endpoint();

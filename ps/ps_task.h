@@ -3,6 +3,7 @@
 #ifndef PST_PS_PS_TASK_H_
 #define PST_PS_PS_TASK_H_
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@ struct PsOptions {
   size_t max_message_bytes = size_t{1} << 30;
   uint64_t cluster_id = 0;  // 0: adopt the chief's at init
   std::string checkpoint_dir;  // where this ps writes its checkpoint parts
+  std::chrono::milliseconds heartbeat_interval{2500};  // to the chief
   std::optional<CurveKeys> curve;  // CURVE on every socket when set
 };
 

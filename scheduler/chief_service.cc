@@ -34,6 +34,8 @@ OutgoingMessage ChiefService::Handle(const ReceivedMessage& request, RequestCont
       return HandleWorker(request, context);
     case wire::MessageType::StepDoneRequest:
       return HandleStepDone(request);
+    case wire::MessageType::HeartbeatRequest:
+      return HandleHeartbeat(request);
     default:
       return Error(wire::MessageType::ErrorReply,
                    InvalidArgument(std::string("the chief does not serve ") +
@@ -96,6 +98,23 @@ OutgoingMessage ChiefService::HandleStepDone(const ReceivedMessage& request) {
   sync_->ShardApplied(h.sender_index(), h.step());
   OutgoingMessage reply;
   reply.type = wire::MessageType::StepDoneReply;
+  return reply;
+}
+
+OutgoingMessage ChiefService::HandleHeartbeat(const ReceivedMessage& request) {
+  const wire::Header& h = request.header();
+  const int index = h.sender_index();
+  const bool known = (h.sender_role() == wire::Role::Ps && index >= 0 && index < num_ps_) ||
+                     (h.sender_role() == wire::Role::Worker && index >= 0 && index < num_workers_);
+  if (!known) {
+    return Error(wire::MessageType::HeartbeatReply,
+                 InvalidArgument("heartbeat from a sender that is not a task of this cluster (role " +
+                                 std::string(wire::EnumNameRole(h.sender_role())) + ", index " +
+                                 std::to_string(index) + ")"));
+  }
+  state_->RecordHeartbeat(h.sender_role(), index);
+  OutgoingMessage reply;
+  reply.type = wire::MessageType::HeartbeatReply;
   return reply;
 }
 

@@ -1,4 +1,5 @@
-// ChiefService: answers workers' join requests and training reports.
+// ChiefService: answers workers' join requests and training reports, sync
+// tokens and step notices, and every task's heartbeats.
 #ifndef PST_SCHEDULER_CHIEF_SERVICE_H_
 #define PST_SCHEDULER_CHIEF_SERVICE_H_
 
@@ -21,6 +22,7 @@ class ChiefService {
   OutgoingMessage StateReply(wire::MessageType type) const;
   OutgoingMessage HandleWorker(const ReceivedMessage& request, RequestContext& context);
   OutgoingMessage HandleStepDone(const ReceivedMessage& request);
+  OutgoingMessage HandleHeartbeat(const ReceivedMessage& request);
 
   ChiefState* state_;
   SyncCoordinator* sync_;

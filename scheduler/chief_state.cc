@@ -1,9 +1,28 @@
 #include "scheduler/chief_state.h"
 
-namespace pst {
+#include <glog/logging.h>
 
-ChiefState::ChiefState(uint64_t placement_hash, int64_t train_steps, int num_workers)
-    : placement_hash_(placement_hash), train_steps_(train_steps), workers_(num_workers) {}
+namespace pst {
+namespace {
+
+using TimePoint = std::chrono::steady_clock::time_point;
+
+// Records that task `name` was heard from; says so when it was declared dead.
+void MarkAlive(const std::string& name, bool* dead, TimePoint* last_seen) {
+  *last_seen = std::chrono::steady_clock::now();
+  if (*dead) LOG(INFO) << name << " is alive again";
+  *dead = false;
+}
+
+std::string WorkerName(size_t i) { return "worker:" + std::to_string(i); }
+
+}  // namespace
+
+ChiefState::ChiefState(uint64_t placement_hash, int64_t train_steps, int num_workers, int num_ps)
+    : placement_hash_(placement_hash),
+      train_steps_(train_steps),
+      workers_(num_workers),
+      ps_(num_ps) {}
 
 wire::ClusterState ChiefState::state() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -17,36 +36,51 @@ void ChiefState::set_state(wire::ClusterState state) {
 
 void ChiefState::RecordJoin(int worker) {
   std::lock_guard<std::mutex> lock(mu_);
-  workers_[worker].joined = true;
-  workers_[worker].left = false;
-  workers_[worker].last_seen = std::chrono::steady_clock::now();
+  WorkerInfo& w = workers_[worker];
+  w.joined = true;
+  w.left = false;
+  MarkAlive(WorkerName(worker), &w.dead, &w.last_seen);
 }
 
 void ChiefState::RecordSeen(int worker) {
   std::lock_guard<std::mutex> lock(mu_);
-  workers_[worker].last_seen = std::chrono::steady_clock::now();
-  workers_[worker].dead = false;
+  MarkAlive(WorkerName(worker), &workers_[worker].dead, &workers_[worker].last_seen);
 }
 
-std::vector<int> ChiefState::DeclareSilentWorkersDead(std::chrono::milliseconds timeout) {
+void ChiefState::RecordHeartbeat(wire::Role role, int index) {
+  if (role == wire::Role::Worker) return RecordSeen(index);
+  std::lock_guard<std::mutex> lock(mu_);
+  PsInfo& ps = ps_[index];
+  ps.seen = true;
+  MarkAlive("ps:" + std::to_string(index), &ps.dead, &ps.last_seen);
+}
+
+std::vector<std::string> ChiefState::DeclareSilentTasksDead(std::chrono::milliseconds timeout) {
   std::lock_guard<std::mutex> lock(mu_);
   const auto now = std::chrono::steady_clock::now();
-  std::vector<int> dead;
+  std::vector<std::string> dead;
+  for (size_t i = 0; i < ps_.size(); ++i) {
+    PsInfo& ps = ps_[i];
+    if (ps.seen && !ps.dead && now - ps.last_seen > timeout) {
+      ps.dead = true;
+      dead.push_back("ps:" + std::to_string(i));
+    }
+  }
   for (size_t i = 0; i < workers_.size(); ++i) {
     WorkerInfo& w = workers_[i];
     if (w.joined && !w.left && !w.dead && now - w.last_seen > timeout) {
       w.dead = true;
-      dead.push_back(static_cast<int>(i));
+      dead.push_back(WorkerName(i));
     }
   }
+  deaths_ += static_cast<int64_t>(dead.size());
   return dead;
 }
 
 void ChiefState::RecordReport(int worker, const wire::Report& report) {
   std::lock_guard<std::mutex> lock(mu_);
   WorkerInfo& w = workers_[worker];
-  w.last_seen = std::chrono::steady_clock::now();
-  w.dead = false;
+  MarkAlive(WorkerName(worker), &w.dead, &w.last_seen);
   if (report.done()) {
     w.left = true;
     return;
@@ -93,6 +127,18 @@ int ChiefState::live_workers() const {
   int live = 0;
   for (const WorkerInfo& w : workers_) live += w.joined && !w.left && !w.dead;
   return live;
+}
+
+int ChiefState::live_ps() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int live = 0;
+  for (const PsInfo& ps : ps_) live += ps.seen && !ps.dead;
+  return live;
+}
+
+int64_t ChiefState::deaths() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return deaths_;
 }
 
 int64_t ChiefState::total_examples() const {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "schema/messages_generated.h"
@@ -20,6 +21,12 @@ struct WorkerInfo {
   bool dead = false;  // silent for longer than the heartbeat timeout
   int64_t reports = 0;
   int64_t examples = 0;
+  std::chrono::steady_clock::time_point last_seen;
+};
+
+struct PsInfo {
+  bool seen = false;  // has sent a heartbeat: followed from then on
+  bool dead = false;  // silent for longer than the heartbeat timeout
   std::chrono::steady_clock::time_point last_seen;
 };
 
@@ -36,7 +43,7 @@ struct ReportWindow {
 
 class ChiefState {
  public:
-  ChiefState(uint64_t placement_hash, int64_t train_steps, int num_workers);
+  ChiefState(uint64_t placement_hash, int64_t train_steps, int num_workers, int num_ps);
 
   uint64_t placement_hash() const { return placement_hash_; }
   int64_t train_steps() const { return train_steps_; }
@@ -46,17 +53,25 @@ class ChiefState {
 
   void RecordJoin(int worker);
   void RecordSeen(int worker);
+  // A heartbeat from a ps or a worker (`role` is Ps or Worker).
+  void RecordHeartbeat(wire::Role role, int index);
   void RecordReport(int worker, const wire::Report& report);
 
   ReportWindow TakeWindow();
   std::vector<WorkerInfo> Workers() const;
   // True when every worker that joined has left (or was declared dead).
   bool AllJoinedWorkersLeft() const;
-  // Declares dead the workers silent for longer than `timeout`; returns them.
-  std::vector<int> DeclareSilentWorkersDead(std::chrono::milliseconds timeout);
+  // Declares dead the tasks silent for longer than `timeout`: workers that
+  // joined and did not leave, ps that sent a heartbeat. Returns their names
+  // ("worker:1", "ps:0"). A task heard from again is alive again.
+  std::vector<std::string> DeclareSilentTasksDead(std::chrono::milliseconds timeout);
   int64_t total_examples() const;
   // Workers that joined and are neither gone nor declared dead.
   int live_workers() const;
+  // Ps that sent a heartbeat and are not declared dead.
+  int live_ps() const;
+  // How many times a task was declared dead since the chief started.
+  int64_t deaths() const;
 
  private:
   const uint64_t placement_hash_;
@@ -65,6 +80,8 @@ class ChiefState {
   mutable std::mutex mu_;
   wire::ClusterState state_ = wire::ClusterState::Starting;  // guarded by mu_
   std::vector<WorkerInfo> workers_;                          // guarded by mu_
+  std::vector<PsInfo> ps_;                                   // guarded by mu_
+  int64_t deaths_ = 0;                                       // guarded by mu_
   // The open report window; guarded by mu_.
   double loss_sum_ = 0, step_ms_sum_ = 0;
   ReportWindow window_;

@@ -14,6 +14,7 @@
 #include "scheduler/checkpointer.h"
 #include "scheduler/chief_service.h"
 #include "scheduler/evaluator.h"
+#include "scheduler/liveness_monitor.h"
 #include "scheduler/event_writer.h"
 #include "scheduler/metrics_writer.h"
 #include "common/tensor_file.h"
@@ -73,7 +74,8 @@ class Chief {
         metrics_(std::move(metrics)),
         cluster_id_(cluster_id),
         state_(placement.Hash(), options.train_steps,
-               static_cast<int>(options.cluster.workers.size())),
+               static_cast<int>(options.cluster.workers.size()),
+               static_cast<int>(options.cluster.ps.size())),
         ps_(context_, options.cluster, std::move(placement), Identity(options, cluster_id)) {
     if (!options.checkpoint_dir.empty()) {
       checkpointer_ = std::make_unique<Checkpointer>(options.checkpoint_dir,
@@ -96,7 +98,9 @@ class Chief {
     server_options.max_message_bytes = options_.max_message_bytes;
     server_options.num_threads = 1;
     server_options.cluster_id = cluster_id_;
-    server_options.open_types = {wire::MessageType::JoinRequest};
+    // A ps learns the cluster id at init: its heartbeats carry 0 until then.
+    server_options.open_types = {wire::MessageType::JoinRequest,
+                                 wire::MessageType::HeartbeatRequest};
     server_options.curve = options_.curve;
     RpcServer server(context_, server_options,
                      [this](const ReceivedMessage& r, RequestContext& c) {
@@ -109,6 +113,7 @@ class Chief {
     service_ = std::make_unique<ChiefService>(&state_, sync_.get(), num_workers(),
                                               ps_.num_shards());
     PST_RETURN_IF_ERROR(server.Start());
+    LivenessMonitor liveness(&state_, std::chrono::milliseconds(options_.heartbeat_timeout_ms));
     LOG(INFO) << "chief serving on " << server.bound_endpoint() << ", cluster id "
               << cluster_id_;
     PST_RETURN_IF_ERROR(WaitForShards(ps_, options_.cluster, options_.ps_wait_timeout_ms));
@@ -258,7 +263,9 @@ class Chief {
     r.Add("time", elapsed).Add("step", step).Add("train_loss", last_loss_);
     r.Add("steps_per_sec", elapsed > 0 ? (step - start_step_) / elapsed : 0);
     r.Add("examples_per_sec", elapsed > 0 ? state_.total_examples() / elapsed : 0);
-    r.Add("live_workers", state_.live_workers());
+    r.Add("live_workers", state_.live_workers())
+        .Add("live_ps", state_.live_ps())
+        .Add("task_deaths", state_.deaths());
     r.Add("test_loss", eval.loss).Add("test_accuracy", eval.accuracy);
     PST_ASSIGN_OR_RETURN(ClusterCounts c, CollectCounts());
     const double staleness_mean =
@@ -308,7 +315,6 @@ class Chief {
         continue;
       }
       step = *current;
-      DeclareSilentWorkersDead();
       SayIfTooFewWorkers();
       if (step >= next_log || step >= options_.train_steps) {
         const ReportWindow w = state_.TakeWindow();
@@ -401,14 +407,6 @@ class Chief {
     next_too_few_notice_ = Clock::now() + std::chrono::milliseconds(options_.heartbeat_timeout_ms);
   }
 
-  void DeclareSilentWorkersDead() {
-    for (int w : state_.DeclareSilentWorkersDead(
-             std::chrono::milliseconds(options_.heartbeat_timeout_ms))) {
-      LOG(WARNING) << "worker:" << w << " declared dead: silent for more than "
-                   << "--heartbeat_timeout_ms=" << options_.heartbeat_timeout_ms;
-    }
-  }
-
   void WaitForWorkersToLeave() {
     const auto deadline = Clock::now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
     while (!state_.AllJoinedWorkersLeft()) {
@@ -416,7 +414,6 @@ class Chief {
         LOG(WARNING) << "not every worker said goodbye within --rpc_timeout_ms; stopping anyway";
         return;
       }
-      DeclareSilentWorkersDead();
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }

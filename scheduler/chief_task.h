@@ -28,7 +28,7 @@ struct ChiefOptions {
   int64_t train_steps = 1000;
   int64_t eval_every_steps = 500;
   int64_t log_every_steps = 100;
-  int heartbeat_timeout_ms = 10000;  // a worker silent this long is declared dead
+  int heartbeat_timeout_ms = 10000;  // a task silent this long is declared dead
   std::string run_dir;  // metrics.jsonl and model.bin go here ("" = nowhere)
   std::string logdir;   // TensorBoard event files go here ("" = none)
   // Checkpoints ("" = none): restored at start, saved every N steps and/or

@@ -1,12 +1,34 @@
 #!/usr/bin/env bash
-# Builds the project and runs the whole test suite with ctest.
-# MNIST_DIR (or ../shared/data/mnist beside the checkout, when present) enables
-# the tests that need the full MNIST set; without it they report skipped.
+# Builds the project and runs the whole test suite, in two stages:
+#   1. build/ (Release): every test, with ctest;
+#   2. build-asan/ (clang, ASan + UBSan, scripts/sanitize.sh --fuzz): every
+#      test again under the sanitizers, plus a 30 s run of each libFuzzer
+#      target (fuzz_*_smoke). Installs clang on first use.
+#
+# usage: scripts/test.sh [--quick]
+#   --quick  stage 1 only
+# MNIST_DIR (or ../shared/data/mnist beside the checkout, when present)
+# enables the tests that need the full MNIST set in stage 1; without it they
+# report skipped. Stage 2 always runs them as skipped: under ASan they are
+# 10-20x slower. Exits non-zero when a stage fails.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+quick=0
+case "${1:-}" in
+  "") ;;
+  --quick) quick=1 ;;
+  -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "test.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+esac
+
 if [[ -z "${MNIST_DIR:-}" && -d "$root/../shared/data/mnist" ]]; then
   export MNIST_DIR="$root/../shared/data/mnist"
 fi
-echo "test.sh: MNIST_DIR=${MNIST_DIR:-<unset: full-MNIST tests will skip>}"
+echo "test.sh: stage 1: Release build, MNIST_DIR=${MNIST_DIR:-<unset: full-MNIST tests will skip>}"
 "$root/scripts/build.sh"
 ctest --test-dir "${BUILD_DIR:-$root/build}" --output-on-failure -j "$(nproc)"
+
+[[ $quick -eq 1 ]] && exit 0
+echo "test.sh: stage 2: ASan + UBSan build (clang) with 30 s of each fuzz target"
+env -u MNIST_DIR "$root/scripts/sanitize.sh" --fuzz 30

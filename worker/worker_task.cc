@@ -9,6 +9,7 @@
 #include "data/input_pipeline.h"
 #include "model/model_zoo.h"
 #include "ps/ps_client.h"
+#include "transport/heartbeat_sender.h"
 #include "worker/chief_link.h"
 
 namespace pst {
@@ -132,6 +133,9 @@ class Worker {
                          chief_->Join(placement_->Hash(), After(options_.join_timeout_ms), stop_));
     train_steps_ = joined.train_steps;
     training_over_ = joined.training_over;
+    const uint64_t cluster_id = joined.cluster_id;
+    heartbeat_ = std::make_unique<HeartbeatSender>(context_, chief, options_.heartbeat_interval,
+                                                   [cluster_id] { return cluster_id; });
     LOG(INFO) << me_ << " joined cluster " << joined.cluster_id << " (" << options_.model << ", "
               << placement_->slices().size() << " slices on " << placement_->num_shards()
               << " ps, train_steps " << train_steps_ << ")";
@@ -249,6 +253,7 @@ class Worker {
   std::optional<Placement> placement_;
   std::vector<int> variables_;
   std::unique_ptr<ChiefLink> chief_;
+  std::unique_ptr<HeartbeatSender> heartbeat_;
   std::unique_ptr<PsClient> ps_;
   int64_t train_steps_ = 0;
   bool training_over_ = false;

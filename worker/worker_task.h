@@ -4,6 +4,7 @@
 #ifndef PST_WORKER_WORKER_TASK_H_
 #define PST_WORKER_WORKER_TASK_H_
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,6 +36,7 @@ struct WorkerOptions {
   PlacementOptions placement;
   int rpc_timeout_ms = 30000;
   int join_timeout_ms = 120000;
+  std::chrono::milliseconds heartbeat_interval{2500};  // to the chief, once joined
   size_t max_message_bytes = size_t{1} << 30;
   std::optional<CurveKeys> curve;  // CURVE on every socket when set
 };

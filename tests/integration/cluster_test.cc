@@ -45,7 +45,7 @@ class ClusterTest : public SyntheticDataTest {
     }
     // The run folder holds the metrics (one line per evaluation) and the model.
     const auto metrics = ReadLines(cluster.dir() + "/metrics.jsonl");
-    EXPECT_GE(metrics.size(), 3u);
+    ASSERT_GE(metrics.size(), 3u);
     EXPECT_NE(metrics.back().find("\"test_accuracy\""), std::string::npos);
     EXPECT_NE(metrics.back().find("\"staleness_mean\""), std::string::npos);
     for (int k = 0; k < num_ps; ++k) {

@@ -1,5 +1,5 @@
-// Processes that die mid-run: a ps killed and restarted (the cluster rolls
-// back to its last checkpoint and finishes), a worker killed and restarted
+// Processes that die mid-run: a ps killed, declared dead and restarted (the
+// cluster rolls back to its last checkpoint and finishes), a worker killed and restarted
 // in sync mode without a spare replica.
 #include <signal.h>
 
@@ -43,15 +43,27 @@ class FaultTest : public SyntheticDataTest {
 
 TEST_F(FaultTest, KilledPsIsRestartedAndTrainingResumesFromTheCheckpoint) {
   LocalCluster cluster(2, 2, TestDir());
-  const auto flags = Flags("async", 500);
+  auto flags = Flags("async", 500);
+  flags.push_back("--run_dir=" + cluster.dir());
   cluster.StartAll(flags);
   ChildProcess& chief = cluster.task("chief");
   WaitForStep(chief, 180);
   cluster.task("ps", 1).Signal(SIGKILL);
-  std::this_thread::sleep_for(milliseconds(300));
+  // Silent for longer than --heartbeat_timeout_ms: declared dead.
+  for (int i = 0; i < 1000 && chief.Log().find("ps:1 declared dead") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
   cluster.StartTask("ps", 1, flags);  // what run_local.sh --restart_failed does
   ExpectAllExitZero(cluster);
   const std::string log = chief.Log();
+  EXPECT_NE(log.find("ps:1 declared dead: silent for more than --heartbeat_timeout_ms=3000"),
+            std::string::npos) << log;
+  EXPECT_NE(log.find("ps:1 is alive again"), std::string::npos) << log;
+  // The metrics say it too: one death, both ps alive at the end.
+  const auto metrics = ReadLines(cluster.dir() + "/metrics.jsonl");
+  ASSERT_FALSE(metrics.empty());
+  EXPECT_NE(metrics.back().find("\"task_deaths\": 1,"), std::string::npos) << metrics.back();
+  EXPECT_NE(metrics.back().find("\"live_ps\": 2,"), std::string::npos) << metrics.back();
   std::smatch m;
   // Noticed by the probe ("ps:1 is down") or by a failed request to it.
   EXPECT_TRUE(std::regex_search(log, m, std::regex("pausing training: [^\n]*ps:1"))) << log;

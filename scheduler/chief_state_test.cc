@@ -1,0 +1,67 @@
+#include "scheduler/chief_state.h"
+
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace pst {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Long enough that no pause of a loaded machine between two statements
+// looks like a silence.
+constexpr milliseconds kTimeout{500};
+
+void Silence() { std::this_thread::sleep_for(kTimeout + milliseconds(100)); }
+
+TEST(ChiefStateTest, PsFollowedFromItsFirstHeartbeat) {
+  ChiefState state(1, 100, /*num_workers=*/1, /*num_ps=*/2);
+  Silence();
+  // Never heard from: not declared dead (the chief waits for it elsewhere).
+  EXPECT_TRUE(state.DeclareSilentTasksDead(kTimeout).empty());
+  EXPECT_EQ(state.live_ps(), 0);
+  state.RecordHeartbeat(wire::Role::Ps, 0);
+  state.RecordHeartbeat(wire::Role::Ps, 1);
+  EXPECT_EQ(state.live_ps(), 2);
+  EXPECT_TRUE(state.DeclareSilentTasksDead(kTimeout).empty());
+  Silence();
+  state.RecordHeartbeat(wire::Role::Ps, 0);
+  EXPECT_EQ(state.DeclareSilentTasksDead(kTimeout), std::vector<std::string>{"ps:1"});
+  EXPECT_EQ(state.live_ps(), 1);
+  EXPECT_EQ(state.deaths(), 1);
+  // Declared once, not again while it stays silent.
+  EXPECT_TRUE(state.DeclareSilentTasksDead(kTimeout).empty());
+  state.RecordHeartbeat(wire::Role::Ps, 1);
+  EXPECT_EQ(state.live_ps(), 2);
+  EXPECT_EQ(state.deaths(), 1);
+}
+
+TEST(ChiefStateTest, WorkerFollowedFromJoinUntilItLeaves) {
+  ChiefState state(1, 100, /*num_workers=*/2, /*num_ps=*/1);
+  state.RecordHeartbeat(wire::Role::Worker, 0);  // before joining: not counted
+  EXPECT_EQ(state.live_workers(), 0);
+  state.RecordJoin(0);
+  state.RecordJoin(1);
+  EXPECT_EQ(state.live_workers(), 2);
+  Silence();
+  state.RecordHeartbeat(wire::Role::Worker, 1);
+  EXPECT_EQ(state.DeclareSilentTasksDead(kTimeout), std::vector<std::string>{"worker:0"});
+  EXPECT_EQ(state.live_workers(), 1);
+  EXPECT_FALSE(state.AllJoinedWorkersLeft());
+  // A restarted worker joins again and is alive.
+  state.RecordJoin(0);
+  EXPECT_EQ(state.live_workers(), 2);
+  // One that said goodbye is never declared dead.
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(wire::CreateReport(fbb, 0, 0, 0, 0, 0, 0, /*done=*/true));
+  state.RecordReport(0, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
+  state.RecordReport(1, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
+  Silence();
+  EXPECT_TRUE(state.DeclareSilentTasksDead(kTimeout).empty());
+  EXPECT_TRUE(state.AllJoinedWorkersLeft());
+  EXPECT_EQ(state.deaths(), 1);
+}
+
+}  // namespace
+}  // namespace pst

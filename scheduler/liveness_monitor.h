@@ -1,0 +1,42 @@
+// LivenessMonitor: the chief's watch over heartbeats (DESIGN section 8).
+// A thread of its own declares dead, and logs, every task silent for longer
+// than the timeout, whatever the chief's main loop is doing (a recovery can
+// block it for --ps_wait_timeout_ms). The dead show in the metrics through
+// ChiefState (live_ps, live_workers, task_deaths).
+//
+// Thread safety: constructed and destroyed by one thread.
+#ifndef PST_SCHEDULER_LIVENESS_MONITOR_H_
+#define PST_SCHEDULER_LIVENESS_MONITOR_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "scheduler/chief_state.h"
+
+namespace pst {
+
+class LivenessMonitor {
+ public:
+  // `state` is borrowed and must outlive the monitor.
+  LivenessMonitor(ChiefState* state, std::chrono::milliseconds timeout);
+  ~LivenessMonitor();
+
+  LivenessMonitor(const LivenessMonitor&) = delete;
+  LivenessMonitor& operator=(const LivenessMonitor&) = delete;
+
+ private:
+  void Loop();
+
+  ChiefState* const state_;
+  const std::chrono::milliseconds timeout_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace pst
+
+#endif  // PST_SCHEDULER_LIVENESS_MONITOR_H_
