@@ -55,6 +55,7 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
                                  std::to_string(h.sender_index()) + ")"));
   }
   const int worker = h.sender_index();
+  if (request.type() != wire::MessageType::JoinRequest) AdoptIfTraining(worker);
   switch (request.type()) {
     case wire::MessageType::JoinRequest:
       if (h.join() == nullptr || h.join()->placement_hash() != state_->placement_hash()) {
@@ -101,6 +102,15 @@ OutgoingMessage ChiefService::HandleStepDone(const ReceivedMessage& request) {
   return reply;
 }
 
+// A worker that speaks without having joined joined this chief's previous
+// run: the chief was restarted (with the cluster id of its checkpoint, which
+// the server checked). It counts as live from now on.
+void ChiefService::AdoptIfTraining(int worker) {
+  if (state_->state() == wire::ClusterState::Training && state_->Adopt(worker)) {
+    LOG(INFO) << "worker:" << worker << " carries on from before this chief started";
+  }
+}
+
 OutgoingMessage ChiefService::HandleHeartbeat(const ReceivedMessage& request) {
   const wire::Header& h = request.header();
   const int index = h.sender_index();
@@ -112,6 +122,7 @@ OutgoingMessage ChiefService::HandleHeartbeat(const ReceivedMessage& request) {
                                  std::string(wire::EnumNameRole(h.sender_role())) + ", index " +
                                  std::to_string(index) + ")"));
   }
+  if (h.sender_role() == wire::Role::Worker) AdoptIfTraining(index);
   state_->RecordHeartbeat(h.sender_role(), index);
   OutgoingMessage reply;
   reply.type = wire::MessageType::HeartbeatReply;

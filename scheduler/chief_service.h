@@ -23,6 +23,7 @@ class ChiefService {
   OutgoingMessage HandleWorker(const ReceivedMessage& request, RequestContext& context);
   OutgoingMessage HandleStepDone(const ReceivedMessage& request);
   OutgoingMessage HandleHeartbeat(const ReceivedMessage& request);
+  void AdoptIfTraining(int worker);
 
   ChiefState* state_;
   SyncCoordinator* sync_;

@@ -42,6 +42,15 @@ void ChiefState::RecordJoin(int worker) {
   MarkAlive(WorkerName(worker), &w.dead, &w.last_seen);
 }
 
+bool ChiefState::Adopt(int worker) {
+  std::lock_guard<std::mutex> lock(mu_);
+  WorkerInfo& w = workers_[worker];
+  if (w.joined) return false;
+  w.joined = true;
+  MarkAlive(WorkerName(worker), &w.dead, &w.last_seen);
+  return true;
+}
+
 void ChiefState::RecordSeen(int worker) {
   std::lock_guard<std::mutex> lock(mu_);
   MarkAlive(WorkerName(worker), &workers_[worker].dead, &workers_[worker].last_seen);

@@ -52,6 +52,9 @@ class ChiefState {
   void set_state(wire::ClusterState state);
 
   void RecordJoin(int worker);
+  // Counts a worker heard from without joining as joined: it joined this
+  // chief's previous run (a restarted chief). True when it was not joined.
+  bool Adopt(int worker);
   void RecordSeen(int worker);
   // A heartbeat from a ps or a worker (`role` is Ps or Worker).
   void RecordHeartbeat(wire::Role role, int index);

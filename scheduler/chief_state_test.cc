@@ -63,5 +63,15 @@ TEST(ChiefStateTest, WorkerFollowedFromJoinUntilItLeaves) {
   EXPECT_EQ(state.deaths(), 1);
 }
 
+TEST(ChiefStateTest, AdoptsAWorkerThatJoinedAnEarlierChief) {
+  ChiefState state(1, 100, /*num_workers=*/2, /*num_ps=*/1);
+  EXPECT_TRUE(state.Adopt(1));
+  EXPECT_FALSE(state.Adopt(1));
+  EXPECT_EQ(state.live_workers(), 1);
+  state.RecordJoin(0);
+  EXPECT_FALSE(state.Adopt(0));
+  EXPECT_EQ(state.live_workers(), 2);
+}
+
 }  // namespace
 }  // namespace pst

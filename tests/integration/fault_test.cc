@@ -38,6 +38,28 @@ class FaultTest : public SyntheticDataTest {
       EXPECT_EQ(e.code, 0) << DescribeExits(exits) << "\n" << cluster.task("chief").Log();
     }
   }
+  // The chief restarted with the same --checkpoint_dir: it keeps the cluster
+  // id, rolls the ps back to the newest checkpoint and carries on; the
+  // workers wait for it instead of failing.
+  static void ExpectChiefRestartResumes(LocalCluster& cluster, const std::vector<std::string>& flags,
+                                        int kill_after_step, int train_steps) {
+    WaitForStep(cluster.task("chief"), kill_after_step);
+    cluster.task("chief").Signal(SIGKILL);
+    std::this_thread::sleep_for(milliseconds(500));
+    ChildProcess& chief = cluster.StartTask("chief", 0, flags);
+    ExpectAllExitZero(cluster);
+    const std::string log = chief.Log();
+    EXPECT_NE(log.find("keeping cluster id"), std::string::npos) << log;
+    // The workers joined the killed chief; the new one counts them as live.
+    EXPECT_NE(log.find("worker:0 carries on from before this chief started"), std::string::npos);
+    EXPECT_NE(log.find("worker:1 carries on from before this chief started"), std::string::npos);
+    EXPECT_EQ(log.find("waiting: "), std::string::npos) << log;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(log, m, std::regex("ckpt-0*(\\d+) at step (\\d+)"))) << log;
+    EXPECT_GE(std::stoi(m[2].str()), 50);
+    EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), train_steps) << log;
+    EXPECT_GT(ReportValue(log, "Test-Accuracy: ").value_or(0), 0.5) << log;
+  }
   std::string checkpoints_;
 };
 
@@ -75,6 +97,21 @@ TEST_F(FaultTest, KilledPsIsRestartedAndTrainingResumesFromTheCheckpoint) {
   // Async: each worker's last push may land after the 500th.
   EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), 500);
   EXPECT_LE(ReportValue(log, "Global-Step: ").value_or(0), 502);
+}
+
+TEST_F(FaultTest, KilledChiefIsRestartedAndAsyncTrainingResumes) {
+  LocalCluster cluster(1, 2, TestDir());
+  const auto flags = Flags("async", 400);
+  cluster.StartAll(flags);
+  ExpectChiefRestartResumes(cluster, flags, 150, 400);
+}
+
+TEST_F(FaultTest, KilledChiefIsRestartedAndSyncTrainingResumes) {
+  LocalCluster cluster(1, 2, TestDir());
+  auto flags = Flags("sync", 300);
+  flags.push_back("--replicas_to_aggregate=2");
+  cluster.StartAll(flags);
+  ExpectChiefRestartResumes(cluster, flags, 120, 300);
 }
 
 TEST_F(FaultTest, SyncWithoutSpareFinishesAfterTheKilledWorkerRestarts) {
