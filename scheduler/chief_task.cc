@@ -117,8 +117,11 @@ class Chief {
     LOG(INFO) << "chief serving on " << server.bound_endpoint() << ", cluster id "
               << cluster_id_;
     PST_RETURN_IF_ERROR(WaitForShards(ps_, options_.cluster, options_.ps_wait_timeout_ms));
-    PST_RETURN_IF_ERROR(InitializeVariables());
-    PST_RETURN_IF_ERROR(RestoreNewestCheckpoint());
+    PST_ASSIGN_OR_RETURN(const bool carried_on, CarryOnWithRunningShards());
+    if (!carried_on) {
+      PST_RETURN_IF_ERROR(InitializeVariables());
+      PST_RETURN_IF_ERROR(RestoreNewestCheckpoint());
+    }
     state_.set_state(wire::ClusterState::Training);
     if (sync_) sync_->Open(start_step_);
     start_ = Clock::now();
@@ -186,6 +189,24 @@ class Chief {
     return Status::OK();
   }
 
+  // Async, a restarted chief: when every ps still serves this cluster's
+  // variables, the workers kept training while the chief was away, and
+  // that state is newer than any checkpoint: the chief carries on from it.
+  // (Sync steps need the chief's tokens, so nothing moved: the checkpoint
+  // is restored.)
+  StatusOr<bool> CarryOnWithRunningShards() {
+    if (sync_) return false;
+    for (int k = 0; k < ps_.num_shards(); ++k) {
+      auto status = ps_.GetShardStatus(k, ps_deadline());
+      // Refused: the ps serves another cluster, which the next steps report.
+      if (!status.ok() || !status->store.initialized) return false;
+    }
+    PST_ASSIGN_OR_RETURN(start_step_, ps_.GlobalStep());
+    LOG(INFO) << "every ps still serves this cluster's variables: carrying on from global step "
+              << start_step_ << " without restoring a checkpoint";
+    return true;
+  }
+
   // Overwrites the fresh variables with the newest valid checkpoint, if any.
   Status RestoreNewestCheckpoint() {
     if (!checkpointer_) return Status::OK();
@@ -209,8 +230,15 @@ class Chief {
             Seconds(last_checkpoint_time_) >= o.checkpoint_every_secs);
   }
 
+  // Sync: every shard must be at the same step, so new steps wait until the
+  // checkpoint is written.
   Status SaveCheckpoint(int64_t step) {
-    PST_RETURN_IF_ERROR(checkpointer_->Save(step));
+    if (sync_) {
+      PST_ASSIGN_OR_RETURN(step, sync_->Pause(ps_deadline()));
+    }
+    const Status saved = checkpointer_->Save(step);
+    if (sync_) sync_->Resume();
+    PST_RETURN_IF_ERROR(saved);
     last_checkpoint_step_ = step;
     last_checkpoint_time_ = Clock::now();
     return Status::OK();

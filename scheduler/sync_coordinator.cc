@@ -1,6 +1,7 @@
 #include "scheduler/sync_coordinator.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace pst {
 
@@ -31,14 +32,17 @@ void SyncCoordinator::Send(std::vector<TokenGrant> grants) {
 }
 
 void SyncCoordinator::Open(int64_t step) {
+  std::vector<TokenGrant> grants;
   {
     std::lock_guard<std::mutex> lock(mu_);
     global_step_ = step;
+    paused_ = false;
     for (int64_t& a : applied_) {
       if (a >= 0) a = step;
     }
+    grants = tokens_.Reset(step);
   }
-  Send(tokens_.Reset(step));
+  Send(std::move(grants));
 }
 
 OutgoingMessage SyncCoordinator::HandleTokenRequest(int worker, RequestContext& context) {
@@ -48,29 +52,75 @@ OutgoingMessage SyncCoordinator::HandleTokenRequest(int worker, RequestContext& 
 }
 
 void SyncCoordinator::ShardApplied(int shard, int64_t step) {
-  int64_t advanced_to = -1;
+  std::vector<TokenGrant> grants;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (shard < 0 || shard >= static_cast<int>(applied_.size()) || applied_[shard] < 0) {
       LOG(WARNING) << "step notice from ps:" << shard << ", which holds no trainable variable";
       return;
     }
+    // No shard can apply a step whose tokens are not out yet: such a notice
+    // was sent before a recovery rolled the shards back.
+    if (step > global_step_) {
+      LOG(WARNING) << "ignoring ps:" << shard << "'s notice of step " << step
+                   << " from before the rollback to step " << global_step_;
+      return;
+    }
     applied_[shard] = std::max(applied_[shard], step + 1);
+    applied_changed_.notify_all();
     int64_t slowest = std::numeric_limits<int64_t>::max();
     for (int64_t a : applied_) {
       if (a >= 0) slowest = std::min(slowest, a);
     }
-    if (slowest > global_step_) advanced_to = global_step_ = slowest;
+    if (slowest <= global_step_) return;
+    global_step_ = slowest;
+    // Token steps only move forward: advanced under mu_, like Resume().
+    if (global_step_ >= train_steps_) {
+      grants = tokens_.Close();
+    } else if (!paused_) {
+      grants = tokens_.Advance(global_step_);
+    }
   }
-  if (advanced_to < 0) return;
-  if (advanced_to >= train_steps_) {
-    Close();
-  } else {
-    Send(tokens_.Advance(advanced_to));
-  }
+  Send(std::move(grants));
 }
 
-void SyncCoordinator::Close() { Send(tokens_.Close()); }
+StatusOr<int64_t> SyncCoordinator::Pause(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  paused_ = true;
+  // Settled: every sync shard has applied exactly the global step's steps.
+  const auto settled = [this] {
+    for (int64_t a : applied_) {
+      if (a >= 0 && a != global_step_) return false;
+    }
+    return true;
+  };
+  if (!applied_changed_.wait_until(lock, deadline, settled)) {
+    return DeadlineExceeded("the ps shards did not all finish sync step " +
+                            std::to_string(global_step_) + " before the checkpoint's deadline");
+  }
+  return global_step_;
+}
+
+void SyncCoordinator::Resume() {
+  std::vector<TokenGrant> grants;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    paused_ = false;
+    const std::optional<int64_t> out = tokens_.current_step();
+    if (global_step_ >= train_steps_ || (out && *out >= global_step_)) return;
+    grants = tokens_.Advance(global_step_);
+  }
+  Send(std::move(grants));
+}
+
+void SyncCoordinator::Close() {
+  std::vector<TokenGrant> grants;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    grants = tokens_.Close();
+  }
+  Send(std::move(grants));
+}
 
 int64_t SyncCoordinator::global_step() const {
   std::lock_guard<std::mutex> lock(mu_);

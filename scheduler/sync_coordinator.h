@@ -3,12 +3,20 @@
 // trainable variables has applied step s, the cluster moves to s+1 and the
 // token queue releases the tokens of s+1 (or closes at --train_steps).
 //
+// Checkpoints need every shard at the same step: Pause() stops releasing
+// tokens and waits until the step in flight is applied everywhere; Resume()
+// releases the tokens held back.
+//
 // Thread safety: all methods are thread-safe.
 #ifndef PST_SCHEDULER_SYNC_COORDINATOR_H_
 #define PST_SCHEDULER_SYNC_COORDINATOR_H_
 
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <vector>
+
+#include "common/status.h"
 
 #include "scheduler/token_queue.h"
 #include "transport/server.h"
@@ -34,6 +42,13 @@ class SyncCoordinator {
   void ShardApplied(int shard, int64_t step);
   // Stops handing out tokens; parked workers are told to stop.
   void Close();
+  // Holds back the tokens of new steps and waits until every sync shard has
+  // applied the same steps; returns that count (the step to checkpoint).
+  // DeadlineExceeded when a shard lags past `deadline` (it stays paused:
+  // Open() or Resume() ends the pause).
+  StatusOr<int64_t> Pause(std::chrono::steady_clock::time_point deadline);
+  // Releases the tokens held back since Pause().
+  void Resume();
 
   // Steps every sync shard has applied.
   int64_t global_step() const;
@@ -46,8 +61,10 @@ class SyncCoordinator {
   RpcServer* server_;
   TokenQueue tokens_;
   mutable std::mutex mu_;
+  std::condition_variable applied_changed_;
   std::vector<int64_t> applied_;  // guarded by mu_: per shard, steps applied (-1: not sync)
   int64_t global_step_ = 0;       // guarded by mu_
+  bool paused_ = false;           // guarded by mu_
 };
 
 }  // namespace pst
