@@ -343,7 +343,8 @@ class Chief {
         continue;
       }
       step = *current;
-      SayIfTooFewWorkers();
+      // At the end the workers leave: nothing to wait for.
+      if (step < options_.train_steps) SayIfTooFewWorkers();
       if (step >= next_log || step >= options_.train_steps) {
         const ReportWindow w = state_.TakeWindow();
         if (w.reports > 0) {
