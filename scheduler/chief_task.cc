@@ -380,7 +380,8 @@ class Chief {
   static constexpr std::chrono::milliseconds kShardProbeInterval{500};
 
   // "" when every shard answers within a second with its variables; else
-  // what is wrong (a dead ps, or one restarted empty).
+  // what is wrong (a dead ps, or one restarted empty). Sync: also passes on
+  // each shard's step, as its notices do.
   std::string ProbeShards() {
     for (int k = 0; k < ps_.num_shards(); ++k) {
       auto status = ps_.GetShardStatus(k, Clock::now() + std::chrono::seconds(1));
@@ -388,6 +389,9 @@ class Chief {
       if (!status->store.initialized) {
         return "ps:" + std::to_string(k) + " restarted without its variables";
       }
+      // Sync: step notices are fire-and-forget; one lost (e.g. while the
+      // chief restarted) would stall the step for good. The probe repairs it.
+      if (sync_ && status->store.sync_step > 0) sync_->ShardApplied(k, status->store.sync_step - 1);
     }
     return "";
   }
