@@ -7,8 +7,7 @@ StepNotifier::StepNotifier(zmq::context_t& context, ChannelOptions chief)
 
 void StepNotifier::Notify(int64_t step, uint64_t cluster_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  while (channel_.ReadOne().status().code() != Code::kUnavailable) {
-  }
+  channel_.DiscardReplies();
   channel_.set_cluster_id(cluster_id);
   OutgoingMessage notice;
   notice.type = wire::MessageType::StepDoneRequest;

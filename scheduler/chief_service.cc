@@ -10,7 +10,17 @@ OutgoingMessage Error(wire::MessageType type, Status status) {
   return reply;
 }
 
+std::string DescribeSender(const wire::Header& h) {
+  return "role " + std::string(wire::EnumNameRole(h.sender_role())) + ", index " +
+         std::to_string(h.sender_index());
+}
+
 }  // namespace
+
+bool ChiefService::SentBy(const wire::Header& h, wire::Role role) const {
+  const int tasks = role == wire::Role::Ps ? num_ps_ : role == wire::Role::Worker ? num_workers_ : 0;
+  return h.sender_role() == role && h.sender_index() >= 0 && h.sender_index() < tasks;
+}
 
 OutgoingMessage ChiefService::StateReply(wire::MessageType type) const {
   OutgoingMessage reply;
@@ -47,12 +57,9 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
                                            RequestContext& context) {
   const wire::Header& h = request.header();
   const auto reply_type = static_cast<wire::MessageType>(static_cast<int>(request.type()) + 1);
-  if (h.sender_role() != wire::Role::Worker || h.sender_index() < 0 ||
-      h.sender_index() >= num_workers_) {
-    return Error(reply_type,
-                 InvalidArgument("sender is not a worker of this cluster (role " +
-                                 std::string(wire::EnumNameRole(h.sender_role())) + ", index " +
-                                 std::to_string(h.sender_index()) + ")"));
+  if (!SentBy(h, wire::Role::Worker)) {
+    return Error(reply_type, InvalidArgument("sender is not a worker of this cluster (" +
+                                             DescribeSender(h) + ")"));
   }
   const int worker = h.sender_index();
   if (request.type() != wire::MessageType::JoinRequest) AdoptIfTraining(worker);
@@ -88,7 +95,7 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
 
 OutgoingMessage ChiefService::HandleStepDone(const ReceivedMessage& request) {
   const wire::Header& h = request.header();
-  if (h.sender_role() != wire::Role::Ps || h.sender_index() < 0 || h.sender_index() >= num_ps_) {
+  if (!SentBy(h, wire::Role::Ps)) {
     return Error(wire::MessageType::StepDoneReply,
                  InvalidArgument("step notice from a sender that is not a ps of this cluster"));
   }
@@ -113,17 +120,13 @@ void ChiefService::AdoptIfTraining(int worker) {
 
 OutgoingMessage ChiefService::HandleHeartbeat(const ReceivedMessage& request) {
   const wire::Header& h = request.header();
-  const int index = h.sender_index();
-  const bool known = (h.sender_role() == wire::Role::Ps && index >= 0 && index < num_ps_) ||
-                     (h.sender_role() == wire::Role::Worker && index >= 0 && index < num_workers_);
-  if (!known) {
+  if (!SentBy(h, wire::Role::Ps) && !SentBy(h, wire::Role::Worker)) {
     return Error(wire::MessageType::HeartbeatReply,
-                 InvalidArgument("heartbeat from a sender that is not a task of this cluster (role " +
-                                 std::string(wire::EnumNameRole(h.sender_role())) + ", index " +
-                                 std::to_string(index) + ")"));
+                 InvalidArgument("heartbeat from a sender that is not a task of this cluster (" +
+                                 DescribeSender(h) + ")"));
   }
-  if (h.sender_role() == wire::Role::Worker) AdoptIfTraining(index);
-  state_->RecordHeartbeat(h.sender_role(), index);
+  if (h.sender_role() == wire::Role::Worker) AdoptIfTraining(h.sender_index());
+  state_->RecordHeartbeat(h.sender_role(), h.sender_index());
   OutgoingMessage reply;
   reply.type = wire::MessageType::HeartbeatReply;
   return reply;

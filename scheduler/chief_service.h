@@ -19,6 +19,8 @@ class ChiefService {
   OutgoingMessage Handle(const ReceivedMessage& request, RequestContext& context);
 
  private:
+  // True when `h` comes from a task of this cluster with `role` (Ps or Worker).
+  bool SentBy(const wire::Header& h, wire::Role role) const;
   OutgoingMessage StateReply(wire::MessageType type) const;
   OutgoingMessage HandleWorker(const ReceivedMessage& request, RequestContext& context);
   OutgoingMessage HandleStepDone(const ReceivedMessage& request);

@@ -15,6 +15,7 @@ void MarkAlive(const std::string& name, bool* dead, TimePoint* last_seen) {
 }
 
 std::string WorkerName(size_t i) { return "worker:" + std::to_string(i); }
+std::string PsName(size_t i) { return "ps:" + std::to_string(i); }
 
 }  // namespace
 
@@ -61,7 +62,7 @@ void ChiefState::RecordHeartbeat(wire::Role role, int index) {
   std::lock_guard<std::mutex> lock(mu_);
   PsInfo& ps = ps_[index];
   ps.seen = true;
-  MarkAlive("ps:" + std::to_string(index), &ps.dead, &ps.last_seen);
+  MarkAlive(PsName(index), &ps.dead, &ps.last_seen);
 }
 
 std::vector<std::string> ChiefState::DeclareSilentTasksDead(std::chrono::milliseconds timeout) {
@@ -72,7 +73,7 @@ std::vector<std::string> ChiefState::DeclareSilentTasksDead(std::chrono::millise
     PsInfo& ps = ps_[i];
     if (ps.seen && !ps.dead && now - ps.last_seen > timeout) {
       ps.dead = true;
-      dead.push_back("ps:" + std::to_string(i));
+      dead.push_back(PsName(i));
     }
   }
   for (size_t i = 0; i < workers_.size(); ++i) {

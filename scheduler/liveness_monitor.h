@@ -9,10 +9,8 @@
 #define PST_SCHEDULER_LIVENESS_MONITOR_H_
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 
+#include "common/periodic_thread.h"
 #include "scheduler/chief_state.h"
 
 namespace pst {
@@ -21,20 +19,13 @@ class LivenessMonitor {
  public:
   // `state` is borrowed and must outlive the monitor.
   LivenessMonitor(ChiefState* state, std::chrono::milliseconds timeout);
-  ~LivenessMonitor();
-
-  LivenessMonitor(const LivenessMonitor&) = delete;
-  LivenessMonitor& operator=(const LivenessMonitor&) = delete;
 
  private:
-  void Loop();
+  void Check();
 
   ChiefState* const state_;
   const std::chrono::milliseconds timeout_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stop_ = false;  // guarded by mu_
-  std::thread thread_;
+  PeriodicThread thread_;  // last: starts once the members above exist
 };
 
 }  // namespace pst

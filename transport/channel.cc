@@ -53,6 +53,11 @@ StatusOr<ReceivedMessage> Channel::ReadOne() {
   return DecodeMessage(std::move(frames), options_.max_message_bytes);
 }
 
+void Channel::DiscardReplies() {
+  while (ReadOne().status().code() != Code::kUnavailable) {
+  }
+}
+
 Status Channel::ReplyError(const ReceivedMessage& reply) const {
   Status status = reply.status();
   if (status.ok()) return status;

@@ -57,6 +57,9 @@ class Channel {
   StatusOr<ReceivedMessage> Receive(uint64_t request_id,
                                     Clock::time_point deadline);
 
+  // Drops every reply already received (fire-and-forget senders).
+  void DiscardReplies();
+
   // Send + Receive with the default deadline.
   StatusOr<ReceivedMessage> Call(const OutgoingMessage& request);
 

@@ -1,5 +1,5 @@
 // ChiefLink: a worker's connection to the chief: joining the cluster and
-// sending training reports (which double as heartbeats).
+// sending training reports (which, like heartbeats, show the worker alive).
 //
 // Reports are fire-and-forget so they never slow a training step: replies
 // (the cluster state) are read when they are there.
@@ -46,7 +46,7 @@ class ChiefLink {
 
   // Sync mode: the step of this worker's next token, or nullopt when the
   // chief is stopping the cluster. Waits as long as it takes; the request
-  // is repeated every second, so it doubles as a heartbeat while waiting.
+  // is repeated every second while waiting.
   StatusOr<std::optional<int64_t>> TakeToken(Clock::time_point deadline);
 
   // Sends a report without waiting for the answer.
