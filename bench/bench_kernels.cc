@@ -44,6 +44,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/help_request.h"
 #include "common/batch.h"
 #include "common/tensor.h"
 #include "kernels/kernels.h"
@@ -397,6 +398,7 @@ int main(int argc, char** argv) {
   gflags::SetUsageMessage(
       "bench_kernels [--repeats=N] [--kernel_repeat_s=S] "
       "[--train_repeat_s=S]: kernel GFLOP/s and training examples/s");
+  if (pst::PrintHelpOrVersion(argc, argv, "bench/bench_kernels.cc")) return 0;
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
   return pst::Main();

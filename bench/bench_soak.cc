@@ -52,6 +52,7 @@
 #include <glog/logging.h>
 #include <zmq.hpp>
 
+#include "cli/help_request.h"
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "common/tensor.h"
@@ -263,9 +264,9 @@ class InProcessPs : public SoakPs {
   std::string describe_;
 };
 
-ClientIdentity Identity(int index) {
+ClientIdentity Identity(int index, wire::Role role = wire::Role::Worker) {
   ClientIdentity identity;
-  identity.role = wire::Role::Worker;
+  identity.role = role;
   identity.index = index;
   identity.cluster_id = kClusterId;
   identity.rpc_timeout_ms = FLAGS_rpc_timeout_ms;
@@ -437,7 +438,8 @@ int Main(std::unique_ptr<SoakPs> ps) {
       "us\n\n");
   std::fflush(stdout);
 
-  // Initialize the ps (the bench acts as the chief).
+  // Initialize the ps (the bench acts as the chief: role Chief, from the
+  // chief host 127.0.0.1 the ps is given).
   StatusOr<Placement> computed = Placement::Compute(
       WithGlobalStep(
           {{"counter", DType::kFloat32, {1}, Initializer::kZeros},
@@ -448,7 +450,7 @@ int Main(std::unique_ptr<SoakPs> ps) {
   const ClusterSpec cluster = ps->Cluster();
   {
     zmq::context_t context(1);
-    PsClient chief(context, cluster, placement, Identity(0));
+    PsClient chief(context, cluster, placement, Identity(0, wire::Role::Chief));
     CheckOk(chief.GetShardStatus(0, Clock::now() + std::chrono::seconds(30))
                 .status(),
             "waiting for the ps");
@@ -501,7 +503,9 @@ int Main(std::unique_ptr<SoakPs> ps) {
   MemoryMonitor::Sample after;
   {
     zmq::context_t context(1);
-    PsClient reader(context, cluster, placement, Identity(clients));
+    // As the chief: only the chief may shut the ps down.
+    PsClient reader(context, cluster, placement,
+                    Identity(clients, wire::Role::Chief));
     std::vector<Tensor> values;
     CheckOk(reader.Pull({0, kCounter}, &values), "reading the counter");
     global_step = values[0].i64()[0];
@@ -582,6 +586,7 @@ int main(int argc, char** argv) {
       "bench_soak [--clients=16] [--rounds=2000] [--big_bytes=262144] "
       "[--ps_mode=process|inprocess]: concurrent clients against one ps; "
       "the last line is lost_updates: N");
+  if (pst::PrintHelpOrVersion(argc, argv, "bench/bench_soak.cc")) return 0;
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
   CHECK_GT(FLAGS_clients, 0) << "--clients";

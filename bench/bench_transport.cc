@@ -45,6 +45,7 @@
 #include <glog/logging.h>
 #include <zmq.hpp>
 
+#include "cli/help_request.h"
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "common/batch.h"
@@ -856,6 +857,7 @@ int main(int argc, char** argv) {
       "bench_transport [--seconds_per_config=S] [--sizes=B,B,...]: ps "
       "pull/push vs bare "
       "ZeroMQ on loopback, 1 ps + 1 worker training vs one process");
+  if (pst::PrintHelpOrVersion(argc, argv, "bench/bench_transport.cc")) return 0;
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
   return pst::Main();

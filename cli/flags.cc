@@ -1,14 +1,20 @@
 #include "cli/flags.h"
 
+#include <gflags/gflags.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <string>
 
-#include <gflags/gflags.h>
-
+#include "cli/help.h"
+#include "cli/help_request.h"
+#include "cli/unknown_flags.h"
+#include "cli/version.h"
 #include "model/model_zoo.h"
+#include "transport/bind_address.h"
 
 namespace google {
 // gflags' exit hook (exported by libgflags): lets flag errors exit with 2.
@@ -19,6 +25,9 @@ extern void (*gflags_exitfunc)(int);
 DEFINE_string(ps_hosts, "", "Comma-separated host:port of the ps tasks");
 DEFINE_string(worker_hosts, "", "Comma-separated host:port of the worker tasks");
 DEFINE_string(chief_host, "", "host:port of the chief");
+DEFINE_string(bind_host, "",
+              "ps and chief: the address to listen on, * for every interface "
+              "(default: the address of the task's host name when this machine holds it, else *)");
 DEFINE_int32(task_index, 0, "Index of this task among the tasks of its type");
 DEFINE_uint64(cluster_id, 0, "Cluster id shared by all tasks (0: the chief picks one)");
 // Transport.
@@ -50,7 +59,12 @@ DEFINE_string(placement, "round_robin", "Variable placement: round_robin | greed
 DEFINE_int64(partition_bytes, 0, "Split variables larger than this over shards (0: never)");
 // Chief.
 DEFINE_int64(eval_every_steps, 500, "Evaluate on the test set every this many global steps");
-DEFINE_int64(log_every_steps, 100, "Print a Step line every this many steps");
+DEFINE_int64(log_every_steps, 50,
+             "Chief: a Step line, and loss, steps/s and staleness to TensorBoard, every this many "
+             "global steps");
+DEFINE_double(progress_every_secs, 5,
+              "Chief: a progress line (step/total, rates, ETA) every this many seconds when stdout "
+              "is not a terminal (on a terminal it is redrawn in place); 0: none");
 DEFINE_string(run_dir, "", "Chief: folder for metrics.jsonl and model.bin");
 DEFINE_string(logdir, "", "Chief: folder for TensorBoard event files (loss, accuracy, steps/s, ...)");
 DEFINE_string(checkpoint_dir, "",
@@ -58,9 +72,12 @@ DEFINE_string(checkpoint_dir, "",
 DEFINE_int64(checkpoint_every_steps, 0, "Chief: checkpoint every this many global steps (0: off)");
 DEFINE_int32(checkpoint_every_secs, 600, "Chief: checkpoint every this many seconds (0: off)");
 DEFINE_int32(keep_checkpoints, 5, "Chief: how many complete checkpoints to keep");
+DEFINE_int32(max_checkpoint_failures, 3,
+             "Chief: checkpoints that fail in a row (e.g. a full disk) before the run stops");
 DEFINE_int32(ps_wait_timeout_ms, 60000, "Chief: how long to wait for every ps at start");
 // Worker.
 DEFINE_int32(join_timeout_ms, 120000, "Worker: how long to wait for the chief to open training");
+DEFINE_int64(worker_log_every_steps, 1000, "Worker: a Step line every this many of its own steps");
 DEFINE_string(device, "cpu",
               "Worker: where the model runs: cpu, gpu:N, or a list (gpu:0,gpu:1) that splits "
               "each batch over the devices and sums their gradients before one push");
@@ -74,6 +91,9 @@ DEFINE_int32(heartbeat_timeout_ms, 10000, "Chief: declare a task dead after this
 DEFINE_int32(heartbeat_interval_ms, 0,
              "ps and workers: send the chief a heartbeat this often "
              "(0: a quarter of --heartbeat_timeout_ms)");
+DEFINE_int32(metrics_port, 0,
+             "Chief and ps: serve Prometheus metrics (GET /metrics) on this port of the "
+             "task's own host (0: off); each task on a host needs its own port");
 
 namespace pst {
 namespace {
@@ -121,8 +141,7 @@ StatusOr<ClusterSpec> ClusterFromFlags(TaskType type, int* task_index) {
 
   *task_index = FLAGS_task_index;
   if (!Explicit("task_index") && tf.task_index >= 0) {
-    if (!tf.task_type.empty() && tf.task_type != TaskTypeName(type) &&
-        !(type == TaskType::kChief && tf.task_type == "master")) {
+    if (!tf.task_type.empty() && tf.task_type != TaskTypeName(type)) {
       return InvalidArgument("TF_CONFIG names task type '" + tf.task_type + "' but this is a " +
                              TaskTypeName(type) + " task");
     }
@@ -150,6 +169,11 @@ Status CheckCommon() {
   PST_RETURN_IF_ERROR(Positive("rpc_timeout_ms", FLAGS_rpc_timeout_ms));
   PST_RETURN_IF_ERROR(Positive("max_message_bytes", FLAGS_max_message_bytes));
   PST_RETURN_IF_ERROR(Positive("heartbeat_timeout_ms", FLAGS_heartbeat_timeout_ms));
+  if (FLAGS_metrics_port < 0 || FLAGS_metrics_port > 65535) {
+    return InvalidArgument("--metrics_port=" + std::to_string(FLAGS_metrics_port) +
+                           " must be in 0..65535 (0: no metrics endpoint)");
+  }
+  PST_RETURN_IF_ERROR(ValidateBindHost(FLAGS_bind_host));
   if (FLAGS_heartbeat_interval_ms < 0 ||
       FLAGS_heartbeat_interval_ms >= FLAGS_heartbeat_timeout_ms) {
     return InvalidArgument("--heartbeat_interval_ms=" + std::to_string(FLAGS_heartbeat_interval_ms) +
@@ -186,37 +210,37 @@ Status CheckDataDir(const std::string& dir) {
       "scripts/get_mnist.sh DIR, then pass --data_dir=DIR");
 }
 
-// gflags' own --helpshort lists the flags of a file named after the program;
-// ours all live in this file, so --helpshort lists this file's flags (and
-// not glog's or gflags').
-void PrintProjectFlags() {
-  std::vector<gflags::CommandLineFlagInfo> flags;
-  gflags::GetAllFlags(&flags);
-  std::cout << g_program << ": " << gflags::ProgramUsage() << "\n\n";
-  for (const auto& f : flags) {
-    if (f.filename.find("cli/flags.cc") == std::string::npos) continue;
-    std::cout << "  --" << f.name << "  " << f.description << " (" << f.type
-              << ", default: \"" << f.default_value << "\")\n";
-  }
-  std::cout << "\n--help lists every flag, glog's included." << std::endl;
-}
-
 }  // namespace
 
-void InitProgram(int* argc, char*** argv, const char* usage) {
+void InitProgram(TaskType role, int* argc, char*** argv, const char* usage) {
   g_program = (*argv)[0];
   if (const char* slash = std::strrchr(g_program, '/')) g_program = slash + 1;
   gflags::SetUsageMessage(usage);
-  for (int i = 1; i < *argc; ++i) {
-    if (std::strcmp((*argv)[i], "--helpshort") == 0 || std::strcmp((*argv)[i], "-helpshort") == 0) {
-      PrintProjectFlags();
-      std::exit(0);
-    }
+  // Before the unknown-flag check, which would refuse -h, and instead of
+  // gflags' handlers, which list glog's flags first and exit 1.
+  switch (FindHelpRequest(*argc, *argv)) {
+    case HelpRequest::kNone: break;
+    case HelpRequest::kHelp: std::cout << ProjectHelp(role, usage) << std::flush; std::exit(0);
+    case HelpRequest::kHelpFull: std::cout << FullHelp(role, usage) << std::flush; std::exit(0);
+    case HelpRequest::kVersion: std::cout << VersionLine(g_program) << std::endl; std::exit(0);
+  }
+  if (Status names = CheckFlagNames(*argc, *argv); !names.ok()) {
+    std::exit(ReportFlagError(names));
   }
   google::gflags_exitfunc = &ExitForFlags;
   gflags::ParseCommandLineFlags(argc, argv, true);
   FLAGS_logtostderr = true;
   google::InitGoogleLogging((*argv)[0]);
+}
+
+std::vector<gflags::CommandLineFlagInfo> ProjectFlags() {
+  std::vector<gflags::CommandLineFlagInfo> flags;
+  gflags::GetAllFlags(&flags);
+  // gflags records the file that defined each flag as its __FILE__.
+  flags.erase(std::remove_if(flags.begin(), flags.end(),
+                             [](const auto& flag) { return flag.filename != __FILE__; }),
+              flags.end());
+  return flags;
 }
 
 int ReportFlagError(const Status& status) {
@@ -234,6 +258,8 @@ StatusOr<PsOptions> PsOptionsFromFlags() {
   o.cluster_id = FLAGS_cluster_id;
   o.checkpoint_dir = FLAGS_checkpoint_dir;
   o.heartbeat_interval = HeartbeatInterval();
+  o.metrics_port = FLAGS_metrics_port;
+  o.bind_host = FLAGS_bind_host;
   PST_ASSIGN_OR_RETURN(o.curve, CurveFromFlags());
   return o;
 }
@@ -262,8 +288,8 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   o.seed = FLAGS_seed;
   if (FLAGS_warmup_steps < 0) return InvalidArgument("--warmup_steps must be >= 0");
   o.warmup_steps = FLAGS_warmup_steps;
-  PST_RETURN_IF_ERROR(Positive("log_every_steps", FLAGS_log_every_steps));
-  o.log_every_steps = FLAGS_log_every_steps;
+  PST_RETURN_IF_ERROR(Positive("worker_log_every_steps", FLAGS_worker_log_every_steps));
+  o.log_every_steps = FLAGS_worker_log_every_steps;
   PST_ASSIGN_OR_RETURN(o.placement, PlacementFromFlags());
   o.rpc_timeout_ms = FLAGS_rpc_timeout_ms;
   PST_RETURN_IF_ERROR(Positive("join_timeout_ms", FLAGS_join_timeout_ms));
@@ -315,6 +341,9 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   o.eval_every_steps = FLAGS_eval_every_steps;
   PST_RETURN_IF_ERROR(Positive("log_every_steps", FLAGS_log_every_steps));
   o.log_every_steps = FLAGS_log_every_steps;
+  if (!(FLAGS_progress_every_secs >= 0))
+    return InvalidArgument("--progress_every_secs must be >= 0");
+  o.progress_every_secs = FLAGS_progress_every_secs;
   o.run_dir = FLAGS_run_dir;
   o.logdir = FLAGS_logdir;
   o.checkpoint_dir = FLAGS_checkpoint_dir;
@@ -325,10 +354,14 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   o.checkpoint_every_secs = FLAGS_checkpoint_every_secs;
   PST_RETURN_IF_ERROR(Positive("keep_checkpoints", FLAGS_keep_checkpoints));
   o.keep_checkpoints = FLAGS_keep_checkpoints;
+  PST_RETURN_IF_ERROR(Positive("max_checkpoint_failures", FLAGS_max_checkpoint_failures));
+  o.max_checkpoint_failures = FLAGS_max_checkpoint_failures;
   PST_RETURN_IF_ERROR(Positive("ps_wait_timeout_ms", FLAGS_ps_wait_timeout_ms));
   o.ps_wait_timeout_ms = FLAGS_ps_wait_timeout_ms;
   o.rpc_timeout_ms = FLAGS_rpc_timeout_ms;
   o.max_message_bytes = FLAGS_max_message_bytes;
+  o.metrics_port = FLAGS_metrics_port;
+  o.bind_host = FLAGS_bind_host;
   PST_ASSIGN_OR_RETURN(o.curve, CurveFromFlags());
   return o;
 }

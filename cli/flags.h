@@ -7,6 +7,10 @@
 #ifndef PST_CLI_FLAGS_H_
 #define PST_CLI_FLAGS_H_
 
+#include <gflags/gflags.h>
+
+#include <vector>
+
 #include "common/status.h"
 #include "ps/ps_task.h"
 #include "scheduler/chief_task.h"
@@ -16,9 +20,15 @@ namespace pst {
 
 inline constexpr int kFlagErrorExitCode = 2;
 
-// Parses gflags (exit 2 on an unknown flag or unparsable value), sets up
-// glog to log to stderr.
-void InitProgram(int* argc, char*** argv, const char* usage);
+// Parses gflags, sets up glog to log to stderr. Exits 2 on an unparsable
+// value or an unknown flag, on the command line or in a --flagfile (the line
+// names the file and suggests the nearest flag). Answers --help, -h,
+// --helpshort (cli/help.h: the flags `role` reads first), --helpfull and
+// --version on stdout, and exits 0.
+void InitProgram(TaskType role, int* argc, char*** argv, const char* usage);
+
+// The flags defined in flags.cc (the project's, not glog's or gflags').
+std::vector<gflags::CommandLineFlagInfo> ProjectFlags();
 
 // Build each role's options from the flags and TF_CONFIG (an explicit flag
 // wins over TF_CONFIG). InvalidArgument names the bad flag.

@@ -2,11 +2,30 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "cli/help_request.h"
+#include "cli/version.h"
 #include "transport/curve.h"
 
+namespace {
+
+constexpr char kUsage[] =
+    "usage: pst_keygen DIR\n"
+    "Writes a new CURVE key pair for a cluster to DIR/cluster.key (mode 0600).\n"
+    "Copy DIR to every host and start every task with --curve_keys_dir=DIR.\n";
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  switch (pst::FindHelpRequest(argc, argv)) {
+    case pst::HelpRequest::kNone: break;
+    case pst::HelpRequest::kHelp:
+    case pst::HelpRequest::kHelpFull: std::fputs(kUsage, stdout); return 0;
+    case pst::HelpRequest::kVersion:
+      std::printf("%s\n", pst::VersionLine("pst_keygen").c_str());
+      return 0;
+  }
   if (argc != 2) {
-    std::fprintf(stderr, "usage: pst_keygen DIR\n");
+    std::fputs(kUsage, stderr);
     return 2;
   }
   std::error_code error;

@@ -79,6 +79,14 @@ StatusOr<std::vector<std::string>> StringList(const JsonValue& cluster,
 StatusOr<TfConfig> ParseTfConfig(const std::string& json) {
   PST_ASSIGN_OR_RETURN(JsonValue root, ParseJson(json));
   if (!root.is_object()) return InvalidArgument("TF_CONFIG: not a JSON object");
+  // The training-operator writes it instead of "cluster" for a TFJob with
+  // enableDynamicWorker: each worker then sees only itself, but every task
+  // here needs every address (workers join the chief, the chief probes them).
+  if (root.Find("sparseCluster") != nullptr) {
+    return InvalidArgument(
+        "TF_CONFIG: sparseCluster (a TFJob with enableDynamicWorker) is not supported: "
+        "every task needs the whole cluster; turn enableDynamicWorker off");
+  }
   TfConfig config;
   if (const JsonValue* cluster = root.Find("cluster")) {
     if (!cluster->is_object()) {
@@ -88,6 +96,12 @@ StatusOr<TfConfig> ParseTfConfig(const std::string& json) {
     PST_ASSIGN_OR_RETURN(config.workers, StringList(*cluster, "worker"));
     PST_ASSIGN_OR_RETURN(std::vector<std::string> chief,
                          StringList(*cluster, "chief"));
+    // Older TFJobs (and TF 1.x estimators) name the chief "master".
+    PST_ASSIGN_OR_RETURN(std::vector<std::string> master, StringList(*cluster, "master"));
+    if (!chief.empty() && !master.empty()) {
+      return InvalidArgument("TF_CONFIG: cluster holds both chief and master (one chief only)");
+    }
+    if (chief.empty()) chief = std::move(master);
     if (chief.size() > 1) {
       return InvalidArgument("TF_CONFIG: cluster.chief must hold one host");
     }
@@ -97,7 +111,7 @@ StatusOr<TfConfig> ParseTfConfig(const std::string& json) {
     if (!task->is_object()) return InvalidArgument("TF_CONFIG: task is not an object");
     if (const JsonValue* type = task->Find("type")) {
       if (!type->is_string()) return InvalidArgument("TF_CONFIG: task.type is not a string");
-      config.task_type = type->string();
+      config.task_type = type->string() == "master" ? "chief" : type->string();
     }
     if (const JsonValue* index = task->Find("index")) {
       if (!index->is_number() || index->number() < 0) {

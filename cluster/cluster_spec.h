@@ -34,10 +34,13 @@ StatusOr<HostPort> ParseHostPort(const std::string& flag_name,
 
 // TF_CONFIG: {"cluster": {"ps": [...], "worker": [...], "chief": ["h:p"]},
 //             "task": {"type": "worker", "index": 1}}
+// as the training-operator writes it for a TFJob ("environment" and other
+// keys are ignored). "master", of older TFJobs, is read as "chief" (in the
+// cluster and as task.type); "sparseCluster" is refused.
 struct TfConfig {
   std::vector<std::string> ps, workers;  // "host:port" entries
   std::string chief;
-  std::string task_type;  // "" when absent
+  std::string task_type;  // "ps", "worker", "chief"; "" when absent
   int task_index = -1;    // -1 when absent
 };
 StatusOr<TfConfig> ParseTfConfig(const std::string& json);

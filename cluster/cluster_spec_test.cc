@@ -34,6 +34,36 @@ TEST(ClusterSpecTest, ParsesTfConfig) {
   EXPECT_EQ(config->task_index, 0);
 }
 
+// Older TFJobs name the chief "master", in the cluster and as the task type.
+TEST(ClusterSpecTest, MasterIsTheChief) {
+  auto config = ParseTfConfig(R"({"cluster": {"master": ["m-0.ns.svc:2222"],
+      "ps": ["p-0.ns.svc:2222"], "worker": ["w-0.ns.svc:2222"]},
+      "task": {"type": "master", "index": 0}, "environment": "cloud"})");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->chief, "m-0.ns.svc:2222");
+  EXPECT_EQ(config->task_type, "chief");
+  EXPECT_EQ(config->task_index, 0);
+}
+
+TEST(ClusterSpecTest, ChiefAndMasterTogetherAreRefused) {
+  auto config = ParseTfConfig(R"({"cluster": {"chief": ["a:1"], "master": ["b:2"]}})");
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("both chief and master"), std::string::npos)
+      << config.status().message();
+}
+
+// What the training-operator writes for a TFJob with enableDynamicWorker.
+TEST(ClusterSpecTest, SparseClusterIsRefusedWithTheReason) {
+  auto config = ParseTfConfig(R"({"sparseCluster": {"ps": ["p:1"], "worker": {"1": "w:2"}},
+      "task": {"type": "worker", "index": 1}})");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(config.status().message().find("sparseCluster (a TFJob with enableDynamicWorker) is "
+                                           "not supported"),
+            std::string::npos)
+      << config.status().message();
+}
+
 TEST(ClusterSpecTest, BadTfConfigIsAnError) {
   EXPECT_FALSE(ParseTfConfig("{").ok());
   EXPECT_FALSE(ParseTfConfig(R"({"cluster": {"ps": "a:1"}})").ok());

@@ -5,14 +5,13 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 
 namespace pst {
 namespace {
 
 Status Failed(const std::string& what, const std::string& path) {
-  return Unavailable(what + " " + path + ": " + std::strerror(errno));
+  return FileError(what + " " + path, errno);
 }
 
 Status WriteAll(int fd, const std::string& bytes, const std::string& path) {

@@ -10,7 +10,8 @@
 
 namespace pst {
 
-// Unavailable naming the file and the failing step on an I/O error.
+// A FileError (e.g. ResourceExhausted on a full disk) naming the file and
+// the failing step on an I/O error; the temporary file is removed.
 Status WriteFileAtomically(const std::string& path, const std::string& contents);
 
 }  // namespace pst

@@ -1,5 +1,8 @@
 #include "common/status.h"
 
+#include <cerrno>
+#include <cstring>
+
 namespace pst {
 
 const char* CodeName(Code code) {
@@ -20,8 +23,7 @@ const char* CodeName(Code code) {
   return "Unknown";
 }
 
-Status::Status(Code code, std::string message)
-    : code_(code), message_(std::move(message)) {}
+Status::Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
 
 std::string Status::ToString() const {
   if (ok()) return "OK";
@@ -39,5 +41,18 @@ Status Aborted(std::string m) { return {Code::kAborted, std::move(m)}; }
 Status ResourceExhausted(std::string m) { return {Code::kResourceExhausted, std::move(m)}; }
 Status PermissionDenied(std::string m) { return {Code::kPermissionDenied, std::move(m)}; }
 Status OutOfRange(std::string m) { return {Code::kOutOfRange, std::move(m)}; }
+
+Status FileError(const std::string& what, int error_number) {
+  std::string message = what + ": " + std::strerror(error_number);
+  switch (error_number) {
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG: return ResourceExhausted(std::move(message));
+    case EACCES:
+    case EPERM:
+    case EROFS: return PermissionDenied(std::move(message));
+    default: return Internal(std::move(message));
+  }
+}
 
 }  // namespace pst

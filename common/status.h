@@ -3,11 +3,11 @@
 #ifndef PST_COMMON_STATUS_H_
 #define PST_COMMON_STATUS_H_
 
+#include <glog/logging.h>
+
 #include <optional>
 #include <string>
 #include <utility>
-
-#include <glog/logging.h>
 
 namespace pst {
 
@@ -58,6 +58,12 @@ Status Aborted(std::string message);
 Status ResourceExhausted(std::string message);
 Status PermissionDenied(std::string message);
 Status OutOfRange(std::string message);
+
+// A failed system call on a file, as a storage error: ResourceExhausted for a
+// full disk or quota (ENOSPC, EDQUOT, EFBIG), PermissionDenied for EACCES,
+// EPERM and EROFS, Internal otherwise. The message is "<what>: <strerror>".
+// Never Unavailable or DeadlineExceeded, which mean a peer is gone.
+Status FileError(const std::string& what, int error_number);
 
 // A value or the Status explaining why there is none.
 template <typename T>

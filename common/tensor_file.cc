@@ -55,11 +55,16 @@ StatusOr<std::string> ReadWhole(const std::string& path) {
   return data;
 }
 
+FileDigest Digest(const std::string& data) {
+  return FileDigest{data.size(), Crc32(data.data(), data.size() - sizeof(uint32_t))};
+}
+
 }  // namespace
 
 StatusOr<FileDigest> DigestFile(const std::string& path) {
   PST_ASSIGN_OR_RETURN(std::string data, ReadWhole(path));
-  return FileDigest{data.size(), Crc32(data.data(), data.size())};
+  if (data.size() < sizeof(uint32_t)) return DataLoss(path + " is truncated");
+  return Digest(data);
 }
 
 StatusOr<FileDigest> WriteTensorFile(const std::string& path, const NamedTensors& tensors) {
@@ -77,14 +82,13 @@ StatusOr<FileDigest> WriteTensorFile(const std::string& path, const NamedTensors
   }
   Put<uint32_t>(&out, Crc32(out.data(), out.size()));
   PST_RETURN_IF_ERROR(WriteFileAtomically(path, out));
-  return FileDigest{out.size(), Crc32(out.data(), out.size())};
+  return Digest(out);
 }
 
 StatusOr<NamedTensors> ReadTensorFile(const std::string& path) {
   PST_ASSIGN_OR_RETURN(const std::string data, ReadWhole(path));
   const Status corrupt = DataLoss(path + " is truncated or corrupt");
-  if (data.size() < sizeof(kMagic) + 12 ||
-      std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0) {
+  if (data.size() < sizeof(kMagic) + 12 || std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0) {
     return DataLoss(path + " is not a tensor file (bad magic)");
   }
   const size_t body = data.size() - sizeof(uint32_t);

@@ -19,14 +19,18 @@ namespace pst {
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
-// Size and CRC32 of a whole file, as a checkpoint manifest records them.
+// What a checkpoint manifest records of a file: its size and the CRC-32 of
+// its contents, every byte but the last four. (A tensor file ends with that
+// CRC-32 itself, so the CRC-32 of a whole intact one is always the same
+// constant and would tell one part from another not at all.)
 struct FileDigest {
   uint64_t bytes = 0;
   uint32_t crc32 = 0;
 };
 
 StatusOr<FileDigest> WriteTensorFile(const std::string& path, const NamedTensors& tensors);
-// NotFound or Unavailable naming the file when it cannot be read.
+// NotFound or Unavailable naming the file when it cannot be read, DataLoss
+// when it is shorter than four bytes.
 StatusOr<FileDigest> DigestFile(const std::string& path);
 // DataLoss (naming the file) for a truncated, corrupt or foreign file.
 StatusOr<NamedTensors> ReadTensorFile(const std::string& path);

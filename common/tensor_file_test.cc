@@ -1,16 +1,14 @@
 #include "common/tensor_file.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 namespace pst {
 namespace {
 
-std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/" + name;
-}
+std::string TempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
 
 NamedTensors Sample() {
   Tensor w(DType::kFloat32, {3, 2});
@@ -30,6 +28,23 @@ TEST(TensorFileTest, RoundTrip) {
   EXPECT_EQ((*read)[0].second.shape(), (Shape{3, 2}));
   EXPECT_EQ((*read)[0].second.f32()[5], 7.5f);
   EXPECT_EQ((*read)[1].second.i64()[0], 1234);
+}
+
+// The manifest's digest must tell parts apart: two files of the same size
+// and different values get different digests, and the digest is what the
+// file was written with.
+TEST(TensorFileTest, DigestsTellFilesOfTheSameSizeApart) {
+  NamedTensors other = Sample();
+  other[0].second.f32()[0] = 99;
+  auto a = WriteTensorFile(TempPath("digest-a.bin"), Sample());
+  auto b = WriteTensorFile(TempPath("digest-b.bin"), other);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->bytes, b->bytes);
+  EXPECT_NE(a->crc32, b->crc32);
+  auto read_a = DigestFile(TempPath("digest-a.bin"));
+  ASSERT_TRUE(read_a.ok());
+  EXPECT_EQ(read_a->crc32, a->crc32);
+  EXPECT_EQ(read_a->bytes, a->bytes);
 }
 
 TEST(TensorFileTest, FlippedByteFailsChecksum) {

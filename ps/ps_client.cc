@@ -30,6 +30,7 @@ PsClient::PsClient(zmq::context_t& context, const ClusterSpec& cluster,
     options.curve = identity.curve;
     channels_.push_back(std::make_unique<Channel>(context, options));
   }
+  interrupt_ = identity.interrupt;
   slice_versions_.assign(placement_.slices().size(), 0);
   for (size_t i = 0; i < placement_.slices().size(); ++i) {
     if (placement_.slices()[i].name == kGlobalStepName) global_step_slice_ = i;
@@ -50,7 +51,7 @@ StatusOr<std::vector<ReceivedMessage>> PsClient::CallShards(
     calls.Add(channels_[k].get(), id);
     shard_of_call.push_back(static_cast<int>(k));
   }
-  PST_RETURN_IF_ERROR(calls.WaitAll(channels_[0]->DefaultDeadline()));
+  PST_RETURN_IF_ERROR(calls.WaitAll(channels_[0]->DefaultDeadline(), interrupt_));
   std::vector<ReceivedMessage> replies(channels_.size());
   for (size_t i = 0; i < shard_of_call.size(); ++i) {
     replies[shard_of_call[i]] = std::move(calls.replies()[i]);

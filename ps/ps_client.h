@@ -7,6 +7,7 @@
 #ifndef PST_PS_PS_CLIENT_H_
 #define PST_PS_PS_CLIENT_H_
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -26,6 +27,8 @@ struct ClientIdentity {
   int rpc_timeout_ms = 30000;
   size_t max_message_bytes = size_t{1} << 30;
   std::optional<CurveKeys> curve;  // the cluster's keys when CURVE is on
+  // Borrowed; once set (a signal), every wait ends with Aborted.
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 struct PushSummary {
@@ -101,6 +104,7 @@ class PsClient {
 
   Placement placement_;
   std::vector<std::unique_ptr<Channel>> channels_;
+  const std::atomic<bool>* interrupt_ = nullptr;  // see ClientIdentity
   std::vector<int64_t> slice_versions_;
   int global_step_slice_ = -1;
 };

@@ -1,5 +1,6 @@
 #include "ps/ps_service.h"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace pst {
@@ -43,9 +44,27 @@ StatusOr<ShardConfig> ConfigFromWire(const wire::InitParams* init) {
   return config;
 }
 
+// The reply type of a request that changes or stops the shard as a whole,
+// which only the chief may send; Invalid for every other request.
+wire::MessageType AdminReplyType(wire::MessageType request) {
+  switch (request) {
+    case wire::MessageType::InitRequest: return wire::MessageType::InitReply;
+    case wire::MessageType::SaveRequest: return wire::MessageType::SaveReply;
+    case wire::MessageType::RestoreRequest: return wire::MessageType::RestoreReply;
+    case wire::MessageType::ShutdownRequest: return wire::MessageType::ShutdownReply;
+    default: return wire::MessageType::Invalid;
+  }
+}
+
 }  // namespace
 
-OutgoingMessage PsService::Handle(const ReceivedMessage& request) {
+OutgoingMessage PsService::Handle(const ReceivedMessage& request,
+                                  std::string_view peer_address) {
+  const wire::MessageType admin_reply = AdminReplyType(request.type());
+  if (admin_reply != wire::MessageType::Invalid) {
+    Status allowed = CheckSentByChief(request, peer_address);
+    if (!allowed.ok()) return Reply(admin_reply, std::move(allowed));
+  }
   switch (request.type()) {
     case wire::MessageType::InitRequest: return HandleInit(request);
     case wire::MessageType::PullRequest: return HandlePull(request);
@@ -62,6 +81,26 @@ OutgoingMessage PsService::Handle(const ReceivedMessage& request) {
                    InvalidArgument(std::string("a ps does not serve ") +
                                    wire::EnumNameMessageType(request.type())));
   }
+}
+
+Status PsService::CheckSentByChief(const ReceivedMessage& request,
+                                   std::string_view peer_address) const {
+  if (!options_.chief_addresses) return Status::OK();
+  // The role is only what the sender claims; the address is where its
+  // connection comes from, which a peer on another host cannot choose.
+  const std::vector<std::string>& chief = *options_.chief_addresses;
+  if (request.header().sender_role() == wire::Role::Chief &&
+      !peer_address.empty() &&
+      std::find(chief.begin(), chief.end(), peer_address) != chief.end()) {
+    return Status::OK();
+  }
+  const char* type = wire::EnumNameMessageType(request.type());
+  LOG(WARNING) << "refused a " << type << " from '" << peer_address
+               << "' (role "
+               << wire::EnumNameRole(request.header().sender_role())
+               << "): not the chief";
+  // Names the request only: a prober learns nothing about the cluster.
+  return PermissionDenied(std::string(type) + " is served to the chief only");
 }
 
 OutgoingMessage PsService::HandleInit(const ReceivedMessage& request) {

@@ -1,9 +1,18 @@
 // PsService: answers the requests a ps task receives (init, pull, push,
-// status, shutdown) from its VariableStore. Stateless apart from the store.
+// status, save, restore, shutdown) from its VariableStore. Stateless apart
+// from the store.
+//
+// The requests that change or stop the shard as a whole (init, save,
+// restore, shutdown) are the chief's: with PsServiceOptions::chief_addresses
+// set, any other sender gets PermissionDenied and the shard is unchanged.
 #ifndef PST_PS_PS_SERVICE_H_
 #define PST_PS_PS_SERVICE_H_
 
 #include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "ps/step_notifier.h"
 #include "ps/variable_store.h"
@@ -16,6 +25,11 @@ struct PsServiceOptions {
   // Where checkpoint parts go: <checkpoint_dir>/<checkpoint name>/ps-<shard>.part.
   // Empty: this ps refuses to save or restore.
   std::string checkpoint_dir;
+  // The chief host's numeric IP addresses. When set, init, save, restore and
+  // shutdown are served only to a sender of role Chief whose peer address is
+  // one of them. Unset: served to any sender (a ps embedded in a benchmark
+  // or a fuzzer); RunPs always sets it.
+  std::optional<std::vector<std::string>> chief_addresses;
 };
 
 class PsService {
@@ -27,10 +41,17 @@ class PsService {
   PsService(RpcServer* server, StepNotifier* notifier, PsServiceOptions options = {})
       : server_(server), notifier_(notifier), options_(std::move(options)) {}
 
-  OutgoingMessage Handle(const ReceivedMessage& request);
+  // `peer_address`: where the request came from
+  // (RequestContext::peer_address()); empty when unknown, which a ps with
+  // chief_addresses never takes for the chief.
+  OutgoingMessage Handle(const ReceivedMessage& request,
+                         std::string_view peer_address = {});
   VariableStore& store() { return store_; }
 
  private:
+  // OK when `request` may change or stop the shard as a whole.
+  Status CheckSentByChief(const ReceivedMessage& request,
+                          std::string_view peer_address) const;
   OutgoingMessage HandleInit(const ReceivedMessage& request);
   OutgoingMessage HandlePull(const ReceivedMessage& request);
   OutgoingMessage HandlePush(const ReceivedMessage& request);

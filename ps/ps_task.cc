@@ -1,10 +1,99 @@
 #include "ps/ps_task.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <thread>
+
 #include "common/signal_watcher.h"
+#include "monitoring/metrics_http_server.h"
+#include "monitoring/training_metrics.h"
 #include "ps/ps_service.h"
+#include "transport/bind_address.h"
 #include "transport/heartbeat_sender.h"
 
 namespace pst {
+namespace {
+
+// Every numeric address of `host` ("h0" -> {"10.0.0.5"}; "127.0.0.1" ->
+// itself), written as libzmq writes a peer's address.
+StatusOr<std::vector<std::string>> NumericAddresses(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int error = getaddrinfo(host.c_str(), nullptr, &hints, &found);
+      error != 0) {
+    return Unavailable("cannot resolve the chief host '" + host +
+                       "': " + gai_strerror(error));
+  }
+  std::vector<std::string> addresses;
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    char numeric[NI_MAXHOST];
+    if (getnameinfo(a->ai_addr, a->ai_addrlen, numeric, sizeof numeric, nullptr,
+                    0, NI_NUMERICHOST) == 0 &&
+        std::find(addresses.begin(), addresses.end(), numeric) ==
+            addresses.end()) {
+      addresses.push_back(numeric);
+    }
+  }
+  freeaddrinfo(found);
+  if (addresses.empty()) {
+    return Unavailable("the chief host '" + host + "' has no address");
+  }
+  return addresses;
+}
+
+// NumericAddresses, retried for `patience`: Kubernetes publishes a pod's DNS
+// name only once the pod runs, so a ps that starts before its chief waits
+// for the name instead of exiting (and crash-looping).
+StatusOr<std::vector<std::string>> WaitForChiefAddresses(const std::string& host,
+                                                         std::chrono::milliseconds patience,
+                                                         const std::atomic<bool>& signalled) {
+  using Clock = std::chrono::steady_clock;
+  constexpr std::chrono::seconds kLogEvery{10};
+  const auto start = Clock::now();
+  auto next_log = start;
+  for (;;) {
+    StatusOr<std::vector<std::string>> addresses = NumericAddresses(host);
+    if (addresses.ok()) return addresses;
+    const auto waited = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start);
+    if (Clock::now() - start >= patience) {
+      return Unavailable(addresses.status().message() + " (waited " +
+                         std::to_string(waited.count()) + " s for the name to resolve)");
+    }
+    if (signalled.load()) {
+      return Aborted("interrupted by a signal while waiting for the chief host '" + host +
+                     "' to resolve");
+    }
+    if (Clock::now() >= next_log) {
+      LOG(WARNING) << addresses.status().message() << "; waiting for the name to resolve ("
+                   << waited.count() << " of "
+                   << std::chrono::duration_cast<std::chrono::seconds>(patience).count() << " s)";
+      next_log += kLogEvery;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+}
+
+// The shard's load as its status request reports it (PsService::HandleStatus).
+ShardLoad Load(int shard, PsService& service, const RpcServer& server) {
+  const StoreStats s = service.store().Stats();
+  ShardLoad load;
+  load.shard = shard;
+  load.initialized = s.initialized;
+  load.variables = s.variables;
+  load.bytes_held = s.bytes;
+  load.bytes_in = server.bytes_in();
+  load.bytes_out = server.bytes_out();
+  load.updates_applied = s.updates_applied;
+  load.gradients_dropped = s.gradients_dropped;
+  load.queue_depth = server.queue_depth();
+  return load;
+}
+
+}  // namespace
 
 Status RunPs(const PsOptions& options) {
   // First, before any thread exists, so every thread inherits the blocked signals.
@@ -16,9 +105,17 @@ Status RunPs(const PsOptions& options) {
     if (RpcServer* server = running.load()) server->Stop();
   });
   const HostPort& me = options.cluster.ps[options.task_index];
+  // Only the chief may initialize, checkpoint, restore or stop this shard;
+  // the cluster spec says where it runs.
+  PST_ASSIGN_OR_RETURN(
+      std::vector<std::string> chief_addresses,
+      WaitForChiefAddresses(options.cluster.chief.host, options.chief_resolve_patience, signalled));
+  const BindAddress bind = ChooseBindAddress(me.host, options.bind_host);
   ServerOptions server_options;
   server_options.name = "ps:" + std::to_string(options.task_index);
-  server_options.endpoint = me.Endpoint();
+  server_options.endpoint = bind.Endpoint(me.port);
+  LOG(INFO) << server_options.name << " (" << me.ToString() << ") binds " << bind.address << " ("
+            << bind.reason << ")";
   server_options.role = wire::Role::Ps;
   server_options.index = options.task_index;
   server_options.max_message_bytes = options.max_message_bytes;
@@ -36,10 +133,27 @@ Status RunPs(const PsOptions& options) {
   StepNotifier notifier(context, chief);
   std::unique_ptr<PsService> service;
   RpcServer server(context, server_options,
-                   [&service](const ReceivedMessage& r, RequestContext&) { return service->Handle(r); });
+                   [&service](const ReceivedMessage& r, RequestContext& c) {
+                     return service->Handle(r, c.peer_address());
+                   });
   service = std::make_unique<PsService>(
-      &server, &notifier, PsServiceOptions{options.task_index, options.checkpoint_dir});
+      &server, &notifier,
+      PsServiceOptions{options.task_index, options.checkpoint_dir,
+                       std::move(chief_addresses)});
   PST_RETURN_IF_ERROR(server.Start());
+  std::unique_ptr<MetricsHttpServer> metrics;
+  if (options.metrics_port > 0) {
+    MetricsHttpServerOptions metrics_options;
+    metrics_options.host = bind.address;
+    metrics_options.port = options.metrics_port;
+    metrics = std::make_unique<MetricsHttpServer>(
+        metrics_options, [&service, &server, shard = options.task_index] {
+          return ShardMetricsText(Load(shard, *service, server));
+        });
+    PST_RETURN_IF_ERROR(metrics->Start());
+    LOG(INFO) << server_options.name << " metrics on http://" << bind.address << ":"
+              << metrics->port() << "/metrics";
+  }
   HeartbeatSender heartbeat(context, chief, options.heartbeat_interval,
                             [&server] { return server.cluster_id(); });
   running.store(&server);

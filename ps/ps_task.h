@@ -23,10 +23,20 @@ struct PsOptions {
   std::string checkpoint_dir;  // where this ps writes its checkpoint parts
   std::chrono::milliseconds heartbeat_interval{2500};  // to the chief
   std::optional<CurveKeys> curve;  // CURVE on every socket when set
+  // Port of the Prometheus endpoint (GET /metrics) on this task's host;
+  // 0: none.
+  int metrics_port = 0;
+  // The address to bind ("": decide from this task's host name, see
+  // transport/bind_address.h).
+  std::string bind_host;
+  // How long to wait for the chief's host name to resolve at start.
+  std::chrono::milliseconds chief_resolve_patience{std::chrono::minutes(5)};
 };
 
-// Binds the host:port of this task in the cluster spec and serves until shut
-// down. Returns an error when it cannot bind.
+// Binds the port of this task in the cluster spec (on the address its host
+// name resolves to, see transport/bind_address.h) and serves until shut down.
+// Returns an error when it cannot bind, or when the chief's host name does
+// not resolve within chief_resolve_patience.
 Status RunPs(const PsOptions& options);
 
 }  // namespace pst

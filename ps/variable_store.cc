@@ -2,11 +2,36 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <limits>
 
 namespace pst {
 
 namespace {
+
+// 1 for a NaN or an infinity (every exponent bit set), else 0.
+uint32_t IsNonFinite(const float* x) {
+  uint32_t bits;
+  std::memcpy(&bits, x, sizeof bits);
+  return (bits & 0x7f800000u) == 0x7f800000u;
+}
+
+// Index of the first NaN or infinity among x[0, n), or n when there is none.
+// Whole blocks are tested with a fixed-count integer loop, which the
+// compiler vectorises at -O2; only a bad block is searched element by element.
+int64_t FirstNonFinite(const float* x, int64_t n) {
+  constexpr int64_t kBlock = 64;
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    uint32_t any = 0;
+    for (int64_t j = 0; j < kBlock; ++j) any |= IsNonFinite(x + i + j);
+    if (any) break;
+  }
+  for (; i < n; ++i) {
+    if (IsNonFinite(x + i)) return i;
+  }
+  return n;
+}
 
 // Copy-on-write: a value still shared with a reply being sent is copied
 // before it is written. When ZeroMQ's I/O thread dropped the last other
@@ -120,6 +145,16 @@ Status VariableStore::CheckGradient(const TensorView& g, Variable** variable) co
   if (g.version < 0 || g.version > std::numeric_limits<int64_t>::max() / 2) {
     return InvalidArgument("gradient for '" + name + "' has bad version " +
                            std::to_string(g.version));
+  }
+  // One NaN or infinity would spread through the optimizer into every later
+  // value of the variable (in sync mode, into the step's average). Checked
+  // here, before any variable lock is taken, as one more read of the
+  // gradient: a vectorised pass, cheaper than the apply that follows.
+  const int64_t n = g.num_elements();
+  if (const int64_t bad = FirstNonFinite(g.f32(), n); bad < n) {
+    return InvalidArgument("gradient for '" + name + "' is not finite (" +
+                           std::to_string(g.f32()[bad]) + " at element " +
+                           std::to_string(bad) + ")");
   }
   *variable = v;
   return Status::OK();

@@ -97,13 +97,16 @@ class VariableStore {
 
   // Applies gradients (each tensor names its variable and carries the version
   // it was computed from). Every gradient is checked (known name, float32,
-  // the variable's shape) before any is applied: on error nothing changes.
+  // the variable's shape, no NaN or infinity) before any is applied: on error
+  // nothing changes, and the error names the variable (a slice by its name).
   StatusOr<PushOutcome> Push(const std::vector<TensorView>& gradients,
                              bool increment_global_step);
 
   // Sync mode: `worker` pushes the gradients of every trainable variable of
-  // the shard for `step`. Stale and duplicate pushes are reported in the
-  // outcome (not errors) and change nothing.
+  // the shard for `step`, checked as Push checks them: a refused push is not
+  // accumulated and is not the worker's push for the step. Stale and
+  // duplicate pushes are reported in the outcome (not errors) and change
+  // nothing.
   StatusOr<PushOutcome> SyncPush(const std::vector<TensorView>& gradients,
                                  int worker, int64_t step);
 

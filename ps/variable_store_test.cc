@@ -1,6 +1,7 @@
 #include "ps/variable_store.h"
 
 #include <deque>
+#include <limits>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -263,6 +264,36 @@ TEST(VariableStoreCheckpointTest, PartMissingAVariableChangesNothing) {
   std::vector<OutTensor> out;
   ASSERT_TRUE(store.Pull({"w"}, &out).ok());
   EXPECT_EQ(out[0].tensor.f32()[0], 1.0f);
+}
+
+// A slice of a partitioned variable has its own name on the ps: a refused
+// gradient names it and the element, wherever that lies (in a whole block of
+// the check or in the tail after the last one), and changes nothing.
+TEST(VariableStoreNonFiniteTest, RefusalNamesTheSliceAndTheElement) {
+  ShardConfig config;
+  config.optimizer.name = "sgd";
+  config.optimizer.learning_rate = 1.0f;
+  VariableStore store;
+  std::vector<std::pair<std::string, Tensor>> values;
+  values.emplace_back("emb/part_1", Filled({100}, 1.0f));
+  ASSERT_TRUE(store.Initialize(config, std::move(values)).ok());
+  for (int bad : {0, 63, 64, 70, 99}) {
+    Tensor g = Filled({100}, 0.5f);
+    g.f32()[bad] = bad % 2 ? std::numeric_limits<float>::quiet_NaN()
+                           : -std::numeric_limits<float>::infinity();
+    auto outcome = store.Push({View("emb/part_1", g, 0)}, false);
+    EXPECT_EQ(outcome.status().code(), Code::kInvalidArgument);
+    const std::string& message = outcome.status().message();
+    EXPECT_NE(message.find("'emb/part_1'"), std::string::npos) << message;
+    EXPECT_NE(message.find("element " + std::to_string(bad) + ")"),
+              std::string::npos)
+        << message;
+  }
+  std::vector<OutTensor> out;
+  ASSERT_TRUE(store.Pull({"emb/part_1"}, &out).ok());
+  EXPECT_EQ(out[0].version, 0);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(out[0].tensor.f32()[i], 1.0f);
+  EXPECT_EQ(store.Stats().updates_applied, 0u);
 }
 
 }  // namespace

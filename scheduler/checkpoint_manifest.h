@@ -2,8 +2,9 @@
 // written its part, so a checkpoint without one is incomplete. It records
 // the step, the placement (parts are only valid under the placement that
 // wrote them), the cluster id (a restarted chief keeps it) and each part's
-// size and CRC32. Text, one "key value" per line, ending with a CRC32 of the
-// lines before it.
+// size and CRC32, and when the run first opened training (so a restarted
+// chief reports the whole run's time). Text, one "key value" per line, ending
+// with a CRC32 of the lines before it.
 #ifndef PST_SCHEDULER_CHECKPOINT_MANIFEST_H_
 #define PST_SCHEDULER_CHECKPOINT_MANIFEST_H_
 
@@ -21,6 +22,9 @@ struct CheckpointManifest {
   uint64_t placement_hash = 0;
   uint64_t cluster_id = 0;
   std::vector<FileDigest> parts;  // parts[k] describes "ps-<k>.part"
+  int64_t run_started_unix = 0;   // seconds since the epoch; 0: not recorded
+  // 1: parts[k].crc32 is meaningless (see checkpoint_manifest.cc).
+  int format_version = 2;
 };
 
 inline constexpr char kManifestName[] = "manifest";

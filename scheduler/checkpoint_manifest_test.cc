@@ -1,9 +1,10 @@
 #include "scheduler/checkpoint_manifest.h"
 
+#include <gtest/gtest.h>
+#include <zlib.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 namespace pst {
 namespace {
@@ -16,7 +17,7 @@ std::string Folder(const std::string& name) {
 }
 
 CheckpointManifest Sample() {
-  return {1200, 0xabcdef12345ull, 42, {{4096, 0xdeadbeef}, {128, 7}}};
+  return {1200, 0xabcdef12345ull, 42, {{4096, 0xdeadbeef}, {128, 7}}, 1790000000};
 }
 
 TEST(CheckpointManifestTest, RoundTrip) {
@@ -30,6 +31,24 @@ TEST(CheckpointManifestTest, RoundTrip) {
   ASSERT_EQ(read->parts.size(), 2u);
   EXPECT_EQ(read->parts[0].crc32, 0xdeadbeefu);
   EXPECT_EQ(read->parts[1].bytes, 128u);
+  EXPECT_EQ(read->run_started_unix, 1790000000);
+  EXPECT_EQ(read->format_version, 2);
+}
+
+// Manifests written before the run's start was recorded still restore.
+TEST(CheckpointManifestTest, ReadsAManifestWithoutTheRunStart) {
+  const std::string dir = Folder("manifest-older");
+  const std::string body =
+      "pstrain-checkpoint 1\nstep 5\nplacement_hash 9\ncluster_id 3\nparts 1\n"
+      "part ps-0.part 10 11\n";
+  std::ofstream(dir + "/manifest")
+      << body << "crc32 " << crc32(0, reinterpret_cast<const Bytef*>(body.data()), body.size())
+      << "\n";
+  auto read = ReadManifest(dir);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->step, 5);
+  EXPECT_EQ(read->run_started_unix, 0);
+  EXPECT_EQ(read->format_version, 1);
 }
 
 TEST(CheckpointManifestTest, MissingIsNotFound) {

@@ -2,12 +2,16 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+
+#include "common/atomic_file.h"
 
 namespace pst {
 namespace {
 
 namespace fs = std::filesystem;
 constexpr char kPrefix[] = "ckpt-";
+constexpr char kClusterIdFile[] = "cluster_id";
 
 // Checkpoint folders under `dir` with their steps, newest first.
 std::vector<std::pair<int64_t, std::string>> CheckpointFolders(const std::string& dir) {
@@ -31,7 +35,8 @@ Status VerifyParts(const std::string& folder, const CheckpointManifest& m) {
     const std::string path = folder + "/" + PartFileName(k);
     auto digest = DigestFile(path);
     if (!digest.ok()) return DataLoss("missing part " + path);
-    if (digest->bytes != m.parts[k].bytes || digest->crc32 != m.parts[k].crc32) {
+    const bool crc_recorded = m.format_version >= 2;
+    if (digest->bytes != m.parts[k].bytes || (crc_recorded && digest->crc32 != m.parts[k].crc32)) {
       return DataLoss("part " + path + " does not match its manifest (size or checksum)");
     }
   }
@@ -40,8 +45,8 @@ Status VerifyParts(const std::string& folder, const CheckpointManifest& m) {
 
 }  // namespace
 
-Checkpointer::Checkpointer(std::string dir, int keep, uint64_t placement_hash,
-                           uint64_t cluster_id, PsClient* ps)
+Checkpointer::Checkpointer(std::string dir, int keep, uint64_t placement_hash, uint64_t cluster_id,
+                           PsClient* ps)
     : dir_(std::move(dir)),
       keep_(keep),
       placement_hash_(placement_hash),
@@ -54,12 +59,21 @@ std::string Checkpointer::Name(int64_t step) {
   return name;
 }
 
-Status Checkpointer::Save(int64_t step) {
-  const std::string name = Name(step);
-  PST_ASSIGN_OR_RETURN(std::vector<FileDigest> parts, ps_->SaveCheckpoint(name, step));
-  CheckpointManifest manifest{step, placement_hash_, cluster_id_, std::move(parts)};
-  PST_RETURN_IF_ERROR(WriteManifest(dir_ + "/" + name, manifest));
-  LOG(INFO) << "checkpoint " << dir_ << "/" << name << " saved at step " << step;
+Status Checkpointer::Save(int64_t step, int64_t run_started_unix) {
+  const std::string folder = dir_ + "/" + Name(step);
+  StatusOr<std::vector<FileDigest>> parts = ps_->SaveCheckpoint(Name(step), step);
+  Status saved = parts.status();
+  if (saved.ok()) {
+    CheckpointManifest manifest{step, placement_hash_, cluster_id_, std::move(parts).value(),
+                                run_started_unix};
+    saved = WriteManifest(folder, manifest);
+  }
+  if (!saved.ok()) {
+    std::error_code error;
+    fs::remove_all(folder, error);
+    return Status(saved.code(), "checkpoint " + folder + " failed: " + saved.message());
+  }
+  LOG(INFO) << "checkpoint " << folder << " saved at step " << step;
   Prune();
   return Status::OK();
 }
@@ -70,8 +84,10 @@ StatusOr<std::optional<FoundCheckpoint>> Checkpointer::FindNewest() const {
     StatusOr<CheckpointManifest> manifest = ReadManifest(folder);
     if (manifest.ok() && manifest->placement_hash != placement_hash_) {
       return FailedPrecondition(
-          "checkpoint " + folder + " was written under another variable placement (other "
-          "number of ps tasks, --model, --placement or --partition_bytes); checkpoints are "
+          "checkpoint " + folder +
+          " was written under another variable placement (other "
+          "number of ps tasks, --model, --placement or --partition_bytes); "
+          "checkpoints are "
           "not re-sharded: restore with the same cluster shape or use another "
           "--checkpoint_dir");
     }
@@ -107,10 +123,26 @@ void Checkpointer::Prune() const {
   }
 }
 
-std::optional<uint64_t> NewestCheckpointClusterId(const std::string& dir) {
+uint64_t KeptClusterId(const std::string& dir) {
+  if (const std::optional<CheckpointManifest> newest = NewestManifest(dir)) {
+    return newest->cluster_id;
+  }
+  uint64_t id = 0;
+  std::ifstream(dir + "/" + kClusterIdFile) >> id;
+  return id;
+}
+
+Status KeepClusterId(const std::string& dir, uint64_t id) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) return FileError("cannot create --checkpoint_dir=" + dir, error.value());
+  return WriteFileAtomically(dir + "/" + kClusterIdFile, std::to_string(id) + "\n");
+}
+
+std::optional<CheckpointManifest> NewestManifest(const std::string& dir) {
   for (const auto& [step, name] : CheckpointFolders(dir)) {
     auto manifest = ReadManifest(dir + "/" + name);
-    if (manifest.ok()) return manifest->cluster_id;
+    if (manifest.ok()) return std::move(manifest).value();
   }
   return std::nullopt;
 }

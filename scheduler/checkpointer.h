@@ -2,11 +2,12 @@
 //
 // Save(step) asks every ps to write its part into <dir>/ckpt-<step>/, then
 // writes the manifest (last: a checkpoint without one is incomplete), then
-// keeps only the newest --keep_checkpoints complete ones. FindNewest() picks
-// the newest checkpoint whose manifest and parts all verify, warning about
-// each one it skips. A checkpoint written under another placement (another
-// ps count, model or partitioning) is refused with an error: parts are not
-// re-sharded.
+// keeps only the newest --keep_checkpoints complete ones. A save that fails
+// removes its incomplete folder and leaves the older checkpoints alone.
+// FindNewest() picks the newest checkpoint whose manifest and parts all verify,
+// warning about each one it skips. A checkpoint written under another placement
+// (another ps count, model or partitioning) is refused with an error: parts are
+// not re-sharded.
 //
 // Thread safety: none; used by the chief's main thread.
 #ifndef PST_SCHEDULER_CHECKPOINTER_H_
@@ -31,7 +32,8 @@ class Checkpointer {
   Checkpointer(std::string dir, int keep, uint64_t placement_hash, uint64_t cluster_id,
                PsClient* ps);
 
-  Status Save(int64_t step);
+  // `run_started_unix`: when the run first opened training, for the manifest.
+  Status Save(int64_t step, int64_t run_started_unix);
   StatusOr<std::optional<FoundCheckpoint>> FindNewest() const;
   Status Restore(const FoundCheckpoint& checkpoint);
 
@@ -47,9 +49,17 @@ class Checkpointer {
   PsClient* ps_;
 };
 
-// The cluster id in the newest readable manifest under `dir` (a restarted
-// chief keeps its cluster's id, so running ps and workers accept it).
-std::optional<uint64_t> NewestCheckpointClusterId(const std::string& dir);
+// The newest readable manifest under `dir`: a restarted chief keeps its
+// cluster's id (so running ps and workers accept it) and the run's start.
+std::optional<CheckpointManifest> NewestManifest(const std::string& dir);
+
+// The cluster id a chief restarted with this `dir` must keep: the newest
+// manifest's, else the one KeepClusterId() recorded before the first
+// checkpoint (a chief lost before it would otherwise come back with a new id
+// that the running ps refuse). 0 when neither is there.
+uint64_t KeptClusterId(const std::string& dir);
+// Records `id` in <dir>/cluster_id (creating `dir`).
+Status KeepClusterId(const std::string& dir, uint64_t id);
 
 }  // namespace pst
 

@@ -75,7 +75,6 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
       }
       if (state_->state() != wire::ClusterState::Starting) {
         state_->RecordJoin(worker);
-        if (sync_) sync_->WorkerJoined(worker);
       }
       return StateReply(wire::MessageType::JoinReply);
     case wire::MessageType::ReportRequest:
@@ -89,7 +88,8 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
         return Error(reply_type, FailedPrecondition("tokens exist only in --mode=sync"));
       }
       state_->RecordSeen(worker);
-      return sync_->HandleTokenRequest(worker, context);
+      // header.step: the step of the last token the worker received.
+      return sync_->HandleTokenRequest(worker, h.step(), context);
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <cmath>
+
 namespace pst {
 namespace {
 
@@ -91,6 +93,10 @@ void ChiefState::RecordReport(int worker, const wire::Report& report) {
   std::lock_guard<std::mutex> lock(mu_);
   WorkerInfo& w = workers_[worker];
   MarkAlive(WorkerName(worker), &w.dead, &w.last_seen);
+  if (!std::isfinite(report.loss()) && non_finite_loss_.empty()) {
+    non_finite_loss_ =
+        WorkerName(worker) + " reported a training loss of " + std::to_string(report.loss());
+  }
   if (report.done()) {
     w.left = true;
     return;
@@ -105,6 +111,11 @@ void ChiefState::RecordReport(int worker, const wire::Report& report) {
   window_.epoch = report.epoch();
   window_.batch = report.batch();
   window_.batches_per_epoch = report.batches_per_epoch();
+}
+
+std::string ChiefState::non_finite_loss() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return non_finite_loss_;
 }
 
 ReportWindow ChiefState::TakeWindow() {

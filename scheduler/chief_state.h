@@ -61,6 +61,9 @@ class ChiefState {
   void RecordReport(int worker, const wire::Report& report);
 
   ReportWindow TakeWindow();
+  // "" while every reported training loss was finite; else what the first
+  // non-finite one was ("worker:1 reported a training loss of nan").
+  std::string non_finite_loss() const;
   std::vector<WorkerInfo> Workers() const;
   // True when every worker that joined has left (or was declared dead).
   bool AllJoinedWorkersLeft() const;
@@ -88,7 +91,8 @@ class ChiefState {
   // The open report window; guarded by mu_.
   double loss_sum_ = 0, step_ms_sum_ = 0;
   ReportWindow window_;
-  int64_t total_examples_ = 0;  // guarded by mu_
+  int64_t total_examples_ = 0;   // guarded by mu_
+  std::string non_finite_loss_;  // guarded by mu_
 };
 
 }  // namespace pst

@@ -1,8 +1,9 @@
 #include "scheduler/chief_state.h"
 
-#include <thread>
-
 #include <gtest/gtest.h>
+
+#include <limits>
+#include <thread>
 
 namespace pst {
 namespace {
@@ -61,6 +62,21 @@ TEST(ChiefStateTest, WorkerFollowedFromJoinUntilItLeaves) {
   EXPECT_TRUE(state.DeclareSilentTasksDead(kTimeout).empty());
   EXPECT_TRUE(state.AllJoinedWorkersLeft());
   EXPECT_EQ(state.deaths(), 1);
+}
+
+TEST(ChiefStateTest, RemembersTheFirstNonFiniteLoss) {
+  ChiefState state(1, 100, /*num_workers=*/2, /*num_ps=*/1);
+  const auto report = [&state](int worker, float loss, bool done) {
+    flatbuffers::FlatBufferBuilder fbb;
+    fbb.Finish(wire::CreateReport(fbb, loss, 100, 0, 0, 0, 0, done));
+    state.RecordReport(worker, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
+  };
+  report(0, 0.5f, false);
+  EXPECT_EQ(state.non_finite_loss(), "");
+  report(1, std::numeric_limits<float>::quiet_NaN(),
+         /*done=*/true);  // a worker's last word
+  report(0, std::numeric_limits<float>::infinity(), false);
+  EXPECT_EQ(state.non_finite_loss(), "worker:1 reported a training loss of nan");
 }
 
 TEST(ChiefStateTest, AdoptsAWorkerThatJoinedAnEarlierChief) {

@@ -27,10 +27,13 @@ struct ChiefOptions {
   PlacementOptions placement;
   int64_t train_steps = 1000;
   int64_t eval_every_steps = 500;
-  int64_t log_every_steps = 100;
+  int64_t log_every_steps = 50;  // Step lines and TensorBoard's training scalars
+  // Between two progress lines on a stdout that is not a terminal (on a
+  // terminal the line is redrawn in place); 0: no progress line.
+  double progress_every_secs = 5;
   int heartbeat_timeout_ms = 10000;  // a task silent this long is declared dead
   std::string run_dir;  // metrics.jsonl and model.bin go here ("" = nowhere)
-  std::string logdir;   // TensorBoard event files go here ("" = none)
+  std::string logdir;   // TensorBoard: each run's events in a sub-folder ("" = none)
   // Checkpoints ("" = none): restored at start, saved every N steps and/or
   // seconds (0 = not by that measure) and at the end; the newest
   // keep_checkpoints complete ones are kept.
@@ -38,12 +41,23 @@ struct ChiefOptions {
   int64_t checkpoint_every_steps = 0;
   int checkpoint_every_secs = 600;
   int keep_checkpoints = 5;
+  // Checkpoints that fail for want of storage in a row before the run stops.
+  int max_checkpoint_failures = 3;
   int ps_wait_timeout_ms = 60000;
   int rpc_timeout_ms = 30000;
   size_t max_message_bytes = size_t{1} << 30;
   std::optional<CurveKeys> curve;  // CURVE on every socket when set
+  // Port of the Prometheus endpoint (GET /metrics) on the chief's host;
+  // 0: none.
+  int metrics_port = 0;
+  // The address to bind ("": decide from the chief's host name, see
+  // transport/bind_address.h).
+  std::string bind_host;
 };
 
+// Runs the job to --train_steps. The first SIGINT/SIGTERM during training
+// saves a checkpoint (with checkpoint_dir), stops every task and returns
+// Aborted naming the step saved; a second one exits the process at once.
 Status RunChief(const ChiefOptions& options);
 
 }  // namespace pst

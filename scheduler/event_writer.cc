@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <system_error>
 
@@ -73,11 +74,26 @@ std::string EventHeader(double wall_time, int64_t step) {
 
 }  // namespace
 
+std::string RunEventDir(const std::string& logdir, const std::string& run_dir) {
+  if (!run_dir.empty()) {
+    // "runs/a/", "." and "a/.." name their folder too.
+    std::filesystem::path dir = std::filesystem::absolute(run_dir).lexically_normal();
+    if (dir.filename().empty()) dir = dir.parent_path();
+    return logdir + "/" + dir.filename().string();
+  }
+  const std::time_t now = std::time(nullptr);
+  std::tm local;
+  localtime_r(&now, &local);
+  char name[64];
+  std::strftime(name, sizeof(name), "run-%Y%m%d-%H%M%S", &local);
+  return logdir + "/" + name + "-" + std::to_string(getpid());
+}
+
 StatusOr<std::unique_ptr<EventWriter>> EventWriter::Open(const std::string& logdir) {
   std::error_code error;
   std::filesystem::create_directories(logdir, error);
   if (error) {
-    return Unavailable("cannot create event folder " + logdir + ": " + error.message());
+    return FileError("cannot create event folder " + logdir, error.value());
   }
   const double now = WallTime();
   const std::string path = logdir + "/events.out.tfevents." +
@@ -85,7 +101,7 @@ StatusOr<std::unique_ptr<EventWriter>> EventWriter::Open(const std::string& logd
   // "x": never truncate another writer's file that happens to share the name.
   std::FILE* file = std::fopen(path.c_str(), "wbx");
   if (file == nullptr) {
-    return Unavailable("cannot create event file " + path + ": " + std::strerror(errno));
+    return FileError("cannot create event file " + path, errno);
   }
   std::unique_ptr<EventWriter> writer(new EventWriter(path, file));
   std::string event = EventHeader(now, 0);
@@ -123,7 +139,7 @@ Status EventWriter::WriteRecord(const std::string& data) {
   AppendFixed(&record, MaskedCrc32c(data), 4);
   if (std::fwrite(record.data(), 1, record.size(), file_) != record.size() ||
       std::fflush(file_) != 0) {
-    return Unavailable("writing event file " + path_ + " failed: " + std::strerror(errno));
+    return FileError("writing event file " + path_ + " failed", errno);
   }
   return Status::OK();
 }

@@ -1,5 +1,6 @@
 // EventWriter: scalars in a TensorFlow event file, so TensorBoard can plot a
-// run while it trains (`tensorboard --logdir <logdir>`).
+// run while it trains (`tensorboard --logdir <logdir>`). RunEventDir names
+// each run's own folder under a shared logdir.
 //
 // The file is <logdir>/events.out.tfevents.<unix-seconds>.<hostname>: TFRecord
 // framing around serialized tensorflow.Event protobufs, encoded here by hand.
@@ -20,6 +21,11 @@
 #include "common/status.h"
 
 namespace pst {
+
+// The folder of one run's event files: <logdir>/<last name of run_dir>, so
+// runs sharing a logdir show as separate runs in TensorBoard (and a restarted
+// chief adds to its run). Without a run folder: <logdir>/run-<local time>-<pid>.
+std::string RunEventDir(const std::string& logdir, const std::string& run_dir);
 
 class EventWriter {
  public:

@@ -1,5 +1,7 @@
 #include "scheduler/event_writer.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -239,10 +241,27 @@ TEST_F(EventWriterTest, UncreatableLogdirIsAnErrorNamingIt) {
       << writer.status().ToString();
 }
 
+TEST_F(EventWriterTest, RunEventDirIsNamedAfterTheRunFolder) {
+  EXPECT_EQ(RunEventDir("tb", "runs/20240101-120000"), "tb/20240101-120000");
+  EXPECT_EQ(RunEventDir("tb", "/data/runs/a/"), "tb/a");
+  EXPECT_EQ(RunEventDir("tb", "/data/runs/a/b/.."), "tb/a");
+  EXPECT_EQ(RunEventDir("tb", "."), "tb/" + fs::current_path().filename().string());
+}
+
+TEST_F(EventWriterTest, RunEventDirWithoutARunFolderIsOneRunsOwn) {
+  const std::string dir = RunEventDir("tb", "");
+  EXPECT_EQ(dir.rfind("tb/run-", 0), 0u) << dir;
+  EXPECT_EQ(dir.substr(dir.rfind('-') + 1), std::to_string(getpid())) << dir;
+}
+
 TEST_F(EventWriterTest, TensorBoardReadsTheFile) {
-  if (std::system("python3 -c 'import tensorboard' 2>/dev/null") != 0) {
-    GTEST_SKIP() << "TensorBoard's Python package is not installed: skipping the real-reader "
-                    "check";
+  // The test venv (scripts/test_venv.sh), else the system's python3.
+  const char* venv_python = std::getenv("PST_TEST_PYTHON");
+  const std::string python =
+      venv_python != nullptr && fs::exists(venv_python) ? venv_python : "python3";
+  if (std::system(("'" + python + "' -c 'import tensorboard' 2>/dev/null").c_str()) != 0) {
+    GTEST_SKIP() << "TensorBoard's Python package is not installed (scripts/test_venv.sh "
+                    "installs it): skipping the real-reader check";
   }
   const char* source = std::getenv("PST_SOURCE_DIR");
   ASSERT_NE(source, nullptr) << "PST_SOURCE_DIR is not set (run through ctest)";
@@ -255,7 +274,7 @@ TEST_F(EventWriterTest, TensorBoardReadsTheFile) {
   }
   const std::string out = dir_ + "/read_events.txt";
   const std::string script = std::string(source) + "/scripts/read_events.py";
-  const std::string command = "python3 '" + script + "' '" + path + "' > '" + out + "'";
+  const std::string command = "'" + python + "' '" + script + "' '" + path + "' > '" + out + "'";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
 
   std::ifstream in(out);

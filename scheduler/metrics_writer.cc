@@ -32,7 +32,7 @@ StatusOr<std::unique_ptr<MetricsWriter>> MetricsWriter::Open(const std::string& 
   if (!path.empty()) {
     file = std::fopen(path.c_str(), "w");
     if (file == nullptr) {
-      return Unavailable("cannot write metrics file " + path + ": " + std::strerror(errno));
+      return FileError("cannot write metrics file " + path, errno);
     }
   }
   return std::unique_ptr<MetricsWriter>(new MetricsWriter(file));
@@ -46,7 +46,7 @@ Status MetricsWriter::Write(const MetricsRecord& record) {
   if (file_ == nullptr) return Status::OK();
   const std::string line = record.ToJson() + "\n";
   if (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0) {
-    return Unavailable(std::string("writing metrics failed: ") + std::strerror(errno));
+    return FileError("writing metrics failed", errno);
   }
   return Status::OK();
 }

@@ -45,8 +45,11 @@ void SyncCoordinator::Open(int64_t step) {
   Send(std::move(grants));
 }
 
-OutgoingMessage SyncCoordinator::HandleTokenRequest(int worker, RequestContext& context) {
-  std::optional<int64_t> step = tokens_.TakeOrPark(worker, context);
+OutgoingMessage SyncCoordinator::HandleTokenRequest(int worker,
+                                                    int64_t last_received,
+                                                    RequestContext& context) {
+  std::optional<int64_t> step =
+      tokens_.TakeOrPark(worker, last_received, context);
   // Parked: the return value is ignored. Closed and not parked: stop.
   return TokenReply(step.value_or(-1));
 }
@@ -74,12 +77,11 @@ void SyncCoordinator::ShardApplied(int shard, int64_t step) {
     }
     if (slowest <= global_step_) return;
     global_step_ = slowest;
-    // Token steps only move forward: advanced under mu_, like Resume().
-    if (global_step_ >= train_steps_) {
-      grants = tokens_.Close();
-    } else if (!paused_) {
-      grants = tokens_.Advance(global_step_);
-    }
+    // Token steps only move forward: advanced under mu_, like Resume(). At
+    // --train_steps no step opens and the workers wait until the chief has
+    // secured the result and Close()s: a ps lost before that is recovered
+    // with the workers still there to train the lost steps again.
+    if (global_step_ < train_steps_ && !paused_) grants = tokens_.Advance(global_step_);
   }
   Send(std::move(grants));
 }
@@ -87,8 +89,13 @@ void SyncCoordinator::ShardApplied(int shard, int64_t step) {
 StatusOr<int64_t> SyncCoordinator::Pause(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   paused_ = true;
-  // Settled: every sync shard has applied exactly the global step's steps.
+  // Settled: every sync shard has applied exactly the global step's steps,
+  // and the step whose tokens are out is among them (paused, no later one
+  // starts). A step still in flight could be applied by a shard while its
+  // part is written, and the checkpoint would be torn.
   const auto settled = [this] {
+    const std::optional<int64_t> in_flight = tokens_.current_step();
+    if (in_flight && *in_flight >= global_step_) return false;
     for (int64_t a : applied_) {
       if (a >= 0 && a != global_step_) return false;
     }

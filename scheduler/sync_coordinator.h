@@ -1,7 +1,8 @@
 // SyncCoordinator: the chief's half of synchronous training. It learns from
 // the ps shards which step each has applied; when every shard that holds
 // trainable variables has applied step s, the cluster moves to s+1 and the
-// token queue releases the tokens of s+1 (or closes at --train_steps).
+// token queue releases the tokens of s+1. At --train_steps it releases none:
+// the workers wait until the chief has its final checkpoint and Close()s.
 //
 // Checkpoints need every shard at the same step: Pause() stops releasing
 // tokens and waits until the step in flight is applied everywhere; Resume()
@@ -34,16 +35,17 @@ class SyncCoordinator {
   // call once the variables are initialized or restored). Called again
   // after a recovery, it moves the cluster back to `step`.
   void Open(int64_t step);
-  // A worker joined (or rejoined after a restart).
-  void WorkerJoined(int worker) { tokens_.Forget(worker); }
-  // Answers a worker's token request now, or parks it.
-  OutgoingMessage HandleTokenRequest(int worker, RequestContext& context);
+  // Answers a worker's token request now, or parks it. `last_received`:
+  // the step of the last token the worker received (see TokenQueue).
+  OutgoingMessage HandleTokenRequest(int worker, int64_t last_received,
+                                     RequestContext& context);
   // A shard reports that it applied `step`.
   void ShardApplied(int shard, int64_t step);
   // Stops handing out tokens; parked workers are told to stop.
   void Close();
   // Holds back the tokens of new steps and waits until every sync shard has
-  // applied the same steps; returns that count (the step to checkpoint).
+  // applied the same steps, the step in flight included; returns that count
+  // (the step to checkpoint).
   // DeadlineExceeded when a shard lags past `deadline` (it stays paused:
   // Open() or Resume() ends the pause).
   StatusOr<int64_t> Pause(std::chrono::steady_clock::time_point deadline);

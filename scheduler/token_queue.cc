@@ -4,13 +4,18 @@ namespace pst {
 
 TokenQueue::TokenQueue(int num_workers) : taken_(num_workers, -1), parked_(num_workers) {}
 
-std::optional<int64_t> TokenQueue::TakeOrPark(int worker, RequestContext& context) {
+std::optional<int64_t> TokenQueue::TakeOrPark(int worker, int64_t last_received,
+                                              RequestContext& context) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (step_ && !closed_ && taken_[worker] < *step_) {
+  if (closed_) return std::nullopt;
+  // A grant may have been lost (e.g. sent to a request the worker had given
+  // up on): unless the worker says it holds the current step, it gets it
+  // (again). After a rollback its "current step" may be from before: then
+  // only a grant of this queue's counts.
+  if (step_ && (last_received != *step_ || taken_[worker] < *step_)) {
     taken_[worker] = *step_;
     return step_;
   }
-  if (closed_) return std::nullopt;
   parked_[worker] = context.Defer();
   return std::nullopt;
 }
@@ -32,11 +37,6 @@ std::vector<TokenGrant> TokenQueue::Advance(int64_t step) {
   step_ = step;
   if (closed_) return {};
   return TakeParked(step);
-}
-
-void TokenQueue::Forget(int worker) {
-  std::lock_guard<std::mutex> lock(mu_);
-  taken_[worker] = -1;
 }
 
 std::vector<TokenGrant> TokenQueue::Reset(int64_t step) {

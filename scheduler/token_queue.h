@@ -1,10 +1,15 @@
 // TokenQueue: the chief's sync token queue (DESIGN section 7).
 //
 // Tokens are released per step: when step s opens, every worker may take
-// one token for s. A worker that already took the token of the current step
+// one token for s. A worker that already holds the token of the current step
 // waits (its request is parked) until the next step opens; a worker asking
 // late gets the newest step at once, never an old one. Nothing is handed out
 // before Open().
+//
+// Hand-out is idempotent per worker and step: each request says which step
+// the worker last received a token for, so a request re-sent because its
+// answer was lost or went to an abandoned request id gets the same step
+// again.
 //
 // Thread safety: all methods are thread-safe.
 #ifndef PST_SCHEDULER_TOKEN_QUEUE_H_
@@ -29,15 +34,16 @@ class TokenQueue {
 
   // The step whose token `worker` gets now, or nullopt when it must wait:
   // then the request is parked (replacing an older parked one of the same
-  // worker) and comes back from Advance() or Close().
-  std::optional<int64_t> TakeOrPark(int worker, RequestContext& context);
+  // worker) and comes back from Advance() or Close(). `last_received` is the
+  // step of the last token the worker received (-1: none). The current step
+  // is granted unless the worker received it from this queue: by its own
+  // account and, since the steps after a Reset() repeat, by the queue's.
+  std::optional<int64_t> TakeOrPark(int worker, int64_t last_received,
+                                    RequestContext& context);
 
   // Opens `step` (> the current one): returns the parked requests, each
   // granted `step`.
   std::vector<TokenGrant> Advance(int64_t step);
-  // A (re)joining worker may take the current step's token again: its
-  // previous incarnation may have taken it and died before pushing.
-  void Forget(int worker);
 
   // Moves to `step` even backwards (after a restore) and forgets which
   // tokens were taken: returns the parked requests, granted `step`.
@@ -53,7 +59,7 @@ class TokenQueue {
   mutable std::mutex mu_;
   std::optional<int64_t> step_;                  // guarded by mu_; empty before Open
   bool closed_ = false;                          // guarded by mu_
-  std::vector<int64_t> taken_;                   // guarded by mu_: last step each worker took
+  std::vector<int64_t> taken_;  // guarded by mu_: last step granted each worker
   std::vector<std::optional<DeferredReply>> parked_;  // guarded by mu_
 };
 

@@ -10,6 +10,7 @@
 #
 #   MNIST_DIR=... scripts/bench_sync.sh [--train_steps=N]
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/usage.sh" "$@"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 steps=600
 for arg in "$@"; do

@@ -19,6 +19,7 @@
 # saved as crash-*/leak-*/timeout-*/oom-* in the work folder; replay it with
 # build-fuzz/bin/fuzz_<target> FILE), 2 on a usage error.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/usage.sh" "$@"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 jobs="${JOBS:-$(nproc)}"

@@ -4,6 +4,7 @@
 # with --curve_keys_dir=DIR: sockets are then encrypted and peers without
 # the key are refused.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/usage.sh" "$@"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${PST_BIN_DIR:-$root/build/bin}"
 if [[ $# -ne 1 ]]; then

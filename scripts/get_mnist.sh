@@ -6,6 +6,7 @@
 # Usage: scripts/get_mnist.sh DIR
 # Exits non-zero when a file cannot be fetched with the right sum from any mirror.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/usage.sh" "$@"
 
 readonly MIRRORS=(
   "https://ossci-datasets.s3.amazonaws.com/mnist/"

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Prints every scalar in a TensorBoard event file as "tag step value" lines,
+"""Prints every scalar in a TensorBoard event file (or a run's folder of them)
+as "tag step value" lines,
 read with TensorBoard's own reader (needs `pip install tensorboard`).
 scheduler/event_writer_test checks EventWriter's files against it.
 
-Usage: read_events.py EVENT_FILE
+Usage: read_events.py EVENT_FILE|RUN_FOLDER
 """
 import sys
 

@@ -2,16 +2,26 @@
 # Starts a whole cluster (chief, ps tasks, workers) on 127.0.0.1 with free
 # ports, streams every task's log with a [task] prefix, keeps each log in the
 # run folder, stops every process on Ctrl-C or when a task fails, and exits
-# with the chief's status.
+# with the chief's status. RUN_DIR/tasks.pid lists the running tasks, one
+# "NAME PID" a line, rewritten whenever one starts, restarts or ends.
 #
 #   scripts/run_local.sh --num_ps=2 --num_workers=2 --mode=async|sync \
 #       [--replicas_to_aggregate=N] [--slow_worker=I:D ...] \
-#       [--train_steps=S] [--model=M] [--run_dir=DIR] [-- FLAGS for every task]
+#       [--train_steps=S] [--model=M] [--run_dir=DIR] [--quiet|--console=chief|all]
+#       [-- FLAGS for every task]
+#
+# The chief prints a progress line (step/total, steps/s, loss, ETA) every
+# --progress_every_secs (5). --quiet (same as --console=chief) shows only
+# the chief's progress, warnings and final report on the console; every
+# task's full log is still in the run folder. TensorBoard event files go into
+# the run folder (--logdir=PARENT, one sub-folder per run, unless --logdir is
+# given); the command that shows them is printed.
 #
 # --slow_worker=I:D makes worker I a straggler: it sleeps D ms in every step.
-# --restart_failed restarts a task that dies (exponential backoff from 1 s,
-# at most --max_restarts=5 times per task) instead of stopping the run; with
-# --checkpoint_dir the cluster resumes from its last checkpoint.
+# --restart_failed restarts a task that dies (exponential backoff from 1 s to
+# 16 s, back to 1 s once a task has run for 10 s; at most --max_restarts=5
+# times per task) instead of stopping the run; with --checkpoint_dir the
+# cluster resumes from its last checkpoint.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,9 +34,11 @@ declare -A worker_delay_ms
 restart_failed=0
 max_restarts=5
 
-usage() {
-  sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
-  exit 2
+quiet=0
+logdir=""
+
+usage() {  # the comment block above, up to the first line of code
+  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"
 }
 
 while [[ $# -gt 0 ]]; do
@@ -44,10 +56,12 @@ while [[ $# -gt 0 ]]; do
       fi
       worker_delay_ms[${BASH_REMATCH[1]}]="${BASH_REMATCH[2]}"
       ;;
-    --help|-h) usage ;;
+    --quiet|--console=chief) quiet=1 ;;
+    --console=all) quiet=0 ;;
+    --help|-h) usage; exit 0 ;;
     --) shift; task_flags+=("$@"); break ;;
     --*) task_flags+=("$1") ;;  # --mode, --train_steps, --model, ...: every task gets them
-    *) echo "run_local.sh: unexpected argument '$1'" >&2; usage ;;
+    *) echo "run_local.sh: unexpected argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
   shift
 done
@@ -62,6 +76,7 @@ done
 data_dir="${MNIST_DIR:-}"
 for f in "${task_flags[@]}"; do
   [[ "$f" == --data_dir=* ]] && data_dir="${f#*=}"
+  [[ "$f" == --logdir=* ]] && logdir="${f#*=}"
 done
 if [[ -z "$data_dir" || ! -e "$data_dir/train-images-idx3-ubyte.gz" && ! -e "$data_dir/train-images-idx3-ubyte" ]]; then
   cat >&2 <<MSG
@@ -82,6 +97,13 @@ fi
 run_dir="${run_dir:-$root/runs/$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$run_dir" || exit 1
 run_dir="$(cd "$run_dir" && pwd)"
+# The chief writes events into LOGDIR/<run folder's name>: by default the
+# run folder itself, and runs beside it show side by side in TensorBoard.
+chief_flags=()
+if [[ -z "$logdir" ]]; then
+  logdir="$(dirname "$run_dir")"
+  chief_flags+=(--logdir="$logdir")
+fi
 
 mapfile -t ports < <(python3 "$root/scripts/free_ports.py" $((1 + num_ps + num_workers)))
 hosts() {  # hosts FIRST COUNT -> "127.0.0.1:p1,127.0.0.1:p2,..."
@@ -101,11 +123,39 @@ flagfile="$run_dir/cluster.flags"
 names=()
 pids=()
 commands=()  # each task's command line, for restarts
+log_pids=()  # each task's log writer (tee | console_filter | sed)
+console_filter() {  # console_filter NAME: the lines of task NAME's log the console shows
+  if ((!quiet)); then
+    cat
+  elif [[ "$1" == chief ]]; then
+    # Not its Step lines, glog INFO lines and their indented continuations:
+    # progress lines, warnings, errors and the final report remain.
+    grep --line-buffered -v -E '^(Step: |I[0-9]{8} |  )'
+  else
+    cat >/dev/null
+  fi
+}
 launch() {  # launch INDEX: (re)starts task INDEX, appending to its log
-  local name="${names[$1]}"
+  local name="${names[$1]}" log_fd
+  # The log writer is the launcher's own child, so a failed task's last
+  # line can be waited for before it is quoted.
+  exec {log_fd}> >(tee -a "$run_dir/$name.log" | console_filter "$name" | sed -u "s/^/[$name] /")
+  log_pids[$1]=$!
   # exec: the task replaces the background subshell, so $! is the task.
-  eval "exec ${commands[$1]}" > >(tee -a "$run_dir/$name.log" | sed -u "s/^/[$name] /") 2>&1 &
+  eval "exec ${commands[$1]}" >&"$log_fd" 2>&1 &
   pids[$1]=$!
+  started_at[$1]=$SECONDS
+  exec {log_fd}>&-
+  write_pid_file
+}
+write_pid_file() {  # RUN_DIR/tasks.pid: "NAME PID" of every running task
+  local i
+  for i in "${!pids[@]}"; do
+    if [[ -z "${done_rc[${names[$i]}]:-}" && -z "${restart_at[${names[$i]}]:-}" ]]; then
+      echo "${names[$i]} ${pids[$i]}"
+    fi
+  done >"$run_dir/tasks.pid.tmp"
+  mv -f "$run_dir/tasks.pid.tmp" "$run_dir/tasks.pid"
 }
 start_task() {  # start_task NAME BINARY [FLAGS...]
   local name="$1" binary="$2"
@@ -116,7 +166,8 @@ start_task() {  # start_task NAME BINARY [FLAGS...]
   launch $((${#names[@]} - 1))
 }
 
-declare -A done_rc restarts restart_at
+declare -A done_rc restarts restart_at failures_in_a_row
+started_at=()
 # PIDs of the tasks still running (reaped ones are skipped: their PIDs may
 # belong to someone else by now).
 live_pids() {
@@ -139,8 +190,10 @@ stop_all() {
 trap 'echo "run_local.sh: interrupted, stopping every task" >&2; stop_all; wait; exit 130' INT TERM
 
 echo "run_local.sh: $num_ps ps, $num_workers workers; logs and metrics in $run_dir" >&2
+tensorboard_hint="run_local.sh: to plot it: tensorboard --logdir=$logdir (run $(basename "$run_dir"))"
+echo "$tensorboard_hint" >&2
 for ((k = 0; k < num_ps; k++)); do start_task "ps-$k" ps --task_index="$k"; done
-start_task chief chief --run_dir="$run_dir"
+start_task chief chief --run_dir="$run_dir" "${chief_flags[@]}"
 for ((k = 0; k < num_workers; k++)); do
   start_task "worker-$k" worker --task_index="$k" --simulated_delay_ms="${worker_delay_ms[$k]:-0}"
 done
@@ -164,19 +217,27 @@ while :; do
     wait "$pid"
     rc=$?
     done_rc[$name]=$rc
+    write_pid_file
     if ((rc != 0 && restart_failed && ${restarts[$name]:-0} < max_restarts)) && [[ -z "$chief_rc" ]]; then
       restarts[$name]=$((${restarts[$name]:-0} + 1))
-      backoff=$((1 << (restarts[$name] - 1)))
+      # A task that ran a while failed anew, not again at start-up: the
+      # backoff starts over (else a long run soon waits 16 s per restart).
+      ((SECONDS - started_at[$i] >= 10)) && failures_in_a_row[$name]=0
+      failures_in_a_row[$name]=$((${failures_in_a_row[$name]:-0} + 1))
+      backoff=$((1 << (failures_in_a_row[$name] - 1)))
       ((backoff > 16)) && backoff=16
       restart_at[$name]=$((SECONDS + backoff))
       unset "done_rc[$name]"
       echo "run_local.sh: $name died (exit $rc); restarting it in ${backoff} s" >&2
       continue
     fi
+    if [[ $rc -ne 0 && ( "$name" == chief || -z "$chief_rc" ) ]]; then
+      wait "${log_pids[$i]}"
+      echo "run_local.sh: $name failed (exit $rc): $(tail -n 1 "$run_dir/$name.log")" >&2
+    fi
     if [[ "$name" == chief ]]; then
       chief_rc=$rc
     elif [[ $rc -ne 0 && -z "$chief_rc" ]]; then
-      echo "run_local.sh: $name failed (exit $rc): $(tail -n 1 "$run_dir/$name.log")" >&2
       echo "run_local.sh: stopping every task" >&2
       stop_all
       wait
@@ -207,4 +268,5 @@ if ((alive)); then
 fi
 wait
 echo "run_local.sh: chief exited $chief_rc; run folder $run_dir" >&2
+echo "$tensorboard_hint" >&2
 exit "$chief_rc"

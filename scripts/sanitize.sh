@@ -23,6 +23,7 @@
 #                   well over its 600 s timeout on 2 cores).
 # Prints the time of each phase. Exits non-zero when a test fails.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/usage.sh" "$@"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ASAN_BUILD_DIR:-$root/build-asan}"
 jobs="${JOBS:-$(nproc)}"
@@ -35,10 +36,6 @@ while [[ $# -gt 0 ]]; do
       [[ $# -ge 2 ]] || { echo "sanitize.sh: --fuzz needs SECONDS" >&2; exit 2; }
       fuzz_seconds="$2"
       shift 2
-      ;;
-    -h|--help)
-      sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
-      exit 0
       ;;
     *) echo "sanitize.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -96,6 +93,8 @@ echo "sanitize.sh: configure + build took $(elapsed "$t0" "$t1") s (-j $jobs)"
 
 echo "sanitize.sh: ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS"
 echo "sanitize.sh: MNIST_DIR=${MNIST_DIR:-<unset: the full-MNIST tests skip>}"
+BUILD_DIR="$build" "$root/scripts/test_venv.sh" ||
+  echo "sanitize.sh: no test venv: the Python-based tests will skip" >&2
 test_rc=0
 # shellcheck disable=SC2086  # CTEST_ARGS is a list of arguments
 ctest --test-dir "$build" --output-on-failure -j "$ctest_jobs" ${CTEST_ARGS:-} || test_rc=$?

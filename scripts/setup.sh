@@ -3,13 +3,15 @@
 # Idempotent: when every package is already installed it does nothing, so a
 # re-run is fast and needs no network. Uses sudo unless run as root.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/usage.sh" "$@"
 
 readonly PACKAGES=(
   build-essential cmake pkg-config git
   libzmq3-dev cppzmq-dev libflatbuffers-dev flatbuffers-compiler
   libeigen3-dev libgflags-dev libgoogle-glog-dev libgtest-dev zlib1g-dev
-  python3 python3-matplotlib
+  python3 python3-matplotlib python3-venv
   curl ca-certificates iproute2 procps
+  slurm-wlm munge
 )
 
 if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then

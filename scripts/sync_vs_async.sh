@@ -16,6 +16,7 @@
 #
 # --quick: a short version (for tests): few steps, frequent evaluation.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/usage.sh" "$@"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 results="$root/results/sync_vs_async"
 steps=2000

@@ -10,7 +10,10 @@
 # MNIST_DIR (or ../shared/data/mnist beside the checkout, when present)
 # enables the tests that need the full MNIST set in stage 1; without it they
 # report skipped. Stage 2 always runs them as skipped: under ASan they are
-# 10-20x slower. Exits non-zero when a stage fails.
+# 10-20x slower. The tests that read what the project writes with real
+# Python readers (TensorBoard, prometheus_client) use the venv that
+# scripts/test_venv.sh makes; without PyPI they report skipped.
+# Exits non-zero when a stage fails.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -18,7 +21,7 @@ quick=0
 case "${1:-}" in
   "") ;;
   --quick) quick=1 ;;
-  -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "test.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 esac
 
@@ -27,6 +30,7 @@ if [[ -z "${MNIST_DIR:-}" && -d "$root/../shared/data/mnist" ]]; then
 fi
 echo "test.sh: stage 1: Release build, MNIST_DIR=${MNIST_DIR:-<unset: full-MNIST tests will skip>}"
 "$root/scripts/build.sh"
+"$root/scripts/test_venv.sh" || echo "test.sh: no test venv: the Python-based tests will skip" >&2
 ctest --test-dir "${BUILD_DIR:-$root/build}" --output-on-failure -j "$(nproc)"
 
 [[ $quick -eq 1 ]] && exit 0

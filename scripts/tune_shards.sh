@@ -12,6 +12,7 @@
 #
 # --quick: a short version (for tests): 1 and 2 ps, few steps.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/usage.sh" "$@"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 results="$root/results/tune_shards"
 steps=150

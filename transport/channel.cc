@@ -1,5 +1,7 @@
 #include "transport/channel.h"
 
+#include <algorithm>
+
 namespace pst {
 
 Channel::Channel(zmq::context_t& context, ChannelOptions options)
@@ -66,10 +68,36 @@ Status Channel::ReplyError(const ReceivedMessage& reply) const {
 
 StatusOr<ReceivedMessage> Channel::Receive(uint64_t request_id,
                                            Clock::time_point deadline) {
-  PendingCalls calls;
-  calls.Add(this, request_id);
-  PST_RETURN_IF_ERROR(calls.WaitAll(deadline));
-  return std::move(calls.replies()[0]);
+  return ReceiveAny({request_id}, deadline);
+}
+
+StatusOr<ReceivedMessage> Channel::ReceiveAny(
+    const std::vector<uint64_t>& request_ids, Clock::time_point deadline) {
+  for (;;) {
+    for (;;) {  // drain what is ready
+      StatusOr<ReceivedMessage> reply = ReadOne();
+      if (!reply.ok()) {
+        if (reply.status().code() == Code::kUnavailable) break;
+        LOG(WARNING) << "dropping undecodable reply from " << options_.peer_name
+                     << ": " << reply.status().ToString();
+        continue;
+      }
+      if (std::find(request_ids.begin(), request_ids.end(),
+                    reply->request_id()) == request_ids.end()) {
+        continue;  // answers an abandoned request
+      }
+      PST_RETURN_IF_ERROR(ReplyError(*reply));
+      return reply;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - Clock::now());
+    if (left.count() <= 0) {
+      return DeadlineExceeded("no reply from " + options_.peer_name + " (" +
+                              options_.endpoint + ") within --rpc_timeout_ms");
+    }
+    zmq::pollitem_t item = {socket_.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, left);
+  }
 }
 
 StatusOr<ReceivedMessage> Channel::Call(const OutgoingMessage& request) {
@@ -82,7 +110,7 @@ void PendingCalls::Add(Channel* channel, uint64_t request_id) {
   request_ids_.push_back(request_id);
 }
 
-Status PendingCalls::WaitAll(Clock::time_point deadline) {
+Status PendingCalls::WaitAll(Clock::time_point deadline, const std::atomic<bool>* interrupt) {
   const size_t n = channels_.size();
   replies_.clear();
   replies_.resize(n);
@@ -91,8 +119,8 @@ Status PendingCalls::WaitAll(Clock::time_point deadline) {
   Status first_error;
   std::vector<zmq::pollitem_t> items(n);
   while (remaining > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - Clock::now());
+    if (interrupt != nullptr && interrupt->load()) return Aborted("interrupted by a signal");
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       std::string silent;
       for (size_t i = 0; i < n; ++i) {
@@ -107,6 +135,7 @@ Status PendingCalls::WaitAll(Clock::time_point deadline) {
       items[i] = {channels_[i]->socket().handle(), 0,
                   static_cast<short>(done[i] ? 0 : ZMQ_POLLIN), 0};
     }
+    if (interrupt != nullptr) left = std::min(left, std::chrono::milliseconds(100));
     zmq::poll(items.data(), n, left);
     for (size_t i = 0; i < n; ++i) {
       if (done[i] || !(items[i].revents & ZMQ_POLLIN)) continue;

@@ -9,6 +9,7 @@
 #ifndef PST_TRANSPORT_CHANNEL_H_
 #define PST_TRANSPORT_CHANNEL_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -56,6 +57,10 @@ class Channel {
   // (abandoned) requests are discarded.
   StatusOr<ReceivedMessage> Receive(uint64_t request_id,
                                     Clock::time_point deadline);
+  // Waits for the first reply to any of `request_ids` (requests re-sent
+  // while waiting for one answer); other replies are discarded.
+  StatusOr<ReceivedMessage> ReceiveAny(const std::vector<uint64_t>& request_ids,
+                                       Clock::time_point deadline);
 
   // Drops every reply already received (fire-and-forget senders).
   void DiscardReplies();
@@ -84,8 +89,10 @@ class PendingCalls {
   void Add(Channel* channel, uint64_t request_id);
   // Waits until every reply has arrived or the deadline passes. Returns the
   // first error (a reply's error status or DeadlineExceeded naming the
-  // peers still silent). replies()[i] answers the i-th Add().
-  Status WaitAll(Clock::time_point deadline);
+  // peers still silent). replies()[i] answers the i-th Add(). Once
+  // `*interrupt` is set (a signal: the process is stopping) the wait ends
+  // within 100 ms with Aborted.
+  Status WaitAll(Clock::time_point deadline, const std::atomic<bool>* interrupt = nullptr);
   std::vector<ReceivedMessage>& replies() { return replies_; }
 
  private:

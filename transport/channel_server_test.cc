@@ -87,6 +87,25 @@ TEST_F(ChannelServerTest, PipelinedRequestsMatchTheirReplies) {
   }
 }
 
+TEST_F(ChannelServerTest, ReceiveAnyTakesTheFirstReplyToAnyOfItsRequests) {
+  StartServer(0);
+  auto channel = Connect(0);
+  auto abandoned = channel->Send(Request(0, 0));
+  auto first = channel->Send(Request(1, 1));
+  auto resent = channel->Send(Request(2, 2));
+  ASSERT_TRUE(abandoned.ok() && first.ok() && resent.ok());
+  // The server's handler threads may answer in any order: whichever of the
+  // two replies comes first is taken, the abandoned request's is dropped,
+  // and the other one is still there for its own id.
+  auto reply = channel->ReceiveAny({*first, *resent}, channel->DefaultDeadline());
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  ASSERT_TRUE(reply->step() == 1 || reply->step() == 2) << reply->step();
+  const int64_t other = 3 - reply->step();
+  reply = channel->ReceiveAny({other == 1 ? *first : *resent}, channel->DefaultDeadline());
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  EXPECT_EQ(reply->step(), other);
+}
+
 TEST_F(ChannelServerTest, ErrorReplyBecomesStatusNamingPeer) {
   StartServer(0);
   auto channel = Connect(0);
@@ -102,6 +121,7 @@ TEST_F(ChannelServerTest, OtherClusterIsRefused) {
   auto reply = Connect(78)->Call(Request(1));
   EXPECT_EQ(reply.status().code(), Code::kPermissionDenied);
   EXPECT_NE(reply.status().message().find("cluster 78"), std::string::npos);
+  EXPECT_EQ(reply.status().message().find("77"), std::string::npos);
   EXPECT_TRUE(Connect(77)->Call(Request(1)).ok());
 }
 
@@ -230,11 +250,13 @@ class CurveTest : public ::testing::Test {
     server_ = std::make_unique<RpcServer>(server_context_, options, Echo);
     ASSERT_TRUE(server_->Start().ok());
   }
-  StatusOr<ReceivedMessage> CallWith(std::optional<CurveKeys> keys) {
+  // `timeout_ms`: short where a refusal (a timeout) is expected, long where
+  // a CURVE handshake must succeed on a loaded machine (ASan in CI).
+  StatusOr<ReceivedMessage> CallWith(std::optional<CurveKeys> keys, int timeout_ms = 500) {
     ChannelOptions options;
     options.peer_name = "secure:0";
     options.endpoint = server_->bound_endpoint();
-    options.rpc_timeout_ms = 500;
+    options.rpc_timeout_ms = timeout_ms;
     options.curve = std::move(keys);
     Channel channel(client_context_, options);
     OutgoingMessage m;
@@ -247,7 +269,7 @@ class CurveTest : public ::testing::Test {
   std::unique_ptr<RpcServer> server_;
 };
 
-TEST_F(CurveTest, ClusterKeyIsServed) { EXPECT_TRUE(CallWith(keys_).ok()); }
+TEST_F(CurveTest, ClusterKeyIsServed) { EXPECT_TRUE(CallWith(keys_, 10000).ok()); }
 
 TEST_F(CurveTest, PlainClientIsRefused) {
   EXPECT_EQ(CallWith(std::nullopt).status().code(), Code::kDeadlineExceeded);
@@ -269,7 +291,7 @@ TEST_F(CurveTest, ClientWithAnotherKeyIsRefused) {
   socket.send(frames[0], zmq::send_flags::dontwait);
   zmq::message_t reply;
   EXPECT_FALSE(socket.recv(reply).has_value());
-  EXPECT_TRUE(CallWith(keys_).ok());  // the server still serves the cluster
+  EXPECT_TRUE(CallWith(keys_, 10000).ok());  // the server still serves the cluster
 }
 
 TEST(CurveKeysTest, SaveThenLoad) {

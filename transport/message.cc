@@ -71,6 +71,13 @@ Status CheckDescriptor(const wire::TensorDesc* desc, size_t index,
 
 }  // namespace
 
+Status MessageTooLarge(size_t max_message_bytes) {
+  return ResourceExhausted("message exceeds --max_message_bytes=" +
+                           std::to_string(max_message_bytes) + " (counting " +
+                           std::to_string(FrameCost(0)) +
+                           " bytes per frame besides its data)");
+}
+
 wire::DataType ToWire(DType dtype) {
   return dtype == DType::kFloat32 ? wire::DataType::Float32
                                   : wire::DataType::Int64;
@@ -151,12 +158,12 @@ StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
                                         size_t max_message_bytes) {
   if (frames.empty()) return InvalidArgument("empty message");
   size_t total = 0;
-  for (const auto& f : frames) total += f.size();
-  if (total > max_message_bytes) {
-    return ResourceExhausted("message of " + std::to_string(total) +
-                             " bytes exceeds --max_message_bytes=" +
-                             std::to_string(max_message_bytes));
+  size_t cost = 0;
+  for (const auto& f : frames) {
+    total += f.size();
+    cost += FrameCost(f.size());
   }
+  if (cost > max_message_bytes) return MessageTooLarge(max_message_bytes);
   ReceivedMessage message;
   std::unique_ptr<uint64_t[]> header_copy;
   const uint8_t* bytes = AlignedBytes(frames[0], &header_copy);

@@ -104,11 +104,21 @@ class ReceivedMessage {
   size_t total_bytes_ = 0;
 };
 
+// What a frame costs a receiver, as counted against max_message_bytes: its
+// bytes plus the zmq_msg_t that holds it, so that a message of a million
+// empty frames is limited like one of a few big ones.
+inline size_t FrameCost(size_t frame_bytes) {
+  return frame_bytes + sizeof(zmq_msg_t);
+}
+
 // Verifies frames (header with the FlatBuffers Verifier, every tensor frame
-// against its descriptor, total size against max_message_bytes) and returns
-// the message, or InvalidArgument / ResourceExhausted saying what is wrong.
+// against its descriptor, the frames' total FrameCost against
+// max_message_bytes) and returns the message, or InvalidArgument /
+// ResourceExhausted saying what is wrong.
 StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
                                         size_t max_message_bytes);
+// The ResourceExhausted refusal of a message over max_message_bytes.
+Status MessageTooLarge(size_t max_message_bytes);
 
 // Largest dimension / rank accepted in a descriptor; guards the size
 // arithmetic against overflow.

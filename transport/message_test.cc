@@ -99,6 +99,14 @@ TEST(MessageTest, RejectsOversizedMessage) {
             std::string::npos);
 }
 
+TEST(MessageTest, CountsEveryFrameAgainstTheLimit) {
+  // No data at all, but 2000 frames of ZeroMQ's bookkeeping (128 KB).
+  auto frames = SampleFrames();
+  for (int i = 0; i < 2000; ++i) frames.emplace_back();
+  auto decoded = DecodeMessage(std::move(frames), 65536);
+  EXPECT_EQ(decoded.status().code(), Code::kResourceExhausted);
+}
+
 TEST(MessageTest, RejectsMissingTensorFrame) {
   auto frames = SampleFrames();
   frames.pop_back();

@@ -1,15 +1,36 @@
 #include "transport/server.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <algorithm>
+#include <climits>
 #include <sstream>
 
 namespace pst {
 namespace {
 
-std::string InprocEndpoint(const void* self) {
+std::string InprocEndpoint(const std::string& what, const void* self) {
   std::ostringstream s;
-  s << "inproc://replies-" << self;
+  s << "inproc://" << what << "-" << self;
   return s.str();
+}
+
+int HeartbeatTimeoutMs(const ServerOptions& options) {
+  const int64_t largest_frame_ms = static_cast<int64_t>(
+      options.max_message_bytes / (kSlowestPeerBytesPerSecond / 1000));
+  return static_cast<int>(std::min<int64_t>(
+      INT_MAX, options.peer_timeout.count() + largest_frame_ms));
+}
+
+// Hands freed heap memory back to the system. glibc keeps what a burst
+// freed (a refused message, closed connections) when other blocks sit above
+// it in the heap, so without this the ps's resident memory only grows.
+void GiveBackFreedMemory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
 }
 
 // Sends frames as one multipart message, the routing id first when given.
@@ -48,6 +69,14 @@ uint64_t RequestIdOf(const zmq::message_t& header_frame) {
   return wire::GetHeader(bytes)->request_id();
 }
 
+// The IP address of the peer that sent `frame` (empty when the transport
+// has none): the kernel's, unlike everything in the header, which the
+// sender writes.
+std::string PeerAddress(const zmq::message_t& frame) {
+  const char* address = zmq_msg_gets(frame.handle(), "Peer-Address");
+  return address != nullptr ? address : "";
+}
+
 }  // namespace
 
 DeferredReply RequestContext::Defer() {
@@ -61,7 +90,8 @@ RpcServer::RpcServer(zmq::context_t& context, ServerOptions options,
     : context_(context),
       options_(std::move(options)),
       handler_(std::move(handler)),
-      inproc_endpoint_(InprocEndpoint(this)),
+      inproc_endpoint_(InprocEndpoint("replies", this)),
+      monitor_endpoint_(InprocEndpoint("monitor", this)),
       cluster_id_(options_.cluster_id) {}
 
 RpcServer::~RpcServer() {
@@ -82,6 +112,7 @@ Status RpcServer::Start() {
   // sockets are then handed to the I/O thread, which alone uses them.
   auto router = std::make_shared<zmq::socket_t>(context_, zmq::socket_type::router);
   auto replies = std::make_shared<zmq::socket_t>(context_, zmq::socket_type::pull);
+  auto monitor = std::make_shared<zmq::socket_t>(context_, zmq::socket_type::pair);
   try {
     if (options_.curve) {
       authenticator_ = std::make_unique<ZapAuthenticator>(context_, *options_.curve);
@@ -91,8 +122,21 @@ Status RpcServer::Start() {
     router->set(zmq::sockopt::maxmsgsize,
                 static_cast<int64_t>(options_.max_message_bytes));
     router->set(zmq::sockopt::router_mandatory, 0);
+    // What a connection holds (an incomplete message, see IoLoop) is bounded
+    // in time: silent or stalled peers are dropped.
+    const int peer_timeout_ms = static_cast<int>(options_.peer_timeout.count());
+    router->set(zmq::sockopt::handshake_ivl, peer_timeout_ms);
+    router->set(zmq::sockopt::heartbeat_ivl, std::max(1, peer_timeout_ms / 2));
+    router->set(zmq::sockopt::heartbeat_timeout, HeartbeatTimeoutMs(options_));
     router->bind(options_.endpoint);
     replies->bind(inproc_endpoint_);
+    // Closed connections are reported so their memory can be given back.
+    if (zmq_socket_monitor(router->handle(), monitor_endpoint_.c_str(),
+                           ZMQ_EVENT_DISCONNECTED) != 0) {
+      throw zmq::error_t();
+    }
+    monitor->set(zmq::sockopt::linger, 0);
+    monitor->connect(monitor_endpoint_);
     bound_endpoint_ = router->get(zmq::sockopt::last_endpoint);
   } catch (const zmq::error_t& e) {
     return Unavailable(options_.name + " cannot bind " + options_.endpoint +
@@ -104,7 +148,8 @@ Status RpcServer::Start() {
   for (int i = 0; i < std::max(1, options_.num_threads); ++i) {
     handler_threads_.emplace_back([this, i] { HandlerLoop(i); });
   }
-  io_thread_ = std::thread([this, router, replies] { IoLoop(*router, *replies); });
+  io_thread_ = std::thread(
+      [this, router, replies, monitor] { IoLoop(*router, *replies, *monitor); });
   return Status::OK();
 }
 
@@ -129,51 +174,96 @@ Status RpcServer::CheckClusterId(const ReceivedMessage& request) const {
       std::find(open.begin(), open.end(), request.type()) != open.end()) {
     return Status::OK();
   }
+  // Names only the sender's own id: the server's would let anyone who can
+  // reach it speak for its cluster.
   return PermissionDenied(options_.name + " refuses a message from cluster " +
-                          std::to_string(theirs) + ": this is cluster " +
-                          std::to_string(mine));
+                          std::to_string(theirs) + ": not this cluster");
 }
 
-void RpcServer::SendReply(zmq::socket_t& router, zmq::message_t routing_id,
-                          const OutgoingMessage& reply, uint64_t request_id) {
-  Envelope envelope{request_id, cluster_id_.load(), options_.role,
+void RpcServer::SendRefusal(zmq::socket_t& router, zmq::message_t routing_id,
+                            const Status& status, uint64_t request_id) {
+  OutgoingMessage refusal;
+  refusal.type = wire::MessageType::ErrorReply;
+  refusal.status = status;
+  Envelope envelope{request_id, /*cluster_id=*/0, options_.role,
                     options_.index};
-  std::vector<zmq::message_t> frames = EncodeMessage(reply, envelope);
+  std::vector<zmq::message_t> frames = EncodeMessage(refusal, envelope);
   bytes_out_ += SendFrames(router, &routing_id, frames);
 }
 
+// ZeroMQ hands a multipart message over only once all its frames have
+// arrived, and limits (ZMQ_MAXMSGSZ) each frame, not their sum or number:
+// until then the frames sit in ZeroMQ's queue, out of reach. What can be
+// done here is to take the frames one by one, counting, and release those
+// over the limit at once rather than gather and copy them.
+bool RpcServer::ReceiveRequest(zmq::socket_t& router,
+                               std::vector<zmq::message_t>* frames,
+                               bool* too_large) {
+  frames->clear();
+  *too_large = false;
+  zmq::message_t frame;
+  if (!router.recv(frame, zmq::recv_flags::dontwait)) return false;
+  bool more = frame.more();
+  frames->push_back(std::move(frame));  // the routing id, from ZeroMQ
+  size_t cost = 0;
+  while (more && router.recv(frame, zmq::recv_flags::dontwait)) {
+    more = frame.more();
+    bytes_in_ += frame.size();
+    cost += FrameCost(frame.size());
+    if (!*too_large && cost > options_.max_message_bytes) {
+      *too_large = true;
+      // Only the routing id and the header stay, for the refusal.
+      frames->resize(std::min<size_t>(frames->size(), 2));
+    }
+    // A dropped frame is released by the next recv into `frame`.
+    if (!*too_large || frames->size() < 2) frames->push_back(std::move(frame));
+  }
+  return true;
+}
+
 void RpcServer::OnRequest(zmq::socket_t& router,
-                          std::vector<zmq::message_t> frames) {
+                          std::vector<zmq::message_t> frames, bool too_large) {
   if (frames.size() < 2) return;  // a routing id with nothing after it
   zmq::message_t routing_id = std::move(frames[0]);
   frames.erase(frames.begin());
-  size_t size = 0;
-  for (const auto& f : frames) size += f.size();
-  bytes_in_ += size;
+  std::string peer_address = PeerAddress(frames[0]);
   const uint64_t request_id = RequestIdOf(frames[0]);
   StatusOr<ReceivedMessage> request =
-      DecodeMessage(std::move(frames), options_.max_message_bytes);
+      too_large ? StatusOr<ReceivedMessage>(
+                      MessageTooLarge(options_.max_message_bytes))
+                : DecodeMessage(std::move(frames), options_.max_message_bytes);
   Status status = request.ok() ? CheckClusterId(*request) : request.status();
   if (!status.ok()) {
     VLOG(1) << options_.name << " refused a request: " << status.ToString();
-    OutgoingMessage error;
-    error.type = wire::MessageType::ErrorReply;
-    error.status = status;
-    SendReply(router, std::move(routing_id), error, request_id);
+    SendRefusal(router, std::move(routing_id), status, request_id);
     return;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    jobs_.push_back(Job{std::move(routing_id), std::move(request).value()});
+    jobs_.push_back(Job{std::move(routing_id), std::move(request).value(),
+                        std::move(peer_address)});
   }
   jobs_cv_.notify_one();
 }
 
-void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies) {
+void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies,
+                       zmq::socket_t& monitor) {
   zmq::pollitem_t items[] = {{router.handle(), 0, ZMQ_POLLIN, 0},
-                             {replies.handle(), 0, ZMQ_POLLIN, 0}};
+                             {replies.handle(), 0, ZMQ_POLLIN, 0},
+                             {monitor.handle(), 0, ZMQ_POLLIN, 0}};
+  // Set when much memory may have been freed; acted on once idle, so a
+  // burst is followed by one trim, not one per event.
+  bool trim_due = false;
   for (;;) {
-    zmq::poll(items, 2, std::chrono::milliseconds(50));
+    if (zmq::poll(items, 3, std::chrono::milliseconds(50)) == 0 && trim_due) {
+      GiveBackFreedMemory();
+      trim_due = false;
+    }
+    if (items[2].revents & ZMQ_POLLIN) {
+      while (!RecvMultipart(monitor).empty()) {
+      }
+      trim_due = true;
+    }
     if (items[1].revents & ZMQ_POLLIN) {
       for (;;) {
         std::vector<zmq::message_t> reply = RecvMultipart(replies);
@@ -192,15 +282,17 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies) {
       continue;
     }
     if (items[0].revents & ZMQ_POLLIN) {
-      for (;;) {
-        std::vector<zmq::message_t> request = RecvMultipart(router);
-        if (request.empty()) break;
-        OnRequest(router, std::move(request));
+      std::vector<zmq::message_t> request;
+      bool too_large = false;
+      while (ReceiveRequest(router, &request, &too_large)) {
+        trim_due |= too_large;
+        OnRequest(router, std::move(request), too_large);
       }
     }
   }
   router.close();
   replies.close();
+  monitor.close();
   std::lock_guard<std::mutex> lock(stopped_mu_);
   stopped_ = true;
   stopped_cv_.notify_all();
@@ -220,7 +312,8 @@ void RpcServer::HandlerLoop(int /*thread_index*/) {
       jobs_.pop_front();
       ++jobs_in_flight_;
     }
-    RequestContext context(&job.routing_id, job.request.request_id());
+    RequestContext context(&job.routing_id, job.request.request_id(),
+                           std::move(job.peer_address));
     OutgoingMessage reply = handler_(job.request, context);
     if (context.deferred()) {
       // No reply on `out` for this job; SendDeferred counts its own.

@@ -14,6 +14,7 @@
 #define PST_TRANSPORT_SERVER_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -23,8 +24,8 @@
 #include <optional>
 #include <string>
 #include <thread>
-#include <vector>
 
+#include <vector>
 #include <zmq.hpp>
 
 #include "common/status.h"
@@ -43,25 +44,43 @@ struct DeferredReply {
 // Given to the handler with each request.
 class RequestContext {
  public:
-  RequestContext(zmq::message_t* routing_id, uint64_t request_id)
-      : routing_id_(routing_id), request_id_(request_id) {}
+  RequestContext(zmq::message_t* routing_id, uint64_t request_id,
+                 std::string peer_address = "")
+      : routing_id_(routing_id),
+        request_id_(request_id),
+        peer_address_(std::move(peer_address)) {}
   // Takes the request's return address: the handler's return value is then
   // ignored and the reply must go through RpcServer::SendDeferred.
   DeferredReply Defer();
   bool deferred() const { return deferred_; }
+  // The numeric IP address the request came from, as the kernel saw it
+  // ("127.0.0.1"; libzmq's "Peer-Address"); empty when unknown.
+  const std::string& peer_address() const { return peer_address_; }
 
  private:
   zmq::message_t* routing_id_;
   uint64_t request_id_;
+  std::string peer_address_;
   bool deferred_ = false;
 };
+
+inline constexpr size_t kSlowestPeerBytesPerSecond = size_t{10} << 20;
 
 struct ServerOptions {
   std::string name;      // "ps:0", for logs and error messages
   std::string endpoint;  // "tcp://127.0.0.1:2222"
   wire::Role role = wire::Role::Unknown;
   int32_t index = 0;
+  // Counted with FrameCost as the frames are taken from ZeroMQ; ZeroMQ
+  // itself limits each frame to this (it holds a message until its last
+  // frame has arrived, see server.cc).
   size_t max_message_bytes = size_t{1} << 30;
+  // A connection is dropped, with the incomplete message it holds, when it
+  // has not finished its handshake within peer_timeout, or when it leaves a
+  // heartbeat (sent every peer_timeout / 2) unanswered for peer_timeout
+  // plus the time the largest frame takes at kSlowestPeerBytesPerSecond
+  // (the answer queues behind the frame being sent).
+  std::chrono::milliseconds peer_timeout{10000};
   int num_threads = 2;
   // Cluster id of the server; 0 = not yet known (accepts any, see
   // set_cluster_id). Once known, requests from other clusters are refused,
@@ -106,19 +125,29 @@ class RpcServer {
   struct Job {
     zmq::message_t routing_id;
     ReceivedMessage request;
+    std::string peer_address;
   };
 
-  void IoLoop(zmq::socket_t& router, zmq::socket_t& replies);
+  void IoLoop(zmq::socket_t& router, zmq::socket_t& replies,
+              zmq::socket_t& monitor);
   void HandlerLoop(int thread_index);
-  void OnRequest(zmq::socket_t& router, std::vector<zmq::message_t> frames);
-  void SendReply(zmq::socket_t& router, zmq::message_t routing_id,
-                 const OutgoingMessage& reply, uint64_t request_id);
+  // Takes one message from the router, or returns false when none is
+  // ready. Frames past max_message_bytes are released as they are taken:
+  // then only the routing id and the header are kept, and *too_large is set.
+  bool ReceiveRequest(zmq::socket_t& router,
+                      std::vector<zmq::message_t>* frames, bool* too_large);
+  void OnRequest(zmq::socket_t& router, std::vector<zmq::message_t> frames,
+                 bool too_large);
+  // Refusals carry cluster id 0: a stranger must not learn the cluster's.
+  void SendRefusal(zmq::socket_t& router, zmq::message_t routing_id,
+                   const Status& status, uint64_t request_id);
   Status CheckClusterId(const ReceivedMessage& request) const;
 
   zmq::context_t& context_;
   const ServerOptions options_;
   const Handler handler_;
   const std::string inproc_endpoint_;
+  const std::string monitor_endpoint_;
   std::string bound_endpoint_;  // set by Start()
   std::atomic<uint64_t> cluster_id_;
   std::atomic<bool> stopping_{false};

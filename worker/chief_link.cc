@@ -1,6 +1,7 @@
 #include "worker/chief_link.h"
 
 #include <thread>
+#include <vector>
 
 namespace pst {
 
@@ -48,22 +49,33 @@ StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash, Clock::time_point 
   }
 }
 
-StatusOr<std::optional<int64_t>> ChiefLink::TakeToken(Clock::time_point deadline) {
+StatusOr<std::optional<int64_t>> ChiefLink::TakeToken(Clock::time_point deadline,
+                                                      const std::atomic<bool>& stop) {
   OutgoingMessage request;
   request.type = wire::MessageType::TokenRequest;
+  request.step = last_token_;
+  // A restarted chief may answer any request queued while it was down.
+  std::vector<uint64_t> sent;
   for (;;) {
+    if (stop.load()) return Aborted("stopped by a signal while waiting for a token");
     PST_ASSIGN_OR_RETURN(uint64_t id, channel_.Send(request));
-    auto reply = channel_.Receive(id, std::min(deadline, Clock::now() + std::chrono::seconds(1)));
+    sent.push_back(id);
+    auto reply = channel_.ReceiveAny(
+        sent, std::min(deadline, Clock::now() + std::chrono::seconds(1)));
     if (reply.ok()) {
       const wire::JoinInfo* join = reply->header().join();
       if (reply->step() < 0 || (join && join->state() == wire::ClusterState::Stopping)) {
         stopping_ = true;
         return std::optional<int64_t>();
       }
-      return std::optional<int64_t>(reply->step());
+      last_token_ = reply->step();
+      return std::optional<int64_t>(last_token_);
     }
-    if (reply.status().code() != Code::kDeadlineExceeded || Clock::now() >= deadline) {
-      return reply.status();
+    if (reply.status().code() != Code::kDeadlineExceeded) return reply.status();
+    if (Clock::now() >= deadline) {
+      return DeadlineExceeded("no token from the chief at " +
+                              channel_.endpoint() +
+                              " within --join_timeout_ms");
     }
   }
 }

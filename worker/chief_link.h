@@ -45,9 +45,12 @@ class ChiefLink {
                             const std::atomic<bool>& stop);
 
   // Sync mode: the step of this worker's next token, or nullopt when the
-  // chief is stopping the cluster. Waits as long as it takes; the request
-  // is repeated every second while waiting.
-  StatusOr<std::optional<int64_t>> TakeToken(Clock::time_point deadline);
+  // chief is stopping the cluster. The request is repeated every second
+  // while waiting (the chief may have restarted); a token answering any of
+  // them is taken. DeadlineExceeded after `deadline` (--join_timeout_ms),
+  // Aborted within a second of `stop` being set (a signal).
+  StatusOr<std::optional<int64_t>> TakeToken(Clock::time_point deadline,
+                                             const std::atomic<bool>& stop);
 
   // Sends a report without waiting for the answer.
   Status Report(const TrainingReport& report);
@@ -62,6 +65,10 @@ class ChiefLink {
 
   Channel channel_;
   bool stopping_ = false;
+  // The step of the last token taken (-1: none yet), sent with each token
+  // request: the chief grants that step again when it is still the current
+  // one, since this worker did not receive it.
+  int64_t last_token_ = -1;
 };
 
 }  // namespace pst

@@ -1,6 +1,8 @@
 #include "worker/worker_task.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 #include <thread>
 
@@ -11,6 +13,7 @@
 #include "ps/ps_client.h"
 #include "transport/heartbeat_sender.h"
 #include "worker/chief_link.h"
+#include "worker/divergence.h"
 
 namespace pst {
 namespace {
@@ -146,6 +149,7 @@ class Worker {
     identity.rpc_timeout_ms = options_.rpc_timeout_ms;
     identity.max_message_bytes = options_.max_message_bytes;
     identity.curve = options_.curve;
+    identity.interrupt = &stop_;  // a signal ends a pull or push at once
     ps_ = std::make_unique<PsClient>(context_, options_.cluster, *placement_, identity);
     return Status::OK();
   }
@@ -164,7 +168,7 @@ class Worker {
   // Sync: the step of the next token, or nullopt when the chief is stopping.
   StatusOr<std::optional<int64_t>> TakeToken() {
     PST_ASSIGN_OR_RETURN(std::optional<int64_t> token,
-                         chief_->TakeToken(After(options_.join_timeout_ms)));
+                         chief_->TakeToken(After(options_.join_timeout_ms), stop_));
     if (token && sync_.last_token >= 0) {
       sync_.max_token_gap = std::max(sync_.max_token_gap, *token - sync_.last_token);
     }
@@ -173,9 +177,13 @@ class Worker {
   }
 
   // Pull -> compute -> push; `token` is the sync step (unused in async).
-  StatusOr<PushSummary> Step(const PipelineBatch& next, int64_t token, float* loss) {
+  // A non-finite loss or gradient is not pushed: *diverged says what it was.
+  StatusOr<PushSummary> Step(const PipelineBatch& next, int64_t token, float* loss,
+                             std::optional<std::string>* diverged) {
     PST_RETURN_IF_ERROR(ps_->Pull(variables_, &params_));
     PST_ASSIGN_OR_RETURN(*loss, model_->ComputeGradients(params_, next.batch, &grads_));
+    *diverged = NonFiniteStep(*loss, grads_, model_->variables());
+    if (*diverged) return PushSummary();
     if (options_.simulated_delay_ms > 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(options_.simulated_delay_ms));
     }
@@ -210,20 +218,50 @@ class Worker {
     return Status::OK();
   }
 
+  // Ends training after a step that diverged (`what`): the chief hears of it
+  // through a report with a non-finite loss, so it can stop the run. A
+  // finite loss whose gradient (or update, refused by a ps) is not finite
+  // is reported as NaN: the step has no usable result.
+  Status EndDiverged(const std::string& what, int64_t global_step, float loss) {
+    TrainingReport report = last_report_;
+    report.step = global_step;
+    report.loss = std::isfinite(loss) ? std::numeric_limits<float>::quiet_NaN() : loss;
+    report.examples = unreported_examples_;
+    Status reported = chief_->Report(report);
+    // Reports are fire-and-forget; the goodbye is acknowledged, and so shows
+    // that the report (sent before it on the same channel) reached the chief.
+    if (reported.ok()) reported = chief_->Leave(report);
+    if (!reported.ok()) {
+      LOG(WARNING) << me_ << ": could not tell the chief: " << reported.ToString();
+    }
+    return Diverged(what, global_step);
+  }
+
   Status Train() {
     StepLog log(options_.log_every_steps);
     while (!stop_.load()) {
       int64_t token = 0;
       if (options_.sync) {
-        PST_ASSIGN_OR_RETURN(std::optional<int64_t> granted, TakeToken());
-        if (!granted) return Status::OK();  // the chief is stopping the cluster
-        token = *granted;
+        StatusOr<std::optional<int64_t>> granted = TakeToken();
+        if (!granted.ok() && stop_.load()) break;  // a signal
+        PST_RETURN_IF_ERROR(granted.status());
+        if (!*granted) return Status::OK();  // the chief is stopping the cluster
+        token = **granted;
       }
       PST_ASSIGN_OR_RETURN(PipelineBatch next, input_->Next());
       const auto start = Clock::now();
       float loss = 0;
-      StatusOr<PushSummary> stepped = Step(next, token, &loss);
+      std::optional<std::string> diverged;
+      StatusOr<PushSummary> stepped = Step(next, token, &loss, &diverged);
+      // The global step of the parameters this step started from, as far as
+      // this worker knows (async: the step after its previous push).
+      const int64_t global_step = options_.sync ? token : last_report_.step;
+      if (diverged) return EndDiverged(*diverged, global_step, loss);
+      if (IsNonFiniteRefusal(stepped.status())) {
+        return EndDiverged(stepped.status().message(), global_step, loss);
+      }
       if (!stepped.ok()) {
+        if (stop_.load()) break;  // a signal cut the step short
         PST_RETURN_IF_ERROR(WaitOutPsFailure(stepped.status()));
         if (chief_->stopping()) return Status::OK();
         continue;  // the cluster is back: a fresh token, fresh parameters
@@ -231,12 +269,14 @@ class Worker {
       ps_failed_since_.reset();
       const PushSummary pushed = *stepped;
       const float ms = std::chrono::duration<float, std::milli>(Clock::now() - start).count();
-      last_report_ = {pushed.global_step, loss, next.batch.size, next.epoch,
+      unreported_examples_ += next.batch.size;
+      last_report_ = {pushed.global_step, loss, unreported_examples_, next.epoch,
                       next.batch_in_epoch, next.batches_per_epoch, ms};
       log.Add(last_report_, ++local_steps_);
       if (!options_.sync && pushed.global_step >= train_steps_) return Status::OK();
       if (local_steps_ % options_.report_every_steps == 0) {
         PST_RETURN_IF_ERROR(chief_->Report(last_report_));
+        unreported_examples_ = 0;
         if (chief_->stopping()) return Status::OK();
       }
     }
@@ -262,6 +302,9 @@ class Worker {
   SyncCounts sync_;
   std::optional<Clock::time_point> ps_failed_since_;  // set while the ps are unreachable
   int64_t local_steps_ = 0;
+  // Examples pushed since the last report: a report covers every step since
+  // the previous one, and the chief adds them up for examples_per_sec.
+  int64_t unreported_examples_ = 0;
 };
 
 }  // namespace

@@ -35,7 +35,8 @@ class CheckpointTest : public SyntheticDataTest {
   std::vector<std::string> Checkpoints() const {
     std::vector<std::string> names;
     for (const auto& e : fs::directory_iterator(checkpoints_)) {
-      names.push_back(e.path().filename().string());
+      const std::string name = e.path().filename().string();
+      if (name.rfind("ckpt-", 0) == 0) names.push_back(name);  // not cluster_id
     }
     std::sort(names.begin(), names.end());
     return names;

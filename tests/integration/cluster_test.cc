@@ -1,6 +1,7 @@
 // Real ps, worker and chief processes on 127.0.0.1, trained on a small
 // synthetic data set in MNIST's format.
 #include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -48,6 +49,15 @@ class ClusterTest : public SyntheticDataTest {
     ASSERT_GE(metrics.size(), 3u);
     EXPECT_NE(metrics.back().find("\"test_accuracy\""), std::string::npos);
     EXPECT_NE(metrics.back().find("\"staleness_mean\""), std::string::npos);
+    // Every global step is one pushed batch of 50 (async). Examples still
+    // unreported at the last evaluation (under --report_every_steps per
+    // worker) keep the ratio a little under 1.
+    const double steps_per_sec = ReportValue(metrics.back(), "\"steps_per_sec\": ").value_or(0);
+    const double examples_per_sec =
+        ReportValue(metrics.back(), "\"examples_per_sec\": ").value_or(0);
+    ASSERT_GT(steps_per_sec, 0) << metrics.back();
+    EXPECT_GT(examples_per_sec / (steps_per_sec * 50), 0.8) << metrics.back();
+    EXPECT_LT(examples_per_sec / (steps_per_sec * 50), 1.25) << metrics.back();
     for (int k = 0; k < num_ps; ++k) {
       const std::string ps = "\"ps" + std::to_string(k) + "_";
       for (const char* field : {"bytes_held", "bytes_in", "bytes_out", "updates_applied"}) {
@@ -111,6 +121,25 @@ TEST_F(ClusterTest, WorkerWithAnotherPlacementIsRefused) {
       << worker.Log();
 }
 
+// A learning rate this high makes the loss non-finite within a few steps:
+// the worker must not push that gradient, and ends with an error that says
+// what happened.
+TEST_F(ClusterTest, DivergingWorkerStopsWithAClearError) {
+  LocalCluster cluster(1, 1, TestDir());
+  std::vector<std::string> flags = TrainingFlags(100000);
+  flags.push_back("--model=mlp_relu");
+  flags.push_back("--learning_rate=1e6");
+  cluster.StartAll(flags);
+  ChildProcess& worker = cluster.task("worker");
+  const auto code = worker.Wait(seconds(120));
+  ASSERT_TRUE(code.has_value()) << "the worker trained on\n" << worker.Log();
+  EXPECT_EQ(*code, 1);
+  const std::string log = worker.Log();
+  EXPECT_NE(log.find("training diverged: loss "), std::string::npos) << log;
+  EXPECT_NE(log.find(" at global step "), std::string::npos) << log;
+  EXPECT_NE(log.find(" (try a lower --learning_rate)"), std::string::npos) << log;
+}
+
 // Bad flags stop a task at start: exit code 2, one line naming the flag.
 class BadFlagTest : public ::testing::TestWithParam<std::vector<std::string>> {};
 
@@ -138,6 +167,54 @@ INSTANTIATE_TEST_SUITE_P(
                       std::vector<std::string>{"--no_such_flag=1"},
                       std::vector<std::string>{"--rpc_timeout_ms=0"},
                       std::vector<std::string>{"--mode=bogus"}));
+
+// Flags that name no flag stop a task too, wherever they are: on the command
+// line or in a --flagfile (run_local.sh passes every flag in one). The line
+// suggests the nearest flag.
+TEST(UnknownFlagTest, CommandLineSuggestsTheNearestFlag) {
+  const std::string dir = MakeTestDir("unknown-flag");
+  auto ps = ChildProcess::Start({BinDir() + "/ps", "--train_stepz=5"}, dir + "/ps.log");
+  ASSERT_TRUE(ps.ok());
+  EXPECT_EQ((*ps)->Wait(seconds(30)), 2);
+  EXPECT_EQ((*ps)->Log(), "ps: unknown flag --train_stepz (did you mean --train_steps?)\n");
+}
+
+TEST(UnknownFlagTest, NothingNearGivesNoSuggestion) {
+  const std::string dir = MakeTestDir("unknown-flag-far");
+  auto ps = ChildProcess::Start({BinDir() + "/ps", "--no_such_flag=1"}, dir + "/ps.log");
+  ASSERT_TRUE(ps.ok());
+  EXPECT_EQ((*ps)->Wait(seconds(30)), 2);
+  EXPECT_EQ((*ps)->Log(), "ps: unknown flag --no_such_flag\n");
+}
+
+TEST(UnknownFlagTest, InAFlagFileExitsTwoNamingTheFileAndTheNearestFlag) {
+  const std::string dir = MakeTestDir("unknown-flag-in-file");
+  const std::string flagfile = dir + "/cluster.flags";
+  std::ofstream(flagfile) << "# cluster\n"
+                             "--chief_host=127.0.0.1:1\n"
+                             "--ps_hosts=127.0.0.1:2\n"
+                             "--worker_hosts=127.0.0.1:3\n"
+                             "--nolog_device_placement\n"
+                             "--train_stepz=5\n";
+  auto worker =
+      ChildProcess::Start({BinDir() + "/worker", "--flagfile=" + flagfile}, dir + "/worker.log");
+  ASSERT_TRUE(worker.ok());
+  EXPECT_EQ((*worker)->Wait(seconds(30)), 2);
+  EXPECT_EQ((*worker)->Log(), "worker: unknown flag --train_stepz in " + flagfile +
+                                  " (did you mean --train_steps?)\n");
+}
+
+TEST(UnknownFlagTest, InANestedFlagFile) {
+  const std::string dir = MakeTestDir("unknown-flag-nested");
+  std::ofstream(dir + "/inner.flags") << "--learning_rat=0.1\n";
+  std::ofstream(dir + "/outer.flags") << "--flagfile=" << dir << "/inner.flags\n";
+  auto chief = ChildProcess::Start({BinDir() + "/chief", "--flagfile", dir + "/outer.flags"},
+                                   dir + "/chief.log");
+  ASSERT_TRUE(chief.ok());
+  EXPECT_EQ((*chief)->Wait(seconds(30)), 2);
+  EXPECT_EQ((*chief)->Log(), "chief: unknown flag --learning_rat in " + dir +
+                                 "/inner.flags (did you mean --learning_rate?)\n");
+}
 
 }  // namespace
 }  // namespace pst

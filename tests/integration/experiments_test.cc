@@ -56,6 +56,37 @@ TEST_F(ExperimentsTest, TuneShardsWritesItsTablePlotAndRecommendation) {
   EXPECT_EQ(recommendation[0].rfind("recommendation: ps", 0), 0u) << recommendation[0];
 }
 
+// scripts/chaos.sh, one async chaos run with a kill every 1 to 2 s (bounded
+// to 40 s): the undisturbed baseline finishes with no lost update, the chaos
+// run's kills are recorded, the summary line is written, and no process of
+// the benchmark is left behind.
+TEST_F(ExperimentsTest, ChaosKillsTasksAndWritesItsSummary) {
+  const std::string out = TestDir() + "-chaos";
+  auto script = ChildProcess::Start(
+      {"/bin/bash", std::string(std::getenv("PST_SOURCE_DIR")) + "/scripts/chaos.sh",
+       "--runs=1", "--modes=async", "--train_steps=3000", "--model=mlp", "--kill_every=1:2",
+       "--stall_after=10", "--stop_after=20", "--run_timeout=40", "--out=" + out,
+       // Slow enough (about 5 s undisturbed) that the first kill lands.
+       "--data_dir=" + data_dir(), "--", "--batch_size=50", "--simulated_delay_ms=5"},
+      TestDir() + ".log");
+  CHECK(script.ok());
+  ASSERT_EQ((*script)->Wait(std::chrono::seconds(150)), 0) << (*script)->Log();
+  const auto summary = ReadLines(out + "/summary.md");
+  ASSERT_FALSE(summary.empty());
+  EXPECT_EQ(summary.back().rfind("async: finished ", 0), 0u) << summary.back();
+  EXPECT_NE(summary.back().find("/1, kills "), std::string::npos) << summary.back();
+  bool baseline_clean = false;
+  for (const std::string& line : summary) {
+    // run | finished | launcher exit | kills | restarts | restores | stalls |
+    // Global-Step | lost updates (uncounted) | ...
+    baseline_clean |= line.rfind("| baseline | yes | 0 | 0 (0/0/0) | 0 | 0 | 0 | ", 0) == 0 &&
+                      line.find(" | 0 (0) | ") != std::string::npos;
+  }
+  EXPECT_TRUE(baseline_clean) << (*script)->Log();
+  EXPECT_FALSE(ReadLines(out + "/async/run-01/kills.log").empty());
+  EXPECT_TRUE(ProcessesMentioning(out).empty());
+}
+
 TEST_F(ExperimentsTest, ChiefWritesTensorBoardEvents) {
   LocalCluster cluster(1, 1, TestDir());
   const std::string logdir = cluster.dir() + "/tb";
@@ -63,7 +94,8 @@ TEST_F(ExperimentsTest, ChiefWritesTensorBoardEvents) {
                     "--train_steps=100", "--eval_every_steps=50", "--logdir=" + logdir});
   for (const TaskExit& e : cluster.WaitAll(std::chrono::seconds(120))) EXPECT_EQ(e.code, 0);
   int files = 0;
-  for (const auto& entry : fs::directory_iterator(logdir)) {
+  for (const auto& entry : fs::recursive_directory_iterator(logdir)) {  // in the run's sub-folder
+    if (!entry.is_regular_file()) continue;
     files += entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
     EXPECT_GT(fs::file_size(entry.path()), 100u);
   }

@@ -1,6 +1,8 @@
 // Processes that die mid-run: a ps killed, declared dead and restarted (the
-// cluster rolls back to its last checkpoint and finishes), a worker killed and restarted
-// in sync mode without a spare replica.
+// cluster rolls back to its last checkpoint and finishes), a worker killed and
+// restarted in sync mode without a spare replica, the chief killed and
+// restarted (once, and five times for longer than a worker's token re-send
+// interval).
 #include <signal.h>
 
 #include <regex>
@@ -18,7 +20,10 @@ using std::chrono::seconds;
 class FaultTest : public SyntheticDataTest {
  protected:
   std::vector<std::string> Flags(const std::string& mode, int train_steps) {
-    checkpoints_ = TestDir() + "-checkpoints";
+    // Fresh, so that --gtest_repeat does not restore the last run's model.
+    checkpoints_ = MakeTestDir(
+        ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+        std::string("-checkpoints"));
     return {"--data_dir=" + data_dir(), "--model=mlp", "--batch_size=50",
             "--mode=" + mode, "--train_steps=" + std::to_string(train_steps),
             "--eval_every_steps=0", "--log_every_steps=20", "--simulated_delay_ms=4",
@@ -123,6 +128,31 @@ TEST_F(FaultTest, KilledChiefIsRestartedAndSyncTrainingResumes) {
   EXPECT_EQ(log.find("waiting: "), std::string::npos) << log;
 }
 
+// A chief down for longer than a worker's token re-send interval finds
+// several token requests of each worker queued. Whichever it answers, every
+// worker gets its token: training finishes without restarting any worker
+// (this test restarts none, and every task must exit 0).
+TEST_F(FaultTest, SyncTrainingSurvivesFiveLongChiefOutages) {
+  constexpr int kTrainSteps = 400;
+  LocalCluster cluster(2, 3, TestDir());
+  auto flags = Flags("sync", kTrainSteps);
+  // No spare: one worker left waiting stalls the cluster.
+  flags.push_back("--replicas_to_aggregate=3");
+  cluster.StartAll(flags);
+  for (int kill = 1; kill <= 5; ++kill) {
+    // 60 steps apart: past the checkpoint each restart rolls back to.
+    WaitForStep(cluster.task("chief"), 60 * kill);
+    if (HasFatalFailure()) return;  // stalled
+    cluster.task("chief").Signal(SIGKILL);
+    std::this_thread::sleep_for(seconds(3));
+    cluster.StartTask("chief", 0, flags);
+  }
+  ExpectAllExitZero(cluster);
+  const std::string log = cluster.task("chief").Log();
+  EXPECT_NE(log.find("keeping cluster id"), std::string::npos) << log;
+  EXPECT_EQ(ReportValue(log, "Global-Step: ").value_or(0), kTrainSteps) << log;
+}
+
 TEST_F(FaultTest, SyncWithoutSpareFinishesAfterTheKilledWorkerRestarts) {
   LocalCluster cluster(1, 2, TestDir());
   auto flags = Flags("sync", 300);
@@ -142,6 +172,36 @@ TEST_F(FaultTest, SyncWithoutSpareFinishesAfterTheKilledWorkerRestarts) {
   cluster.StartTask("worker", 1, flags);
   ExpectAllExitZero(cluster);
   EXPECT_EQ(ReportValue(chief.Log(), "Global-Step: ").value_or(0), 300) << chief.Log();
+}
+
+// A worker blocked on a ps that died (its pull waits up to
+// --rpc_timeout_ms) stops at once on SIGTERM, as Slurm's scancel and a pod
+// eviction send it.
+TEST_F(FaultTest, WorkerStopsAtOnceOnSigtermWhileItsPsIsDown) {
+  LocalCluster cluster(1, 2, TestDir());
+  auto flags = Flags("async", 100000);
+  flags.push_back("--rpc_timeout_ms=120000");
+  cluster.StartAll(flags);
+  WaitForStep(cluster.task("chief"), 100);
+  cluster.task("ps", 0).Signal(SIGKILL);
+  std::this_thread::sleep_for(milliseconds(500));  // the workers now wait on it
+  ChildProcess& worker = cluster.task("worker", 0);
+  worker.Signal(SIGTERM);
+  const std::optional<int> code = worker.Wait(seconds(20));
+  ASSERT_TRUE(code.has_value()) << "still running 20 s after SIGTERM\n" << worker.Log();
+  EXPECT_EQ(*code, 0) << worker.Log();
+}
+
+// A chief lost before the first checkpoint comes back with the cluster id
+// it recorded in --checkpoint_dir: a new one would be refused by the running
+// ps, and the restarted chief would fail again and again.
+TEST_F(FaultTest, ChiefKilledBeforeTheFirstCheckpointKeepsItsClusterId) {
+  LocalCluster cluster(1, 2, TestDir());
+  auto flags = Flags("sync", 200);  // the first checkpoint is at step 50
+  flags.push_back("--replicas_to_aggregate=2");
+  cluster.StartAll(flags);
+  const std::string log = RestartChief(cluster, flags, 10, 200);
+  EXPECT_EQ(log.find("refuses a message from cluster"), std::string::npos) << log;
 }
 
 }  // namespace

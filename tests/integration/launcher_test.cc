@@ -1,12 +1,13 @@
 // scripts/run_local.sh: a whole cluster from one command, and a failing task
 // stopping the whole run.
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "tests/integration/local_cluster.h"
 #include "tests/integration/synthetic_mnist.h"
@@ -39,9 +40,9 @@ class LauncherTest : public ::testing::Test {
 
 TEST_F(LauncherTest, RunsAClusterAndKeepsEveryLog) {
   const std::string run = dir_ + "/run";
-  auto launcher = Launch({"--num_ps=2", "--num_workers=2", "--mode=async",
-                          "--train_steps=200", "--model=mlp", "--run_dir=" + run, "--",
-                          "--batch_size=50", "--learning_rate=0.5", "--eval_every_steps=100"});
+  auto launcher = Launch({"--num_ps=2", "--num_workers=2", "--mode=async", "--train_steps=200",
+                          "--model=mlp", "--run_dir=" + run, "--", "--batch_size=50",
+                          "--learning_rate=0.5", "--eval_every_steps=100"});
   ASSERT_EQ(launcher->Wait(std::chrono::seconds(180)), 0) << launcher->Log();
   const std::string log = launcher->Log();
   EXPECT_NE(log.find("[chief] Test-Accuracy: "), std::string::npos) << log;
@@ -56,12 +57,36 @@ TEST_F(LauncherTest, RunsAClusterAndKeepsEveryLog) {
 TEST_F(LauncherTest, FailingTaskStopsEveryTask) {
   const std::string run = dir_ + "/run";
   // Worker shards of 1000 examples cannot fill a batch of 5000: the workers fail.
-  auto launcher = Launch({"--num_ps=1", "--num_workers=2", "--mode=async",
-                          "--train_steps=100000", "--run_dir=" + run, "--", "--batch_size=5000"});
+  auto launcher = Launch({"--num_ps=1", "--num_workers=2", "--mode=async", "--train_steps=100000",
+                          "--run_dir=" + run, "--", "--batch_size=5000"});
   const auto code = launcher->Wait(std::chrono::seconds(120));
   ASSERT_TRUE(code.has_value());
   EXPECT_NE(*code, 0);
   EXPECT_NE(launcher->Log().find("failed (exit 1)"), std::string::npos) << launcher->Log();
+  EXPECT_TRUE(ProcessesMentioning(run).empty()) << "tasks left running";
+}
+
+// Every task reads the launcher's flag file, so a misspelled flag stops the
+// first task at start; the launcher stops the rest and names the flag.
+TEST_F(LauncherTest, MisspelledFlagFailsTheRunNamingIt) {
+  const std::string run = dir_ + "/run";
+  auto launcher = Launch({"--num_ps=1", "--num_workers=1", "--mode=async", "--train_stepz=100000",
+                          "--run_dir=" + run});
+  const auto code = launcher->Wait(std::chrono::seconds(120));
+  ASSERT_TRUE(code.has_value()) << launcher->Log();
+  EXPECT_EQ(*code, 2) << launcher->Log();
+  std::string failed;  // the launcher's own line about the failed task
+  std::istringstream lines(launcher->Log());
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("run_local.sh: ", 0) == 0 &&
+        line.find(" failed (exit 2): ") != std::string::npos) {
+      failed = line;
+    }
+  }
+  EXPECT_NE(failed.find(": unknown flag --train_stepz in " + run +
+                        "/cluster.flags (did you mean --train_steps?)"),
+            std::string::npos)
+      << launcher->Log();
   EXPECT_TRUE(ProcessesMentioning(run).empty()) << "tasks left running";
 }
 
@@ -80,12 +105,11 @@ int TaskPid(const std::string& run, const std::string& binary, int index) {
 
 TEST_F(LauncherTest, RestartFailedBringsAKilledPsBack) {
   const std::string run = dir_ + "/run";
-  auto launcher = Launch({"--num_ps=2", "--num_workers=2", "--mode=async", "--train_steps=600",
-                          "--model=mlp", "--restart_failed", "--run_dir=" + run, "--",
-                          "--batch_size=50", "--eval_every_steps=0", "--log_every_steps=20",
-                          "--simulated_delay_ms=4", "--rpc_timeout_ms=2000",
-                          "--checkpoint_dir=" + run + "/checkpoints",
-                          "--checkpoint_every_steps=50"});
+  auto launcher = Launch(
+      {"--num_ps=2", "--num_workers=2", "--mode=async", "--train_steps=600", "--model=mlp",
+       "--restart_failed", "--run_dir=" + run, "--", "--batch_size=50", "--eval_every_steps=0",
+       "--log_every_steps=20", "--simulated_delay_ms=4", "--rpc_timeout_ms=2000",
+       "--checkpoint_dir=" + run + "/checkpoints", "--checkpoint_every_steps=50"});
   const std::string chief_log = run + "/chief.log";
   for (int i = 0; i < 3000; ++i) {
     std::ifstream in(chief_log);
@@ -104,10 +128,50 @@ TEST_F(LauncherTest, RestartFailedBringsAKilledPsBack) {
   EXPECT_TRUE(ProcessesMentioning(run).empty());
 }
 
+// The restart backoff doubles while a task keeps dying at start-up, and
+// starts over at 1 s once the task had been running for 10 s.
+TEST_F(LauncherTest, RestartBackoffStartsOverAfterATaskRanAWhile) {
+  const std::string run = dir_ + "/run";
+  auto launcher = Launch({"--num_ps=1", "--num_workers=2", "--mode=async", "--train_steps=100000",
+                          "--model=mlp", "--restart_failed", "--run_dir=" + run, "--",
+                          "--batch_size=50", "--eval_every_steps=0", "--simulated_delay_ms=20"});
+  // Kills worker 1 once it runs under a new PID; returns that PID.
+  const auto kill_new_worker = [&run](int old_pid) {
+    int pid = -1;
+    for (int i = 0; i < 3000 && (pid <= 0 || pid == old_pid); ++i) {
+      pid = TaskPid(run, "worker", 1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_GT(pid, 0);
+    if (pid > 0) ::kill(pid, SIGKILL);
+    return pid;
+  };
+  int pid = kill_new_worker(-1);
+  pid = kill_new_worker(pid);  // dies again at once: 2 s
+  int restarted = -1;
+  for (int i = 0; i < 3000 && (restarted <= 0 || restarted == pid); ++i) {
+    restarted = TaskPid(run, "worker", 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(11));
+  kill_new_worker(pid);  // ran 11 s: 1 s again
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  launcher->Signal(SIGINT);
+  launcher->Wait(std::chrono::seconds(30));
+  const std::string log = launcher->Log();
+  std::vector<std::string> delays;
+  const std::regex died("worker-1 died \\(exit 137\\); restarting it in (\\d+) s");
+  for (std::sregex_iterator m(log.begin(), log.end(), died), end; m != end; ++m) {
+    delays.push_back((*m)[1].str());
+  }
+  EXPECT_EQ(delays, (std::vector<std::string>{"1", "2", "1"})) << log;
+  EXPECT_TRUE(ProcessesMentioning(run).empty());
+}
+
 TEST_F(LauncherTest, SaysHowToGetMnist) {
   std::vector<std::string> argv = {"/bin/bash", Launcher(), "--num_ps=1", "--num_workers=1"};
-  auto child = ChildProcess::Start(argv, dir_ + "/nodata.log",
-                                   {"MNIST_DIR=" + dir_ + "/nothing-here"});
+  auto child =
+      ChildProcess::Start(argv, dir_ + "/nodata.log", {"MNIST_DIR=" + dir_ + "/nothing-here"});
   ASSERT_TRUE(child.ok());
   EXPECT_EQ((*child)->Wait(std::chrono::seconds(30)), 2);
   EXPECT_NE((*child)->Log().find("scripts/get_mnist.sh"), std::string::npos);

@@ -1,0 +1,183 @@
+#include "cli/help.h"
+
+#include <gflags/gflags.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string_view>
+
+#include "cli/flags.h"
+
+namespace pst {
+namespace {
+
+constexpr size_t kLineWidth = 80;
+constexpr std::string_view kDescriptionIndent = "      ";  // under "  --name"
+
+// The tasks that read a group's flags, as a bit set.
+constexpr unsigned kPs = 1, kWorker = 2, kChief = 4, kAll = kPs | kWorker | kChief;
+
+struct FlagGroup {
+  const char* title;
+  unsigned roles;
+  std::vector<std::string> flags;  // in the order shown
+};
+
+// The help table: groups in the order shown (for a task, the groups it reads
+// come first, in this order). Each flag of cli/flags.cc in exactly one group.
+const std::vector<FlagGroup>& Groups() {
+  static const auto* groups = new std::vector<FlagGroup>{
+      {"Cluster",
+       kAll,
+       {"ps_hosts", "worker_hosts", "chief_host", "bind_host", "task_index", "cluster_id",
+        "ps_wait_timeout_ms", "join_timeout_ms"}},
+      {"Training",
+       kChief | kWorker,
+       {"model", "data_dir", "train_steps", "batch_size", "optimizer", "learning_rate", "momentum",
+        "seed", "warmup_steps"}},
+      {"Sync and staleness",
+       kChief | kWorker,
+       {"mode", "replicas_to_aggregate", "staleness_policy", "max_staleness"}},
+      {"Checkpoints",
+       kChief | kPs,
+       {"checkpoint_dir", "checkpoint_every_steps", "checkpoint_every_secs", "keep_checkpoints",
+        "max_checkpoint_failures"}},
+      {"Evaluation and logs",
+       kChief | kWorker,
+       {"eval_every_steps", "log_every_steps", "progress_every_secs", "worker_log_every_steps",
+        "run_dir", "logdir"}},
+      {"Variable placement", kChief | kWorker, {"placement", "partition_bytes"}},
+      {"Devices",
+       kWorker,
+       {"device", "allow_soft_placement", "log_device_placement", "gpu_memory_fraction"}},
+      {"Transport and failure detection",
+       kAll,
+       {"rpc_timeout_ms", "max_message_bytes", "ps_threads", "heartbeat_timeout_ms",
+        "heartbeat_interval_ms"}},
+      {"Monitoring", kChief | kPs, {"metrics_port"}},
+      {"Security", kAll, {"curve_keys_dir"}},
+      {"Testing", kWorker, {"simulated_delay_ms"}},
+  };
+  return *groups;
+}
+
+unsigned RoleBit(TaskType role) {
+  switch (role) {
+    case TaskType::kPs: return kPs;
+    case TaskType::kWorker: return kWorker;
+    case TaskType::kChief: return kChief;
+  }
+  return kAll;
+}
+
+// `text` split into words and wrapped at kLineWidth, each line indented.
+void AppendWrapped(const std::string& text, std::string* out) {
+  std::istringstream words(text);
+  std::string line;
+  for (std::string word; words >> word;) {
+    if (!line.empty() && kDescriptionIndent.size() + line.size() + 1 + word.size() > kLineWidth) {
+      *out += std::string(kDescriptionIndent) + line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty()) *out += std::string(kDescriptionIndent) + line + "\n";
+}
+
+// The default as one would type it: gflags keeps a double's with 17 digits
+// ("0.90000000000000002").
+std::string DefaultValue(const gflags::CommandLineFlagInfo& flag) {
+  if (flag.type == "string") return "\"" + flag.default_value + "\"";
+  if (flag.type == "double") {
+    std::ostringstream value;
+    value << std::stod(flag.default_value);
+    return value.str();
+  }
+  return flag.default_value;
+}
+
+// "  --name=default" and the description below it.
+void AppendFlag(const gflags::CommandLineFlagInfo& flag, std::string* out) {
+  *out += "  --" + flag.name + "=" + DefaultValue(flag) + "\n";
+  AppendWrapped(flag.description, out);
+}
+
+void AppendGroup(const std::string& title, const std::vector<gflags::CommandLineFlagInfo>& flags,
+                 std::string* out) {
+  if (flags.empty()) return;
+  *out += "\n" + title + ":\n";
+  for (const auto& flag : flags) AppendFlag(flag, out);
+}
+
+std::map<std::string, gflags::CommandLineFlagInfo> ProjectFlagsByName() {
+  std::map<std::string, gflags::CommandLineFlagInfo> by_name;
+  for (auto& flag : ProjectFlags()) by_name.emplace(flag.name, std::move(flag));
+  return by_name;
+}
+
+}  // namespace
+
+std::string ProjectHelp(TaskType role, const std::string& usage) {
+  const auto flags = ProjectFlagsByName();
+  auto infos = [&flags](const std::vector<std::string>& names) {
+    std::vector<gflags::CommandLineFlagInfo> out;
+    for (const auto& name : names) {
+      if (auto it = flags.find(name); it != flags.end()) out.push_back(it->second);
+    }
+    return out;
+  };
+  const unsigned bit = RoleBit(role);
+  std::string out = "usage: " + usage + "\n";
+  for (const auto& group : Groups()) {
+    if (group.roles & bit) AppendGroup(group.title, infos(group.flags), &out);
+  }
+  AppendGroup("Other", infos(UngroupedProjectFlags()), &out);
+  out += std::string("\nRead by the other tasks (") + TaskTypeName(role) +
+         " accepts them too: one --flagfile serves all):\n";
+  for (const auto& group : Groups()) {
+    if (!(group.roles & bit)) AppendGroup(group.title, infos(group.flags), &out);
+  }
+  out +=
+      "\nFlags can also come from --flagfile=FILE (one --flag=value a line); TF_CONFIG\n"
+      "fills in the cluster flags not given. --helpfull also lists glog's and gflags'\n"
+      "flags; --version prints the version and the back ends compiled in.\n";
+  return out;
+}
+
+std::string FullHelp(TaskType role, const std::string& usage) {
+  std::string out = ProjectHelp(role, usage);
+  const auto project = ProjectFlagsByName();
+  std::vector<gflags::CommandLineFlagInfo> all;
+  gflags::GetAllFlags(&all);
+  std::vector<gflags::CommandLineFlagInfo> others;
+  for (const auto& flag : all) {
+    if (project.count(flag.name) == 0) others.push_back(flag);
+  }
+  AppendGroup("glog and gflags", others, &out);
+  return out;
+}
+
+std::vector<std::string> UngroupedProjectFlags() {
+  std::set<std::string> grouped;
+  for (const auto& group : Groups()) grouped.insert(group.flags.begin(), group.flags.end());
+  std::vector<std::string> ungrouped;
+  for (const auto& flag : ProjectFlags()) {
+    if (grouped.count(flag.name) == 0) ungrouped.push_back(flag.name);
+  }
+  return ungrouped;
+}
+
+std::vector<std::string> UnknownFlagsInHelpTable() {
+  const auto flags = ProjectFlagsByName();
+  std::vector<std::string> unknown;
+  for (const auto& group : Groups()) {
+    for (const auto& name : group.flags) {
+      if (flags.count(name) == 0) unknown.push_back(name);
+    }
+  }
+  return unknown;
+}
+
+}  // namespace pst

@@ -1,0 +1,65 @@
+#include "monitoring/training_metrics.h"
+
+#include "monitoring/prometheus_text.h"
+
+namespace pst {
+
+std::string TrainingMetricsText(const TrainingSnapshot& s) {
+  PrometheusText t;
+  // The global step is the ps's counter, but a chief that restores a
+  // checkpoint moves it back: a gauge, not a counter.
+  t.AddGauge("pstrain_global_step", "Global step of the cluster", s.global_step);
+  t.AddGauge("pstrain_train_steps", "Global step at which training ends (--train_steps)",
+             s.train_steps);
+  t.AddGauge("pstrain_steps_per_second", "Global steps per second since training opened",
+             s.steps_per_second);
+  t.AddGauge("pstrain_examples_per_second",
+             "Training examples per second since training opened, all workers",
+             s.examples_per_second);
+  t.AddGauge("pstrain_train_loss", "Mean training loss of the newest worker reports", s.train_loss);
+  if (s.evaluated) {
+    t.AddGauge("pstrain_test_accuracy", "Test-set accuracy at the newest evaluation",
+               s.test_accuracy);
+    t.AddGauge("pstrain_test_loss", "Test-set loss at the newest evaluation", s.test_loss);
+  }
+  t.AddGauge("pstrain_live_workers", "Workers that joined and are neither gone nor dead",
+             s.live_workers);
+  t.AddGauge("pstrain_live_ps", "Ps tasks heard from and not declared dead", s.live_ps);
+  t.AddCounter("pstrain_task_deaths_total", "Times a task was declared dead", s.task_deaths);
+  t.AddCounter("pstrain_gradients_dropped_total",
+               "Gradients the ps dropped by the staleness policy", s.gradients_dropped);
+  t.AddCounter("pstrain_stale_gradients_dropped_total",
+               "Stale gradients dropped (sync: stale pushes; async: by the staleness policy)",
+               s.stale_gradients_dropped);
+  if (s.seconds_since_checkpoint >= 0) {
+    t.AddGauge("pstrain_checkpoint_age_seconds",
+               "Seconds since the last successful checkpoint of this chief",
+               s.seconds_since_checkpoint);
+  }
+  t.AddGauge("pstrain_checkpoint_consecutive_failures",
+             "Checkpoints that failed in a row (--max_checkpoint_failures stops the run)",
+             s.consecutive_checkpoint_failures);
+  return t.text();
+}
+
+std::string ShardMetricsText(const ShardLoad& load) {
+  PrometheusText t;
+  const PrometheusLabels shard = {{"shard", std::to_string(load.shard)}};
+  t.AddGauge("pstrain_ps_initialized", "1 when the shard holds its variables",
+             load.initialized ? 1 : 0, shard);
+  t.AddGauge("pstrain_ps_variables", "Variables (or slices) the shard holds", load.variables,
+             shard);
+  t.AddGauge("pstrain_ps_bytes_held", "Bytes of variable values the shard holds", load.bytes_held,
+             shard);
+  t.AddCounter("pstrain_ps_received_bytes_total", "Request bytes received", load.bytes_in, shard);
+  t.AddCounter("pstrain_ps_sent_bytes_total", "Reply bytes sent", load.bytes_out, shard);
+  t.AddCounter("pstrain_ps_updates_applied_total", "Gradient updates applied", load.updates_applied,
+               shard);
+  t.AddCounter("pstrain_ps_gradients_dropped_total", "Gradients dropped by the staleness policy",
+               load.gradients_dropped, shard);
+  t.AddGauge("pstrain_ps_queue_depth", "Requests waiting for a handler thread", load.queue_depth,
+             shard);
+  return t.text();
+}
+
+}  // namespace pst

@@ -1,0 +1,72 @@
+// The pages the metrics endpoints serve: the chief's view of the training
+// (TrainingSnapshot, kept up to date in a TrainingMetrics) and a ps's load
+// (ShardLoad). Plain values in, Prometheus text out; names "pstrain_...".
+#ifndef PST_MONITORING_TRAINING_METRICS_H_
+#define PST_MONITORING_TRAINING_METRICS_H_
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+namespace pst {
+
+// What the chief knows of the run. Times are seconds.
+struct TrainingSnapshot {
+  int64_t global_step = 0;
+  int64_t train_steps = 0;
+  double steps_per_second = 0;     // since training opened
+  double examples_per_second = 0;  // since training opened
+  double train_loss = 0;           // mean of the newest window of reports
+  double test_accuracy = 0;        // of the newest evaluation
+  double test_loss = 0;
+  bool evaluated = false;  // false: test_* are not known yet and not exported
+  int live_workers = 0;
+  int live_ps = 0;
+  int64_t task_deaths = 0;
+  uint64_t gradients_dropped = 0;        // by the staleness policy (async)
+  uint64_t stale_gradients_dropped = 0;  // sync: stale pushes; async: as above
+  // -1 while no checkpoint was saved by this chief (or without checkpoints).
+  double seconds_since_checkpoint = -1;
+  int consecutive_checkpoint_failures = 0;
+};
+
+// A ps shard's load, as its status request reports it.
+struct ShardLoad {
+  int shard = 0;
+  bool initialized = false;
+  uint64_t variables = 0;
+  uint64_t bytes_held = 0;
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+  uint64_t updates_applied = 0;
+  uint64_t gradients_dropped = 0;
+  uint64_t queue_depth = 0;
+};
+
+std::string TrainingMetricsText(const TrainingSnapshot& s);
+std::string ShardMetricsText(const ShardLoad& load);
+
+// The chief's newest snapshot, written by its main loop and read by the
+// endpoint's thread. Thread-safe.
+class TrainingMetrics {
+ public:
+  // Applies `update` to the snapshot under the lock.
+  template <typename Fn>
+  void Update(Fn update) {
+    std::lock_guard<std::mutex> lock(mu_);
+    update(snapshot_);
+  }
+  TrainingSnapshot Get() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return snapshot_;
+  }
+  std::string Text() const { return TrainingMetricsText(Get()); }
+
+ private:
+  mutable std::mutex mu_;
+  TrainingSnapshot snapshot_;  // guarded by mu_
+};
+
+}  // namespace pst
+
+#endif  // PST_MONITORING_TRAINING_METRICS_H_

@@ -1,0 +1,321 @@
+// What the chief does when the run cannot go on as planned: checkpoints on a
+// full disk (no rollback; stop after --max_checkpoint_failures), a run that
+// diverges, a signal while it waits for the ps, a ps that stays down in
+// async mode, and the report of a run whose chief was restarted.
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "tests/integration/synthetic_data_test.h"
+#include "tests/integration/test_util.h"
+
+namespace pst {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// A tmpfs of `bytes` mounted on a fresh folder for the test's lifetime: a
+// disk that really fills up. Needs root (CAP_SYS_ADMIN); ok() is false
+// without it.
+class SmallDisk {
+ public:
+  SmallDisk(const std::string& dir, size_t bytes) : dir_(dir) {
+    fs::create_directories(dir_);
+    const std::string options = "size=" + std::to_string(bytes);
+    mounted_ = ::mount("tmpfs", dir_.c_str(), "tmpfs", 0, options.c_str()) == 0;
+  }
+  ~SmallDisk() {
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+  }
+  bool ok() const { return mounted_; }
+  size_t free_bytes() const {
+    struct statvfs s;
+    return ::statvfs(dir_.c_str(), &s) == 0 ? s.f_bavail * s.f_frsize : 0;
+  }
+  // Fills the disk until `leave` bytes are free.
+  void Fill(const std::string& name, size_t leave) {
+    std::ofstream(dir_ + "/" + name) << std::string(free_bytes() - leave, 'x');
+  }
+
+ private:
+  std::string dir_;
+  bool mounted_ = false;
+};
+
+class ChiefFaultsTest : public SyntheticDataTest {
+ protected:
+  std::vector<std::string> Flags(const std::string& mode, int train_steps) {
+    return {"--data_dir=" + data_dir(),
+            "--model=mlp",
+            "--batch_size=50",
+            "--mode=" + mode,
+            "--train_steps=" + std::to_string(train_steps),
+            "--eval_every_steps=0",
+            "--log_every_steps=20",
+            "--simulated_delay_ms=4",
+            "--rpc_timeout_ms=5000",
+            "--heartbeat_timeout_ms=3000"};
+  }
+  static bool WaitForLog(ChildProcess& task, const std::string& text,
+                         milliseconds patience = milliseconds(60000)) {
+    const auto deadline = std::chrono::steady_clock::now() + patience;
+    while (task.Log().find(text) == std::string::npos) {
+      if (std::chrono::steady_clock::now() >= deadline || !task.Running()) {
+        return task.Log().find(text) != std::string::npos;
+      }
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    return true;
+  }
+  static void WaitForStep(ChildProcess& chief, int step) {
+    for (int i = 0; i < 3000 && ReportValue(chief.Log(), "Step: ").value_or(0) < step; ++i) {
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    ASSERT_GE(ReportValue(chief.Log(), "Step: ").value_or(0), step) << chief.Log();
+  }
+  static int ExitOf(const std::vector<TaskExit>& exits, const std::string& name) {
+    for (const TaskExit& e : exits) {
+      if (e.name == name) return e.code;
+    }
+    return -2;
+  }
+  // Every checkpoint folder left in `dir` is complete.
+  static void ExpectOnlyCompleteCheckpoints(const std::string& dir) {
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("ckpt-", 0) != 0) continue;
+      EXPECT_TRUE(fs::exists(entry.path() / "manifest")) << "incomplete " << name << " left";
+    }
+  }
+};
+
+TEST_F(ChiefFaultsTest, AFullDiskFailsCheckpointsWithoutARollbackAndTrainingGoesOn) {
+  const std::string dir = TestDir();
+  SmallDisk disk(dir + "/disk", 1 << 20);
+  if (!disk.ok()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
+  disk.Fill("filler", 64 << 10);  // the model's part is about 320 KiB
+  LocalCluster cluster(1, 2, dir);
+  auto flags = Flags("async", 800);
+  flags.insert(flags.end(), {"--checkpoint_dir=" + dir + "/disk", "--checkpoint_every_steps=100",
+                             "--keep_checkpoints=1"});
+  cluster.StartAll(flags);
+  ChildProcess& chief = cluster.task("chief");
+  ASSERT_TRUE(WaitForLog(chief, "training goes on")) << chief.Log();
+  fs::remove(dir + "/disk/filler");  // the operator frees space
+  const auto exits = cluster.WaitAll(seconds(120));
+  for (const TaskExit& e : exits) EXPECT_EQ(e.code, 0) << DescribeExits(exits) << chief.Log();
+  const std::string log = chief.Log();
+  // Named: the folder and the OS error.
+  EXPECT_TRUE(std::regex_search(
+      log, std::regex("checkpoint [^ ]*/disk/ckpt-0*\\d+ failed: [^\n]*No space left on device")))
+      << log;
+  EXPECT_EQ(log.find("pausing training"), std::string::npos) << log;
+  EXPECT_NE(log.find("saved at step"), std::string::npos) << log;  // retried once space came back
+  EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), 800);
+  ExpectOnlyCompleteCheckpoints(dir + "/disk");
+}
+
+TEST_F(ChiefFaultsTest, StopsAfterMaxCheckpointFailuresInARow) {
+  const std::string dir = TestDir();
+  SmallDisk disk(dir + "/disk", 64 << 10);  // no part fits
+  if (!disk.ok()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
+  LocalCluster cluster(1, 2, dir);
+  auto flags = Flags("sync", 5000);
+  flags.insert(flags.end(), {"--checkpoint_dir=" + dir + "/disk", "--checkpoint_every_steps=40",
+                             "--max_checkpoint_failures=2"});
+  cluster.StartAll(flags);
+  const auto exits = cluster.WaitAll(seconds(120));
+  const std::string log = cluster.task("chief").Log();
+  EXPECT_EQ(ExitOf(exits, "chief-0"), 1) << DescribeExits(exits) << log;
+  // The ps were stopped and the workers told so: nothing is left running.
+  for (const TaskExit& e : exits) EXPECT_NE(e.code, -1) << DescribeExits(exits);
+  EXPECT_NE(log.find("No space left on device"), std::string::npos) << log;
+  EXPECT_NE(log.find("2 checkpoints in a row failed (--max_checkpoint_failures=2)"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("pausing training"), std::string::npos) << log;
+  EXPECT_EQ(log.find("Test-Accuracy"), std::string::npos) << log;
+  ExpectOnlyCompleteCheckpoints(dir + "/disk");
+}
+
+// The last step is done and the model written when the final checkpoint
+// fails: the run reports its result and succeeds (a failure would get the
+// chief restarted to wait for workers that already left).
+TEST_F(ChiefFaultsTest, AFailedFinalCheckpointDoesNotFailAFinishedRun) {
+  const std::string dir = TestDir();
+  SmallDisk disk(dir + "/disk", 64 << 10);  // no part fits
+  if (!disk.ok()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
+  LocalCluster cluster(1, 2, dir);
+  auto flags = Flags("sync", 200);
+  flags.insert(flags.end(),
+               {"--checkpoint_dir=" + dir + "/disk", "--checkpoint_every_steps=0",
+                "--checkpoint_every_secs=0", "--max_checkpoint_failures=1", "--run_dir=" + dir});
+  cluster.StartAll(flags);
+  const auto exits = cluster.WaitAll(seconds(120));
+  const std::string log = cluster.task("chief").Log();
+  for (const TaskExit& e : exits) EXPECT_EQ(e.code, 0) << DescribeExits(exits) << log;
+  EXPECT_NE(log.find("the final checkpoint failed: "), std::string::npos) << log;
+  EXPECT_NE(log.find("No space left on device"), std::string::npos) << log;
+  EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), 200) << log;
+  EXPECT_TRUE(fs::exists(dir + "/model.bin"));
+  ExpectOnlyCompleteCheckpoints(dir + "/disk");
+}
+
+TEST_F(ChiefFaultsTest, ADivergingRunFailsInsteadOfReportingSuccess) {
+  LocalCluster cluster(1, 1, TestDir());
+  auto flags = Flags("async", 300);
+  flags.push_back("--learning_rate=50");
+  cluster.StartAll(flags);
+  const auto exits = cluster.WaitAll(seconds(120));
+  const std::string log = cluster.task("chief").Log();
+  EXPECT_EQ(ExitOf(exits, "chief-0"), 1) << DescribeExits(exits) << log;
+  EXPECT_TRUE(
+      std::regex_search(log, std::regex("training diverged: [^\n]*try a lower --learning_rate")))
+      << log;
+}
+
+TEST_F(ChiefFaultsTest, SigtermWhileWaitingForThePsStopsTheChiefAtOnce) {
+  LocalCluster cluster(1, 1, TestDir());
+  auto flags = Flags("async", 100);
+  flags.push_back("--ps_wait_timeout_ms=600000");
+  ChildProcess& chief = cluster.StartTask("chief", 0, flags);  // no ps ever starts
+  ASSERT_TRUE(WaitForLog(chief, "waiting for ps:0")) << chief.Log();
+  chief.Signal(SIGTERM);
+  const std::optional<int> code = chief.Wait(seconds(30));
+  ASSERT_TRUE(code.has_value()) << "still waiting for the ps after SIGTERM\n" << chief.Log();
+  EXPECT_EQ(*code, 1);
+  EXPECT_NE(chief.Log().find("interrupted by a signal while waiting for ps:0"), std::string::npos)
+      << chief.Log();
+}
+
+// Slurm's scancel and a Kubernetes eviction send SIGTERM: the chief saves
+// where the job is, stops every task, and the job started again resumes
+// there. Periodic checkpoints are off: only the final one can exist.
+TEST_F(ChiefFaultsTest, SigtermCheckpointsStopsTheJobAndARestartedJobResumes) {
+  const std::string dir = TestDir();
+  auto flags = Flags("sync", 400);
+  flags.insert(flags.end(), {"--checkpoint_dir=" + dir + "/ckpt",
+                             "--checkpoint_every_steps=1000000", "--checkpoint_every_secs=0"});
+  int saved = 0;
+  fs::create_directories(dir + "/first");
+  fs::create_directories(dir + "/again");
+  {
+    LocalCluster cluster(1, 2, dir + "/first");
+    cluster.StartAll(flags);
+    ChildProcess& chief = cluster.task("chief");
+    WaitForStep(chief, 100);
+    chief.Signal(SIGTERM);
+    const auto exits = cluster.WaitAll(seconds(120));
+    const std::string log = chief.Log();
+    EXPECT_EQ(ExitOf(exits, "chief-0"), 1) << DescribeExits(exits) << log;
+    for (const std::string task : {"ps-0", "worker-0", "worker-1"}) {
+      EXPECT_EQ(ExitOf(exits, task), 0) << task << ": " << DescribeExits(exits) << log;
+    }
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        log, m, std::regex("stopped by a signal after checkpointing at step (\\d+)")))
+        << log;
+    saved = std::stoi(m[1].str());
+    EXPECT_GE(saved, 100);
+    EXPECT_LT(saved, 400);
+    EXPECT_EQ(log.find("Test-Accuracy"), std::string::npos) << log;
+  }
+  int checkpoints = 0;
+  for (const auto& entry : fs::directory_iterator(dir + "/ckpt")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("ckpt-", 0) != 0) continue;
+    ++checkpoints;
+    EXPECT_EQ(std::stoi(name.substr(5)), saved) << name;
+    EXPECT_TRUE(fs::exists(entry.path() / "manifest")) << name;
+  }
+  EXPECT_EQ(checkpoints, 1);
+
+  LocalCluster again(1, 2, dir + "/again");
+  again.StartAll(flags);
+  const auto exits = again.WaitAll(seconds(240));
+  const std::string log = again.task("chief").Log();
+  for (const TaskExit& e : exits) EXPECT_EQ(e.code, 0) << DescribeExits(exits) << log;
+  EXPECT_TRUE(std::regex_search(
+      log, std::regex("restored checkpoint [^\n]*ckpt-0*" + std::to_string(saved) + " at step " +
+                      std::to_string(saved))))
+      << log;
+  EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), 400) << log;
+}
+
+// Async, ps:0 holds the global step: the chief reads it with the probes'
+// patience, so a dead ps:0 pauses training within about a second rather
+// than after --rpc_timeout_ms.
+TEST_F(ChiefFaultsTest, AsyncPsThatStaysDownIsNoticedByTheProbesNotTheRpcTimeout) {
+  const std::string dir = TestDir();
+  LocalCluster cluster(2, 2, dir);
+  auto flags = Flags("async", 600);
+  flags.insert(flags.end(), {"--rpc_timeout_ms=20000", "--checkpoint_dir=" + dir + "/ckpt",
+                             "--checkpoint_every_steps=100"});
+  cluster.StartAll(flags);
+  ChildProcess& chief = cluster.task("chief");
+  WaitForStep(chief, 150);
+  cluster.task("ps", 0).Signal(SIGKILL);
+  EXPECT_TRUE(WaitForLog(chief, "pausing training: ps:0 is down", seconds(10))) << chief.Log();
+  cluster.StartTask("ps", 0, flags);
+  const auto exits = cluster.WaitAll(seconds(240));
+  for (const TaskExit& e : exits) EXPECT_EQ(e.code, 0) << DescribeExits(exits) << chief.Log();
+}
+
+// After a rollback the chief reports the steps trained again (its Step
+// lines are what a user and scripts/chaos.sh follow), not only those past
+// the step reached before the failure.
+TEST_F(ChiefFaultsTest, StepsTrainedAgainAfterARollbackAreReported) {
+  const std::string dir = TestDir();
+  LocalCluster cluster(2, 2, dir);
+  auto flags = Flags("async", 600);
+  flags.insert(flags.end(), {"--log_every_steps=10", "--checkpoint_dir=" + dir + "/ckpt",
+                             "--checkpoint_every_steps=100"});
+  cluster.StartAll(flags);
+  ChildProcess& chief = cluster.task("chief");
+  WaitForStep(chief, 250);
+  const int reached = static_cast<int>(ReportValue(chief.Log(), "Step: ").value_or(0));
+  cluster.task("ps", 1).Signal(SIGKILL);
+  ASSERT_TRUE(WaitForLog(chief, "pausing training")) << chief.Log();
+  cluster.StartTask("ps", 1, flags);
+  const auto exits = cluster.WaitAll(seconds(240));
+  for (const TaskExit& e : exits) EXPECT_EQ(e.code, 0) << DescribeExits(exits) << chief.Log();
+  const std::string log = chief.Log();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(log, m, std::regex("training resumes at global step (\\d+)")))
+      << log;
+  const int resumed = std::stoi(m[1].str());
+  ASSERT_LT(resumed, reached);
+  const std::string after = m.suffix().str();
+  ASSERT_TRUE(std::regex_search(after, m, std::regex("\nStep: (\\d+),"))) << log;
+  EXPECT_LT(std::stoi(m[1].str()), reached) << "first report after resuming at " << resumed;
+}
+
+// The report of a run whose chief was killed and restarted covers the
+// whole run, down time included, not the last chief's part.
+TEST_F(ChiefFaultsTest, RestartedChiefReportsTheWholeRun) {
+  const std::string dir = TestDir();
+  LocalCluster cluster(1, 2, dir);
+  auto flags = Flags("async", 500);
+  flags.insert(flags.end(), {"--checkpoint_dir=" + dir + "/ckpt", "--checkpoint_every_steps=50"});
+  cluster.StartAll(flags);
+  WaitForStep(cluster.task("chief"), 120);
+  cluster.task("chief").Signal(SIGKILL);
+  constexpr int kDownSeconds = 3;
+  std::this_thread::sleep_for(seconds(kDownSeconds));
+  ChildProcess& chief = cluster.StartTask("chief", 0, flags);
+  const auto exits = cluster.WaitAll(seconds(240));
+  for (const TaskExit& e : exits) EXPECT_EQ(e.code, 0) << DescribeExits(exits) << chief.Log();
+  const std::string log = chief.Log();
+  EXPECT_NE(log.find("this run began"), std::string::npos) << log;
+  EXPECT_GE(ReportValue(log, "Total Time: ").value_or(0), kDownSeconds) << log;
+}
+
+}  // namespace
+}  // namespace pst

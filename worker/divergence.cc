@@ -1,0 +1,37 @@
+#include "worker/divergence.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace pst {
+
+std::optional<std::string> NonFiniteStep(float loss, const std::vector<Tensor>& grads,
+                                         const std::vector<VariableSpec>& variables) {
+  if (!std::isfinite(loss)) {
+    // std::to_string would print "-nan" for some NaNs; the sign of a NaN means nothing.
+    return std::string("loss ") + (std::isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf");
+  }
+  for (size_t i = 0; i < grads.size(); ++i) {
+    CHECK(grads[i].dtype() == DType::kFloat32) << variables[i].name;
+    const float* g = grads[i].f32();
+    if (!std::all_of(g, g + grads[i].num_elements(), [](float v) { return std::isfinite(v); })) {
+      std::ostringstream what;
+      what << "gradient of " << variables[i].name << " not finite (loss " << loss << ")";
+      return what.str();
+    }
+  }
+  return std::nullopt;
+}
+
+bool IsNonFiniteRefusal(const Status& status) {
+  return status.code() == Code::kInvalidArgument &&
+         status.message().find("non-finite") != std::string::npos;
+}
+
+Status Diverged(const std::string& what, int64_t global_step) {
+  return Aborted("training diverged: " + what + " at global step " + std::to_string(global_step) +
+                 " (try a lower --learning_rate)");
+}
+
+}  // namespace pst
