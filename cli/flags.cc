@@ -91,6 +91,9 @@ DEFINE_int32(heartbeat_timeout_ms, 10000, "Chief: declare a task dead after this
 DEFINE_int32(heartbeat_interval_ms, 0,
              "ps and workers: send the chief a heartbeat this often "
              "(0: a quarter of --heartbeat_timeout_ms)");
+DEFINE_int32(stop_grace_ms, 25000,
+             "ps: after SIGTERM, keep serving while the chief is in touch, so it can write "
+             "its final checkpoint, for at most this long (a second signal stops at once)");
 DEFINE_int32(metrics_port, 0,
              "Chief and ps: serve Prometheus metrics (GET /metrics) on this port of the "
              "task's own host (0: off); each task on a host needs its own port");
@@ -260,6 +263,8 @@ StatusOr<PsOptions> PsOptionsFromFlags() {
   o.heartbeat_interval = HeartbeatInterval();
   o.metrics_port = FLAGS_metrics_port;
   o.bind_host = FLAGS_bind_host;
+  if (FLAGS_stop_grace_ms < 0) return InvalidArgument("--stop_grace_ms must be >= 0");
+  o.stop.grace = std::chrono::milliseconds(FLAGS_stop_grace_ms);
   PST_ASSIGN_OR_RETURN(o.curve, CurveFromFlags());
   return o;
 }

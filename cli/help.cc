@@ -55,7 +55,7 @@ const std::vector<FlagGroup>& Groups() {
       {"Transport and failure detection",
        kAll,
        {"rpc_timeout_ms", "max_message_bytes", "ps_threads", "heartbeat_timeout_ms",
-        "heartbeat_interval_ms"}},
+        "heartbeat_interval_ms", "stop_grace_ms"}},
       {"Monitoring", kChief | kPs, {"metrics_port"}},
       {"Security", kAll, {"curve_keys_dir"}},
       {"Testing", kWorker, {"simulated_delay_ms"}},

@@ -60,10 +60,13 @@ wire::MessageType AdminReplyType(wire::MessageType request) {
 
 OutgoingMessage PsService::Handle(const ReceivedMessage& request,
                                   std::string_view peer_address) {
+  const bool from_chief = SentByChief(request, peer_address);
+  if (from_chief) {
+    last_chief_contact_.store(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
   const wire::MessageType admin_reply = AdminReplyType(request.type());
-  if (admin_reply != wire::MessageType::Invalid) {
-    Status allowed = CheckSentByChief(request, peer_address);
-    if (!allowed.ok()) return Reply(admin_reply, std::move(allowed));
+  if (admin_reply != wire::MessageType::Invalid && options_.chief_addresses && !from_chief) {
+    return Reply(admin_reply, RefuseAdmin(request, peer_address));
   }
   switch (request.type()) {
     case wire::MessageType::InitRequest: return HandleInit(request);
@@ -83,22 +86,26 @@ OutgoingMessage PsService::Handle(const ReceivedMessage& request,
   }
 }
 
-Status PsService::CheckSentByChief(const ReceivedMessage& request,
-                                   std::string_view peer_address) const {
-  if (!options_.chief_addresses) return Status::OK();
+std::optional<std::chrono::steady_clock::time_point> PsService::last_chief_contact() const {
+  const auto ticks = last_chief_contact_.load();
+  if (ticks == 0) return std::nullopt;
+  return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(ticks));
+}
+
+bool PsService::SentByChief(const ReceivedMessage& request, std::string_view peer_address) const {
+  if (request.header().sender_role() != wire::Role::Chief) return false;
+  if (!options_.chief_addresses) return true;
   // The role is only what the sender claims; the address is where its
   // connection comes from, which a peer on another host cannot choose.
   const std::vector<std::string>& chief = *options_.chief_addresses;
-  if (request.header().sender_role() == wire::Role::Chief &&
-      !peer_address.empty() &&
-      std::find(chief.begin(), chief.end(), peer_address) != chief.end()) {
-    return Status::OK();
-  }
+  return !peer_address.empty() &&
+         std::find(chief.begin(), chief.end(), peer_address) != chief.end();
+}
+
+Status PsService::RefuseAdmin(const ReceivedMessage& request, std::string_view peer_address) const {
   const char* type = wire::EnumNameMessageType(request.type());
-  LOG(WARNING) << "refused a " << type << " from '" << peer_address
-               << "' (role "
-               << wire::EnumNameRole(request.header().sender_role())
-               << "): not the chief";
+  LOG(WARNING) << "refused a " << type << " from '" << peer_address << "' (role "
+               << wire::EnumNameRole(request.header().sender_role()) << "): not the chief";
   // Names the request only: a prober learns nothing about the cluster.
   return PermissionDenied(std::string(type) + " is served to the chief only");
 }

@@ -8,6 +8,8 @@
 #ifndef PST_PS_PS_SERVICE_H_
 #define PST_PS_PS_SERVICE_H_
 
+#include <atomic>
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -47,11 +49,15 @@ class PsService {
   OutgoingMessage Handle(const ReceivedMessage& request,
                          std::string_view peer_address = {});
   VariableStore& store() { return store_; }
+  // When the chief last sent this shard a request; none: never.
+  std::optional<std::chrono::steady_clock::time_point> last_chief_contact() const;
 
  private:
-  // OK when `request` may change or stop the shard as a whole.
-  Status CheckSentByChief(const ReceivedMessage& request,
-                          std::string_view peer_address) const;
+  // True for a request of role Chief from one of chief_addresses (any
+  // sender of role Chief without them).
+  bool SentByChief(const ReceivedMessage& request, std::string_view peer_address) const;
+  // The error for a request only the chief may send, from another sender.
+  Status RefuseAdmin(const ReceivedMessage& request, std::string_view peer_address) const;
   OutgoingMessage HandleInit(const ReceivedMessage& request);
   OutgoingMessage HandlePull(const ReceivedMessage& request);
   OutgoingMessage HandlePush(const ReceivedMessage& request);
@@ -67,6 +73,8 @@ class PsService {
   StepNotifier* notifier_;
   const PsServiceOptions options_;
   VariableStore store_;
+  // steady_clock ticks since its epoch; 0: never.
+  std::atomic<std::chrono::steady_clock::rep> last_chief_contact_{0};
 };
 
 }  // namespace pst

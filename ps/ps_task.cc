@@ -7,9 +7,11 @@
 #include <thread>
 
 #include "common/signal_watcher.h"
+#include "common/stop_signals.h"
 #include "monitoring/metrics_http_server.h"
 #include "monitoring/training_metrics.h"
 #include "ps/ps_service.h"
+#include "ps/stop_policy.h"
 #include "transport/bind_address.h"
 #include "transport/heartbeat_sender.h"
 
@@ -93,16 +95,47 @@ ShardLoad Load(int shard, PsService& service, const RpcServer& server) {
   return load;
 }
 
+// Serves until the chief shuts the shard down, or after a signal, until
+// `policy` says to stop.
+void ServeUntilStopped(RpcServer& server, const PsService& service,
+                       const std::atomic<bool>& signalled, const StopPolicy& policy) {
+  constexpr std::chrono::milliseconds kCheckEvery{100};
+  std::optional<StopPolicy::Clock::time_point> signalled_at;
+  while (!server.WaitFor(kCheckEvery)) {
+    if (!signalled.load()) continue;
+    const auto now = StopPolicy::Clock::now();
+    if (!signalled_at) signalled_at = now;
+    const StopPolicy::Decision d = policy.Decide(now, *signalled_at, service.last_chief_contact());
+    if (d.stop) {
+      LOG(INFO) << "stopping: " << d.reason;
+      server.Stop();
+    } else if (now == *signalled_at) {
+      LOG(INFO) << d.reason;
+    }
+  }
+}
+
 }  // namespace
 
 Status RunPs(const PsOptions& options) {
   // First, before any thread exists, so every thread inherits the blocked signals.
+  // The first signal asks for a stop that StopPolicy times (ServeUntilStopped);
+  // a later one stops at once.
   std::atomic<RpcServer*> running{nullptr};
   std::atomic<bool> signalled{false};
-  SignalWatcher signals([&running, &signalled](int signal) {
-    LOG(INFO) << "signal " << signal << ": stopping";
-    signalled.store(true);
-    if (RpcServer* server = running.load()) server->Stop();
+  StopSignals stop_signals;
+  SignalWatcher signals([&running, &signalled, &stop_signals](int signal) {
+    switch (stop_signals.OnSignal(StopSignals::Clock::now())) {
+      case StopSignals::Meaning::kGracefulStop:
+        LOG(INFO) << "signal " << signal << ": stopping";
+        signalled.store(true);
+        return;
+      case StopSignals::Meaning::kSameRequest: return;
+      case StopSignals::Meaning::kStopNow:
+        LOG(INFO) << "signal " << signal << " again: stopping at once";
+        if (RpcServer* server = running.load()) server->Stop();
+        return;
+    }
   });
   const HostPort& me = options.cluster.ps[options.task_index];
   // Only the chief may initialize, checkpoint, restore or stop this shard;
@@ -157,9 +190,8 @@ Status RunPs(const PsOptions& options) {
   HeartbeatSender heartbeat(context, chief, options.heartbeat_interval,
                             [&server] { return server.cluster_id(); });
   running.store(&server);
-  if (signalled.load()) server.Stop();
   LOG(INFO) << server_options.name << " serving on " << server.bound_endpoint();
-  server.Wait();
+  ServeUntilStopped(server, *service, signalled, StopPolicy(options.stop));
   running.store(nullptr);
   LOG(INFO) << server_options.name << " stopped";
   return Status::OK();

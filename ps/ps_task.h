@@ -1,5 +1,6 @@
 // The ps task: serves the variables of one shard until the chief shuts it
-// down or the process gets SIGINT/SIGTERM.
+// down, or after SIGINT/SIGTERM when StopPolicy says so (a second signal
+// stops it at once).
 #ifndef PST_PS_PS_TASK_H_
 #define PST_PS_PS_TASK_H_
 
@@ -10,6 +11,7 @@
 
 #include "cluster/cluster_spec.h"
 #include "common/status.h"
+#include "ps/stop_policy.h"
 #include "transport/curve.h"
 
 namespace pst {
@@ -29,6 +31,8 @@ struct PsOptions {
   // The address to bind ("": decide from this task's host name, see
   // transport/bind_address.h).
   std::string bind_host;
+  // When a signalled ps stops: it keeps serving while the chief checkpoints.
+  StopPolicyOptions stop;
   // How long to wait for the chief's host name to resolve at start.
   std::chrono::milliseconds chief_resolve_patience{std::chrono::minutes(5)};
 };

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/signal_watcher.h"
+#include "common/stop_signals.h"
 #include "common/tensor_file.h"
 #include "data/idx_reader.h"
 #include "model/initializer.h"
@@ -169,9 +170,7 @@ class Chief {
     }
     training_seconds_ = Seconds(start_);
     if (stop.load()) return StopOnSignal();
-    state_.set_state(wire::ClusterState::Stopping);
-    if (sync_) sync_->Close();
-    WaitForWorkersToLeave();
+    StopWorkers();
     PST_RETURN_IF_ERROR(Finish());
     server.Stop();
     return Status::OK();
@@ -662,13 +661,20 @@ class Chief {
     next_too_few_notice_ = Clock::now() + std::chrono::milliseconds(options_.heartbeat_timeout_ms);
   }
 
+  // Probes the shards meanwhile: a ps that got SIGTERM serves on only while
+  // the chief is in touch (ps/stop_policy.h).
   void WaitForWorkersToLeave() {
     const auto deadline = Clock::now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
+    auto next_probe = Clock::now() + kShardProbeInterval;
     while (!state_.AllJoinedWorkersLeft()) {
       if (Clock::now() >= deadline) {
         LOG(WARNING) << "not every worker said goodbye within "
                         "--rpc_timeout_ms; stopping anyway";
         return;
+      }
+      if (Clock::now() >= next_probe) {
+        ProbeShards();
+        next_probe = Clock::now() + kShardProbeInterval;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -727,13 +733,17 @@ class Chief {
   }
 
   // SIGINT/SIGTERM during training (Slurm cancelling the job, Kubernetes
-  // evicting the chief's pod): the progress is kept for a job started again
-  // with the same --checkpoint_dir, then every task is stopped. The run did
-  // not finish, so it fails (Aborted, exit 1) rather than reporting success.
+  // evicting the chief's pod): the workers leave first, so the checkpoint
+  // holds every gradient applied and nothing changes while it is written
+  // (the signal may have reached them too, mid-step); the progress is kept
+  // for a job started again with the same --checkpoint_dir, then the ps are
+  // stopped. The run did not finish, so it fails (Aborted) rather than
+  // reporting success.
   Status StopOnSignal() {
+    StopWorkers();
     const std::string saved =
         checkpointer_ ? SaveOnStop() : "without a checkpoint (no --checkpoint_dir)";
-    StopCluster();
+    ShutdownShards(std::chrono::milliseconds(1000));
     return Aborted("stopped by a signal " + saved);
   }
 
@@ -744,9 +754,14 @@ class Chief {
     if (*step == 0) return "without a checkpoint: no step was trained";
     if (*step != schedule_.last_saved_step()) {
       // Sync: SaveCheckpoint pauses every shard at one step and saves that.
+      const std::optional<Clock::time_point> before = last_checkpoint_;
       if (Status s = SaveCheckpoint(*step); !s.ok()) return "without a checkpoint: " + s.ToString();
       if (schedule_.consecutive_failures() > 0) {
         return "without a checkpoint: saving it failed (see above)";
+      }
+      if (last_checkpoint_ == before) {  // postponed: the shards did not reach one step
+        return "without a new checkpoint (see above); the newest is at step " +
+               std::to_string(schedule_.last_saved_step());
       }
     }
     return "after checkpointing at step " + std::to_string(schedule_.last_saved_step());
@@ -756,10 +771,14 @@ class Chief {
   // workers learn it from their next request and leave (a worker whose ps
   // vanished would wait for them to come back), then the ps are stopped.
   void StopCluster() {
+    StopWorkers();
+    ShutdownShards(std::chrono::milliseconds(1000));
+  }
+
+  void StopWorkers() {
     state_.set_state(wire::ClusterState::Stopping);
     if (sync_) sync_->Close();
     WaitForWorkersToLeave();
-    ShutdownShards(std::chrono::milliseconds(1000));
   }
 
   const ChiefOptions& options_;
@@ -795,20 +814,7 @@ class Chief {
   std::optional<Clock::time_point> last_checkpoint_;  // this chief's newest save
 };
 
-}  // namespace
-
-Status RunChief(const ChiefOptions& options) {
-  std::atomic<bool> stop{false};
-  SignalWatcher signals([&stop](int signal) {
-    if (!stop.exchange(true)) {
-      LOG(WARNING) << "signal " << signal << ": stopping (a second signal exits at once)";
-      return;
-    }
-    // The graceful stop waits on the ps and the workers; whoever signals
-    // again does not want to wait.
-    LOG(ERROR) << "signal " << signal << " again: exiting at once";
-    std::_Exit(1);
-  });
+Status RunChiefUntil(const ChiefOptions& options, const std::atomic<bool>& stop) {
   if (!options.run_dir.empty()) {
     std::error_code error;
     std::filesystem::create_directories(options.run_dir, error);
@@ -836,6 +842,37 @@ Status RunChief(const ChiefOptions& options) {
   Chief chief(options, std::move(model), std::move(placement), std::move(test), std::move(metrics),
               cluster_id);
   return chief.Run(stop);
+}
+
+}  // namespace
+
+int ChiefExitCode(const Status& status, int stop_signal) {
+  if (status.ok()) return 0;
+  return stop_signal ? 128 + stop_signal : 1;
+}
+
+Status RunChief(const ChiefOptions& options, int* stop_signal) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> signal_number{0};
+  StopSignals stop_signals;
+  SignalWatcher signals([&stop, &signal_number, &stop_signals](int signal) {
+    switch (stop_signals.OnSignal(StopSignals::Clock::now())) {
+      case StopSignals::Meaning::kGracefulStop:
+        LOG(WARNING) << "signal " << signal << ": stopping (a second signal exits at once)";
+        signal_number.store(signal);
+        stop.store(true);
+        return;
+      case StopSignals::Meaning::kSameRequest: return;
+      case StopSignals::Meaning::kStopNow:
+        // The graceful stop waits on the ps and the workers; whoever signals
+        // again does not want to wait.
+        LOG(ERROR) << "signal " << signal << " again: exiting at once";
+        std::_Exit(128 + signal);
+    }
+  });
+  const Status status = RunChiefUntil(options, stop);
+  if (stop_signal) *stop_signal = signal_number.load();
+  return status;
 }
 
 }  // namespace pst

@@ -57,8 +57,15 @@ struct ChiefOptions {
 
 // Runs the job to --train_steps. The first SIGINT/SIGTERM during training
 // saves a checkpoint (with checkpoint_dir), stops every task and returns
-// Aborted naming the step saved; a second one exits the process at once.
-Status RunChief(const ChiefOptions& options);
+// Aborted naming the step saved; the signal goes to `*stop_signal` (0: none;
+// may be null). A repeat of the signal within 2 s is the same request (see
+// common/stop_signals.h); a later one exits the process at once.
+Status RunChief(const ChiefOptions& options, int* stop_signal = nullptr);
+
+// The chief's exit status: 0 for OK; 128 + the signal for a run a signal
+// stopped, as a shell reports it (Kubernetes' ExitCode restart policy retries
+// those, and the job resumes from the checkpoint); 1 for any other failure.
+int ChiefExitCode(const Status& status, int stop_signal);
 
 }  // namespace pst
 

@@ -7,7 +7,8 @@ int main(int argc, char** argv) {
                    "--train_steps=N: coordinates training of the cluster");
   auto options = pst::ChiefOptionsFromFlags();
   if (!options.ok()) return pst::ReportFlagError(options.status());
-  pst::Status status = pst::RunChief(*options);
+  int stop_signal = 0;
+  const pst::Status status = pst::RunChief(*options, &stop_signal);
   if (!status.ok()) LOG(ERROR) << status.ToString();
-  return status.ok() ? 0 : 1;
+  return pst::ChiefExitCode(status, stop_signal);
 }

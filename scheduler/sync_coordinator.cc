@@ -37,6 +37,7 @@ void SyncCoordinator::Open(int64_t step) {
     std::lock_guard<std::mutex> lock(mu_);
     global_step_ = step;
     paused_ = false;
+    closed_ = false;
     for (int64_t& a : applied_) {
       if (a >= 0) a = step;
     }
@@ -93,9 +94,12 @@ StatusOr<int64_t> SyncCoordinator::Pause(std::chrono::steady_clock::time_point d
   // and the step whose tokens are out is among them (paused, no later one
   // starts). A step still in flight could be applied by a shard while its
   // part is written, and the checkpoint would be torn.
+  // Once closed the step in flight is abandoned (the workers are leaving):
+  // its gradients so far sit in the shards' accumulators, which are not
+  // saved, so only the steps applied need to agree.
   const auto settled = [this] {
     const std::optional<int64_t> in_flight = tokens_.current_step();
-    if (in_flight && *in_flight >= global_step_) return false;
+    if (!closed_ && in_flight && *in_flight >= global_step_) return false;
     for (int64_t a : applied_) {
       if (a >= 0 && a != global_step_) return false;
     }
@@ -124,6 +128,7 @@ void SyncCoordinator::Close() {
   std::vector<TokenGrant> grants;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
     grants = tokens_.Close();
   }
   Send(std::move(grants));

@@ -44,8 +44,9 @@ class SyncCoordinator {
   // Stops handing out tokens; parked workers are told to stop.
   void Close();
   // Holds back the tokens of new steps and waits until every sync shard has
-  // applied the same steps, the step in flight included; returns that count
-  // (the step to checkpoint).
+  // applied the same steps, the step in flight included (after Close(), the
+  // step in flight is abandoned); returns that count (the step to
+  // checkpoint).
   // DeadlineExceeded when a shard lags past `deadline` (it stays paused:
   // Open() or Resume() ends the pause).
   StatusOr<int64_t> Pause(std::chrono::steady_clock::time_point deadline);
@@ -67,6 +68,7 @@ class SyncCoordinator {
   std::vector<int64_t> applied_;  // guarded by mu_: per shard, steps applied (-1: not sync)
   int64_t global_step_ = 0;       // guarded by mu_
   bool paused_ = false;           // guarded by mu_
+  bool closed_ = false;           // guarded by mu_; by Close() until Open()
 };
 
 }  // namespace pst

@@ -98,5 +98,21 @@ TEST(SyncCoordinatorTest, PauseWaitsForTheStepInFlight) {
   EXPECT_EQ(*step, 1);
 }
 
+// A signal stopped the workers mid-step: once closed, the step in flight is
+// abandoned and a checkpoint of the steps every shard applied goes ahead.
+TEST(SyncCoordinatorTest, AfterCloseThePauseDoesNotWaitForTheAbandonedStep) {
+  SyncCoordinator sync({0, 1}, /*num_workers=*/2, /*train_steps=*/100, /*server=*/nullptr);
+  sync.Open(0);
+  EXPECT_EQ(TakeToken(sync, 0, -1), 0);
+  sync.ShardApplied(0, 0);
+  sync.ShardApplied(1, 0);
+  EXPECT_EQ(TakeToken(sync, 0, 0), 1);  // step 1 is in flight; no worker finishes it
+  EXPECT_EQ(sync.Pause(Now()).status().code(), Code::kDeadlineExceeded);
+  sync.Close();
+  auto step = sync.Pause(Now());
+  ASSERT_TRUE(step.ok()) << step.status().ToString();
+  EXPECT_EQ(*step, 1);
+}
+
 }  // namespace
 }  // namespace pst

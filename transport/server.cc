@@ -160,6 +160,11 @@ void RpcServer::Wait() {
   stopped_cv_.wait(lock, [this] { return stopped_; });
 }
 
+bool RpcServer::WaitFor(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(stopped_mu_);
+  return stopped_cv_.wait_for(lock, timeout, [this] { return stopped_; });
+}
+
 size_t RpcServer::queue_depth() const {
   std::lock_guard<std::mutex> lock(mu_);
   return jobs_.size();

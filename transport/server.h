@@ -108,6 +108,8 @@ class RpcServer {
   void Stop();
   // Blocks until the server has stopped.
   void Wait();
+  // Blocks until the server has stopped or `timeout` passed; true: stopped.
+  bool WaitFor(std::chrono::milliseconds timeout);
 
   // The endpoint actually bound (resolves a "tcp://127.0.0.1:*" wildcard).
   const std::string& bound_endpoint() const { return bound_endpoint_; }

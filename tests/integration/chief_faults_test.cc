@@ -74,6 +74,27 @@ class ChiefFaultsTest : public SyntheticDataTest {
     }
     return true;
   }
+  // After a SIGTERM: the chief checkpointed at a step >= 100 (returned) and
+  // exited 128 + SIGTERM, every other task exited 0.
+  static int ExpectStoppedAfterCheckpoint(LocalCluster& cluster,
+                                          const std::vector<std::string>& others) {
+    const auto exits = cluster.WaitAll(seconds(120));
+    const std::string log = cluster.task("chief").Log();
+    EXPECT_EQ(ExitOf(exits, "chief-0"), 128 + SIGTERM) << DescribeExits(exits) << log;
+    for (const std::string& task : others) {
+      EXPECT_EQ(ExitOf(exits, task), 0) << task << ": " << DescribeExits(exits) << log;
+    }
+    EXPECT_EQ(log.find("Test-Accuracy"), std::string::npos) << log;
+    std::smatch m;
+    if (!std::regex_search(log, m,
+                           std::regex("stopped by a signal after checkpointing at step (\\d+)"))) {
+      ADD_FAILURE() << "no checkpoint on SIGTERM\n" << log;
+      return 0;
+    }
+    const int saved = std::stoi(m[1].str());
+    EXPECT_GE(saved, 100);
+    return saved;
+  }
   static void WaitForStep(ChildProcess& chief, int step) {
     for (int i = 0; i < 3000 && ReportValue(chief.Log(), "Step: ").value_or(0) < step; ++i) {
       std::this_thread::sleep_for(milliseconds(10));
@@ -190,7 +211,7 @@ TEST_F(ChiefFaultsTest, SigtermWhileWaitingForThePsStopsTheChiefAtOnce) {
   chief.Signal(SIGTERM);
   const std::optional<int> code = chief.Wait(seconds(30));
   ASSERT_TRUE(code.has_value()) << "still waiting for the ps after SIGTERM\n" << chief.Log();
-  EXPECT_EQ(*code, 1);
+  EXPECT_EQ(*code, 128 + SIGTERM);
   EXPECT_NE(chief.Log().find("interrupted by a signal while waiting for ps:0"), std::string::npos)
       << chief.Log();
 }
@@ -212,20 +233,8 @@ TEST_F(ChiefFaultsTest, SigtermCheckpointsStopsTheJobAndARestartedJobResumes) {
     ChildProcess& chief = cluster.task("chief");
     WaitForStep(chief, 100);
     chief.Signal(SIGTERM);
-    const auto exits = cluster.WaitAll(seconds(120));
-    const std::string log = chief.Log();
-    EXPECT_EQ(ExitOf(exits, "chief-0"), 1) << DescribeExits(exits) << log;
-    for (const std::string task : {"ps-0", "worker-0", "worker-1"}) {
-      EXPECT_EQ(ExitOf(exits, task), 0) << task << ": " << DescribeExits(exits) << log;
-    }
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(
-        log, m, std::regex("stopped by a signal after checkpointing at step (\\d+)")))
-        << log;
-    saved = std::stoi(m[1].str());
-    EXPECT_GE(saved, 100);
+    saved = ExpectStoppedAfterCheckpoint(cluster, {"ps-0", "worker-0", "worker-1"});
     EXPECT_LT(saved, 400);
-    EXPECT_EQ(log.find("Test-Accuracy"), std::string::npos) << log;
   }
   int checkpoints = 0;
   for (const auto& entry : fs::directory_iterator(dir + "/ckpt")) {
@@ -248,6 +257,37 @@ TEST_F(ChiefFaultsTest, SigtermCheckpointsStopsTheJobAndARestartedJobResumes) {
       << log;
   EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), 400) << log;
 }
+
+// scancel, Slurm preemption or deleting every pod of a job signals every
+// task at the same moment: the ps keep serving while the chief is in touch,
+// so its final checkpoint is still written.
+class JobWideSigtermTest : public ChiefFaultsTest,
+                           public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(JobWideSigtermTest, EveryTaskSignalledAtOnceStillCheckpoints) {
+  const std::string dir = TestDir();
+  auto flags = Flags(GetParam(), 100000);
+  flags.insert(flags.end(), {"--checkpoint_dir=" + dir + "/ckpt",
+                             "--checkpoint_every_steps=1000000", "--checkpoint_every_secs=0"});
+  if (GetParam() == "sync") flags.push_back("--replicas_to_aggregate=2");
+  LocalCluster cluster(2, 3, dir);
+  cluster.StartAll(flags);
+  WaitForStep(cluster.task("chief"), 100);
+  for (int i = 0; i < 2; ++i) cluster.task("ps", i).Signal(SIGTERM);
+  for (int i = 0; i < 3; ++i) cluster.task("worker", i).Signal(SIGTERM);
+  cluster.task("chief").Signal(SIGTERM);
+  const int saved =
+      ExpectStoppedAfterCheckpoint(cluster, {"ps-0", "ps-1", "worker-0", "worker-1", "worker-2"});
+  bool complete = false;
+  for (const auto& entry : fs::directory_iterator(dir + "/ckpt")) {
+    const std::string name = entry.path().filename().string();
+    complete |= name.rfind("ckpt-", 0) == 0 && std::stoi(name.substr(5)) == saved &&
+                fs::exists(entry.path() / "manifest");
+  }
+  EXPECT_TRUE(complete) << "no complete checkpoint at step " << saved;
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, JobWideSigtermTest, ::testing::Values("async", "sync"));
 
 // Async, ps:0 holds the global step: the chief reads it with the probes'
 // patience, so a dead ps:0 pauses training within about a second rather

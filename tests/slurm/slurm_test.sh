@@ -5,8 +5,8 @@
 #   1. sbatch scripts/slurm/pstrain.sbatch with 1 ps and 2 workers (async):
 #      the job completes, its exit status and exit_code are the chief's (0)
 #      and the job's output carries the chief's Test-Accuracy line (>= 0.9);
-#   2. a long job is scancel'ed mid-run: it leaves no ps, worker or chief
-#      process behind.
+#   2. a long job is scancel'ed mid-run: the chief writes its final
+#      checkpoint and exits 143, and no ps, worker or chief process is left.
 # MNIST from MNIST_DIR when set, else a small synthetic set. Exits 77
 # (skipped) when the daemons cannot start (not root, slurm-wlm or munge not
 # installed: scripts/setup.sh installs them). Registered in ctest with the
@@ -124,15 +124,17 @@ for log in chief ps-0 worker-0 worker-1; do
   [[ -s "$work/train/$log.log" ]] || fail "no log $work/train/$log.log"
 done
 
-# 2. scancel mid-run leaves no task behind.
+# 2. scancel mid-run: the chief's final checkpoint is written (the ps wait
+# for it), and no task is left behind. Periodic checkpoints are off.
 job="$(submit cancelled --ps_per_node=1 --workers_per_node=2 --mode=async -- \
-  --data_dir="$data_dir" --model=mlp_relu --train_steps=10000000)"
-opened=0
+  --data_dir="$data_dir" --model=mlp_relu --train_steps=10000000 --log_every_steps=50 \
+  --checkpoint_dir="$work/ckpt" --checkpoint_every_steps=100000000 --checkpoint_every_secs=0)"
+trained=0
 for ((i = 0; i < 300; i++)); do
-  grep -q "training opened" "$work/cancelled/chief.log" 2>/dev/null && { opened=1; break; }
+  grep -q "^Step: " "$work/cancelled/chief.log" 2>/dev/null && { trained=1; break; }
   sleep 0.2
 done
-((opened)) || fail "job $job: training did not open within 60 s"
+((trained)) || fail "job $job: no step trained within 60 s"
 tasks_of_job() { pgrep -f -- "--flagfile=$work/cancelled/cluster.flags" || true; }
 [[ -n "$(tasks_of_job)" ]] || fail "job $job: no task process found while it runs"
 t2=$(date +%s%N)
@@ -144,6 +146,16 @@ if [[ -n "$left" ]]; then
   fail "processes of cancelled job $job left: $(ps -o pid=,args= -p "${left//$'\n'/,}")"
 fi
 [[ "$(job_field "$job" JobState)" == CANCELLED ]] || fail "job $job state $(job_field "$job" JobState)"
+saved="$(sed -n 's/.*stopped by a signal after checkpointing at step \([0-9]*\).*/\1/p' "$work/cancelled/chief.log")"
+if [[ -z "$saved" ]]; then
+  fail "job $job: no final checkpoint on scancel; the chief's log ends:"$'\n'"$(tail -n 8 "$work/cancelled/chief.log")"
+elif ! ls "$work"/ckpt/ckpt-*"$saved"/manifest >/dev/null 2>&1; then
+  fail "job $job: the chief reported a checkpoint at step $saved, but $work/ckpt has no complete one"
+else
+  echo "slurm_test: scancel kept a final checkpoint at step $saved"
+fi
+[[ "$(cat "$work/cancelled/exit_code" 2>/dev/null)" == 143 ]] ||
+  fail "job $job: exit_code '$(cat "$work/cancelled/exit_code" 2>/dev/null)', expected 143 (the chief's, stopped by SIGTERM)"
 
 if ((failures)); then
   echo "slurm_test: $failures failure(s)"
