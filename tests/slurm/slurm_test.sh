@@ -6,7 +6,8 @@
 #      the job completes, its exit status and exit_code are the chief's (0)
 #      and the job's output carries the chief's Test-Accuracy line (>= 0.9);
 #   2. a long job is scancel'ed mid-run: the chief writes its final
-#      checkpoint and exits 143, and no ps, worker or chief process is left.
+#      checkpoint and exits 143, and no ps, worker or chief process is left;
+#   3. the same job submitted again resumes from that checkpoint.
 # MNIST from MNIST_DIR when set, else a small synthetic set. Exits 77
 # (skipped) when the daemons cannot start (not root, slurm-wlm or munge not
 # installed: scripts/setup.sh installs them). Registered in ctest with the
@@ -156,6 +157,19 @@ else
 fi
 [[ "$(cat "$work/cancelled/exit_code" 2>/dev/null)" == 143 ]] ||
   fail "job $job: exit_code '$(cat "$work/cancelled/exit_code" 2>/dev/null)', expected 143 (the chief's, stopped by SIGTERM)"
+
+# 3. The same job submitted again resumes from that checkpoint.
+if [[ -n "$saved" ]]; then
+  job="$(submit resumed --ps_per_node=1 --workers_per_node=2 --mode=async -- \
+    --data_dir="$data_dir" --model=mlp_relu --train_steps=$((saved + 200)) --log_every_steps=50 \
+    --checkpoint_dir="$work/ckpt" --checkpoint_every_steps=100000000 --checkpoint_every_secs=0)"
+  wait_gone "$job" 120 || fail "job $job still listed after 120 s"
+  grep -q "restored checkpoint .*ckpt-0*$saved at step $saved" "$work/resumed/chief.log" ||
+    fail "job $job did not resume from step $saved; the chief's log:"$'\n'"$(grep -i checkpoint "$work/resumed/chief.log" | tail -n 5)"
+  [[ "$(job_field "$job" JobState) $(job_field "$job" ExitCode)" == "COMPLETED 0:0" ]] ||
+    fail "job $job: $(job_field "$job" JobState) $(job_field "$job" ExitCode), expected COMPLETED 0:0"
+  echo "slurm_test: resubmitted job $job resumed at step $saved and completed"
+fi
 
 if ((failures)); then
   echo "slurm_test: $failures failure(s)"
