@@ -115,16 +115,8 @@ IFS=, read -r -a mode_list <<<"$modes"
 for m in "${mode_list[@]}"; do
   [[ "$m" == sync || "$m" == async ]] || misuse "--modes: '$m' is neither sync nor async"
 done
-if [[ -z "$data_dir" || ! -e "$data_dir/train-images-idx3-ubyte.gz" && ! -e "$data_dir/train-images-idx3-ubyte" ]]; then
-  cat >&2 <<MSG
-chaos.sh: MNIST not found${data_dir:+ in '$data_dir'}.
-Get it (about 11 MB, checksums verified) and point the benchmark at it:
-  scripts/get_mnist.sh \$HOME/mnist
-  export MNIST_DIR=\$HOME/mnist
-or pass --data_dir=DIR.
-MSG
-  exit 2
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/lib/mnist.sh"
+require_mnist chaos.sh "$data_dir" "pass --data_dir=DIR"
 if [[ ! -x "$root/build/bin/chief" && -z "${PST_BIN_DIR:-}" ]]; then
   "$root/scripts/build.sh" >&2
 fi

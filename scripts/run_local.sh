@@ -78,16 +78,8 @@ for f in "${task_flags[@]}"; do
   [[ "$f" == --data_dir=* ]] && data_dir="${f#*=}"
   [[ "$f" == --logdir=* ]] && logdir="${f#*=}"
 done
-if [[ -z "$data_dir" || ! -e "$data_dir/train-images-idx3-ubyte.gz" && ! -e "$data_dir/train-images-idx3-ubyte" ]]; then
-  cat >&2 <<MSG
-run_local.sh: MNIST not found${data_dir:+ in '$data_dir'}.
-Get it (about 11 MB, checksums verified) and point the cluster at it:
-  scripts/get_mnist.sh \$HOME/mnist
-  export MNIST_DIR=\$HOME/mnist
-or pass --data_dir=DIR after '--'.
-MSG
-  exit 2
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/lib/mnist.sh"
+require_mnist run_local.sh "$data_dir" "pass --data_dir=DIR after '--'"
 
 if [[ ! -x "$bin/chief" || ! -x "$bin/ps" || ! -x "$bin/worker" ]]; then
   echo "run_local.sh: building (no binaries in $bin)" >&2

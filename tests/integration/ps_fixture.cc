@@ -12,6 +12,12 @@
 
 namespace pst {
 
+Tensor Filled(Shape shape, float value) {
+  Tensor t(DType::kFloat32, std::move(shape));
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.f32()[i] = value;
+  return t;
+}
+
 void PsFixture::StartPs(const std::vector<VariableSpec>& variables,
                         const std::vector<std::string>& flags, ShardConfig config) {
   cluster_ = std::make_unique<LocalCluster>(

@@ -15,6 +15,9 @@
 
 namespace pst {
 
+// A float32 tensor of `shape` with every element `value`.
+Tensor Filled(Shape shape, float value);
+
 class PsFixture : public ::testing::Test {
  protected:
   static constexpr uint64_t kClusterId = 4242;

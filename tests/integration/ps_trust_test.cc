@@ -17,12 +17,6 @@ namespace {
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-Tensor Filled(Shape shape, float value) {
-  Tensor t(DType::kFloat32, std::move(shape));
-  for (int64_t i = 0; i < t.num_elements(); ++i) t.f32()[i] = value;
-  return t;
-}
-
 // Every variable's bytes and version, as a raw pull returns them.
 struct ModelState {
   std::vector<std::string> bytes;

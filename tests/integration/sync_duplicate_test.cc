@@ -7,12 +7,6 @@ namespace {
 
 class SyncDuplicateTest : public PsFixture {};
 
-Tensor Filled(float value) {
-  Tensor t(DType::kFloat32, {3});
-  for (int i = 0; i < 3; ++i) t.f32()[i] = value;
-  return t;
-}
-
 TEST_F(SyncDuplicateTest, SecondPushForAStepIsRefused) {
   ShardConfig config = DefaultConfig();
   config.mode = TrainingMode::kSync;
@@ -21,10 +15,10 @@ TEST_F(SyncDuplicateTest, SecondPushForAStepIsRefused) {
   auto worker0 = NewClient(0);
   auto worker1 = NewClient(1);
 
-  auto first = worker0->SyncPush({1}, {Filled(1.0f)}, 0);
+  auto first = worker0->SyncPush({1}, {Filled({3}, 1.0f)}, 0);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_EQ(first->duplicate_shards, 0u);
-  auto second = worker0->SyncPush({1}, {Filled(100.0f)}, 0);
+  auto second = worker0->SyncPush({1}, {Filled({3}, 100.0f)}, 0);
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(second->duplicate_shards, 1u);
 
@@ -33,7 +27,7 @@ TEST_F(SyncDuplicateTest, SecondPushForAStepIsRefused) {
   ASSERT_TRUE(worker0->Pull({1}, &values).ok());
   EXPECT_EQ(values[0].f32()[0], 0.0f);
 
-  ASSERT_TRUE(worker1->SyncPush({1}, {Filled(3.0f)}, 0).ok());
+  ASSERT_TRUE(worker1->SyncPush({1}, {Filled({3}, 3.0f)}, 0).ok());
   ASSERT_TRUE(worker0->Pull({1}, &values).ok());
   EXPECT_EQ(values[0].f32()[0], -2.0f);  // lr 1 * mean(1, 3): the 100 never counted
 
@@ -44,7 +38,7 @@ TEST_F(SyncDuplicateTest, SecondPushForAStepIsRefused) {
   EXPECT_EQ(stats->store.aggregated_per_worker, (std::vector<uint64_t>{1, 1}));
 
   // A push for the finished step is stale.
-  auto late = worker1->SyncPush({1}, {Filled(5.0f)}, 0);
+  auto late = worker1->SyncPush({1}, {Filled({3}, 5.0f)}, 0);
   ASSERT_TRUE(late.ok());
   EXPECT_EQ(late->stale_shards, 1u);
 }
