@@ -378,11 +378,18 @@ class Chief {
     std::vector<ShardStatus> shards;   // each shard's own load
   };
   StatusOr<ClusterCounts> CollectCounts() {
-    ClusterCounts c;
-    c.aggregated.assign(num_workers(), 0);
+    std::vector<ShardStatus> shards;
     for (int k = 0; k < ps_.num_shards(); ++k) {
       PST_ASSIGN_OR_RETURN(ShardStatus s, ps_.GetShardStatus(k, ps_deadline()));
-      c.shards.push_back(s);
+      shards.push_back(std::move(s));
+    }
+    return CountsOf(std::move(shards));
+  }
+
+  ClusterCounts CountsOf(std::vector<ShardStatus> shards) const {
+    ClusterCounts c;
+    c.aggregated.assign(num_workers(), 0);
+    for (const ShardStatus& s : shards) {
       c.staleness_sum += s.store.staleness_sum;
       c.staleness_count += s.store.staleness_count;
       c.staleness_max = std::max(c.staleness_max, s.store.staleness_max);
@@ -395,6 +402,7 @@ class Chief {
         c.aggregated[w] = std::max(c.aggregated[w], per_worker[w]);
       }
     }
+    c.shards = std::move(shards);
     return c;
   }
 
@@ -454,12 +462,13 @@ class Chief {
   // Every --log_every_steps, so TensorBoard plots training as it goes, not
   // only at the evaluations. Steps/s over the progress window, as the
   // progress line shows it.
+  // The staleness from the shards' last probe (at most kShardProbeInterval
+  // old): asking every shard again at each log step would cost more.
   Status WriteTrainingEvents(int64_t step, const ProgressSnapshot& progress) {
     if (!events_) return Status::OK();
-    PST_ASSIGN_OR_RETURN(ClusterCounts c, CollectCounts());
     return events_->AddScalars(step, {{"loss", last_loss_},
                                       {"steps_per_sec", progress.steps_per_sec},
-                                      {"staleness_mean", StalenessMean(c)}});
+                                      {"staleness_mean", StalenessMean(CountsOf(probed_))}});
   }
 
   // One Step line and one TensorBoard point for the workers' reports in `w`.
@@ -603,10 +612,12 @@ class Chief {
   // what is wrong (a dead ps, or one restarted empty). Sync: also passes on
   // each shard's step, as its notices do.
   std::string ProbeShards() {
+    std::vector<ShardStatus> probed;
     for (int k = 0; k < ps_.num_shards(); ++k) {
       auto status = ps_.GetShardStatus(k, Clock::now() + kShardProbePatience);
       if (!status.ok())
         return "ps:" + std::to_string(k) + " is down: " + status.status().ToString();
+      probed.push_back(*status);
       if (!status->store.initialized) {
         return "ps:" + std::to_string(k) + " restarted without its variables";
       }
@@ -614,6 +625,7 @@ class Chief {
       // chief restarted) would stall the step for good. The probe repairs it.
       if (sync_ && status->store.sync_step > 0) sync_->ShardApplied(k, status->store.sync_step - 1);
     }
+    probed_ = std::move(probed);
     return "";
   }
 
@@ -798,6 +810,7 @@ class Chief {
   Clock::time_point start_ = Clock::now();
   double last_loss_ = 0;
   ReportWindow last_window_;
+  std::vector<ShardStatus> probed_;  // every shard's, from the last probe that reached them all
   ProgressSnapshot last_progress_;
   std::optional<double> last_test_accuracy_;    // of the last evaluation, for the progress line
   double training_seconds_ = 0;                 // from opening training to the last step
