@@ -1,5 +1,6 @@
 #include "data/csv_reader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -32,18 +33,22 @@ void SplitFields(std::string_view line, std::vector<std::string_view>* fields) {
 template <typename T>
 bool ParseNumber(std::string_view field, T* value) {
   const char* end = field.data() + field.size();
-  const std::from_chars_result result =
-      std::from_chars(field.data(), end, *value);
+  const std::from_chars_result result = std::from_chars(field.data(), end, *value);
   return result.ec == std::errc() && result.ptr == end;
+}
+
+bool IsHeader(const std::vector<std::string_view>& fields) {
+  return std::none_of(fields.begin(), fields.end(), [](std::string_view f) {
+    double value;
+    return ParseNumber(f, &value);
+  });
 }
 
 }  // namespace
 
-StatusOr<Dataset> ReadCsvDataset(const std::string& path, int num_classes,
-                                 bool has_header) {
-  if (num_classes < 1) {
-    return InvalidArgument("num_classes must be at least 1, got " +
-                           std::to_string(num_classes));
+StatusOr<Dataset> ReadCsvDataset(const std::string& path, const CsvOptions& options) {
+  if (options.num_classes < 0) {
+    return InvalidArgument("num_classes must be >= 0, got " + std::to_string(options.num_classes));
   }
   errno = 0;
   std::ifstream in(path);
@@ -53,52 +58,66 @@ StatusOr<Dataset> ReadCsvDataset(const std::string& path, int num_classes,
   }
 
   Dataset dataset;
-  dataset.num_classes = num_classes;
   std::string line;
   std::vector<std::string_view> fields;
-  int64_t line_number = 0;
-  int64_t first_row_line = 0;
+  std::vector<std::string> names;  // the header's, when there is one
+  int64_t line_number = 0, first_row_line = 0, num_fields = 0;
+  int label_column = 0;
+  int32_t max_label = -1;
   auto at = [&] { return path + ":" + std::to_string(line_number) + ": "; };
+  auto column = [&](size_t j) {
+    std::string text = "column " + std::to_string(j + 1);
+    if (j < names.size()) text += " ('" + names[j] + "')";
+    return text;
+  };
   while (std::getline(in, line)) {
     ++line_number;
-    if (has_header && line_number == 1) continue;
     std::string_view text = line;
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     if (Trim(text).empty()) continue;
     SplitFields(text, &fields);
-
-    const int64_t num_fields = fields.size();
+    const bool first = first_row_line == 0 && names.empty();
+    if (first && IsHeader(fields)) {
+      names.assign(fields.begin(), fields.end());
+      continue;
+    }
     if (first_row_line == 0) {
+      num_fields = static_cast<int64_t>(fields.size());
       if (num_fields < 2) {
-        return InvalidArgument(at() +
-                               "expected a label and at least one "
-                               "feature, found 1 field");
+        return InvalidArgument(at() + "expected a label and at least one feature, found 1 field");
+      }
+      label_column = options.label_column < 0 ? num_fields - 1 : options.label_column;
+      if (label_column >= num_fields) {
+        return InvalidArgument(at() + "--label_column=" + std::to_string(options.label_column) +
+                               " is beyond the row's " + std::to_string(num_fields) + " columns");
       }
       first_row_line = line_number;
       dataset.feature_dim = num_fields - 1;
-    } else if (num_fields != dataset.feature_dim + 1) {
-      return InvalidArgument(at() + "row has " + std::to_string(num_fields) +
-                             " fields, but the first row (line " +
-                             std::to_string(first_row_line) + ") has " +
-                             std::to_string(dataset.feature_dim + 1));
+    } else if (static_cast<int64_t>(fields.size()) != num_fields) {
+      return InvalidArgument(at() + "row has " + std::to_string(fields.size()) +
+                             " fields, but the first row (line " + std::to_string(first_row_line) +
+                             ") has " + std::to_string(num_fields));
     }
-
     int32_t label = 0;
-    if (!ParseNumber(fields[0], &label)) {
-      return InvalidArgument(at() + "label '" + std::string(fields[0]) +
-                             "' is not an integer");
+    const std::string_view label_field = fields[label_column];
+    if (!ParseNumber(label_field, &label)) {
+      return InvalidArgument(at() + column(label_column) + ": label '" +
+                             std::string(label_field) + "' is not an integer");
     }
-    if (label < 0 || label >= num_classes) {
-      return InvalidArgument(at() + "label " + std::to_string(label) +
-                             " is outside [0, " + std::to_string(num_classes) +
+    if (label < 0 || (options.num_classes > 0 && label >= options.num_classes)) {
+      return InvalidArgument(at() + column(label_column) + ": label " + std::to_string(label) +
+                             " is outside [0, " +
+                             (options.num_classes > 0 ? std::to_string(options.num_classes)
+                                                      : std::string("inf")) +
                              ")");
     }
+    max_label = std::max(max_label, label);
     dataset.labels.push_back(label);
-    for (int64_t j = 1; j < num_fields; ++j) {
+    for (int64_t j = 0; j < num_fields; ++j) {
+      if (j == label_column) continue;
       float value = 0;
       if (!ParseNumber(fields[j], &value) || !std::isfinite(value)) {
-        return InvalidArgument(at() + "field " + std::to_string(j + 1) + " '" +
-                               std::string(fields[j]) +
+        return InvalidArgument(at() + column(j) + ": '" + std::string(fields[j]) +
                                "' is not a finite number");
       }
       dataset.features.push_back(value);
@@ -107,6 +126,8 @@ StatusOr<Dataset> ReadCsvDataset(const std::string& path, int num_classes,
   }
   if (in.bad()) return DataLoss(path + ": read failed");
   if (dataset.size == 0) return InvalidArgument(path + ": no data rows");
+  dataset.num_classes = options.num_classes > 0 ? options.num_classes : max_label + 1;
+  dataset.example_shape = {dataset.feature_dim};
   return dataset;
 }
 

@@ -68,8 +68,15 @@ TEST(ModelZooTest, CnnVariables) {
   EXPECT_EQ(CountParameters(*model), 431080);
   EXPECT_EQ(model->input_dim(), 784);
   EXPECT_EQ(MustMakeModel("cnn", 784, 3)->num_classes(), 3);
-  // It takes 28x28x1 images only.
-  EXPECT_EQ(MakeModel("cnn", 100).status().code(), Code::kInvalidArgument);
+  // Images of any shape; features only when they make a square image.
+  const StatusOr<std::unique_ptr<Model>> flat = MakeModel("cnn", 101);
+  EXPECT_EQ(flat.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(flat.status().message().find("model 'cnn' takes an image"), std::string::npos)
+      << flat.status().message();
+  EXPECT_EQ(MustMakeModel("cnn", 100)->input_dim(), 100);  // 10x10x1
+  // CIFAR's 32x32x3 (no padding) and a small 8x8x3 (padded stages).
+  EXPECT_EQ(MustMakeModel("cnn", InputShape({32, 32, 3}))->input_dim(), 3072);
+  EXPECT_EQ(MustMakeModel("cnn", InputShape({8, 8, 3}), 4)->input_dim(), 192);
 }
 
 TEST(ModelZooTest, CnnPlacementListsEveryLayerAndTheLoss) {
@@ -107,9 +114,9 @@ TEST(ModelZooTest, Errors) {
 }
 
 struct GradientCheck {
-  float eps;               // the central-difference step
-  double abs_tol = 2e-4;   // plus 1% of the numerical derivative
-  int64_t input_dim = 20;  // of the model and the random batch
+  float eps;                 // the central-difference step
+  double abs_tol = 2e-4;     // plus 1% of the numerical derivative
+  InputShape input = 20;     // of the model and the random batch
   int64_t batch_size = 6;
 };
 
@@ -118,9 +125,9 @@ struct GradientCheck {
 void CheckModelGradients(const std::string& name, const GradientCheck& check) {
   SCOPED_TRACE(name);
   const float eps = check.eps;
-  auto model = MustMakeModel(name, check.input_dim, /*num_classes=*/4);
+  auto model = MustMakeModel(name, check.input, /*num_classes=*/4);
   std::vector<Tensor> params = InitialParams(*model, 5);
-  const Batch batch = RandomBatch(check.batch_size, check.input_dim, 4, 6);
+  const Batch batch = RandomBatch(check.batch_size, check.input.size(), 4, 6);
   std::vector<Tensor> grads;
   ASSERT_TRUE(model->ComputeGradients(params, batch, &grads).ok());
 
@@ -167,7 +174,13 @@ TEST(SequentialModelTest, CnnGradientsMatchFiniteDifferences) {
   // eps) = 2e-4 at eps = 3e-4, hence the looser absolute tolerance. A batch
   // of 3 images keeps the ~100 loss evaluations quick.
   CheckModelGradients("cnn", {/*eps=*/3e-4f, /*abs_tol=*/5e-4,
-                              /*input_dim=*/784, /*batch_size=*/3});
+                              /*input=*/784, /*batch_size=*/3});
+}
+
+// Small colour images: both stages padded.
+TEST(SequentialModelTest, CnnOnSmallColourImagesGradientsMatchFiniteDifferences) {
+  CheckModelGradients("cnn", {/*eps=*/3e-4f, /*abs_tol=*/5e-4,
+                              /*input=*/InputShape({8, 8, 3}), /*batch_size=*/3});
 }
 
 TEST(SequentialModelTest, GradientsAreOverwrittenNotAccumulated) {

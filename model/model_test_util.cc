@@ -14,9 +14,9 @@
 namespace pst {
 
 std::unique_ptr<Model> MustMakeModel(const std::string& name,
-                                     int64_t input_dim, int64_t num_classes,
+                                     const InputShape& input, int64_t num_classes,
                                      const std::string& device) {
-  auto model = MakeModel(name, input_dim, num_classes, device);
+  auto model = MakeModel(name, input, num_classes, device);
   CHECK(model.ok()) << model.status().ToString();
   return std::move(model).value();
 }

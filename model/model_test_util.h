@@ -10,13 +10,14 @@
 
 #include "common/batch.h"
 #include "common/tensor.h"
+#include "model/input_shape.h"
 #include "model/model.h"
 
 namespace pst {
 
 // MakeModel, CHECKed.
 std::unique_ptr<Model> MustMakeModel(const std::string& name,
-                                     int64_t input_dim = 784,
+                                     const InputShape& input = 784,
                                      int64_t num_classes = 10,
                                      const std::string& device = "cpu");
 

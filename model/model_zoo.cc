@@ -1,5 +1,6 @@
 #include "model/model_zoo.h"
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <utility>
@@ -57,50 +58,61 @@ LayerStack MlpLayers(const MlpSpec& spec, int64_t input_dim,
   return layers;
 }
 
-constexpr int64_t kMnistSide = 28;
+// The image a cnn reads: an image shape as it is; D features taken as a
+// square single-channel image when D is a square (784: MNIST's 28x28x1).
+StatusOr<InputShape> CnnImage(const InputShape& input) {
+  if (input.is_image()) return input;
+  for (int64_t side = 1; side * side <= input.size(); ++side) {
+    if (side * side == input.size()) return InputShape({side, side, 1});
+  }
+  return InvalidArgument("model 'cnn' takes an image (HxWxC, e.g. --input_shape), got " +
+                         input.ToString());
+}
 
-// LeNet on 28x28x1 images: two stages of 5x5 convolution (valid, stride 1),
-// ReLU and 2x2 max-pool (28 -> 24 -> 12 with 20 filters, 12 -> 8 -> 4 with
-// 50), then dense 800 -> 500, ReLU, dense 500 -> num_classes.
-LayerStack CnnLayers(int64_t num_classes, Kernels& kernels) {
+// LeNet: two stages of 5x5 convolution (stride 1), ReLU and 2x2 max-pool,
+// with 20 then 50 filters, then dense 500, ReLU, dense num_classes. A stage
+// on a side of 12 or more convolves without padding (MNIST: 28 -> 24 -> 12,
+// 12 -> 8 -> 4); on a smaller side it pads by 2 (keeping the side), so that
+// small images (8x8) still leave a pixel after both pools.
+LayerStack CnnLayers(const InputShape& image, int64_t num_classes, Kernels& kernels) {
   struct Stage {
     const char* name;
     int64_t filters;
   };
   LayerStack layers;
-  int64_t side = kMnistSide, channels = 1;
+  int64_t height = image.height(), width = image.width(), channels = image.channels();
   for (const Stage& stage : {Stage{"conv0", 20}, Stage{"conv1", 50}}) {
     Conv2DShape shape;
-    shape.height = shape.width = side;
+    shape.height = height;
+    shape.width = width;
     shape.in_channels = channels;
     shape.filter_height = shape.filter_width = 5;
     shape.out_channels = stage.filters;
-    const int64_t conv_side = shape.out_height();
+    shape.padding = std::min(height, width) >= 12 ? 0 : 2;
+    const int64_t conv_height = shape.out_height(), conv_width = shape.out_width();
     layers.push_back(std::make_unique<Conv2D>(stage.name, shape, kernels));
+    layers.push_back(std::make_unique<Relu>(conv_height * conv_width * stage.filters, kernels));
     layers.push_back(
-        std::make_unique<Relu>(conv_side * conv_side * stage.filters, kernels));
-    layers.push_back(std::make_unique<MaxPool2x2>(conv_side, conv_side,
-                                                  stage.filters, kernels));
-    side = conv_side / 2;
+        std::make_unique<MaxPool2x2>(conv_height, conv_width, stage.filters, kernels));
+    height = conv_height / 2;
+    width = conv_width / 2;
     channels = stage.filters;
   }
-  // The pooled (4,4,50) images, flattened in NHWC order.
-  const int64_t features = side * side * channels;
+  // The pooled images, flattened in NHWC order.
+  const int64_t features = height * width * channels;
   layers.push_back(std::make_unique<Dense>("dense0", features, 500, kernels));
   layers.push_back(std::make_unique<Relu>(500, kernels));
-  layers.push_back(
-      std::make_unique<Dense>("dense1", 500, num_classes, kernels));
+  layers.push_back(std::make_unique<Dense>("dense1", 500, num_classes, kernels));
   return layers;
 }
 
-// A model of the zoo: its name, the input_dim it requires (0: any), and its
-// layers for (input_dim, num_classes).
+// A model of the zoo: its name, the input it takes (InvalidArgument naming
+// both sides when not) and its layers for (input, num_classes).
 struct ZooModel {
   std::string name;
-  int64_t required_input_dim;
   float learning_rate;  // plain SGD, batch 100: measured on MNIST
-  std::function<LayerStack(int64_t input_dim, int64_t num_classes,
-                           Kernels& kernels)>
+  std::function<StatusOr<InputShape>(const InputShape& input)> takes;
+  std::function<LayerStack(const InputShape& input, int64_t num_classes, Kernels& kernels)>
       layers;
 };
 
@@ -115,42 +127,35 @@ Status UnknownModel(const std::string& name) {
 std::vector<ZooModel> Zoo() {
   std::vector<ZooModel> zoo;
   for (const MlpSpec& spec : Mlps()) {
-    zoo.push_back(
-        {spec.name, 0, spec.learning_rate,
-         [spec](int64_t input_dim, int64_t num_classes, Kernels& kernels) {
-           return MlpLayers(spec, input_dim, num_classes, kernels);
-         }});
+    zoo.push_back({spec.name, spec.learning_rate,
+                   // Any input, flattened.
+                   [](const InputShape& input) { return StatusOr<InputShape>(input); },
+                   [spec](const InputShape& input, int64_t num_classes, Kernels& kernels) {
+                     return MlpLayers(spec, input.size(), num_classes, kernels);
+                   }});
   }
-  zoo.push_back(
-      // 0.3 diverges (a dead network); 0.1 reaches 0.988 in 2000 async steps.
-      {"cnn", kMnistSide * kMnistSide, 0.1f,
-       [](int64_t /*input_dim*/, int64_t num_classes, Kernels& kernels) {
-         return CnnLayers(num_classes, kernels);
-       }});
+  // 0.3 diverges (a dead network); 0.1 reaches 0.988 in 2000 async steps.
+  zoo.push_back({"cnn", 0.1f, CnnImage,
+                 [](const InputShape& input, int64_t num_classes, Kernels& kernels) {
+                   return CnnLayers(*CnnImage(input), num_classes, kernels);
+                 }});
   return zoo;
 }
 
-// The entry of `zoo` for `name`, if the dimensions suit it.
-StatusOr<const ZooModel*> FindModel(const std::vector<ZooModel>& zoo,
-                                    const std::string& name, int64_t input_dim,
-                                    int64_t num_classes) {
+// The entry of `zoo` for `name`, if the input and classes suit it.
+StatusOr<const ZooModel*> FindModel(const std::vector<ZooModel>& zoo, const std::string& name,
+                                    const InputShape& input, int64_t num_classes) {
   const ZooModel* model = nullptr;
   for (const ZooModel& m : zoo) {
     if (name == m.name) model = &m;
   }
   if (model == nullptr) return UnknownModel(name);
-  if (input_dim <= 0 || num_classes < 2) {
-    return InvalidArgument("model '" + name + "' needs input_dim > 0 and " +
-                           "num_classes >= 2, got " +
-                           std::to_string(input_dim) + " and " +
+  if (input.size() <= 0 || num_classes < 2) {
+    return InvalidArgument("model '" + name + "' needs an input of at least one value and " +
+                           "num_classes >= 2, got " + input.ToString() + " and " +
                            std::to_string(num_classes));
   }
-  if (model->required_input_dim != 0 &&
-      input_dim != model->required_input_dim) {
-    return InvalidArgument("model '" + name + "' takes input_dim " +
-                           std::to_string(model->required_input_dim) +
-                           ", got " + std::to_string(input_dim));
-  }
+  PST_RETURN_IF_ERROR(model->takes(input).status());
   return model;
 }
 
@@ -182,15 +187,14 @@ std::vector<std::string> ModelNames() {
 }
 
 StatusOr<std::unique_ptr<Model>> MakeModelOnKernels(
-    const std::string& name, int64_t input_dim, int64_t num_classes,
+    const std::string& name, const InputShape& input, int64_t num_classes,
     std::vector<std::unique_ptr<Kernels>> kernels) {
   const std::vector<ZooModel> zoo = Zoo();
-  PST_ASSIGN_OR_RETURN(const ZooModel* model,
-                       FindModel(zoo, name, input_dim, num_classes));
+  PST_ASSIGN_OR_RETURN(const ZooModel* model, FindModel(zoo, name, input, num_classes));
   if (kernels.empty()) return InvalidArgument("no device to run on");
   std::vector<std::unique_ptr<Model>> replicas;
   for (std::unique_ptr<Kernels>& k : kernels) {
-    LayerStack layers = model->layers(input_dim, num_classes, *k);
+    LayerStack layers = model->layers(input, num_classes, *k);
     replicas.push_back(
         std::make_unique<SequentialModel>(std::move(k), std::move(layers)));
   }
@@ -199,13 +203,13 @@ StatusOr<std::unique_ptr<Model>> MakeModelOnKernels(
 }
 
 StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
-                                           int64_t input_dim,
+                                           const InputShape& input,
                                            int64_t num_classes,
                                            const std::string& device,
                                            const KernelsOptions& options) {
   // Checked before any device is touched: starting a GPU takes a while.
   const std::vector<ZooModel> zoo = Zoo();
-  PST_RETURN_IF_ERROR(FindModel(zoo, name, input_dim, num_classes).status());
+  PST_RETURN_IF_ERROR(FindModel(zoo, name, input, num_classes).status());
   const std::vector<std::string> devices = SplitDevices(device);
   for (const std::string& one : devices) {
     if (one.empty()) {
@@ -219,7 +223,7 @@ StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
     PST_ASSIGN_OR_RETURN(std::unique_ptr<Kernels> k, MakeKernels(one, options));
     kernels.push_back(std::move(k));
   }
-  return MakeModelOnKernels(name, input_dim, num_classes, std::move(kernels));
+  return MakeModelOnKernels(name, input, num_classes, std::move(kernels));
 }
 
 }  // namespace pst

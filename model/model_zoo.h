@@ -9,6 +9,7 @@
 
 #include "common/status.h"
 #include "kernels/kernels.h"
+#include "model/input_shape.h"
 #include "model/model.h"
 
 namespace pst {
@@ -17,10 +18,13 @@ namespace pst {
 // "mlp_relu" input-256-128-classes, ReLU
 // "wide_mlp" input-2048-2048-classes, ReLU (~5.8M parameters at 784/10;
 //            for parameter-server benchmarks)
-// "cnn"      LeNet for 28x28x1 images (input_dim 784, read NHWC): conv 5x5x20,
+// "cnn"      LeNet for HxWxC images (read NHWC; D = S*S features as an SxSx1
+//            image, 784: MNIST's 28x28x1): conv 5x5x20,
 //            ReLU, max-pool 2x2, conv 5x5x50, ReLU, max-pool 2x2, dense 500,
 //            ReLU, dense classes; variables conv0/*, conv1/*, dense0/*,
-//            dense1/* (~431K parameters at 10 classes)
+//            dense1/* (~431K parameters at 28x28x1 and 10 classes). A stage
+//            on a side below 12 pads by 2, so small images work too.
+// The mlps take any input, flattened.
 std::vector<std::string> ModelNames();
 
 // The plain-SGD learning rate a model trains well with at batch 100 (what
@@ -32,11 +36,11 @@ StatusOr<float> RecommendedLearningRate(const std::string& name);
 // ReplicatedModel with one replica per entry, each on its own Kernels.
 // `options` go to every MakeKernels call.
 // Errors: InvalidArgument for an unknown name (the message lists the known
-// ones), non-positive dimensions (num_classes must be at least 2), an
-// input_dim the model cannot take or an empty device in the list; the
+// ones), an empty input or fewer than 2 classes, an input the model cannot
+// take (naming model and input) or an empty device in the list; the
 // devices' errors from MakeKernels.
 StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
-                                           int64_t input_dim = 784,
+                                           const InputShape& input = 784,
                                            int64_t num_classes = 10,
                                            const std::string& device = "cpu",
                                            const KernelsOptions& options = {});
@@ -45,7 +49,7 @@ StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
 // one replica per element of `kernels` (at least one; a single one gives a
 // plain SequentialModel), which the model takes over.
 StatusOr<std::unique_ptr<Model>> MakeModelOnKernels(
-    const std::string& name, int64_t input_dim, int64_t num_classes,
+    const std::string& name, const InputShape& input, int64_t num_classes,
     std::vector<std::unique_ptr<Kernels>> kernels);
 
 }  // namespace pst

@@ -1,0 +1,82 @@
+#include "data/records_reader.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace pst {
+namespace {
+
+StatusOr<std::vector<uint8_t>> ReadFile(const std::string& path) {
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in.is_open()) {
+    if (errno == ENOENT) return NotFound(path + ": no such file");
+    return InvalidArgument(path + ": cannot open: " + std::strerror(errno));
+  }
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  if (in.bad()) return DataLoss(path + ": read failed");
+  return bytes;
+}
+
+}  // namespace
+
+StatusOr<Dataset> ReadRecordsDataset(const std::vector<std::string>& paths,
+                                     const RecordsOptions& options) {
+  if (options.shape.size() != 3 ||
+      std::any_of(options.shape.begin(), options.shape.end(), [](int64_t d) { return d < 1; })) {
+    return InvalidArgument("records need an input shape H,W,C of three positive numbers");
+  }
+  if (options.label_bytes < 1) return InvalidArgument("--label_bytes must be at least 1");
+  if (paths.empty()) return InvalidArgument("no records file given");
+  const int64_t height = options.shape[0], width = options.shape[1], channels = options.shape[2];
+  const int64_t pixels = height * width * channels;
+  const int64_t record_bytes = options.label_bytes + pixels;
+
+  Dataset dataset;
+  dataset.feature_dim = pixels;
+  dataset.example_shape = options.shape;
+  int32_t max_label = -1;
+  for (const std::string& path : paths) {
+    PST_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadFile(path));
+    const int64_t size = static_cast<int64_t>(bytes.size());
+    if (size == 0 || size % record_bytes != 0) {
+      return DataLoss(path + ": " + std::to_string(size) + " bytes is not a whole number of " +
+                      std::to_string(record_bytes) + "-byte records (" +
+                      std::to_string(options.label_bytes) + " label + " + std::to_string(height) +
+                      "x" + std::to_string(width) + "x" + std::to_string(channels) +
+                      " pixels); truncated, or another record size");
+    }
+    const int64_t count = size / record_bytes;
+    dataset.features.reserve(dataset.features.size() + count * pixels);
+    for (int64_t r = 0; r < count; ++r) {
+      const uint8_t* record = bytes.data() + r * record_bytes;
+      const int32_t label = record[options.label_bytes - 1];
+      if (options.num_classes > 0 && label >= options.num_classes) {
+        return InvalidArgument(path + ": record " + std::to_string(r) + ": label " +
+                               std::to_string(label) + " is outside [0, " +
+                               std::to_string(options.num_classes) + ")");
+      }
+      max_label = std::max(max_label, label);
+      dataset.labels.push_back(label);
+      // Channel-major in the file, HWC in memory.
+      const uint8_t* pixel = record + options.label_bytes;
+      const size_t start = dataset.features.size();
+      dataset.features.resize(start + pixels);
+      float* out = dataset.features.data() + start;
+      for (int64_t c = 0; c < channels; ++c) {
+        for (int64_t i = 0; i < height * width; ++i) {
+          out[i * channels + c] = pixel[c * height * width + i] / 255.0f;
+        }
+      }
+    }
+    dataset.size += count;
+  }
+  dataset.num_classes = options.num_classes > 0 ? options.num_classes : max_label + 1;
+  return dataset;
+}
+
+}  // namespace pst

@@ -1,0 +1,38 @@
+// Reader for fixed-length binary records, as CIFAR-10's binary version
+// stores them: each record is `label_bytes` of label (the first byte is the
+// class; CIFAR-100's coarse + fine labels are two bytes, the last one used)
+// followed by H*W*C pixel bytes, channel-major (all of channel 0, row by
+// row, then channel 1, ...). Pixels are scaled from 0..255 to [0,1] and
+// stored HWC, as the models read images (NHWC).
+//
+// Errors (each names the file): NotFound for a missing file; InvalidArgument
+// for a bad shape or a label beyond num_classes; DataLoss for a file whose
+// size is not a whole number of records (a truncated record). Safe to call
+// from any thread.
+#ifndef PST_DATA_RECORDS_READER_H_
+#define PST_DATA_RECORDS_READER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "data/dataset.h"
+
+namespace pst {
+
+struct RecordsOptions {
+  std::vector<int64_t> shape;  // {H, W, C}
+  int64_t label_bytes = 1;
+  // Labels must lie in [0, num_classes); 0: any, and num_classes becomes
+  // the largest label + 1.
+  int num_classes = 0;
+};
+
+// Reads every file of `paths`, in order, into one Dataset.
+StatusOr<Dataset> ReadRecordsDataset(const std::vector<std::string>& paths,
+                                     const RecordsOptions& options);
+
+}  // namespace pst
+
+#endif  // PST_DATA_RECORDS_READER_H_

@@ -1,0 +1,23 @@
+// Per-feature standardization (--normalize): each feature shifted by its
+// mean and divided by its standard deviation, both computed on the training
+// split only, so that nothing of the test or validation examples leaks into
+// training. A constant feature is only shifted.
+#ifndef PST_DATA_STANDARDIZE_H_
+#define PST_DATA_STANDARDIZE_H_
+
+#include <vector>
+
+#include "data/dataset.h"
+
+namespace pst {
+
+struct Standardization {
+  std::vector<float> mean, scale;  // per feature; x' = (x - mean) * scale
+};
+
+Standardization FitStandardization(const Dataset& train);
+void Standardize(const Standardization& s, Dataset* data);
+
+}  // namespace pst
+
+#endif  // PST_DATA_STANDARDIZE_H_
