@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "cli/help.h"
@@ -42,8 +43,26 @@ DEFINE_string(mode, "async", "Training mode: async (apply each gradient on arriv
 DEFINE_int32(replicas_to_aggregate, 0,
              "Sync: gradients averaged per step (0: the number of workers); "
              "workers beyond it are spares");
-DEFINE_string(model, "mlp", "Model: mlp (784-100-10 sigmoid), mlp_relu, wide_mlp, cnn (LeNet-style)");
-DEFINE_string(data_dir, "", "Folder holding the MNIST .gz files (default: $MNIST_DIR)");
+DEFINE_string(model, "mlp",
+              "Model: mlp (input-100-classes sigmoid), mlp_relu, wide_mlp, cnn (LeNet-style, "
+              "any HxWxC image)");
+DEFINE_string(dataset, "mnist",
+              "Data format: mnist (IDX files in --data_dir), csv (--train_file, --test_file), "
+              "records (fixed-length binary records: CIFAR-10's format)");
+DEFINE_string(data_dir, "",
+              "mnist: folder of the IDX files (default: $MNIST_DIR); records: folder of "
+              "CIFAR-10's data_batch_*.bin and test_batch.bin");
+DEFINE_string(train_file, "", "csv, records: the training examples (records: a comma list)");
+DEFINE_string(test_file, "", "csv, records: the test examples (records: a comma list)");
+DEFINE_int32(label_column, 0, "csv: the label's column, 0-based (-1: the last)");
+DEFINE_int32(num_classes, 0, "csv, records: the class count (0: the largest label + 1)");
+DEFINE_string(input_shape, "", "records: H,W,C of each image (default 32,32,3)");
+DEFINE_int32(label_bytes, 1, "records: bytes of label before each image (the last is the class)");
+DEFINE_bool(normalize, false,
+            "Standardize every feature with the training split's mean and deviation");
+DEFINE_int64(validation_examples, 0,
+             "Hold out this many training examples (the same on every task) and report "
+             "the validation accuracy beside the test accuracy");
 DEFINE_int32(batch_size, 100, "Examples per worker step");
 DEFINE_string(optimizer, "sgd", "sgd | momentum | adagrad | adam (applied on the ps)");
 DEFINE_double(learning_rate, 0,
@@ -206,11 +225,47 @@ std::string DataDir() {
   return env ? env : "";
 }
 
-Status CheckDataDir(const std::string& dir) {
-  if (!dir.empty()) return Status::OK();
-  return InvalidArgument(
-      "--data_dir is empty and MNIST_DIR is not set: get MNIST with "
-      "scripts/get_mnist.sh DIR, then pass --data_dir=DIR");
+// "32,32,3" -> {32, 32, 3}.
+StatusOr<std::vector<int64_t>> ParseInputShape(const std::string& text) {
+  std::vector<int64_t> dims;
+  if (text.empty()) return dims;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    char* end = nullptr;
+    const long long d = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || d < 1) {
+      return InvalidArgument("--input_shape=" + text + ": expected H,W,C, positive numbers");
+    }
+    dims.push_back(d);
+  }
+  if (dims.size() != 3) return InvalidArgument("--input_shape=" + text + ": expected H,W,C");
+  return dims;
+}
+
+// The data and the model, as every task of a job must see them.
+StatusOr<JobOptions> JobFromFlags() {
+  JobOptions job;
+  job.model = FLAGS_model;
+  DataOptions& d = job.data;
+  d.format = FLAGS_dataset;
+  d.data_dir = DataDir();
+  d.train_file = FLAGS_train_file;
+  d.test_file = FLAGS_test_file;
+  d.label_column = FLAGS_label_column;
+  if (FLAGS_num_classes < 0) return InvalidArgument("--num_classes must be >= 0");
+  d.num_classes = FLAGS_num_classes;
+  PST_ASSIGN_OR_RETURN(d.input_shape, ParseInputShape(FLAGS_input_shape));
+  PST_RETURN_IF_ERROR(Positive("label_bytes", FLAGS_label_bytes));
+  d.label_bytes = FLAGS_label_bytes;
+  d.normalize = FLAGS_normalize;
+  if (FLAGS_validation_examples < 0) return InvalidArgument("--validation_examples must be >= 0");
+  d.validation_examples = FLAGS_validation_examples;
+  if (d.format == "mnist" && d.data_dir.empty()) {
+    return InvalidArgument(
+        "--data_dir is empty and MNIST_DIR is not set: get MNIST with "
+        "scripts/get_mnist.sh DIR, then pass --data_dir=DIR");
+  }
+  return job;
 }
 
 }  // namespace
@@ -277,7 +332,7 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   o.sync = FLAGS_mode == "sync";
   if (FLAGS_simulated_delay_ms < 0) return InvalidArgument("--simulated_delay_ms must be >= 0");
   o.simulated_delay_ms = FLAGS_simulated_delay_ms;
-  o.model = FLAGS_model;
+  PST_ASSIGN_OR_RETURN(o.job, JobFromFlags());
   o.device = FLAGS_device;
   o.allow_soft_placement = FLAGS_allow_soft_placement;
   o.log_device_placement = FLAGS_log_device_placement;
@@ -286,8 +341,6 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
                            " must be in (0, 1]");
   }
   o.gpu_memory_fraction = FLAGS_gpu_memory_fraction;
-  o.data_dir = DataDir();
-  PST_RETURN_IF_ERROR(CheckDataDir(o.data_dir));
   PST_RETURN_IF_ERROR(Positive("batch_size", FLAGS_batch_size));
   o.batch_size = FLAGS_batch_size;
   o.seed = FLAGS_seed;
@@ -322,9 +375,7 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
     o.shard.replicas_to_aggregate = n;
   }
   o.heartbeat_timeout_ms = FLAGS_heartbeat_timeout_ms;
-  o.model = FLAGS_model;
-  o.data_dir = DataDir();
-  PST_RETURN_IF_ERROR(CheckDataDir(o.data_dir));
+  PST_ASSIGN_OR_RETURN(o.job, JobFromFlags());
   o.seed = FLAGS_seed;
   o.shard.optimizer.name = FLAGS_optimizer;
   if (FLAGS_learning_rate < 0) {
@@ -333,7 +384,7 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   }
   o.shard.optimizer.learning_rate = static_cast<float>(FLAGS_learning_rate);
   if (FLAGS_learning_rate == 0) {
-    PST_ASSIGN_OR_RETURN(o.shard.optimizer.learning_rate, RecommendedLearningRate(o.model));
+    PST_ASSIGN_OR_RETURN(o.shard.optimizer.learning_rate, RecommendedLearningRate(o.job.model));
   }
   o.shard.optimizer.momentum = static_cast<float>(FLAGS_momentum);
   PST_ASSIGN_OR_RETURN(o.shard.staleness_policy, ParseStalenessPolicy(FLAGS_staleness_policy));

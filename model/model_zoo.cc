@@ -186,6 +186,10 @@ std::vector<std::string> ModelNames() {
   return names;
 }
 
+Status CheckModelTakes(const std::string& name, const InputShape& input, int64_t num_classes) {
+  return FindModel(Zoo(), name, input, num_classes).status();
+}
+
 StatusOr<std::unique_ptr<Model>> MakeModelOnKernels(
     const std::string& name, const InputShape& input, int64_t num_classes,
     std::vector<std::unique_ptr<Kernels>> kernels) {

@@ -31,6 +31,10 @@ std::vector<std::string> ModelNames();
 // --learning_rate=0 means). InvalidArgument for an unknown model.
 StatusOr<float> RecommendedLearningRate(const std::string& name);
 
+// OK when model `name` takes `input` and `num_classes`; else InvalidArgument
+// naming both sides (MakeModel checks the same, and builds the model).
+Status CheckModelTakes(const std::string& name, const InputShape& input, int64_t num_classes);
+
 // A new model running on `device`: "cpu" or "gpu:N" (see MakeKernels), or
 // a comma-separated list of those ("gpu:0,gpu:1", repeats allowed) for a
 // ReplicatedModel with one replica per entry, each on its own Kernels.

@@ -21,8 +21,10 @@ std::string PsName(size_t i) { return "ps:" + std::to_string(i); }
 
 }  // namespace
 
-ChiefState::ChiefState(uint64_t placement_hash, int64_t train_steps, int num_workers, int num_ps)
+ChiefState::ChiefState(uint64_t placement_hash, int64_t train_steps, int num_workers, int num_ps,
+                       std::string job)
     : placement_hash_(placement_hash),
+      job_(std::move(job)),
       train_steps_(train_steps),
       workers_(num_workers),
       ps_(num_ps) {}

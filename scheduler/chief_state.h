@@ -43,9 +43,12 @@ struct ReportWindow {
 
 class ChiefState {
  public:
-  ChiefState(uint64_t placement_hash, int64_t train_steps, int num_workers, int num_ps);
+  // `job`: the chief's Job::Describe(), which every joining worker must match.
+  ChiefState(uint64_t placement_hash, int64_t train_steps, int num_workers, int num_ps,
+             std::string job = "");
 
   uint64_t placement_hash() const { return placement_hash_; }
+  const std::string& job() const { return job_; }
   int64_t train_steps() const { return train_steps_; }
 
   wire::ClusterState state() const;
@@ -81,6 +84,7 @@ class ChiefState {
 
  private:
   const uint64_t placement_hash_;
+  const std::string job_;
   const int64_t train_steps_;
 
   mutable std::mutex mu_;

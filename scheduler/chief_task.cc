@@ -15,7 +15,6 @@
 #include "common/signal_watcher.h"
 #include "common/stop_signals.h"
 #include "common/tensor_file.h"
-#include "data/idx_reader.h"
 #include "model/initializer.h"
 #include "model/model_zoo.h"
 #include "monitoring/metrics_http_server.h"
@@ -90,17 +89,19 @@ Status WaitForShards(PsClient& ps, const ClusterSpec& cluster, int timeout_ms,
 
 class Chief {
  public:
-  Chief(const ChiefOptions& options, std::unique_ptr<Model> model, Placement placement,
-        Dataset test, std::unique_ptr<MetricsWriter> metrics, uint64_t cluster_id)
+  Chief(const ChiefOptions& options, std::unique_ptr<Model> model, Placement placement, Job job,
+        std::unique_ptr<MetricsWriter> metrics, uint64_t cluster_id)
       : options_(options),
         model_(std::move(model)),
-        test_(std::move(test)),
+        test_(std::move(job.data.test)),
+        validation_(std::move(job.data.validation)),
         evaluator_(model_.get(), &test_),
+        validation_evaluator_(model_.get(), &validation_),
         metrics_(std::move(metrics)),
         cluster_id_(cluster_id),
         state_(placement.Hash(), options.train_steps,
                static_cast<int>(options.cluster.workers.size()),
-               static_cast<int>(options.cluster.ps.size())),
+               static_cast<int>(options.cluster.ps.size()), job.Describe()),
         ps_(context_, options.cluster, std::move(placement), Identity(options, cluster_id)),
         schedule_(ScheduleOptions(options), 0, Clock::now()) {
     if (!options.checkpoint_dir.empty()) {
@@ -360,6 +361,9 @@ class Chief {
       return Diverged("the test loss is " + std::to_string(e.loss) + " at global step " +
                       std::to_string(step));
     }
+    if (validation_.size > 0) {
+      PST_ASSIGN_OR_RETURN(last_validation_, validation_evaluator_.Evaluate(params_));
+    }
     return e;
   }
   static Status Diverged(const std::string& what) {
@@ -422,6 +426,10 @@ class Chief {
         .Add("live_ps", state_.live_ps())
         .Add("task_deaths", state_.deaths());
     r.Add("test_loss", eval.loss).Add("test_accuracy", eval.accuracy);
+    if (last_validation_) {
+      r.Add("validation_loss", last_validation_->loss)
+          .Add("validation_accuracy", last_validation_->accuracy);
+    }
     PST_ASSIGN_OR_RETURN(ClusterCounts c, CollectCounts());
     // Loss, steps/s and staleness go to TensorBoard every --log_every_steps
     // (WriteTrainingEvents); here what only an evaluation knows.
@@ -722,6 +730,7 @@ class Chief {
       }
     }
     ShutdownShards(std::chrono::milliseconds(options_.rpc_timeout_ms));
+    if (last_validation_) Print("Validation-Accuracy: %.4f\n", last_validation_->accuracy);
     Print("Test-Accuracy: %.4f\n", e.accuracy);
     Print("Total Time: %.2fs\n", earlier_seconds_ + training_seconds_);
     Print("Final Cost: %.4f\n", last_loss_);
@@ -797,7 +806,10 @@ class Chief {
   zmq::context_t context_{1};
   std::unique_ptr<Model> model_;
   Dataset test_;
+  Dataset validation_;  // empty without --validation_examples
   Evaluator evaluator_;
+  Evaluator validation_evaluator_;
+  std::optional<Evaluation> last_validation_;  // of the last evaluation
   std::unique_ptr<MetricsWriter> metrics_;
   std::unique_ptr<EventWriter> events_;  // null without --logdir
   const uint64_t cluster_id_;
@@ -833,8 +845,12 @@ Status RunChiefUntil(const ChiefOptions& options, const std::atomic<bool>& stop)
     std::filesystem::create_directories(options.run_dir, error);
     if (error) return FileError("cannot create --run_dir=" + options.run_dir, error.value());
   }
-  PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, MakeModel(options.model));
-  PST_ASSIGN_OR_RETURN(Dataset test, LoadMnist(options.data_dir, /*train=*/false));
+  PST_ASSIGN_OR_RETURN(Job job, LoadJob(options.job, /*with_test=*/true));
+  LOG(INFO) << "job: " << job.Describe() << "; " << job.data.train.size << " training, "
+            << job.data.validation.size << " validation, " << job.data.test.size
+            << " test examples";
+  PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                       MakeModel(job.model, job.input, job.num_classes));
   PlacementOptions placement_options = options.placement;
   placement_options.num_shards = static_cast<int>(options.cluster.ps.size());
   PST_ASSIGN_OR_RETURN(Placement placement,
@@ -852,7 +868,7 @@ Status RunChiefUntil(const ChiefOptions& options, const std::atomic<bool>& stop)
   if (!options.checkpoint_dir.empty()) {
     PST_RETURN_IF_ERROR(KeepClusterId(options.checkpoint_dir, cluster_id));
   }
-  Chief chief(options, std::move(model), std::move(placement), std::move(test), std::move(metrics),
+  Chief chief(options, std::move(model), std::move(placement), std::move(job), std::move(metrics),
               cluster_id);
   return chief.Run(stop);
 }

@@ -8,13 +8,14 @@ namespace pst {
 ChiefLink::ChiefLink(zmq::context_t& context, ChannelOptions options)
     : channel_(context, std::move(options)) {}
 
-StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash, Clock::time_point deadline,
-                                     const std::atomic<bool>& stop) {
+StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash, const std::string& job,
+                                     Clock::time_point deadline, const std::atomic<bool>& stop) {
   OutgoingMessage request;
   request.type = wire::MessageType::JoinRequest;
-  request.extras = [placement_hash](flatbuffers::FlatBufferBuilder& fbb) {
+  request.extras = [placement_hash, job](flatbuffers::FlatBufferBuilder& fbb) {
     HeaderExtras extras;
-    extras.join = wire::CreateJoinInfo(fbb, placement_hash);
+    extras.join = wire::CreateJoinInfo(fbb, placement_hash, wire::ClusterState::Starting, 0,
+                                       fbb.CreateString(job));
     return extras;
   };
   bool said_waiting = false;

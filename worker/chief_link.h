@@ -40,9 +40,10 @@ class ChiefLink {
 
   // Waits (retrying) until the chief has opened training, `deadline`
   // passes (DeadlineExceeded) or `stop` is set (Aborted).
-  // FailedPrecondition when the chief's placement hash differs from ours.
-  StatusOr<JoinResult> Join(uint64_t placement_hash, Clock::time_point deadline,
-                            const std::atomic<bool>& stop);
+  // FailedPrecondition when the chief's job (`job`: Job::Describe()) or
+  // placement hash differs from ours.
+  StatusOr<JoinResult> Join(uint64_t placement_hash, const std::string& job,
+                            Clock::time_point deadline, const std::atomic<bool>& stop);
 
   // Sync mode: the step of this worker's next token, or nullopt when the
   // chief is stopping the cluster. The request is repeated every second

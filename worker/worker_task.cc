@@ -7,7 +7,6 @@
 #include <thread>
 
 #include "common/signal_watcher.h"
-#include "data/idx_reader.h"
 #include "data/input_pipeline.h"
 #include "model/model_zoo.h"
 #include "ps/ps_client.h"
@@ -84,8 +83,10 @@ class Worker {
  private:
   // Model, data, placement: everything that needs no other task.
   Status Prepare() {
-    PST_ASSIGN_OR_RETURN(model_, MakeModelOnDevice());
-    PST_ASSIGN_OR_RETURN(train_, LoadMnist(options_.data_dir, /*train=*/true));
+    PST_ASSIGN_OR_RETURN(Job job, LoadJob(options_.job, /*with_test=*/false));
+    job_description_ = job.Describe();
+    PST_ASSIGN_OR_RETURN(model_, MakeModelOnDevice(job));
+    train_ = std::move(job.data.train);
     InputPipelineOptions input;
     input.batch_size = options_.batch_size;
     input.worker_index = options_.task_index;
@@ -104,16 +105,16 @@ class Worker {
 
   // The model on --device; with --allow_soft_placement a device that cannot
   // be used (no GPU, no CUDA back end) falls back to the CPU, and says so.
-  StatusOr<std::unique_ptr<Model>> MakeModelOnDevice() {
+  StatusOr<std::unique_ptr<Model>> MakeModelOnDevice(const Job& job) {
     KernelsOptions kernels;
     kernels.gpu_memory_fraction = options_.gpu_memory_fraction;
     StatusOr<std::unique_ptr<Model>> model =
-        MakeModel(options_.model, 784, 10, options_.device, kernels);
+        MakeModel(job.model, job.input, job.num_classes, options_.device, kernels);
     if (!model.ok() && model.status().code() == Code::kFailedPrecondition &&
         options_.allow_soft_placement) {
       LOG(WARNING) << me_ << ": --allow_soft_placement: falling back to cpu ("
                    << model.status().message() << ")";
-      model = MakeModel(options_.model, 784, 10, "cpu");
+      model = MakeModel(job.model, job.input, job.num_classes, "cpu");
     }
     if (model.ok() && options_.log_device_placement) {
       for (const std::string& line : (*model)->Placement()) LOG(INFO) << me_ << ": " << line;
@@ -133,13 +134,13 @@ class Worker {
     chief.curve = options_.curve;
     chief_ = std::make_unique<ChiefLink>(context_, chief);
     PST_ASSIGN_OR_RETURN(JoinResult joined,
-                         chief_->Join(placement_->Hash(), After(options_.join_timeout_ms), stop_));
+                         chief_->Join(placement_->Hash(), job_description_, After(options_.join_timeout_ms), stop_));
     train_steps_ = joined.train_steps;
     training_over_ = joined.training_over;
     const uint64_t cluster_id = joined.cluster_id;
     heartbeat_ = std::make_unique<HeartbeatSender>(context_, chief, options_.heartbeat_interval,
                                                    [cluster_id] { return cluster_id; });
-    LOG(INFO) << me_ << " joined cluster " << joined.cluster_id << " (" << options_.model << ", "
+    LOG(INFO) << me_ << " joined cluster " << joined.cluster_id << " (" << job_description_ << ", "
               << placement_->slices().size() << " slices on " << placement_->num_shards()
               << " ps, train_steps " << train_steps_ << ")";
     ClientIdentity identity;
@@ -289,6 +290,7 @@ class Worker {
   zmq::context_t context_{1};
   std::unique_ptr<Model> model_;
   Dataset train_;
+  std::string job_description_;  // Job::Describe(), which the chief checks
   std::unique_ptr<InputPipeline> input_;
   std::optional<Placement> placement_;
   std::vector<int> variables_;

@@ -12,6 +12,7 @@
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "common/status.h"
+#include "job/job.h"
 #include "transport/curve.h"
 
 namespace pst {
@@ -20,12 +21,11 @@ struct WorkerOptions {
   ClusterSpec cluster;
   int task_index = 0;
   uint64_t cluster_id = 0;  // 0: learn it from the chief
-  std::string model = "mlp";
+  JobOptions job;                      // the data and the model
   std::string device = "cpu";          // cpu | gpu:N | a list: gpu:0,gpu:1 splits each batch
   bool allow_soft_placement = false;   // an unusable GPU falls back to the CPU
   bool log_device_placement = false;   // log where each layer runs
   double gpu_memory_fraction = 1.0;    // cap on the GPU memory the model takes
-  std::string data_dir;
   int64_t batch_size = 100;
   uint64_t seed = 1;
   int64_t warmup_steps = 0;  // only worker 0 trains until the global step reaches this

@@ -108,13 +108,30 @@ TEST_F(ClusterTest, ChiefNamesTheMissingPs) {
   EXPECT_NE(chief.Log().find(expected), std::string::npos) << chief.Log();
 }
 
-TEST_F(ClusterTest, WorkerWithAnotherPlacementIsRefused) {
-  LocalCluster cluster(1, 1, MakeTestDir("placement-mismatch"));
+TEST_F(ClusterTest, WorkerWithAnotherModelIsRefusedNamingBothJobs) {
+  LocalCluster cluster(1, 1, MakeTestDir("job-mismatch"));
   const std::vector<std::string> flags = TrainingFlags(100);
   cluster.StartTask("ps", 0, flags);
   cluster.StartTask("chief", 0, flags);
   std::vector<std::string> other = flags;
   other.push_back("--model=mlp_relu");
+  ChildProcess& worker = cluster.StartTask("worker", 0, other);
+  EXPECT_EQ(worker.Wait(seconds(60)), 1);
+  EXPECT_NE(worker.Log().find("worker:0 runs another job than the chief: the worker's is "
+                              "dataset=mnist input=28x28x1 image classes=10 model=mlp_relu, the "
+                              "chief's dataset=mnist input=28x28x1 image classes=10 model=mlp;"),
+            std::string::npos)
+      << worker.Log();
+}
+
+TEST_F(ClusterTest, WorkerWithAnotherPlacementIsRefused) {
+  LocalCluster cluster(2, 1, MakeTestDir("placement-mismatch"));
+  const std::vector<std::string> flags = TrainingFlags(100);
+  cluster.StartTask("ps", 0, flags);
+  cluster.StartTask("ps", 1, flags);
+  cluster.StartTask("chief", 0, flags);
+  std::vector<std::string> other = flags;
+  other.push_back("--partition_bytes=1000");  // splits dense0/weights over both shards
   ChildProcess& worker = cluster.StartTask("worker", 0, other);
   EXPECT_EQ(worker.Wait(seconds(60)), 1);
   EXPECT_NE(worker.Log().find("computed another variable placement"), std::string::npos)

@@ -42,14 +42,14 @@ class ExperimentsTest : public SyntheticDataTest {
 
 TEST_F(ExperimentsTest, SyncVsAsyncWritesItsTableAndPlot) {
   const std::string results = RunScript("sync_vs_async.sh");
-  EXPECT_EQ(TableRows(results + "/table.md"), 8);
+  ASSERT_EQ(TableRows(results + "/table.md"), 8);
   EXPECT_TRUE(IsPng(results + "/accuracy.png"));
   EXPECT_NE(ReadLines(results + "/table.md")[0].find("time to 97%"), std::string::npos);
 }
 
 TEST_F(ExperimentsTest, TuneShardsWritesItsTablePlotAndRecommendation) {
   const std::string results = RunScript("tune_shards.sh");
-  EXPECT_EQ(TableRows(results + "/table.md"), 8);  // 2 ps counts x 2 partitionings x 2 placements
+  ASSERT_EQ(TableRows(results + "/table.md"), 8);  // 2 ps counts x 2 partitionings x 2 placements
   EXPECT_TRUE(IsPng(results + "/shards.png"));
   const auto recommendation = ReadLines(results + "/recommendation.txt");
   ASSERT_EQ(recommendation.size(), 1u);

@@ -1,0 +1,132 @@
+#include "data/data_source.h"
+
+#include <functional>
+#include <map>
+
+#include "data/csv_reader.h"
+#include "data/idx_reader.h"
+#include "data/records_reader.h"
+#include "data/standardize.h"
+#include "data/validation_split.h"
+
+namespace pst {
+namespace {
+
+// The same for every task and run: the split is part of the job.
+constexpr uint64_t kValidationSeed = 0x5eed5eedULL;
+
+// Reads one split of a format. `num_classes`: the training set's for the
+// test set (its labels must fit), else the flag's (0: from the labels).
+using SplitReader =
+    std::function<StatusOr<Dataset>(const DataOptions& options, bool train, int num_classes)>;
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> items;
+  size_t begin = 0;
+  for (;;) {
+    const size_t comma = text.find(',', begin);
+    if (comma > begin) items.push_back(text.substr(begin, comma - begin));
+    if (comma == std::string::npos) return items;
+    begin = comma + 1;
+  }
+}
+
+StatusOr<std::string> FileFlag(const DataOptions& o, bool train) {
+  const std::string& file = train ? o.train_file : o.test_file;
+  if (file.empty()) {
+    return InvalidArgument("--dataset=" + o.format + " needs --" +
+                           (train ? "train_file" : "test_file"));
+  }
+  return file;
+}
+
+StatusOr<Dataset> ReadMnist(const DataOptions& o, bool train, int /*num_classes*/) {
+  return LoadMnist(o.data_dir, train);
+}
+
+StatusOr<Dataset> ReadCsv(const DataOptions& o, bool train, int num_classes) {
+  PST_ASSIGN_OR_RETURN(std::string file, FileFlag(o, train));
+  return ReadCsvDataset(file, CsvOptions{o.label_column, num_classes});
+}
+
+// CIFAR-10's binary files in data_dir when no file flag is given.
+StatusOr<Dataset> ReadRecords(const DataOptions& o, bool train, int num_classes) {
+  std::vector<std::string> files;
+  if (!(train ? o.train_file : o.test_file).empty()) {
+    files = SplitList(train ? o.train_file : o.test_file);
+  } else if (!o.data_dir.empty()) {
+    if (train) {
+      for (int i = 1; i <= 5; ++i) {
+        files.push_back(o.data_dir + "/data_batch_" + std::to_string(i) + ".bin");
+      }
+    } else {
+      files.push_back(o.data_dir + "/test_batch.bin");
+    }
+  } else {
+    return FileFlag(o, train).status();
+  }
+  RecordsOptions records;
+  records.shape = o.input_shape.empty() ? std::vector<int64_t>{32, 32, 3} : o.input_shape;
+  records.label_bytes = o.label_bytes;
+  records.num_classes = num_classes;
+  return ReadRecordsDataset(files, records);
+}
+
+const std::map<std::string, SplitReader>& Readers() {
+  static const auto* readers = new std::map<std::string, SplitReader>{
+      {"mnist", ReadMnist},
+      {"csv", ReadCsv},
+      {"records", ReadRecords},
+  };
+  return *readers;
+}
+
+std::string ShapeOf(const Dataset& d) {
+  if (d.example_shape.size() != 3) return std::to_string(d.feature_dim) + " features";
+  return std::to_string(d.example_shape[0]) + "x" + std::to_string(d.example_shape[1]) + "x" +
+         std::to_string(d.example_shape[2]);
+}
+
+}  // namespace
+
+std::vector<std::string> DataFormats() {
+  std::vector<std::string> names;
+  for (const auto& [name, reader] : Readers()) names.push_back(name);
+  return names;
+}
+
+StatusOr<DataSplits> LoadData(const DataOptions& options, bool with_test) {
+  const auto reader = Readers().find(options.format);
+  if (reader == Readers().end()) {
+    std::string known;
+    for (const std::string& name : DataFormats()) known += (known.empty() ? "" : ", ") + name;
+    return InvalidArgument("unknown --dataset=" + options.format + "; known: " + known);
+  }
+  DataSplits splits;
+  PST_ASSIGN_OR_RETURN(splits.train, reader->second(options, true, options.num_classes));
+  if (splits.train.num_classes < 2) {
+    return InvalidArgument("the training set has " + std::to_string(splits.train.num_classes) +
+                           " class(es); a classifier needs at least 2");
+  }
+  if (options.validation_examples > 0) {
+    PST_ASSIGN_OR_RETURN(
+        splits.validation,
+        SplitValidation(&splits.train, options.validation_examples, kValidationSeed));
+  }
+  if (with_test) {
+    PST_ASSIGN_OR_RETURN(splits.test, reader->second(options, false, splits.train.num_classes));
+    if (splits.test.feature_dim != splits.train.feature_dim ||
+        splits.test.example_shape != splits.train.example_shape) {
+      return InvalidArgument("the test set's examples (" + ShapeOf(splits.test) +
+                             ") differ from the training set's (" + ShapeOf(splits.train) + ")");
+    }
+    splits.test.num_classes = splits.train.num_classes;
+  }
+  if (options.normalize) {
+    const Standardization s = FitStandardization(splits.train);
+    for (Dataset* d : {&splits.train, &splits.validation, &splits.test}) Standardize(s, d);
+  }
+  return splits;
+}
+
+}  // namespace pst

@@ -1,0 +1,53 @@
+// Where a job's examples come from (--dataset and the flags beside it), and
+// the splits a task gets from it: the training set less a seeded validation
+// split, the validation split and the test set, standardized with the
+// training split's statistics when asked.
+//
+// Formats, each with its reader in its own file and one line in the registry
+// of data_source.cc:
+//   mnist    IDX files in data_dir (MNIST, Fashion-MNIST, any image size)
+//   csv      train_file / test_file; a label column, numeric features
+//   records  fixed-length binary records (CIFAR-10's binary format), files
+//            train_file / test_file (comma-separated lists), or CIFAR-10's
+//            file names in data_dir
+#ifndef PST_DATA_DATA_SOURCE_H_
+#define PST_DATA_DATA_SOURCE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "data/dataset.h"
+
+namespace pst {
+
+struct DataOptions {
+  std::string format = "mnist";
+  std::string data_dir;
+  std::string train_file, test_file;
+  int label_column = 0;              // csv; -1: the last column
+  int num_classes = 0;               // csv, records; 0: from the training labels
+  std::vector<int64_t> input_shape;  // records: H, W, C (CIFAR: 32, 32, 3)
+  int64_t label_bytes = 1;           // records
+  bool normalize = false;            // per-feature, on the training split's statistics
+  int64_t validation_examples = 0;   // held out of the training set
+};
+
+struct DataSplits {
+  Dataset train, validation, test;  // validation empty without validation_examples
+};
+
+// The format names, for --help and errors.
+std::vector<std::string> DataFormats();
+
+// Loads the training set (always: the validation split, the class count and
+// the standardization come from it) and, with `with_test`, the test set.
+// Errors: the readers'; InvalidArgument for an unknown format, a missing
+// file flag, or a test set whose examples or labels do not fit the training
+// set's, naming both sides.
+StatusOr<DataSplits> LoadData(const DataOptions& options, bool with_test);
+
+}  // namespace pst
+
+#endif  // PST_DATA_DATA_SOURCE_H_
