@@ -67,12 +67,12 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
     case wire::MessageType::JoinRequest:
       if (h.join() != nullptr && h.join()->job() != nullptr &&
           h.join()->job()->string_view() != state_->job()) {
-        return Error(reply_type, FailedPrecondition(
-                                     "worker:" + std::to_string(worker) +
-                                     " runs another job than the chief: the worker's is " +
-                                     h.join()->job()->str() + ", the chief's " + state_->job() +
-                                     "; --dataset, its files and --model must be the same on "
-                                     "every task"));
+        return Error(reply_type,
+                     FailedPrecondition("worker:" + std::to_string(worker) +
+                                        " runs another job than the chief: the worker's is " +
+                                        h.join()->job()->str() + ", the chief's " + state_->job() +
+                                        "; --dataset, its files and --model must be the same on "
+                                        "every task"));
       }
       if (h.join() == nullptr || h.join()->placement_hash() != state_->placement_hash()) {
         return Error(reply_type,

@@ -12,8 +12,8 @@
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "common/status.h"
-#include "ps/variable_store.h"
 #include "job/job.h"
+#include "ps/variable_store.h"
 #include "transport/curve.h"
 
 namespace pst {
@@ -21,7 +21,7 @@ namespace pst {
 struct ChiefOptions {
   ClusterSpec cluster;
   uint64_t cluster_id = 0;  // 0: pick a random one
-  JobOptions job;  // the data and the model
+  JobOptions job;           // the data and the model
   uint64_t seed = 1;
   ShardConfig shard;  // optimizer and staleness policy, applied on every ps
   PlacementOptions placement;

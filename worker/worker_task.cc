@@ -133,8 +133,8 @@ class Worker {
     chief.rpc_timeout_ms = options_.rpc_timeout_ms;
     chief.curve = options_.curve;
     chief_ = std::make_unique<ChiefLink>(context_, chief);
-    PST_ASSIGN_OR_RETURN(JoinResult joined,
-                         chief_->Join(placement_->Hash(), job_description_, After(options_.join_timeout_ms), stop_));
+    PST_ASSIGN_OR_RETURN(JoinResult joined, chief_->Join(placement_->Hash(), job_description_,
+                                                         After(options_.join_timeout_ms), stop_));
     train_steps_ = joined.train_steps;
     training_over_ = joined.training_over;
     const uint64_t cluster_id = joined.cluster_id;

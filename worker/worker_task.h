@@ -21,7 +21,7 @@ struct WorkerOptions {
   ClusterSpec cluster;
   int task_index = 0;
   uint64_t cluster_id = 0;  // 0: learn it from the chief
-  JobOptions job;                      // the data and the model
+  JobOptions job;           // the data and the model
   std::string device = "cpu";          // cpu | gpu:N | a list: gpu:0,gpu:1 splits each batch
   bool allow_soft_placement = false;   // an unusable GPU falls back to the CPU
   bool log_device_placement = false;   // log where each layer runs
