@@ -72,14 +72,17 @@ for n in "$num_ps" "$num_workers"; do
   fi
 done
 
-# MNIST: --data_dir among the task flags, else MNIST_DIR.
-data_dir="${MNIST_DIR:-}"
+# MNIST (the default --dataset): --data_dir among the task flags, else MNIST_DIR.
+data_dir="${MNIST_DIR:-}" dataset=mnist
 for f in "${task_flags[@]}"; do
   [[ "$f" == --data_dir=* ]] && data_dir="${f#*=}"
+  [[ "$f" == --dataset=* ]] && dataset="${f#*=}"
   [[ "$f" == --logdir=* ]] && logdir="${f#*=}"
 done
-source "$(dirname "${BASH_SOURCE[0]}")/lib/mnist.sh"
-require_mnist run_local.sh "$data_dir" "pass --data_dir=DIR after '--'"
+if [[ "$dataset" == mnist ]]; then
+  source "$(dirname "${BASH_SOURCE[0]}")/lib/mnist.sh"
+  require_mnist run_local.sh "$data_dir" "pass --data_dir=DIR after '--'"
+fi
 
 if [[ ! -x "$bin/chief" || ! -x "$bin/ps" || ! -x "$bin/worker" ]]; then
   echo "run_local.sh: building (no binaries in $bin)" >&2
