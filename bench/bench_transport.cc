@@ -19,12 +19,19 @@
 //     (ComputeGradients, then the SGD optimizer applied to the local params),
 //     mlp_relu, batch 100, the same batches in the same order. MNIST from
 //     $MNIST_DIR when set, otherwise synthetic random batches.
+//  1b. The same rounds with --wire_dtype=bfloat16 (a second PsClient on the
+//     same ps), alternated with the float32 ones: wire bytes per round and
+//     payload/s relative to float32, and the conversion's own speed (GB/s
+//     of float32 narrowed and widened, against a memcpy).
 // Each configuration gets a warm-up, then --repeats timed repeats of
 // --seconds_per_config / --repeats seconds each; a repeat alternates the
 // configuration and its baseline in --slices short slices so that load from
 // elsewhere hits both alike. Tables show the median repeat.
 // The last line of the output is "ratio_vs_zmq_4MiB: X", framework bytes/s
 // over bare ZeroMQ bytes/s at 4 MiB.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -40,15 +47,13 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gflags/gflags.h>
-#include <glog/logging.h>
 #include <zmq.hpp>
 
 #include "cli/help_request.h"
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "common/batch.h"
+#include "common/bfloat16.h"
 #include "common/tensor.h"
 #include "data/dataset.h"
 #include "data/idx_reader.h"
@@ -263,6 +268,9 @@ class InProcessPs {
     server_.reset();  // joins the handler threads before the service goes
   }
 
+  // Bytes the ps received and sent so far.
+  uint64_t bytes() const { return server_->bytes_in() + server_->bytes_out(); }
+
   // A cluster of this one ps.
   ClusterSpec Cluster() const {
     // bound_endpoint() resolves the wildcard: "tcp://127.0.0.1:N".
@@ -416,6 +424,10 @@ class BareClient {
 struct TransportResult {
   size_t bytes = 0;
   std::vector<Repeat> framework, bare;
+  // The framework with --wire_dtype=bfloat16; its bytes/s count the float32
+  // payload it stands for, and its wire bytes per round over float32's.
+  std::vector<Repeat> bf16;
+  double bf16_wire_ratio = 0;
 };
 
 std::vector<TransportResult> RunTransport(const std::vector<size_t>& sizes,
@@ -445,6 +457,9 @@ std::vector<TransportResult> RunTransport(const std::vector<size_t>& sizes,
   PsClient client(client_context, ps.Cluster(), std::move(placement).value(),
                   BenchIdentity());
   CheckOk(client.Initialize(SgdConfig(), initial), "initialize");
+  ClientIdentity narrow_identity = BenchIdentity();
+  narrow_identity.wire_dtype = DType::kBFloat16;
+  PsClient narrow_client(client_context, ps.Cluster(), client.placement(), narrow_identity);
 
   BareServer bare_server(sizes);
   BareClient bare(bare_server.endpoint(), sizes);
@@ -465,15 +480,29 @@ std::vector<TransportResult> RunTransport(const std::vector<size_t>& sizes,
     auto fw_push = [&] {
       CheckOk(client.Push(variable, grad, false).status(), "push");
     };
+    auto bf16_pull = [&] { CheckOk(narrow_client.Pull(variable, &values), "pull"); };
+    auto bf16_push = [&] { CheckOk(narrow_client.Push(variable, grad, false).status(), "push"); };
+    // Wire bytes of one round each, from the ps's own counters.
+    uint64_t before = ps.bytes();
+    fw_pull();
+    fw_push();
+    const double f32_round_bytes = ps.bytes() - before;
+    before = ps.bytes();
+    bf16_pull();
+    bf16_push();
+    const double bf16_round_bytes = ps.bytes() - before;
     const uint32_t index = static_cast<uint32_t>(k);
     auto zmq_pull = [&bare, index] { bare.Pull(index); };
     auto zmq_push = [&bare, index] { bare.Push(index); };
 
-    RoundTimer framework(fw_pull, fw_push), baseline(zmq_pull, zmq_push);
+    RoundTimer framework(fw_pull, fw_push), baseline(zmq_pull, zmq_push),
+        narrow(bf16_pull, bf16_push);
     framework.WarmUp(5, warmup_s);
     baseline.WarmUp(5, warmup_s);
+    narrow.WarmUp(5, warmup_s);
     TransportResult result;
     result.bytes = sizes[k];
+    result.bf16_wire_ratio = bf16_round_bytes / f32_round_bytes;
     for (int rep = 0; rep < FLAGS_repeats; ++rep) {
       // Framework and baseline alternate in short slices (and swap which
       // goes first), so that load from elsewhere hits both alike.
@@ -481,18 +510,45 @@ std::vector<TransportResult> RunTransport(const std::vector<size_t>& sizes,
         if ((rep + slice) % 2 == 0) {
           framework.Slice(seconds / FLAGS_slices);
           baseline.Slice(seconds / FLAGS_slices);
+          narrow.Slice(seconds / FLAGS_slices);
         } else {
+          narrow.Slice(seconds / FLAGS_slices);
           baseline.Slice(seconds / FLAGS_slices);
           framework.Slice(seconds / FLAGS_slices);
         }
       }
       result.framework.push_back(framework.TakeRepeat(sizes[k]));
       result.bare.push_back(baseline.TakeRepeat(sizes[k]));
+      result.bf16.push_back(narrow.TakeRepeat(sizes[k]));
     }
     results.push_back(std::move(result));
   }
   bare.Stop();
   return results;
+}
+
+// What narrowing and widening cost per byte of float32, against a memcpy of
+// the same float32 bytes: the conversion must cost less than the half of the
+// bytes it saves.
+void PrintConversionSpeed(size_t bytes) {
+  const int64_t n = static_cast<int64_t>(bytes / 4);
+  std::vector<float> wide(n, 0.1f), back(n);
+  std::vector<uint16_t> narrow(n);
+  auto gb_per_s = [&](const std::function<void()>& run) {
+    run();  // warm the caches and pages
+    const auto start = Clock::now();
+    int rounds = 0;
+    do {
+      run();
+      ++rounds;
+    } while (Clock::now() - start < std::chrono::milliseconds(200));
+    return 4.0 * n * rounds / Seconds(Clock::now() - start) / 1e9;
+  };
+  const double to_bf16 = gb_per_s([&] { FloatToBFloat16(wide.data(), narrow.data(), n); });
+  const double to_f32 = gb_per_s([&] { BFloat16ToFloat(narrow.data(), back.data(), n); });
+  const double copy = gb_per_s([&] { std::memcpy(back.data(), wide.data(), n * sizeof(float)); });
+  std::printf("conversion of %s, GB/s of float32: narrow %.1f, widen %.1f, memcpy %.1f\n",
+              SizeLabel(bytes).c_str(), to_bf16, to_f32, copy);
 }
 
 // ---------------------------------------------------------------------------
@@ -791,6 +847,17 @@ int Main() {
                 SizeLabel(r.bytes).c_str(), fw.bytes_per_s / 1e6,
                 bare.bytes_per_s / 1e6, ratio, fw.round.mean, bare.round.mean);
   }
+  std::printf("\n== --wire_dtype=bfloat16 vs float32: pull+push rounds ==\n");
+  std::printf("%-8s | %16s | %15s | %16s | %15s\n", "size", "bf16 wire bytes", "bf16 round us",
+              "float32 round us", "bf16_vs_float32");
+  for (const TransportResult& r : transport) {
+    const Repeat fw = MedianRepeat(r.framework), narrow = MedianRepeat(r.bf16);
+    std::printf("%-8s | %15.2fx | %15.1f | %16.1f | %15.2f\n", SizeLabel(r.bytes).c_str(),
+                r.bf16_wire_ratio, narrow.round.mean, fw.round.mean,
+                narrow.bytes_per_s / fw.bytes_per_s);
+  }
+  std::printf("(bf16_vs_float32: float32-equivalent payload per second, bfloat16 over float32)\n");
+  PrintConversionSpeed(sizes.back());
   std::printf("\nlatency in us (median of %d repeats), mean / p50 / p99:\n",
               repeats);
   std::printf("%-8s %-9s | %-23s | %-23s | %-23s | %s\n", "size", "path",

@@ -35,6 +35,10 @@ DEFINE_uint64(cluster_id, 0, "Cluster id shared by all tasks (0: the chief picks
 DEFINE_int32(rpc_timeout_ms, 30000, "Deadline of every blocking request");
 DEFINE_int64(max_message_bytes, int64_t{1} << 30, "Largest message accepted or sent");
 DEFINE_int32(ps_threads, 2, "Request handler threads of a ps");
+DEFINE_string(wire_dtype, "float32",
+              "Workers: how values and gradients travel to and from the ps: float32, or bfloat16 "
+              "(half the bytes; the ps keeps float32 values and takes either). One value per "
+              "job: give every task the same");
 DEFINE_string(curve_keys_dir, "",
               "Folder with the cluster's CURVE key (scripts/gen_keys.sh): encrypts every "
               "socket and refuses peers without the key; the same on every task");
@@ -173,6 +177,12 @@ StatusOr<ClusterSpec> ClusterFromFlags(TaskType type, int* task_index) {
   return spec;
 }
 
+StatusOr<DType> WireDTypeFromFlags() {
+  if (FLAGS_wire_dtype == "float32") return DType::kFloat32;
+  if (FLAGS_wire_dtype == "bfloat16") return DType::kBFloat16;
+  return InvalidArgument("--wire_dtype=" + FLAGS_wire_dtype + " is not one of: float32, bfloat16");
+}
+
 StatusOr<PlacementOptions> PlacementFromFlags() {
   PlacementOptions p;
   PST_ASSIGN_OR_RETURN(p.strategy, ParsePlacementStrategy(FLAGS_placement));
@@ -191,6 +201,7 @@ Status CheckCommon() {
   PST_RETURN_IF_ERROR(Positive("rpc_timeout_ms", FLAGS_rpc_timeout_ms));
   PST_RETURN_IF_ERROR(Positive("max_message_bytes", FLAGS_max_message_bytes));
   PST_RETURN_IF_ERROR(Positive("heartbeat_timeout_ms", FLAGS_heartbeat_timeout_ms));
+  PST_RETURN_IF_ERROR(WireDTypeFromFlags().status());
   if (FLAGS_metrics_port < 0 || FLAGS_metrics_port > 65535) {
     return InvalidArgument("--metrics_port=" + std::to_string(FLAGS_metrics_port) +
                            " must be in 0..65535 (0: no metrics endpoint)");
@@ -354,6 +365,7 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   o.join_timeout_ms = FLAGS_join_timeout_ms;
   o.heartbeat_interval = HeartbeatInterval();
   o.max_message_bytes = FLAGS_max_message_bytes;
+  PST_ASSIGN_OR_RETURN(o.wire_dtype, WireDTypeFromFlags());
   PST_ASSIGN_OR_RETURN(o.curve, CurveFromFlags());
   return o;
 }

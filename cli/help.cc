@@ -58,7 +58,7 @@ const std::vector<FlagGroup>& Groups() {
        {"device", "allow_soft_placement", "log_device_placement", "gpu_memory_fraction"}},
       {"Transport and failure detection",
        kAll,
-       {"rpc_timeout_ms", "max_message_bytes", "ps_threads", "heartbeat_timeout_ms",
+       {"rpc_timeout_ms", "max_message_bytes", "wire_dtype", "ps_threads", "heartbeat_timeout_ms",
         "heartbeat_interval_ms", "stop_grace_ms"}},
       {"Monitoring", kChief | kPs, {"metrics_port"}},
       {"Security", kAll, {"curve_keys_dir"}},

@@ -10,6 +10,7 @@ size_t DTypeSize(DType dtype) {
   switch (dtype) {
     case DType::kFloat32: return 4;
     case DType::kInt64: return 8;
+    case DType::kBFloat16: return 2;
   }
   LOG(FATAL) << "unknown dtype " << static_cast<int>(dtype);
 }
@@ -18,6 +19,7 @@ const char* DTypeName(DType dtype) {
   switch (dtype) {
     case DType::kFloat32: return "float32";
     case DType::kInt64: return "int64";
+    case DType::kBFloat16: return "bfloat16";
   }
   return "unknown";
 }

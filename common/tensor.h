@@ -16,7 +16,8 @@
 namespace pst {
 
 // Values travel on the wire: never renumber.
-enum class DType : uint8_t { kFloat32 = 0, kInt64 = 1 };
+// kBFloat16 is a wire format only (common/bfloat16.h): no variable holds it.
+enum class DType : uint8_t { kFloat32 = 0, kInt64 = 1, kBFloat16 = 2 };
 
 using Shape = std::vector<int64_t>;
 
@@ -48,6 +49,8 @@ class Tensor {
   const float* f32() const { return static_cast<const float*>(data()); }
   int64_t* i64() { return static_cast<int64_t*>(data()); }
   const int64_t* i64() const { return static_cast<const int64_t*>(data()); }
+  uint16_t* bf16() { return static_cast<uint16_t*>(data()); }
+  const uint16_t* bf16() const { return static_cast<const uint16_t*>(data()); }
 
   // The buffer, for handing ownership to a zero-copy send.
   const std::shared_ptr<uint8_t[]>& buffer() const { return buffer_; }

@@ -1,5 +1,7 @@
 #include "ps/ps_client.h"
 
+#include "common/bfloat16.h"
+
 namespace pst {
 namespace {
 
@@ -12,11 +14,22 @@ wire::StalenessPolicy ToWire(StalenessPolicy p) {
   return wire::StalenessPolicy::Apply;
 }
 
+// Index of the slice's first element within its variable's value.
+int64_t FirstElement(const Slice& slice, const Shape& full) {
+  if (full.empty() || full[0] == 0) return 0;
+  return slice.row_begin * (NumElements(full) / full[0]);
+}
+
 }  // namespace
 
-PsClient::PsClient(zmq::context_t& context, const ClusterSpec& cluster,
-                   Placement placement, ClientIdentity identity)
-    : placement_(std::move(placement)) {
+bool PsClient::Narrowed(DType variable_dtype) const {
+  return wire_dtype_ == DType::kBFloat16 && variable_dtype == DType::kFloat32;
+}
+
+PsClient::PsClient(zmq::context_t& context, const ClusterSpec& cluster, Placement placement,
+                   ClientIdentity identity)
+    : placement_(std::move(placement)), wire_dtype_(identity.wire_dtype) {
+  CHECK(wire_dtype_ == DType::kFloat32 || wire_dtype_ == DType::kBFloat16);
   CHECK_EQ(static_cast<size_t>(placement_.num_shards()), cluster.ps.size());
   for (size_t k = 0; k < cluster.ps.size(); ++k) {
     ChannelOptions options;
@@ -71,14 +84,16 @@ Status PsClient::Pull(const std::vector<int>& variables,
     const VariableSpec& spec = placement_.variables()[variables[i]];
     Tensor& value = (*values)[i];
     const bool partitioned = placement_.SlicesOfVariable(variables[i]).size() > 1;
-    // Partitioned values are reassembled in place: they need a private buffer.
-    if (partitioned && (value.empty() || value.shape() != spec.shape ||
-                        value.buffer().use_count() > 1)) {
+    // Partitioned values are reassembled in place, bfloat16 ones widened in
+    // place: they need a private buffer (kept from the last pull when it is).
+    if ((partitioned || Narrowed(spec.dtype)) &&
+        (value.empty() || value.shape() != spec.shape || value.buffer().use_count() > 1)) {
       value = Tensor(spec.dtype, spec.shape);
     }
     for (int s : placement_.SlicesOfVariable(variables[i])) {
       const int k = placement_.slices()[s].shard;
       requests[k].type = wire::MessageType::PullRequest;
+      requests[k].pull_dtype = wire_dtype_;
       requests[k].names.push_back(placement_.slices()[s].name);
       wanted[k].emplace_back(static_cast<int>(i), s);
       send[k] = true;
@@ -100,13 +115,17 @@ Status PsClient::Pull(const std::vector<int>& variables,
       const auto [value_index, s] = wanted[k][j];
       const Slice& slice = placement_.slices()[s];
       const TensorView& got = tensors[j];
-      if (got.name != slice.name || got.shape != slice.shape || got.dtype != slice.dtype) {
+      const DType expected = Narrowed(slice.dtype) ? wire_dtype_ : slice.dtype;
+      if (got.name != slice.name || got.shape != slice.shape || got.dtype != expected) {
         return Internal("ps:" + std::to_string(k) + " sent '" + std::string(got.name) + "' " +
                         ShapeToString(got.shape) + " for slice '" + slice.name + "' " +
                         ShapeToString(slice.shape));
       }
       Tensor& value = (*values)[value_index];
-      if (placement_.SlicesOfVariable(slice.variable).size() == 1 && got.num_bytes > 0) {
+      if (got.dtype == DType::kBFloat16) {
+        BFloat16ToFloat(got.bf16(), value.f32() + FirstElement(slice, value.shape()),
+                        got.num_elements());
+      } else if (placement_.SlicesOfVariable(slice.variable).size() == 1 && got.num_bytes > 0) {
         auto* bytes = static_cast<uint8_t*>(const_cast<void*>(got.data));
         value = Tensor::Wrap(got.dtype, got.shape, std::shared_ptr<uint8_t[]>(reply, bytes));
       } else {
@@ -145,7 +164,14 @@ StatusOr<PushSummary> PsClient::PushToShards(const std::vector<int>& variables,
     for (int s : slices) {
       const Slice& slice = placement_.slices()[s];
       // A whole variable goes zero-copy; a slice needs its rows cut out.
-      Tensor part = slices.size() == 1 ? grads[i] : ExtractRows(slice, grads[i]);
+      Tensor part;
+      if (Narrowed(slice.dtype)) {
+        part = Tensor::Uninitialized(DType::kBFloat16, slice.shape);
+        FloatToBFloat16(grads[i].f32() + FirstElement(slice, grads[i].shape()), part.bf16(),
+                        part.num_elements());
+      } else {
+        part = slices.size() == 1 ? grads[i] : ExtractRows(slice, grads[i]);
+      }
       requests[slice.shard].tensors.push_back({slice.name, slice_versions_[s], part});
       send[slice.shard] = true;
     }

@@ -29,6 +29,10 @@ struct ClientIdentity {
   std::optional<CurveKeys> curve;  // the cluster's keys when CURVE is on
   // Borrowed; once set (a signal), every wait ends with Aborted.
   const std::atomic<bool>* interrupt = nullptr;
+  // How float32 values and gradients travel (--wire_dtype): kFloat32, or
+  // kBFloat16 (half the bytes; the client narrows pushes and widens pulls,
+  // so callers always see float32). Int64 variables always travel as int64.
+  DType wire_dtype = DType::kFloat32;
 };
 
 struct PushSummary {
@@ -62,6 +66,7 @@ class PsClient {
   // (*values)[i] for variables[i]. Remembers each slice's version for the
   // next Push. A variable held whole by one shard comes back as a read-only
   // view of the received bytes (no copy): replace it, never write into it.
+  // (With a bfloat16 wire, values are widened into float32 buffers instead.)
   Status Pull(const std::vector<int>& variables, std::vector<Tensor>* values);
 
   // Pushes grads[i] for variables[i], each slice tagged with the version of
@@ -93,6 +98,9 @@ class PsClient {
   int num_shards() const { return static_cast<int>(channels_.size()); }
 
  private:
+  // Whether values of this dtype travel narrowed to bfloat16.
+  bool Narrowed(DType variable_dtype) const;
+
   StatusOr<PushSummary> PushToShards(const std::vector<int>& variables,
                                      const std::vector<Tensor>& grads,
                                      bool increment_global_step, int64_t step);
@@ -105,6 +113,7 @@ class PsClient {
   Placement placement_;
   std::vector<std::unique_ptr<Channel>> channels_;
   const std::atomic<bool>* interrupt_ = nullptr;  // see ClientIdentity
+  const DType wire_dtype_;                        // see ClientIdentity
   std::vector<int64_t> slice_versions_;
   int global_step_slice_ = -1;
 };

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "common/bfloat16.h"
+
 namespace pst {
 namespace {
 
@@ -54,6 +56,12 @@ wire::MessageType AdminReplyType(wire::MessageType request) {
     case wire::MessageType::ShutdownRequest: return wire::MessageType::ShutdownReply;
     default: return wire::MessageType::Invalid;
   }
+}
+
+Tensor ToBFloat16(const Tensor& values) {
+  Tensor narrow = Tensor::Uninitialized(DType::kBFloat16, values.shape());
+  FloatToBFloat16(values.f32(), narrow.bf16(), values.num_elements());
+  return narrow;
 }
 
 }  // namespace
@@ -130,12 +138,26 @@ OutgoingMessage PsService::HandleInit(const ReceivedMessage& request) {
 
 OutgoingMessage PsService::HandlePull(const ReceivedMessage& request) {
   OutgoingMessage reply = Reply(wire::MessageType::PullReply);
+  const wire::DataType pull_dtype = request.header().pull_dtype();
+  if (pull_dtype != wire::DataType::Float32 && pull_dtype != wire::DataType::BFloat16) {
+    reply.status = InvalidArgument("a pull cannot ask for dtype " +
+                                   std::to_string(static_cast<int>(pull_dtype)));
+    return reply;
+  }
   std::vector<std::string> names;
   if (const auto* wanted = request.header().names()) {
     for (const auto* n : *wanted) names.push_back(n->str());
   }
   reply.status = store_.Pull(names, &reply.tensors);
-  if (!reply.status.ok()) reply.tensors.clear();
+  if (!reply.status.ok()) {
+    reply.tensors.clear();
+  } else if (pull_dtype == wire::DataType::BFloat16) {
+    // Narrowed outside every lock: a pulled value is a copy-on-write share
+    // that no apply writes into.
+    for (OutTensor& t : reply.tensors) {
+      if (t.tensor.dtype() == DType::kFloat32) t.tensor = ToBFloat16(t.tensor);
+    }
+  }
   return reply;
 }
 

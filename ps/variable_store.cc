@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "common/bfloat16.h"
+
 namespace pst {
 
 namespace {
@@ -15,11 +17,13 @@ uint32_t IsNonFinite(const float* x) {
   std::memcpy(&bits, x, sizeof bits);
   return (bits & 0x7f800000u) == 0x7f800000u;
 }
+uint32_t IsNonFinite(const uint16_t* x) { return IsNonFiniteBFloat16(*x); }
 
 // Index of the first NaN or infinity among x[0, n), or n when there is none.
 // Whole blocks are tested with a fixed-count integer loop, which the
 // compiler vectorises at -O2; only a bad block is searched element by element.
-int64_t FirstNonFinite(const float* x, int64_t n) {
+template <typename T>
+int64_t FirstNonFinite(const T* x, int64_t n) {
   constexpr int64_t kBlock = 64;
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
@@ -31,6 +35,19 @@ int64_t FirstNonFinite(const float* x, int64_t n) {
     if (IsNonFinite(x + i)) return i;
   }
   return n;
+}
+
+float ElementAsFloat(const TensorView& g, int64_t i) {
+  return g.dtype == DType::kBFloat16 ? BFloat16ToFloat(g.bf16()[i]) : g.f32()[i];
+}
+
+// The gradient as float32: the view's own bytes, or a bfloat16 gradient
+// widened into *scratch (kept with the variable, so it is allocated once).
+const float* AsFloat32(const TensorView& g, std::vector<float>* scratch) {
+  if (g.dtype == DType::kFloat32) return g.f32();
+  scratch->resize(g.num_elements());
+  BFloat16ToFloat(g.bf16(), scratch->data(), g.num_elements());
+  return scratch->data();
 }
 
 // Copy-on-write: a value still shared with a reply being sent is copied
@@ -134,8 +151,9 @@ Status VariableStore::CheckGradient(const TensorView& g, Variable** variable) co
   if (it == variables_.end()) return NotFound("no variable '" + name + "' on this shard");
   Variable* v = it->second.get();
   // The shape and dtype never change after Initialize: no variable lock needed.
-  if (v->dtype != DType::kFloat32 || g.dtype != DType::kFloat32) {
-    return InvalidArgument("gradient for '" + name + "' must be float32 for a float32 variable");
+  if (v->dtype != DType::kFloat32 || (g.dtype != DType::kFloat32 && g.dtype != DType::kBFloat16)) {
+    return InvalidArgument("gradient for '" + name +
+                           "' must be float32 or bfloat16 for a float32 variable");
   }
   if (g.shape != v->shape) {
     return InvalidArgument("gradient for '" + name + "' has shape " +
@@ -151,9 +169,11 @@ Status VariableStore::CheckGradient(const TensorView& g, Variable** variable) co
   // here, before any variable lock is taken, as one more read of the
   // gradient: a vectorised pass, cheaper than the apply that follows.
   const int64_t n = g.num_elements();
-  if (const int64_t bad = FirstNonFinite(g.f32(), n); bad < n) {
+  const int64_t bad =
+      g.dtype == DType::kBFloat16 ? FirstNonFinite(g.bf16(), n) : FirstNonFinite(g.f32(), n);
+  if (bad < n) {
     return InvalidArgument("gradient for '" + name + "' is not finite (" +
-                           std::to_string(g.f32()[bad]) + " at element " +
+                           std::to_string(ElementAsFloat(g, bad)) + " at element " +
                            std::to_string(bad) + ")");
   }
   *variable = v;
@@ -202,7 +222,7 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<TensorView>& gradien
       ++gradients_scaled_;
     }
     MakePrivate(&v->value);
-    optimizer_->Apply(v->value.f32(), gradients[i].f32(), v->value.num_elements(),
+    optimizer_->Apply(v->value.f32(), AsFloat32(gradients[i], &v->widened), v->value.num_elements(),
                       lr_scale, &v->slots);
     ++v->version;
     ++outcome.applied;
@@ -254,8 +274,16 @@ StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<TensorView>& gra
   } else {
     for (size_t i = 0; i < gradients.size(); ++i) {
       float* sum = targets[i]->accumulator.data();
-      const float* g = gradients[i].f32();
-      for (int64_t j = 0, n = targets[i]->accumulator.size(); j < n; ++j) sum[j] += g[j];
+      const int64_t n = targets[i]->accumulator.size();
+      const TensorView& g = gradients[i];
+      // bfloat16 is widened inside the sum: no float32 copy of the gradient.
+      if (g.dtype == DType::kBFloat16) {
+        const uint16_t* narrow = g.bf16();
+        for (int64_t j = 0; j < n; ++j) sum[j] += BFloat16ToFloat(narrow[j]);
+      } else {
+        const float* wide = g.f32();
+        for (int64_t j = 0; j < n; ++j) sum[j] += wide[j];
+      }
     }
     contributors_.push_back(worker);
     if (static_cast<int>(contributors_.size()) == config_.replicas_to_aggregate) {

@@ -96,8 +96,9 @@ class VariableStore {
   Status Pull(const std::vector<std::string>& names, std::vector<OutTensor>* out);
 
   // Applies gradients (each tensor names its variable and carries the version
-  // it was computed from). Every gradient is checked (known name, float32,
-  // the variable's shape, no NaN or infinity) before any is applied: on error
+  // it was computed from). Every gradient is checked (known name, float32 or
+  // bfloat16, the variable's shape, no NaN or infinity) before any is
+  // applied; a bfloat16 gradient is widened to float32 for the apply. On error
   // nothing changes, and the error names the variable (a slice by its name).
   StatusOr<PushOutcome> Push(const std::vector<TensorView>& gradients,
                              bool increment_global_step);
@@ -134,6 +135,7 @@ class VariableStore {
     SlotSet slots;     // guarded by mu
     int64_t version = 0;  // guarded by mu: updates applied
     std::vector<float> accumulator;  // sync: sum of this step's gradients; guarded by sync_mu_
+    std::vector<float> widened;      // async: a bfloat16 gradient as float32; guarded by mu
   };
 
   // Applies the average of the accumulated gradients and moves to the next

@@ -1,10 +1,12 @@
 #include "ps/variable_store.h"
 
+#include <gtest/gtest.h>
+
 #include <deque>
 #include <limits>
 #include <thread>
 
-#include <gtest/gtest.h>
+#include "common/bfloat16.h"
 
 namespace pst {
 namespace {
@@ -12,6 +14,13 @@ namespace {
 Tensor Filled(Shape shape, float value) {
   Tensor t(DType::kFloat32, std::move(shape));
   for (int64_t i = 0; i < t.num_elements(); ++i) t.f32()[i] = value;
+  return t;
+}
+
+// `values` narrowed to bfloat16, as a --wire_dtype=bfloat16 client sends them.
+Tensor Narrowed(const Tensor& values) {
+  Tensor t(DType::kBFloat16, values.shape());
+  FloatToBFloat16(values.f32(), t.bf16(), values.num_elements());
   return t;
 }
 
@@ -131,6 +140,47 @@ TEST_F(VariableStoreTest, ConcurrentPushesLoseNothing) {
 namespace pst {
 namespace {
 
+TEST_F(VariableStoreTest, BFloat16GradientIsWidenedAndApplied) {
+  Init();
+  // 0.1 is not a bfloat16: the apply sees its rounded value, exactly.
+  const Tensor g = Narrowed(Filled({2, 2}, 0.1f));
+  ASSERT_TRUE(store_.Push({View("w", g, 0)}, true).ok());
+  ASSERT_TRUE(store_.Push({View("w", g, 1)}, true).ok());  // reuses the widening buffer
+  std::vector<OutTensor> out;
+  ASSERT_TRUE(store_.Pull({"w"}, &out).ok());
+  const float step = BFloat16ToFloat(FloatToBFloat16(0.1f));
+  EXPECT_NE(step, 0.1f);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(out[0].tensor.f32()[i], (1.0f - step) - step);
+  EXPECT_EQ(out[0].tensor.dtype(), DType::kFloat32);  // the store keeps float32
+}
+
+TEST_F(VariableStoreTest, NonFiniteBFloat16GradientIsRefused) {
+  Init();
+  for (uint16_t bad : {uint16_t{0x7fc0}, uint16_t{0x7f80}, uint16_t{0xff80}}) {
+    Tensor g = Narrowed(Filled({2, 2}, 0.5f));
+    g.bf16()[3] = bad;
+    auto outcome = store_.Push({View("w", g, 0)}, true);
+    EXPECT_EQ(outcome.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(outcome.status().message().find("at element 3"), std::string::npos);
+  }
+  std::vector<OutTensor> out;
+  ASSERT_TRUE(store_.Pull({"w"}, &out).ok());
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(out[0].tensor.f32()[i], 1.0f);
+}
+
+TEST_F(VariableStoreTest, Int64GradientIsRefusedAsBFloat16) {
+  Init();
+  Tensor g(DType::kBFloat16, {});
+  EXPECT_EQ(store_.Push({View("global_step", g, 0)}, false).status().code(),
+            Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace pst
+
+namespace pst {
+namespace {
+
 class SyncStoreTest : public ::testing::Test {
  protected:
   void Init(int replicas) {
@@ -154,6 +204,16 @@ class SyncStoreTest : public ::testing::Test {
   std::deque<Tensor> grads_;
   VariableStore store_;
 };
+
+TEST_F(SyncStoreTest, BFloat16AndFloat32PushesAverage) {
+  Init(2);
+  grads_.push_back(Narrowed(Filled({2}, 1.0f)));
+  ASSERT_TRUE(store_.SyncPush({View("w", grads_.back(), 0)}, 0, 0).ok());
+  auto second = PushValue(1, 0, 3.0f);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->completed_step, 0);
+  EXPECT_EQ(Value(), -2.0f);
+}
 
 TEST_F(SyncStoreTest, AppliesTheAverageOfNPushes) {
   Init(2);

@@ -32,11 +32,8 @@ Status CheckDescriptor(const wire::TensorDesc* desc, size_t index,
     return InvalidArgument(where + " has no name");
   }
   const std::string named = where + " '" + desc->name()->str() + "'";
-  if (desc->dtype() != wire::DataType::Float32 &&
-      desc->dtype() != wire::DataType::Int64) {
-    return InvalidArgument(named + " has unknown dtype " +
-                           std::to_string(static_cast<int>(desc->dtype())));
-  }
+  const StatusOr<DType> dtype = FromWire(desc->dtype());
+  if (!dtype.ok()) return InvalidArgument(named + " has " + dtype.status().message());
   if (desc->shape() == nullptr) return InvalidArgument(named + " has no shape");
   if (desc->shape()->size() > kMaxRank) {
     return InvalidArgument(named + " has rank " +
@@ -54,8 +51,7 @@ Status CheckDescriptor(const wire::TensorDesc* desc, size_t index,
     }
     elements *= static_cast<uint64_t>(d);
   }
-  const uint64_t expected =
-      elements * (desc->dtype() == wire::DataType::Float32 ? 4 : 8);
+  const uint64_t expected = elements * DTypeSize(*dtype);
   if (desc->byte_length() != expected) {
     return InvalidArgument(named + " declares " +
                            std::to_string(desc->byte_length()) +
@@ -79,8 +75,21 @@ Status MessageTooLarge(size_t max_message_bytes) {
 }
 
 wire::DataType ToWire(DType dtype) {
-  return dtype == DType::kFloat32 ? wire::DataType::Float32
-                                  : wire::DataType::Int64;
+  switch (dtype) {
+    case DType::kFloat32: return wire::DataType::Float32;
+    case DType::kInt64: return wire::DataType::Int64;
+    case DType::kBFloat16: return wire::DataType::BFloat16;
+  }
+  LOG(FATAL) << "unknown dtype " << static_cast<int>(dtype);
+}
+
+StatusOr<DType> FromWire(wire::DataType dtype) {
+  switch (dtype) {
+    case wire::DataType::Float32: return DType::kFloat32;
+    case wire::DataType::Int64: return DType::kInt64;
+    case wire::DataType::BFloat16: return DType::kBFloat16;
+  }
+  return InvalidArgument("unknown dtype " + std::to_string(static_cast<int>(dtype)));
 }
 
 std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
@@ -115,6 +124,9 @@ std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
   if (!message.status.ok()) header.add_status_message(status_message);
   header.add_tensors(tensors);
   if (!message.names.empty()) header.add_names(names);
+  // Left out at its default, so a float32 pull is byte-identical to one
+  // encoded before the field existed.
+  if (message.pull_dtype != DType::kFloat32) header.add_pull_dtype(ToWire(message.pull_dtype));
   if (!extras.init.IsNull()) header.add_init(extras.init);
   if (!extras.push.IsNull()) header.add_push(extras.push);
   if (!extras.push_result.IsNull()) header.add_push_result(extras.push_result);
@@ -195,8 +207,7 @@ StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
     PST_RETURN_IF_ERROR(CheckDescriptor(desc, i, frames[i + 1].size()));
     TensorView view;
     view.name = desc->name()->string_view();
-    view.dtype = desc->dtype() == wire::DataType::Float32 ? DType::kFloat32
-                                                          : DType::kInt64;
+    view.dtype = *FromWire(desc->dtype());  // CheckDescriptor accepted it
     view.shape = ReadShape(*desc->shape());
     view.version = desc->version();
     std::unique_ptr<uint64_t[]> copy;

@@ -48,6 +48,9 @@ struct OutgoingMessage {
   Status status;
   std::vector<OutTensor> tensors;
   std::vector<std::string> names;  // PullRequest: variables wanted
+  // PullRequest: the dtype float32 variables should come back in
+  // (kFloat32 or kBFloat16).
+  DType pull_dtype = DType::kFloat32;
   ExtrasBuilder extras;  // may be empty
 };
 
@@ -73,6 +76,7 @@ struct TensorView {
   int64_t num_elements() const { return NumElements(shape); }
   const float* f32() const { return static_cast<const float*>(data); }
   const int64_t* i64() const { return static_cast<const int64_t*>(data); }
+  const uint16_t* bf16() const { return static_cast<const uint16_t*>(data); }
   Tensor ToTensor() const;  // copies
 };
 
@@ -126,6 +130,8 @@ constexpr int kMaxRank = 8;
 constexpr int64_t kMaxDim = int64_t{1} << 40;
 
 wire::DataType ToWire(DType dtype);
+// InvalidArgument "unknown dtype N" for a value this build does not know.
+StatusOr<DType> FromWire(wire::DataType dtype);
 
 // The frame's bytes at an 8-byte-aligned address: the frame itself, or a
 // copy kept in *storage.

@@ -127,10 +127,11 @@ TEST(MessageTest, RejectsFrameOfWrongLength) {
 // A push whose one descriptor is written by hand (the encoder would never
 // produce it): `shape`, `byte_length`, and a tensor frame of `frame_bytes`.
 std::vector<zmq::message_t> HandBuiltPush(std::vector<int64_t> shape, uint64_t byte_length,
-                                          size_t frame_bytes) {
+                                          size_t frame_bytes,
+                                          wire::DataType dtype = wire::DataType::Float32) {
   flatbuffers::FlatBufferBuilder fbb;
-  auto desc = wire::CreateTensorDesc(fbb, fbb.CreateString("w"), wire::DataType::Float32,
-                                     fbb.CreateVector(shape), byte_length, 0);
+  auto desc = wire::CreateTensorDesc(fbb, fbb.CreateString("w"), dtype, fbb.CreateVector(shape),
+                                     byte_length, 0);
   auto tensors = fbb.CreateVector(std::vector{desc});
   wire::HeaderBuilder h(fbb);
   h.add_type(wire::MessageType::PushRequest);
@@ -155,6 +156,59 @@ TEST(MessageTest, RejectsNegativeDimension) {
 TEST(MessageTest, RejectsOverflowingShape) {
   auto decoded = DecodeMessage(HandBuiltPush({int64_t{1} << 40, int64_t{1} << 40}, 0, 0), kLimit);
   EXPECT_EQ(decoded.status().code(), Code::kInvalidArgument);
+}
+
+TEST(MessageTest, BFloat16TensorRoundTrip) {
+  OutgoingMessage m;
+  m.type = wire::MessageType::PushRequest;
+  Tensor narrow(DType::kBFloat16, {3, 2});
+  for (int i = 0; i < 6; ++i) narrow.bf16()[i] = static_cast<uint16_t>(0x3f80 + i);
+  m.tensors.push_back({"w", 7, narrow});
+  auto decoded = DecodeMessage(EncodeMessage(m, {}), kLimit);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  const TensorView& t = decoded->tensors()[0];
+  EXPECT_EQ(t.dtype, DType::kBFloat16);
+  EXPECT_EQ(t.num_bytes, 12u);
+  EXPECT_EQ(t.bf16()[5], 0x3f85);
+  EXPECT_EQ(decoded->header().tensors()->Get(0)->dtype(), wire::DataType::BFloat16);
+}
+
+TEST(MessageTest, Float32PullLeavesPullDtypeOffTheWire) {
+  OutgoingMessage pull;
+  pull.type = wire::MessageType::PullRequest;
+  pull.names = {"w"};
+  // Absent, not written as its default: the header is what it was before
+  // the field existed.
+  const auto frames = EncodeMessage(pull, {});
+  const auto* table = flatbuffers::GetRoot<flatbuffers::Table>(frames[0].data());
+  EXPECT_EQ(table->GetOptionalFieldOffset(wire::Header::VT_PULL_DTYPE), 0);
+  pull.pull_dtype = DType::kBFloat16;
+  auto narrow = DecodeMessage(EncodeMessage(pull, {}), kLimit);
+  ASSERT_TRUE(narrow.ok());
+  EXPECT_EQ(narrow->header().pull_dtype(), wire::DataType::BFloat16);
+}
+
+TEST(MessageTest, RejectsBFloat16FrameOfFloat32Length) {
+  // The descriptor says 4 bfloat16 values (8 bytes); the frame holds 4 floats.
+  auto decoded = DecodeMessage(HandBuiltPush({4}, 8, 16, wire::DataType::BFloat16), kLimit);
+  EXPECT_EQ(decoded.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(decoded.status().message().find("frame holds 16 bytes, descriptor says 8"),
+            std::string::npos)
+      << decoded.status().message();
+}
+
+TEST(MessageTest, RejectsBFloat16DescriptorWithFloat32Length) {
+  auto decoded = DecodeMessage(HandBuiltPush({4}, 16, 16, wire::DataType::BFloat16), kLimit);
+  EXPECT_EQ(decoded.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(decoded.status().message().find("shape needs 8"), std::string::npos)
+      << decoded.status().message();
+}
+
+TEST(MessageTest, RejectsUnknownDtype) {
+  auto decoded = DecodeMessage(HandBuiltPush({4}, 8, 8, static_cast<wire::DataType>(3)), kLimit);
+  EXPECT_EQ(decoded.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(decoded.status().message().find("unknown dtype 3"), std::string::npos)
+      << decoded.status().message();
 }
 
 }  // namespace

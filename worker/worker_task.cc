@@ -151,6 +151,7 @@ class Worker {
     identity.max_message_bytes = options_.max_message_bytes;
     identity.curve = options_.curve;
     identity.interrupt = &stop_;  // a signal ends a pull or push at once
+    identity.wire_dtype = options_.wire_dtype;
     ps_ = std::make_unique<PsClient>(context_, options_.cluster, *placement_, identity);
     return Status::OK();
   }

@@ -38,6 +38,8 @@ struct WorkerOptions {
   int join_timeout_ms = 120000;
   std::chrono::milliseconds heartbeat_interval{2500};  // to the chief, once joined
   size_t max_message_bytes = size_t{1} << 30;
+  // How values and gradients travel to and from the ps: kFloat32 or kBFloat16.
+  DType wire_dtype = DType::kFloat32;
   std::optional<CurveKeys> curve;  // CURVE on every socket when set
 };
 

@@ -55,6 +55,7 @@ std::unique_ptr<PsClient> PsFixture::NewClientWithKeys(
   identity.cluster_id = kClusterId;
   identity.rpc_timeout_ms = timeout_ms;
   identity.curve = std::move(curve);
+  identity.wire_dtype = client_wire_dtype_;
   return std::make_unique<PsClient>(context_, spec, *placement_, identity);
 }
 

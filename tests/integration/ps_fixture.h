@@ -51,6 +51,7 @@ class PsFixture : public ::testing::Test {
   std::unique_ptr<Placement> placement_;
   ChildProcess* ps_ = nullptr;
   std::optional<CurveKeys> curve_;  // set before StartPs for a CURVE ps
+  DType client_wire_dtype_ = DType::kFloat32;  // the --wire_dtype of clients made from now on
 };
 
 // A client that speaks ZMTP 3.1 (NULL mechanism, as a DEALER) over a raw

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "common/bfloat16.h"
 #include "tests/integration/ps_fixture.h"
 #include "transport/message.h"
 
@@ -32,14 +33,16 @@ class PsTrustTest : public PsFixture {
   // socket of its own, and returns the reply.
   StatusOr<ReceivedMessage> Call(OutgoingMessage request, wire::Role role,
                                  const std::string& source) {
+    return CallWithFrames(EncodeMessage(request, {++request_id_, kClusterId, role, 0}), source);
+  }
+  // Sends `frames` as they are (a test may have tampered with them).
+  StatusOr<ReceivedMessage> CallWithFrames(std::vector<zmq::message_t> frames,
+                                           const std::string& source) {
     zmq::socket_t socket(context_, zmq::socket_type::dealer);
     socket.set(zmq::sockopt::linger, 0);
     socket.set(zmq::sockopt::rcvtimeo, 20000);
     // libzmq's "source;destination" form picks the address we connect from.
-    socket.connect("tcp://" + source +
-                   ":0;127.0.0.1:" + std::to_string(cluster_->ports()[1]));
-    std::vector<zmq::message_t> frames =
-        EncodeMessage(request, {++request_id_, kClusterId, role, 0});
+    socket.connect("tcp://" + source + ":0;127.0.0.1:" + std::to_string(cluster_->ports()[1]));
     for (size_t i = 0; i < frames.size(); ++i) {
       socket.send(frames[i], i + 1 < frames.size() ? zmq::send_flags::sndmore
                                                    : zmq::send_flags::none);
@@ -261,6 +264,70 @@ TEST_F(PsNonFiniteGradientTest, SyncNaNPushIsNotAccumulated) {
   ASSERT_TRUE(worker0->Pull({1}, &w).ok());
   for (int i = 0; i < 3; ++i)
     EXPECT_EQ(w[0].f32()[i], -2.0f);  // lr 1 * mean(1, 3)
+  EXPECT_TRUE(ps_->Running()) << ps_->Log();
+}
+
+// ---------------------------------------------------------------------------
+// The bfloat16 wire (--wire_dtype=bfloat16).
+
+class PsBFloat16Test : public PsTrustTest {
+ protected:
+  static float Rounded(float x) { return BFloat16ToFloat(FloatToBFloat16(x)); }
+};
+
+// The shard keeps float32: a bfloat16 push applies its exact (rounded)
+// gradient, a float32 pull sees the float32 result, a bfloat16 pull its
+// nearest bfloat16; the int64 global step is untouched by the narrowing.
+TEST_F(PsBFloat16Test, PushesAndPullsNarrowOnlyOnTheWire) {
+  StartPs({{"w", DType::kFloat32, {4}, Initializer::kZeros}});
+  client_wire_dtype_ = DType::kBFloat16;
+  auto narrow = NewClient();
+  client_wire_dtype_ = DType::kFloat32;
+  auto wide = NewClient(1);
+  std::vector<Tensor> w;
+  ASSERT_TRUE(narrow->Pull({1}, &w).ok());  // versions for the pushes
+  ASSERT_TRUE(narrow->Push({1}, {Filled({4}, 0.1f)}, true).ok());
+  ASSERT_TRUE(narrow->Push({1}, {Filled({4}, 0.3f)}, true).ok());
+  const float master = (0.0f - Rounded(0.1f)) - Rounded(0.3f);  // SGD, lr 1
+  ASSERT_NE(Rounded(master), master);                           // the pull below has to round
+  ASSERT_TRUE(wide->Pull({1}, &w).ok());
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(w[0].f32()[i], master);
+  ASSERT_TRUE(narrow->Pull({1}, &w).ok());
+  EXPECT_EQ(w[0].dtype(), DType::kFloat32);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(w[0].f32()[i], Rounded(master));
+  auto step = narrow->GlobalStep();
+  ASSERT_TRUE(step.ok()) << step.status().ToString();
+  EXPECT_EQ(*step, 2);
+}
+
+// A bfloat16 descriptor over a frame of float32 length (a sender that
+// forgot to narrow) is refused before it reaches the variables: an error
+// reply, nothing applied, and the ps serves on.
+TEST_F(PsBFloat16Test, FrameOfTheWrongLengthIsRefusedAndChangesNothing) {
+  StartPs({{"w", DType::kFloat32, {4}, Initializer::kGlorotUniform}});
+  const ModelState before = Model();
+  OutgoingMessage push;
+  push.type = wire::MessageType::PushRequest;
+  push.tensors.push_back({"w", 0, Tensor(DType::kBFloat16, {4})});
+  std::vector<zmq::message_t> frames =
+      EncodeMessage(push, {++request_id_, kClusterId, wire::Role::Worker, 0});
+  const Tensor float32_bytes = Filled({4}, 1.0f);
+  frames[1] = zmq::message_t(float32_bytes.data(), float32_bytes.num_bytes());
+  auto reply = CallWithFrames(std::move(frames), "127.0.0.1");
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  EXPECT_EQ(reply->status().code(), Code::kInvalidArgument) << reply->status().ToString();
+  EXPECT_NE(reply->status().message().find("frame holds 16 bytes, descriptor says 8"),
+            std::string::npos)
+      << reply->status().message();
+  EXPECT_TRUE(Model() == before);
+  auto step = NewClient()->GlobalStep();
+  ASSERT_TRUE(step.ok()) << step.status().ToString();
+  EXPECT_EQ(*step, 0);
+
+  client_wire_dtype_ = DType::kBFloat16;
+  auto good = NewClient()->Push({1}, {Filled({4}, 0.5f)}, true);
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  EXPECT_EQ(good->applied, 1u);
   EXPECT_TRUE(ps_->Running()) << ps_->Log();
 }
 
