@@ -13,10 +13,10 @@
 
 namespace pst {
 
-std::unique_ptr<Model> MustMakeModel(const std::string& name,
-                                     int64_t input_dim, int64_t num_classes,
-                                     const std::string& device) {
-  auto model = MakeModel(name, input_dim, num_classes, device);
+std::unique_ptr<Model> MustMakeModel(const std::string& name, int64_t input_dim,
+                                     int64_t num_classes, const std::string& device,
+                                     const KernelsOptions& options) {
+  auto model = MakeModel(name, input_dim, num_classes, device, options);
   CHECK(model.ok()) << model.status().ToString();
   return std::move(model).value();
 }
