@@ -4,9 +4,11 @@
 // tested against. oneDNN picks the instruction set at run time.
 //
 // Layouts are the interface's plain ones throughout (row-major matrices,
-// NHWC activations, HWIO filters), passed to oneDNN as they are: the weights
-// change every step (pulled from the ps), so a blocked layout would cost a
-// reorder per call, and measured no faster overall.
+// NHWC activations, HWIO filters), passed to oneDNN as they are, so nothing
+// is copied; for convolutions oneDNN then runs its GEMM-based kernel. Its
+// direct AVX2 kernel wants blocked, padded filters: since the weights change
+// every step (pulled from the ps), that would take a reorder into a buffer
+// of its own per call, and is not used.
 //
 // Per shape (matmul sizes, or Conv2DShape and batch) the primitives of the
 // forward and both backward passes are made once and cached, with memory
