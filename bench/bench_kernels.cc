@@ -1,9 +1,11 @@
 // bench_kernels: what the compute kernels and a model's training step cost
 // (DESIGN.md section 12).
 //
-// Measures, in one thread, on float32 buffers of uniform random values:
+// Measures, in one thread (oneDNN: --intra_op_threads), on float32 buffers
+// of uniform random values:
 //  1. Kernels, called through the Kernels interface on buffers in the back
-//     end's memory, on "cpu" and, when it can be made, "gpu:0":
+//     end's memory, on "cpu" with the Eigen kernels and, where built in,
+//     the oneDNN ones, and, when it can be made, on "gpu:0":
 //     - matmul forward, backward-input and backward-weights at (B,IN,OUT) =
 //       (64,784,256) (mlp_relu's first layer), (64,800,500) (cnn's dense0)
 //       and (64,2048,2048) (wide_mlp's middle layer): 2*B*IN*OUT flops each;
@@ -20,14 +22,16 @@
 //       gradient scale).
 //     Each is reported as microseconds per call, GFLOP/s and GB/s (bytes of
 //     its inputs and outputs, each counted once, over the time).
-//  2. Training examples/s of mlp_relu and cnn in one process: per step
+//  2. Training examples/s of mlp_relu and cnn in one process, on each of
+//     those back ends: per step
 //     Model::ComputeGradients on a batch of 64 synthetic examples (uniform
 //     pixels, random labels; 8 batches cycled), then plain SGD on the params.
 // Every figure gets a warm-up that also sizes the repeats, then the median
 // of --repeats timed repeats (std::chrono::steady_clock around a loop of
 // calls; nothing else runs inside the loop; a GPU's queue is drained before
 // the clock stops).
-// The last line of the output is "mlp_relu_examples_per_s: X".
+// The last line of the output is "mlp_relu_examples_per_s: X", on the
+// default cpu kernels.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
@@ -56,11 +60,33 @@ DEFINE_double(kernel_repeat_s, 0.1, "Seconds per timed repeat of a kernel");
 DEFINE_double(train_repeat_s, 1.0,
               "Seconds per timed repeat of a training loop");
 DEFINE_int32(batch_size, 64, "Batch size of the kernels and training steps");
+DEFINE_int32(intra_op_threads, 1, "Threads of each oneDNN kernel call");
 
 namespace pst {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// A column of the tables: a device and the options of its kernels.
+struct BackEnd {
+  std::string name;  // "cpu/eigen", "cpu/onednn", "gpu:0"
+  std::string device;
+  KernelsOptions options;
+};
+
+// The cpu kernels this build has, the default first, then gpu:0 when it can
+// be made.
+std::vector<BackEnd> BackEnds() {
+  std::vector<BackEnd> list;
+  for (CpuKernelsKind kind : AvailableCpuKernels()) {
+    BackEnd cpu{std::string("cpu/") + CpuKernelsName(kind), "cpu", {}};
+    cpu.options.cpu_kernels = kind;
+    cpu.options.intra_op_threads = FLAGS_intra_op_threads;
+    list.push_back(cpu);
+  }
+  if (MakeKernels("gpu:0").ok()) list.push_back({"gpu:0", "gpu:0", {}});
+  return list;
+}
 
 double Seconds(Clock::duration d) {
   return std::chrono::duration<double>(d).count();
@@ -282,13 +308,13 @@ std::vector<KernelCase> KernelCases(Kernels& kernels, int64_t B) {
   return cases;
 }
 
-// One table row per kernel case, one column group per device.
-void RunKernels(const std::vector<std::string>& devices) {
+// One table row per kernel case, one column group per back end.
+void RunKernels(const std::vector<BackEnd>& back_ends) {
   std::vector<std::unique_ptr<Kernels>> kernels;
-  std::vector<std::vector<KernelCase>> cases;  // [device][case]
-  std::vector<std::function<void()>> waits;    // [device]
-  for (const std::string& device : devices) {
-    StatusOr<std::unique_ptr<Kernels>> made = MakeKernels(device);
+  std::vector<std::vector<KernelCase>> cases;  // [back end][case]
+  std::vector<std::function<void()>> waits;    // [back end]
+  for (const BackEnd& back_end : back_ends) {
+    StatusOr<std::unique_ptr<Kernels>> made = MakeKernels(back_end.device, back_end.options);
     CHECK(made.ok()) << made.status().ToString();
     kernels.push_back(std::move(made).value());
     Kernels& k = *kernels.back();
@@ -305,30 +331,27 @@ void RunKernels(const std::vector<std::string>& devices) {
   }
   std::printf("kernels, batch %d, median of %d repeats:\n%-24s %-28s",
               FLAGS_batch_size, FLAGS_repeats, "kernel", "size");
-  for (const std::string& device : devices) {
-    std::printf(" %13s %9s %8s", (device + " us/call").c_str(), "GFLOP/s",
-                "GB/s");
+  for (const BackEnd& back_end : back_ends) {
+    std::printf(" %18s %9s %8s", (back_end.name + " us/call").c_str(), "GFLOP/s", "GB/s");
   }
   std::printf("\n");
   for (size_t i = 0; i < cases.front().size(); ++i) {
     const KernelCase& c = cases.front()[i];
     std::printf("%-24s %-28s", c.kernel.c_str(), c.size.c_str());
-    for (size_t d = 0; d < devices.size(); ++d) {
+    for (size_t d = 0; d < back_ends.size(); ++d) {
       const double s =
           TimePerCall(cases[d][i].run, FLAGS_kernel_repeat_s, waits[d]);
-      std::printf(" %13.1f %9.2f %8.2f", s * 1e6, c.flops / s * 1e-9,
-                  c.bytes / s * 1e-9);
+      std::printf(" %18.1f %9.2f %8.2f", s * 1e6, c.flops / s * 1e-9, c.bytes / s * 1e-9);
     }
     std::printf("\n");
     std::fflush(stdout);
   }
 }
 
-// Examples/s of ComputeGradients + SGD for `model_name` on `device`.
-double TrainingExamplesPerSecond(const std::string& model_name,
-                                 const std::string& device) {
-  StatusOr<std::unique_ptr<Model>> made =
-      MakeModel(model_name, /*input_dim=*/784, /*num_classes=*/10, device);
+// Examples/s of ComputeGradients + SGD for `model_name` on `back_end`.
+double TrainingExamplesPerSecond(const std::string& model_name, const BackEnd& back_end) {
+  StatusOr<std::unique_ptr<Model>> made = MakeModel(
+      model_name, /*input_dim=*/784, /*num_classes=*/10, back_end.device, back_end.options);
   CHECK(made.ok()) << made.status().ToString();
   Model& model = **made;
   std::vector<Tensor> params, grads;
@@ -355,7 +378,10 @@ double TrainingExamplesPerSecond(const std::string& model_name,
     for (size_t v = 0; v < params.size(); ++v) {
       float* p = params[v].f32();
       const float* g = grads[v].f32();
-      for (int64_t i = 0; i < params[v].num_elements(); ++i) {
+      // Read once: a call per element in the loop condition keeps the
+      // compiler from vectorising the update.
+      const int64_t n = params[v].num_elements();
+      for (int64_t i = 0; i < n; ++i) {
         p[i] -= learning_rate * g[i];
       }
     }
@@ -364,24 +390,23 @@ double TrainingExamplesPerSecond(const std::string& model_name,
 }
 
 int Main() {
-  std::vector<std::string> devices = {"cpu"};
-  if (MakeKernels("gpu:0").ok()) devices.push_back("gpu:0");
-  RunKernels(devices);
+  const std::vector<BackEnd> back_ends = BackEnds();
+  RunKernels(back_ends);
   std::printf(
       "\ntraining, batch %d, synthetic data, ComputeGradients + SGD, "
-      "median of %d repeats:\n%-10s",
-      FLAGS_batch_size, FLAGS_repeats, "model");
-  for (const std::string& device : devices) {
-    std::printf(" %16s %10s", (device + " examples/s").c_str(), "ms/step");
+      "%d oneDNN thread(s), median of %d repeats:\n%-10s",
+      FLAGS_batch_size, FLAGS_intra_op_threads, FLAGS_repeats, "model");
+  for (const BackEnd& back_end : back_ends) {
+    std::printf(" %21s %10s", (back_end.name + " examples/s").c_str(), "ms/step");
   }
   std::printf("\n");
   double mlp_relu_cpu = 0;
   for (const std::string model : {"mlp_relu", "cnn"}) {
     std::printf("%-10s", model.c_str());
-    for (const std::string& device : devices) {
-      const double eps = TrainingExamplesPerSecond(model, device);
-      std::printf(" %16.0f %10.2f", eps, 1e3 * FLAGS_batch_size / eps);
-      if (model == "mlp_relu" && device == "cpu") mlp_relu_cpu = eps;
+    for (size_t d = 0; d < back_ends.size(); ++d) {
+      const double eps = TrainingExamplesPerSecond(model, back_ends[d]);
+      std::printf(" %21.0f %10.2f", eps, 1e3 * FLAGS_batch_size / eps);
+      if (model == "mlp_relu" && d == 0) mlp_relu_cpu = eps;  // default cpu
     }
     std::printf("\n");
     std::fflush(stdout);
@@ -397,7 +422,8 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   gflags::SetUsageMessage(
       "bench_kernels [--repeats=N] [--kernel_repeat_s=S] "
-      "[--train_repeat_s=S]: kernel GFLOP/s and training examples/s");
+      "[--train_repeat_s=S] [--batch_size=B] [--intra_op_threads=T]: "
+      "kernel GFLOP/s and training examples/s");
   if (pst::PrintHelpOrVersion(argc, argv, "bench/bench_kernels.cc")) return 0;
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);

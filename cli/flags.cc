@@ -14,6 +14,7 @@
 #include "cli/help_request.h"
 #include "cli/unknown_flags.h"
 #include "cli/version.h"
+#include "kernels/kernels.h"
 #include "model/model_zoo.h"
 #include "transport/bind_address.h"
 
@@ -109,6 +110,11 @@ DEFINE_bool(allow_soft_placement, false,
 DEFINE_bool(log_device_placement, false, "Worker: log the device each layer runs on");
 DEFINE_double(gpu_memory_fraction, 1.0,
               "Worker: cap on the GPU memory the model takes, as a fraction of the device's");
+DEFINE_string(cpu_kernels, pst::CpuKernelsName(pst::DefaultCpuKernels()),
+              "Worker: kernels of --device=cpu: onednn (where built in) or eigen");
+DEFINE_int32(intra_op_threads, 1,
+             "Worker: threads of each oneDNN kernel call; more than 1 for one worker per "
+             "machine (the eigen kernels use one)");
 DEFINE_int32(simulated_delay_ms, 0, "Worker: sleep this long in each step before pushing");
 DEFINE_int32(heartbeat_timeout_ms, 10000, "Chief: declare a task dead after this silence");
 DEFINE_int32(heartbeat_interval_ms, 0,
@@ -352,6 +358,9 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
                            " must be in (0, 1]");
   }
   o.gpu_memory_fraction = FLAGS_gpu_memory_fraction;
+  PST_ASSIGN_OR_RETURN(o.cpu_kernels, ParseCpuKernels(FLAGS_cpu_kernels));
+  PST_RETURN_IF_ERROR(Positive("intra_op_threads", FLAGS_intra_op_threads));
+  o.intra_op_threads = FLAGS_intra_op_threads;
   PST_RETURN_IF_ERROR(Positive("batch_size", FLAGS_batch_size));
   o.batch_size = FLAGS_batch_size;
   o.seed = FLAGS_seed;

@@ -4,6 +4,9 @@
 
 #include "cli/build_info.h"  // generated: PST_GIT_COMMIT
 
+#ifdef PST_WITH_ONEDNN
+#include <dnnl_version.h>
+#endif
 #ifdef PST_CUDA_VERSION
 #include <cudnn_version.h>
 #endif
@@ -11,12 +14,19 @@
 namespace pst {
 namespace {
 
-// The Eigen version and the vector instructions it was compiled for (all of
-// the project's C++ shares one -march, top-level CMakeLists.txt).
+// The oneDNN version where built in (the default cpu kernels), the Eigen
+// version and the vector instructions Eigen was compiled for (all of the
+// project's C++ shares one -march, top-level CMakeLists.txt; oneDNN picks
+// its own at run time).
 std::string CpuBackEnd() {
-  std::string text = "cpu (Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
-                     std::to_string(EIGEN_MAJOR_VERSION) + "." +
-                     std::to_string(EIGEN_MINOR_VERSION);
+  std::string text = "cpu (";
+#ifdef PST_WITH_ONEDNN
+  text += "oneDNN " + std::to_string(DNNL_VERSION_MAJOR) + "." +
+          std::to_string(DNNL_VERSION_MINOR) + "." + std::to_string(DNNL_VERSION_PATCH) +
+          ", default; ";
+#endif
+  text += "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
+          std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION);
 #if defined(__AVX512F__)
   text += ", AVX-512";
 #elif defined(__AVX2__)

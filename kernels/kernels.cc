@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <string>
 
 #include "kernels/cpu_kernels.h"
+#ifdef PST_WITH_ONEDNN
+#include "kernels/onednn_kernels.h"
+#endif
 #ifdef PST_WITH_CUDA
 #include "kernels/gpu/gpu_kernels.h"
 #endif
@@ -24,12 +28,52 @@ bool IsGpuDevice(const std::string& device) {
                      [](unsigned char c) { return std::isdigit(c) != 0; });
 }
 
+StatusOr<std::unique_ptr<Kernels>> MakeCpuKernels(const KernelsOptions& options) {
+  if (options.intra_op_threads < 1) {
+    return InvalidArgument("intra_op_threads must be at least 1, got " +
+                           std::to_string(options.intra_op_threads));
+  }
+  if (options.cpu_kernels == CpuKernelsKind::kEigen) {
+    return std::unique_ptr<Kernels>(new CpuKernels());
+  }
+#ifdef PST_WITH_ONEDNN
+  return std::unique_ptr<Kernels>(new OnednnKernels(options.intra_op_threads));
+#else
+  return FailedPrecondition(
+      "the oneDNN cpu kernels are not in this build (reconfigure with "
+      "libdnnl-dev installed); use the eigen ones");
+#endif
+}
+
 }  // namespace
 
-StatusOr<std::unique_ptr<Kernels>> MakeKernels(
-    const std::string& device,
-    [[maybe_unused]] const KernelsOptions& options) {  // unused without CUDA
-  if (device == "cpu") return std::unique_ptr<Kernels>(new CpuKernels());
+CpuKernelsKind DefaultCpuKernels() {
+#ifdef PST_WITH_ONEDNN
+  return CpuKernelsKind::kOnednn;
+#else
+  return CpuKernelsKind::kEigen;
+#endif
+}
+
+std::vector<CpuKernelsKind> AvailableCpuKernels() {
+  if (DefaultCpuKernels() == CpuKernelsKind::kEigen) return {CpuKernelsKind::kEigen};
+  return {CpuKernelsKind::kOnednn, CpuKernelsKind::kEigen};
+}
+
+const char* CpuKernelsName(CpuKernelsKind kind) {
+  return kind == CpuKernelsKind::kOnednn ? "onednn" : "eigen";
+}
+
+StatusOr<CpuKernelsKind> ParseCpuKernels(const std::string& name) {
+  for (CpuKernelsKind kind : {CpuKernelsKind::kOnednn, CpuKernelsKind::kEigen}) {
+    if (name == CpuKernelsName(kind)) return kind;
+  }
+  return InvalidArgument("unknown cpu kernels '" + name + "': expected 'onednn' or 'eigen'");
+}
+
+StatusOr<std::unique_ptr<Kernels>> MakeKernels(const std::string& device,
+                                               const KernelsOptions& options) {
+  if (device == "cpu") return MakeCpuKernels(options);
   if (!IsGpuDevice(device)) {
     return InvalidArgument("unknown device '" + device +
                            "': expected 'cpu' or 'gpu:N'");

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -48,11 +49,31 @@ class DeviceBuffer {
   int32_t* i32() { return static_cast<int32_t*>(data()); }
 };
 
+// The implementations of device "cpu": oneDNN's kernels for the matrix
+// products and convolutions (the rest as Eigen's), or Eigen's alone, the
+// reference that the others are tested against.
+enum class CpuKernelsKind { kOnednn, kEigen };
+
+// kOnednn where this build has it, else kEigen.
+CpuKernelsKind DefaultCpuKernels();
+// The kinds this build has, the default first.
+std::vector<CpuKernelsKind> AvailableCpuKernels();
+// "onednn" or "eigen".
+const char* CpuKernelsName(CpuKernelsKind kind);
+// The kind `name` names; InvalidArgument, listing the names, for another.
+StatusOr<CpuKernelsKind> ParseCpuKernels(const std::string& name);
+
 // What a back end may take of its device.
 struct KernelsOptions {
   // Cap on the device memory Allocate() hands out, as a fraction of the
   // device's total (GPU only).
   double gpu_memory_fraction = 1.0;
+  // Which kernels "cpu" runs.
+  CpuKernelsKind cpu_kernels = DefaultCpuKernels();
+  // Threads of one oneDNN call (at least 1). One suits a worker process per
+  // core; more, a single worker on a machine. The Eigen kernels are
+  // single-threaded.
+  int intra_op_threads = 1;
 };
 
 class Kernels {
@@ -154,9 +175,10 @@ class Kernels {
                                 int64_t batch, int64_t classes) = 0;
 };
 
-// Kernels for `device`: "cpu", or "gpu:N" (FailedPrecondition while no GPU
-// back end is available: not compiled in, or no such GPU). Anything else is
-// InvalidArgument.
+// Kernels for `device`: "cpu" (options.cpu_kernels; FailedPrecondition for
+// kOnednn in a build without it), or "gpu:N" (FailedPrecondition while no
+// GPU back end is available: not compiled in, or no such GPU). Anything else,
+// or intra_op_threads below 1, is InvalidArgument.
 StatusOr<std::unique_ptr<Kernels>> MakeKernels(const std::string& device,
                                                const KernelsOptions& options = {});
 

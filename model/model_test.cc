@@ -121,11 +121,13 @@ struct GradientCheck {
 };
 
 // Gradients of the whole model against central differences of its loss, at
-// a few random coordinates of every variable.
-void CheckModelGradients(const std::string& name, const GradientCheck& check) {
-  SCOPED_TRACE(name);
+// a few random coordinates of every variable, on the given cpu kernels.
+void CheckModelGradients(const std::string& name, const GradientCheck& check, CpuKernelsKind kind) {
+  SCOPED_TRACE(name + " on " + CpuKernelsName(kind));
   const float eps = check.eps;
-  auto model = MustMakeModel(name, check.input, /*num_classes=*/4);
+  KernelsOptions options;
+  options.cpu_kernels = kind;
+  auto model = MustMakeModel(name, check.input, /*num_classes=*/4, "cpu", options);
   std::vector<Tensor> params = InitialParams(*model, 5);
   const Batch batch = RandomBatch(check.batch_size, check.input.size(), 4, 6);
   std::vector<Tensor> grads;
@@ -158,30 +160,42 @@ void CheckModelGradients(const std::string& name, const GradientCheck& check) {
   }
 }
 
-TEST(SequentialModelTest, MlpGradientsMatchFiniteDifferences) {
-  CheckModelGradients("mlp", {1e-2f});
+// The gradient checks, on each cpu kernels this build has.
+class GradientCheckTest : public ::testing::TestWithParam<CpuKernelsKind> {};
+
+TEST_P(GradientCheckTest, MlpGradientsMatchFiniteDifferences) {
+  CheckModelGradients("mlp", {1e-2f}, GetParam());
 }
 
-TEST(SequentialModelTest, MlpReluGradientsMatchFiniteDifferences) {
+TEST_P(GradientCheckTest, MlpReluGradientsMatchFiniteDifferences) {
   // A smaller step: fewer ReLU kinks crossed.
-  CheckModelGradients("mlp_relu", {1e-3f});
+  CheckModelGradients("mlp_relu", {1e-3f}, GetParam());
 }
 
-TEST(SequentialModelTest, CnnGradientsMatchFiniteDifferences) {
+TEST_P(GradientCheckTest, CnnGradientsMatchFiniteDifferences) {
   // A convolution weight moves every pixel of its channel, so a step of
   // 1e-3 already crosses many ReLU and max-pool kinks (errors near 1e-3).
   // A smaller step meets the float loss's rounding instead: 1.2e-7 / (2 *
   // eps) = 2e-4 at eps = 3e-4, hence the looser absolute tolerance. A batch
   // of 3 images keeps the ~100 loss evaluations quick.
-  CheckModelGradients("cnn", {/*eps=*/3e-4f, /*abs_tol=*/5e-4,
-                              /*input=*/784, /*batch_size=*/3});
+  CheckModelGradients("cnn",
+                      {/*eps=*/3e-4f, /*abs_tol=*/5e-4,
+                       /*input=*/784, /*batch_size=*/3},
+                      GetParam());
 }
 
 // Small colour images: both stages padded.
-TEST(SequentialModelTest, CnnOnSmallColourImagesGradientsMatchFiniteDifferences) {
-  CheckModelGradients("cnn", {/*eps=*/3e-4f, /*abs_tol=*/5e-4,
-                              /*input=*/InputShape({8, 8, 3}), /*batch_size=*/3});
+TEST_P(GradientCheckTest, CnnOnSmallColourImagesMatchesFiniteDifferences) {
+  CheckModelGradients("cnn",
+                      {/*eps=*/3e-4f, /*abs_tol=*/5e-4,
+                       /*input=*/InputShape({8, 8, 3}), /*batch_size=*/3},
+                      GetParam());
 }
+
+INSTANTIATE_TEST_SUITE_P(CpuKernels, GradientCheckTest, ::testing::ValuesIn(AvailableCpuKernels()),
+                         [](const ::testing::TestParamInfo<CpuKernelsKind>& info) {
+                           return std::string(CpuKernelsName(info.param));
+                         });
 
 TEST(SequentialModelTest, GradientsAreOverwrittenNotAccumulated) {
   for (const char* name : {"mlp_relu", "cnn"}) {

@@ -13,10 +13,10 @@
 
 namespace pst {
 
-std::unique_ptr<Model> MustMakeModel(const std::string& name,
-                                     const InputShape& input, int64_t num_classes,
-                                     const std::string& device) {
-  auto model = MakeModel(name, input, num_classes, device);
+std::unique_ptr<Model> MustMakeModel(const std::string& name, const InputShape& input,
+                                     int64_t num_classes, const std::string& device,
+                                     const KernelsOptions& options) {
+  auto model = MakeModel(name, input, num_classes, device, options);
   CHECK(model.ok()) << model.status().ToString();
   return std::move(model).value();
 }

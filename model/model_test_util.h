@@ -10,16 +10,16 @@
 
 #include "common/batch.h"
 #include "common/tensor.h"
+#include "kernels/kernels.h"
 #include "model/input_shape.h"
 #include "model/model.h"
 
 namespace pst {
 
 // MakeModel, CHECKed.
-std::unique_ptr<Model> MustMakeModel(const std::string& name,
-                                     const InputShape& input = 784,
-                                     int64_t num_classes = 10,
-                                     const std::string& device = "cpu");
+std::unique_ptr<Model> MustMakeModel(const std::string& name, const InputShape& input = 784,
+                                     int64_t num_classes = 10, const std::string& device = "cpu",
+                                     const KernelsOptions& options = {});
 
 // Initial values, with biases made non-zero so that they matter too.
 std::vector<Tensor> InitialParams(const Model& model, uint64_t seed);

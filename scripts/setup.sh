@@ -8,7 +8,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/usage.sh" "$@"
 readonly PACKAGES=(
   build-essential cmake pkg-config git
   libzmq3-dev cppzmq-dev libflatbuffers-dev flatbuffers-compiler
-  libeigen3-dev libgflags-dev libgoogle-glog-dev libgtest-dev zlib1g-dev
+  libeigen3-dev libdnnl-dev libgflags-dev libgoogle-glog-dev libgtest-dev zlib1g-dev
   python3 python3-matplotlib python3-venv
   curl ca-certificates iproute2 procps
   slurm-wlm munge

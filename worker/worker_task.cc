@@ -108,13 +108,15 @@ class Worker {
   StatusOr<std::unique_ptr<Model>> MakeModelOnDevice(const Job& job) {
     KernelsOptions kernels;
     kernels.gpu_memory_fraction = options_.gpu_memory_fraction;
+    kernels.cpu_kernels = options_.cpu_kernels;
+    kernels.intra_op_threads = options_.intra_op_threads;
     StatusOr<std::unique_ptr<Model>> model =
         MakeModel(job.model, job.input, job.num_classes, options_.device, kernels);
     if (!model.ok() && model.status().code() == Code::kFailedPrecondition &&
         options_.allow_soft_placement) {
       LOG(WARNING) << me_ << ": --allow_soft_placement: falling back to cpu ("
                    << model.status().message() << ")";
-      model = MakeModel(job.model, job.input, job.num_classes, "cpu");
+      model = MakeModel(job.model, job.input, job.num_classes, "cpu", kernels);
     }
     if (model.ok() && options_.log_device_placement) {
       for (const std::string& line : (*model)->Placement()) LOG(INFO) << me_ << ": " << line;

@@ -13,6 +13,7 @@
 #include "cluster/placement.h"
 #include "common/status.h"
 #include "job/job.h"
+#include "kernels/kernels.h"
 #include "transport/curve.h"
 
 namespace pst {
@@ -26,6 +27,8 @@ struct WorkerOptions {
   bool allow_soft_placement = false;   // an unusable GPU falls back to the CPU
   bool log_device_placement = false;   // log where each layer runs
   double gpu_memory_fraction = 1.0;    // cap on the GPU memory the model takes
+  CpuKernelsKind cpu_kernels = DefaultCpuKernels();  // what runs on "cpu"
+  int intra_op_threads = 1;                          // threads of each oneDNN call
   int64_t batch_size = 100;
   uint64_t seed = 1;
   int64_t warmup_steps = 0;  // only worker 0 trains until the global step reaches this

@@ -1,0 +1,94 @@
+// OnednnKernels: the "cpu" back end with its matrix products and 2-D
+// convolutions on oneDNN; every other kernel (element-wise, max-pool, loss)
+// and the memory are CpuKernels' (Eigen). CpuKernels is the reference it is
+// tested against. oneDNN picks the instruction set at run time.
+//
+// Layouts are the interface's plain ones throughout (row-major matrices,
+// NHWC activations, HWIO filters), passed to oneDNN as they are, so nothing
+// is copied; for convolutions oneDNN then runs its GEMM-based kernel. Its
+// direct AVX2 kernel wants blocked, padded filters: since the weights change
+// every step (pulled from the ps), that would take a reorder into a buffer
+// of its own per call, and is not used.
+//
+// Per shape (matmul sizes, or Conv2DShape and batch) the primitives of the
+// forward and both backward passes are made once and cached, with memory
+// objects whose data pointers are set per call; one scratchpad, grown as
+// needed, serves them all. A step of a batch size seen before allocates no
+// buffers.
+//
+// Threads: each call runs on `threads` OpenMP threads, set in the calling
+// thread before each call (OpenMP's thread count is per calling thread).
+//
+// Thread safety: one thread at a time, as every Kernels.
+#ifndef PST_KERNELS_ONEDNN_KERNELS_H_
+#define PST_KERNELS_ONEDNN_KERNELS_H_
+
+#include <array>
+#include <cstdint>
+#include <dnnl.hpp>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+
+#include "kernels/cpu_kernels.h"
+
+namespace pst {
+
+class OnednnKernels : public CpuKernels {
+ public:
+  // threads >= 1.
+  explicit OnednnKernels(int threads);
+
+  void MatmulForward(const float* x, const float* w, const float* b, float* y, int64_t batch,
+                     int64_t in, int64_t out) override;
+  void MatmulBackwardInput(const float* dy, const float* w, float* dx, int64_t batch, int64_t in,
+                           int64_t out) override;
+  void MatmulBackwardWeights(const float* x, const float* dy, float* dw, int64_t batch, int64_t in,
+                             int64_t out) override;
+
+  // In onednn_conv_kernels.cc.
+  void Conv2DForward(const float* x, const float* w, const float* b, float* y,
+                     const Conv2DShape& shape, int64_t batch) override;
+  void Conv2DBackwardInput(const float* dy, const float* w, float* dx, const Conv2DShape& shape,
+                           int64_t batch) override;
+  void Conv2DBackwardWeights(const float* x, const float* dy, float* dw, const Conv2DShape& shape,
+                             int64_t batch) override;
+
+ private:
+  // One primitive and its arguments, each bound to a memory object whose
+  // data pointer Run() sets.
+  struct Call {
+    dnnl::primitive primitive;
+    std::unordered_map<int, dnnl::memory> args;
+  };
+  // The three passes of one shape.
+  struct Plan {
+    Call forward, backward_input, backward_weights;
+  };
+  using MatmulKey = std::array<int64_t, 3>;  // batch, in, out
+  using ConvKey = std::array<int64_t, 9>;    // Conv2DShape's fields, batch
+
+  // A Call of the primitive `pd` describes, with a memory object for each
+  // of `args` (argument id, memory descriptor) and for its scratchpad.
+  Call MakeCall(const dnnl::primitive_desc& pd,
+                std::initializer_list<std::pair<int, dnnl::memory::desc>> args);
+  // Runs `call` on the given (argument id, data pointer) pairs, one for each
+  // argument but the scratchpad.
+  void Run(Call& call, std::initializer_list<std::pair<int, const void*>> data);
+
+  Plan& MatmulPlan(int64_t batch, int64_t in, int64_t out);
+  Plan& ConvPlan(const Conv2DShape& shape, int64_t batch);
+
+  const int threads_;
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  std::map<MatmulKey, std::unique_ptr<Plan>> matmul_plans_;
+  std::map<ConvKey, std::unique_ptr<Plan>> conv_plans_;
+  std::unique_ptr<DeviceBuffer> scratchpad_;  // null until a call needs one
+};
+
+}  // namespace pst
+
+#endif  // PST_KERNELS_ONEDNN_KERNELS_H_
