@@ -24,20 +24,6 @@ struct ConvCase {
   Conv2DShape shape;
 };
 
-Conv2DShape ConvShape(int64_t h, int64_t w, int64_t c, int64_t r, int64_t s,
-                      int64_t k, int64_t stride, int64_t padding) {
-  Conv2DShape shape;
-  shape.height = h;
-  shape.width = w;
-  shape.in_channels = c;
-  shape.filter_height = r;
-  shape.filter_width = s;
-  shape.out_channels = k;
-  shape.stride = stride;
-  shape.padding = padding;
-  return shape;
-}
-
 // Calls fn(n, p, q, r, s, c, k, x_index) for every product term of the
 // convolution whose input pixel lies inside the image (not in the padding).
 template <typename Fn>

@@ -85,20 +85,6 @@ struct ConvCase {
 
 void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
 
-Conv2DShape ConvShape(int64_t h, int64_t w, int64_t c, int64_t r, int64_t s, int64_t k,
-                      int64_t stride, int64_t padding) {
-  Conv2DShape shape;
-  shape.height = h;
-  shape.width = w;
-  shape.in_channels = c;
-  shape.filter_height = r;
-  shape.filter_width = s;
-  shape.out_channels = k;
-  shape.stride = stride;
-  shape.padding = padding;
-  return shape;
-}
-
 class OnednnConvTest : public ::testing::TestWithParam<ConvCase> {
  protected:
   OnednnConvTest() : onednn_(GetParam().threads) {}

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/cpu_kernels.h"
+#include "kernels/test_util.h"
 #include "model/activations.h"
 #include "model/fake_device_kernels.h"
 #include "model/conv2d.h"
@@ -153,20 +154,6 @@ TEST(ReluTest, GradientMatchesFiniteDifferencesAwayFromZero) {
   // |x| >= 0.1 > kEps: no step crosses the kink.
   CheckLayerGradients(relu, /*batch=*/3,
                       RandomInput(3 * 6, -1, 1, /*min_abs=*/0.1f));
-}
-
-Conv2DShape ConvShape(int64_t h, int64_t w, int64_t c, int64_t r, int64_t s,
-                      int64_t k, int64_t stride = 1, int64_t padding = 0) {
-  Conv2DShape shape;
-  shape.height = h;
-  shape.width = w;
-  shape.in_channels = c;
-  shape.filter_height = r;
-  shape.filter_width = s;
-  shape.out_channels = k;
-  shape.stride = stride;
-  shape.padding = padding;
-  return shape;
 }
 
 TEST(Conv2DTest, DeclaresHwioWeightsThenBias) {
