@@ -65,6 +65,10 @@ DEFINE_string(input_shape, "", "records: H,W,C of each image (default 32,32,3)")
 DEFINE_int32(label_bytes, 1, "records: bytes of label before each image (the last is the class)");
 DEFINE_bool(normalize, false,
             "Standardize every feature with the training split's mean and deviation");
+DEFINE_string(model_file, "", "predict: the trained model (RUN_DIR/model.bin)");
+DEFINE_string(output, "",
+              "predict: write each example's label, predicted class and class "
+              "probabilities to this CSV file");
 DEFINE_int64(validation_examples, 0,
              "Hold out this many training examples (the same on every task) and report "
              "the validation accuracy beside the test accuracy");
@@ -287,7 +291,7 @@ StatusOr<JobOptions> JobFromFlags() {
 
 }  // namespace
 
-void InitProgram(TaskType role, int* argc, char*** argv, const char* usage) {
+void InitProgram(Program program, int* argc, char*** argv, const char* usage) {
   g_program = (*argv)[0];
   if (const char* slash = std::strrchr(g_program, '/')) g_program = slash + 1;
   gflags::SetUsageMessage(usage);
@@ -295,8 +299,8 @@ void InitProgram(TaskType role, int* argc, char*** argv, const char* usage) {
   // gflags' handlers, which list glog's flags first and exit 1.
   switch (FindHelpRequest(*argc, *argv)) {
     case HelpRequest::kNone: break;
-    case HelpRequest::kHelp: std::cout << ProjectHelp(role, usage) << std::flush; std::exit(0);
-    case HelpRequest::kHelpFull: std::cout << FullHelp(role, usage) << std::flush; std::exit(0);
+    case HelpRequest::kHelp: std::cout << ProjectHelp(program, usage) << std::flush; std::exit(0);
+    case HelpRequest::kHelpFull: std::cout << FullHelp(program, usage) << std::flush; std::exit(0);
     case HelpRequest::kVersion: std::cout << VersionLine(g_program) << std::endl; std::exit(0);
   }
   if (Status names = CheckFlagNames(*argc, *argv); !names.ok()) {
@@ -440,6 +444,16 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   o.metrics_port = FLAGS_metrics_port;
   o.bind_host = FLAGS_bind_host;
   PST_ASSIGN_OR_RETURN(o.curve, CurveFromFlags());
+  return o;
+}
+
+StatusOr<PredictOptions> PredictOptionsFromFlags() {
+  PredictOptions o;
+  if (FLAGS_model_file.empty()) return InvalidArgument("--model_file is empty: give RUN_DIR/model.bin");
+  o.model_file = FLAGS_model_file;
+  o.output = FLAGS_output;
+  PST_ASSIGN_OR_RETURN(JobOptions job, JobFromFlags());
+  o.data = job.data;
   return o;
 }
 

@@ -11,7 +11,9 @@
 
 #include <vector>
 
+#include "cli/help.h"
 #include "common/status.h"
+#include "predict/predictor.h"
 #include "ps/ps_task.h"
 #include "scheduler/chief_task.h"
 #include "worker/worker_task.h"
@@ -23,9 +25,9 @@ inline constexpr int kFlagErrorExitCode = 2;
 // Parses gflags, sets up glog to log to stderr. Exits 2 on an unparsable
 // value or an unknown flag, on the command line or in a --flagfile (the line
 // names the file and suggests the nearest flag). Answers --help, -h,
-// --helpshort (cli/help.h: the flags `role` reads first), --helpfull and
+// --helpshort (cli/help.h: the flags `program` reads first), --helpfull and
 // --version on stdout, and exits 0.
-void InitProgram(TaskType role, int* argc, char*** argv, const char* usage);
+void InitProgram(Program program, int* argc, char*** argv, const char* usage);
 
 // The flags defined in flags.cc (the project's, not glog's or gflags').
 std::vector<gflags::CommandLineFlagInfo> ProjectFlags();
@@ -35,6 +37,7 @@ std::vector<gflags::CommandLineFlagInfo> ProjectFlags();
 StatusOr<PsOptions> PsOptionsFromFlags();
 StatusOr<WorkerOptions> WorkerOptionsFromFlags();
 StatusOr<ChiefOptions> ChiefOptionsFromFlags();
+StatusOr<PredictOptions> PredictOptionsFromFlags();
 
 // Prints "<program>: <message>" on stderr and returns kFlagErrorExitCode.
 int ReportFlagError(const Status& status);

@@ -17,7 +17,8 @@ constexpr size_t kLineWidth = 80;
 constexpr std::string_view kDescriptionIndent = "      ";  // under "  --name"
 
 // The tasks that read a group's flags, as a bit set.
-constexpr unsigned kPs = 1, kWorker = 2, kChief = 4, kAll = kPs | kWorker | kChief;
+// kAll: the three tasks; predict reads only the groups that name it.
+constexpr unsigned kPs = 1, kWorker = 2, kChief = 4, kAll = kPs | kWorker | kChief, kPredict = 8;
 
 struct FlagGroup {
   const char* title;
@@ -33,8 +34,9 @@ const std::vector<FlagGroup>& Groups() {
        kAll,
        {"ps_hosts", "worker_hosts", "chief_host", "bind_host", "task_index", "cluster_id",
         "ps_wait_timeout_ms", "join_timeout_ms"}},
+      {"Prediction", kPredict, {"model_file", "output"}},
       {"Data",
-       kChief | kWorker,
+       kChief | kWorker | kPredict,
        {"dataset", "data_dir", "train_file", "test_file", "label_column", "num_classes",
         "input_shape", "label_bytes", "normalize", "validation_examples"}},
       {"Training",
@@ -68,11 +70,12 @@ const std::vector<FlagGroup>& Groups() {
   return *groups;
 }
 
-unsigned RoleBit(TaskType role) {
-  switch (role) {
-    case TaskType::kPs: return kPs;
-    case TaskType::kWorker: return kWorker;
-    case TaskType::kChief: return kChief;
+unsigned RoleBit(Program program) {
+  switch (program) {
+    case Program::kPs: return kPs;
+    case Program::kWorker: return kWorker;
+    case Program::kChief: return kChief;
+    case Program::kPredict: return kPredict;
   }
   return kAll;
 }
@@ -124,7 +127,17 @@ std::map<std::string, gflags::CommandLineFlagInfo> ProjectFlagsByName() {
 
 }  // namespace
 
-std::string ProjectHelp(TaskType role, const std::string& usage) {
+const char* ProgramName(Program program) {
+  switch (program) {
+    case Program::kPs: return "ps";
+    case Program::kWorker: return "worker";
+    case Program::kChief: return "chief";
+    case Program::kPredict: return "predict";
+  }
+  return "?";
+}
+
+std::string ProjectHelp(Program program, const std::string& usage) {
   const auto flags = ProjectFlagsByName();
   auto infos = [&flags](const std::vector<std::string>& names) {
     std::vector<gflags::CommandLineFlagInfo> out;
@@ -133,16 +146,18 @@ std::string ProjectHelp(TaskType role, const std::string& usage) {
     }
     return out;
   };
-  const unsigned bit = RoleBit(role);
+  const unsigned bit = RoleBit(program);
   std::string out = "usage: " + usage + "\n";
   for (const auto& group : Groups()) {
     if (group.roles & bit) AppendGroup(group.title, infos(group.flags), &out);
   }
   AppendGroup("Other", infos(UngroupedProjectFlags()), &out);
-  out += std::string("\nRead by the other tasks (") + TaskTypeName(role) +
-         " accepts them too: one --flagfile serves all):\n";
-  for (const auto& group : Groups()) {
-    if (!(group.roles & bit)) AppendGroup(group.title, infos(group.flags), &out);
+  if (program != Program::kPredict) {
+    out += std::string("\nRead by the other programs (") + ProgramName(program) +
+           " accepts them too: one --flagfile serves all):\n";
+    for (const auto& group : Groups()) {
+      if (!(group.roles & bit)) AppendGroup(group.title, infos(group.flags), &out);
+    }
   }
   out +=
       "\nFlags can also come from --flagfile=FILE (one --flag=value a line); TF_CONFIG\n"
@@ -151,8 +166,8 @@ std::string ProjectHelp(TaskType role, const std::string& usage) {
   return out;
 }
 
-std::string FullHelp(TaskType role, const std::string& usage) {
-  std::string out = ProjectHelp(role, usage);
+std::string FullHelp(Program program, const std::string& usage) {
+  std::string out = ProjectHelp(program, usage);
   const auto project = ProjectFlagsByName();
   std::vector<gflags::CommandLineFlagInfo> all;
   gflags::GetAllFlags(&all);

@@ -8,17 +8,21 @@
 #include <string>
 #include <vector>
 
-#include "cluster/cluster_spec.h"
-
 namespace pst {
 
-// "usage: <usage>", then the groups of flags `role` reads, cluster first,
-// then the groups only other tasks read (every task accepts every flag), then
-// how to get more. Each group is one screen (under 40 lines).
-std::string ProjectHelp(TaskType role, const std::string& usage);
+// The executables that read the project's flags: the three tasks, and
+// predict (a trained model on a data set).
+enum class Program { kPs, kWorker, kChief, kPredict };
+const char* ProgramName(Program program);  // "ps", "worker", "chief", "predict"
+
+// "usage: <usage>", then the groups of flags `program` reads, cluster first,
+// then, for a task, the groups only other tasks read (every task accepts
+// every flag), then how to get more. Each group is one screen (under 40
+// lines).
+std::string ProjectHelp(Program program, const std::string& usage);
 
 // --helpfull: ProjectHelp, then glog's and gflags' own flags.
-std::string FullHelp(TaskType role, const std::string& usage);
+std::string FullHelp(Program program, const std::string& usage);
 
 // Project flags that no group of the table holds (the test wants none).
 std::vector<std::string> UngroupedProjectFlags();

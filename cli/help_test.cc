@@ -23,7 +23,7 @@ TEST(HelpTableTest, EveryNameInTheTableIsAProjectFlag) {
 }
 
 TEST(HelpTableTest, EveryRoleSeesClusterFirstAndEveryFlagOnce) {
-  for (TaskType role : {TaskType::kPs, TaskType::kWorker, TaskType::kChief}) {
+  for (Program role : {Program::kPs, Program::kWorker, Program::kChief}) {
     const std::string help = ProjectHelp(role, "prog --ps_hosts=...");
     EXPECT_EQ(help.rfind("usage: prog --ps_hosts=...\n\nCluster:\n  --ps_hosts=\"\"\n", 0), 0u)
         << help;
@@ -36,8 +36,18 @@ TEST(HelpTableTest, EveryRoleSeesClusterFirstAndEveryFlagOnce) {
   }
 }
 
+// predict is not a task: its own flags and the data's, nothing of the cluster.
+TEST(HelpTableTest, PredictSeesItsFlagsAndTheDataOnly) {
+  const std::string help = ProjectHelp(Program::kPredict, "predict --model_file=...");
+  EXPECT_EQ(help.rfind("usage: predict --model_file=...\n\nPrediction:\n  --model_file=", 0), 0u)
+      << help;
+  EXPECT_NE(help.find("\nData:\n"), std::string::npos) << help;
+  EXPECT_EQ(help.find("--ps_hosts"), std::string::npos) << help;
+  EXPECT_EQ(help.find("Read by the other"), std::string::npos) << help;
+}
+
 TEST(HelpTableTest, EachFlagShowsItsDefaultAndWrappedHelp) {
-  const std::string help = ProjectHelp(TaskType::kWorker, "worker");
+  const std::string help = ProjectHelp(Program::kWorker, "worker");
   EXPECT_NE(help.find("\n  --batch_size=100\n      Examples per worker step\n"), std::string::npos);
   EXPECT_NE(help.find("\n  --mode=\"async\"\n"), std::string::npos);
   EXPECT_NE(help.find("\n  --gpu_memory_fraction=1\n"), std::string::npos);
@@ -47,15 +57,15 @@ TEST(HelpTableTest, EachFlagShowsItsDefaultAndWrappedHelp) {
 }
 
 TEST(HelpTableTest, TheRolesOwnGroupsComeFirst) {
-  const std::string ps = ProjectHelp(TaskType::kPs, "ps");
+  const std::string ps = ProjectHelp(Program::kPs, "ps");
   EXPECT_LT(ps.find("\nCheckpoints:"), ps.find("\nTraining:"));
-  const std::string worker = ProjectHelp(TaskType::kWorker, "worker");
+  const std::string worker = ProjectHelp(Program::kWorker, "worker");
   EXPECT_LT(worker.find("\nDevices:"), worker.find("\nCheckpoints:"));
 }
 
 TEST(HelpTableTest, GlogFlagsOnlyInFullHelpAfterTheProjectFlags) {
-  EXPECT_EQ(ProjectHelp(TaskType::kChief, "chief").find("--logtostderr"), std::string::npos);
-  const std::string full = FullHelp(TaskType::kChief, "chief");
+  EXPECT_EQ(ProjectHelp(Program::kChief, "chief").find("--logtostderr"), std::string::npos);
+  const std::string full = FullHelp(Program::kChief, "chief");
   EXPECT_GT(full.find("\nglog and gflags:\n"), full.find("--curve_keys_dir="));
   EXPECT_GT(full.find("--logtostderr="), full.find("\nglog and gflags:\n"));
 }

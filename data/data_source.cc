@@ -81,6 +81,14 @@ const std::map<std::string, SplitReader>& Readers() {
   return *readers;
 }
 
+StatusOr<const SplitReader*> FindReader(const std::string& format) {
+  const auto reader = Readers().find(format);
+  if (reader != Readers().end()) return &reader->second;
+  std::string known;
+  for (const auto& [name, unused] : Readers()) known += (known.empty() ? "" : ", ") + name;
+  return InvalidArgument("unknown --dataset=" + format + "; known: " + known);
+}
+
 std::string ShapeOf(const Dataset& d) {
   if (d.example_shape.size() != 3) return std::to_string(d.feature_dim) + " features";
   return std::to_string(d.example_shape[0]) + "x" + std::to_string(d.example_shape[1]) + "x" +
@@ -96,14 +104,9 @@ std::vector<std::string> DataFormats() {
 }
 
 StatusOr<DataSplits> LoadData(const DataOptions& options, bool with_test) {
-  const auto reader = Readers().find(options.format);
-  if (reader == Readers().end()) {
-    std::string known;
-    for (const std::string& name : DataFormats()) known += (known.empty() ? "" : ", ") + name;
-    return InvalidArgument("unknown --dataset=" + options.format + "; known: " + known);
-  }
+  PST_ASSIGN_OR_RETURN(const SplitReader* reader, FindReader(options.format));
   DataSplits splits;
-  PST_ASSIGN_OR_RETURN(splits.train, reader->second(options, true, options.num_classes));
+  PST_ASSIGN_OR_RETURN(splits.train, (*reader)(options, true, options.num_classes));
   if (splits.train.num_classes < 2) {
     return InvalidArgument("the training set has " + std::to_string(splits.train.num_classes) +
                            " class(es); a classifier needs at least 2");
@@ -114,7 +117,7 @@ StatusOr<DataSplits> LoadData(const DataOptions& options, bool with_test) {
         SplitValidation(&splits.train, options.validation_examples, kValidationSeed));
   }
   if (with_test) {
-    PST_ASSIGN_OR_RETURN(splits.test, reader->second(options, false, splits.train.num_classes));
+    PST_ASSIGN_OR_RETURN(splits.test, (*reader)(options, false, splits.train.num_classes));
     if (splits.test.feature_dim != splits.train.feature_dim ||
         splits.test.example_shape != splits.train.example_shape) {
       return InvalidArgument("the test set's examples (" + ShapeOf(splits.test) +
@@ -123,10 +126,19 @@ StatusOr<DataSplits> LoadData(const DataOptions& options, bool with_test) {
     splits.test.num_classes = splits.train.num_classes;
   }
   if (options.normalize) {
-    const Standardization s = FitStandardization(splits.train);
-    for (Dataset* d : {&splits.train, &splits.validation, &splits.test}) Standardize(s, d);
+    splits.standardization = FitStandardization(splits.train);
+    for (Dataset* d : {&splits.train, &splits.validation, &splits.test}) {
+      Standardize(*splits.standardization, d);
+    }
   }
   return splits;
+}
+
+StatusOr<Dataset> LoadTestSet(const DataOptions& options, int num_classes) {
+  PST_ASSIGN_OR_RETURN(const SplitReader* reader, FindReader(options.format));
+  PST_ASSIGN_OR_RETURN(Dataset test, (*reader)(options, false, num_classes));
+  test.num_classes = num_classes;
+  return test;
 }
 
 }  // namespace pst

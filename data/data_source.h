@@ -14,11 +14,13 @@
 #define PST_DATA_DATA_SOURCE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "data/dataset.h"
+#include "data/standardize.h"
 
 namespace pst {
 
@@ -36,6 +38,8 @@ struct DataOptions {
 
 struct DataSplits {
   Dataset train, validation, test;  // validation empty without validation_examples
+  // With DataOptions::normalize: what every split was standardized with.
+  std::optional<Standardization> standardization;
 };
 
 // The format names, for --help and errors.
@@ -47,6 +51,10 @@ std::vector<std::string> DataFormats();
 // file flag, or a test set whose examples or labels do not fit the training
 // set's, naming both sides.
 StatusOr<DataSplits> LoadData(const DataOptions& options, bool with_test);
+
+// The test set alone, its labels in [0, num_classes) (predict: the model
+// file knows the classes and the standardization).
+StatusOr<Dataset> LoadTestSet(const DataOptions& options, int num_classes);
 
 }  // namespace pst
 

@@ -61,6 +61,12 @@ class Model {
   // Forward only. Errors as for ComputeGradients.
   virtual StatusOr<EvalResult> Evaluate(const std::vector<Tensor>& params,
                                         const Batch& batch) = 0;
+
+  // Forward only: each example's class probabilities (the softmax of its
+  // logits), batch.size x num_classes() row-major, into *probabilities
+  // (resized). batch.labels are not read. Errors as for ComputeGradients.
+  virtual Status Predict(const std::vector<Tensor>& params, const Batch& batch,
+                         std::vector<float>* probabilities) = 0;
 };
 
 }  // namespace pst

@@ -72,6 +72,10 @@ void ReplicatedModel::CopySlice(const Batch& batch, int i) {
   slice.feature_dim = batch.feature_dim;
   const auto features = batch.features.begin() + slice_begin_[i] * batch.feature_dim;
   slice.features.assign(features, features + slice.size * batch.feature_dim);
+  if (batch.labels.empty()) {  // Predict: no labels
+    slice.labels.clear();
+    return;
+  }
   const auto labels = batch.labels.begin() + slice_begin_[i];
   slice.labels.assign(labels, labels + slice.size);
 }
@@ -173,6 +177,25 @@ StatusOr<Model::EvalResult> ReplicatedModel::Evaluate(
     total.count += eval.count;
   }
   return total;
+}
+
+Status ReplicatedModel::Predict(const std::vector<Tensor>& params, const Batch& batch,
+                                std::vector<float>* probabilities) {
+  PST_RETURN_IF_ERROR(ValidateParams(params, variables()));
+  SplitOffsets(batch.size);
+  std::vector<std::vector<float>> parts(replicas_.size());
+  team_.Run([&](int i) {
+    statuses_[i] = Status::OK();
+    if (SliceSize(i) == 0) return;
+    CopySlice(batch, i);
+    statuses_[i] = replicas_[i]->Predict(params, slices_[i], &parts[i]);
+  });
+  PST_RETURN_IF_ERROR(FirstError());
+  probabilities->clear();
+  for (const std::vector<float>& part : parts) {
+    probabilities->insert(probabilities->end(), part.begin(), part.end());
+  }
+  return Status::OK();
 }
 
 }  // namespace pst

@@ -42,6 +42,8 @@ class ReplicatedModel : public Model {
                                    std::vector<Tensor>* grads) override;
   StatusOr<EvalResult> Evaluate(const std::vector<Tensor>& params,
                                 const Batch& batch) override;
+  Status Predict(const std::vector<Tensor>& params, const Batch& batch,
+                 std::vector<float>* probabilities) override;
 
  private:
   int num_replicas() const { return static_cast<int>(replicas_.size()); }

@@ -157,5 +157,36 @@ TEST(ReplicatedModelTest, OnFakeDevices) {
   EXPECT_TRUE(model->ComputeGradients(params, batch, &grads).ok());
 }
 
+// Class probabilities: rows sum to 1, their argmax agrees with Evaluate's
+// count of correct examples, and two replicas give what one gives.
+TEST(ReplicatedModelTest, PredictMatchesEvaluateAndASingleReplica) {
+  auto one = MustMakeModel("mlp_relu");
+  auto two = MustMakeModel("mlp_relu", 784, 10, "cpu,cpu");
+  const std::vector<Tensor> params = InitialParams(*one, 3);
+  const Batch batch = RandomBatch(37, 784, 10, 4);
+  std::vector<float> p1, p2;
+  ASSERT_TRUE(one->Predict(params, batch, &p1).ok());
+  ASSERT_TRUE(two->Predict(params, batch, &p2).ok());
+  ASSERT_EQ(p1.size(), 37u * 10);
+  ASSERT_EQ(p2.size(), p1.size());
+  int64_t correct = 0;
+  for (int64_t r = 0; r < 37; ++r) {
+    double sum = 0;
+    for (int c = 0; c < 10; ++c) {
+      sum += p1[r * 10 + c];
+      EXPECT_NEAR(p2[r * 10 + c], p1[r * 10 + c], 1e-6);
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-5);
+    const auto row = p1.begin() + r * 10;
+    correct += std::max_element(row, row + 10) - row == batch.labels[r];
+  }
+  EXPECT_EQ(correct, one->Evaluate(params, batch)->correct);
+  Batch unlabelled = batch;
+  unlabelled.labels.clear();
+  std::vector<float> p3;
+  ASSERT_TRUE(two->Predict(params, unlabelled, &p3).ok());
+  EXPECT_EQ(p3, p2);
+}
+
 }  // namespace
 }  // namespace pst

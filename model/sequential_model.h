@@ -42,6 +42,8 @@ class SequentialModel : public Model {
                                    std::vector<Tensor>* grads) override;
   StatusOr<EvalResult> Evaluate(const std::vector<Tensor>& params,
                                 const Batch& batch) override;
+  Status Predict(const std::vector<Tensor>& params, const Batch& batch,
+                 std::vector<float>* probabilities) override;
 
  private:
   // Sizes every buffer of a step on `batch` examples (and, for a backward

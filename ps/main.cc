@@ -2,7 +2,7 @@
 #include "cli/flags.h"
 
 int main(int argc, char** argv) {
-  pst::InitProgram(pst::TaskType::kPs, &argc, &argv,
+  pst::InitProgram(pst::Program::kPs, &argc, &argv,
                    "ps --ps_hosts=H:P,... --worker_hosts=H:P,... --chief_host=H:P "
                    "--task_index=K: serves shard K of the variables");
   auto options = pst::PsOptionsFromFlags();

@@ -15,6 +15,7 @@
 #include "common/signal_watcher.h"
 #include "common/stop_signals.h"
 #include "common/tensor_file.h"
+#include "job/model_file.h"
 #include "model/initializer.h"
 #include "model/model_zoo.h"
 #include "monitoring/metrics_http_server.h"
@@ -95,13 +96,14 @@ class Chief {
         model_(std::move(model)),
         test_(std::move(job.data.test)),
         validation_(std::move(job.data.validation)),
+        job_(std::move(job)),
         evaluator_(model_.get(), &test_),
         validation_evaluator_(model_.get(), &validation_),
         metrics_(std::move(metrics)),
         cluster_id_(cluster_id),
         state_(placement.Hash(), options.train_steps,
                static_cast<int>(options.cluster.workers.size()),
-               static_cast<int>(options.cluster.ps.size()), job.Describe()),
+               static_cast<int>(options.cluster.ps.size()), job_.Describe()),
         ps_(context_, options.cluster, std::move(placement), Identity(options, cluster_id)),
         schedule_(ScheduleOptions(options), 0, Clock::now()) {
     if (!options.checkpoint_dir.empty()) {
@@ -712,11 +714,7 @@ class Chief {
     PST_ASSIGN_OR_RETURN(Evaluation e, EvaluateCluster(step));
     PST_RETURN_IF_ERROR(WriteMetrics(step, e, training_seconds_));
     if (!options_.run_dir.empty()) {
-      NamedTensors model;
-      for (size_t i = 0; i < params_.size(); ++i) {
-        model.emplace_back(model_->variables()[i].name, params_[i]);
-      }
-      PST_RETURN_IF_ERROR(WriteTensorFile(options_.run_dir + "/model.bin", model).status());
+      PST_RETURN_IF_ERROR(WriteModelFile(options_.run_dir + "/model.bin", job_, *model_, params_));
     }
     // Training is over, evaluated and its model written, and the workers
     // are gone: a final checkpoint that fails now (a ps lost after the last
@@ -807,6 +805,7 @@ class Chief {
   std::unique_ptr<Model> model_;
   Dataset test_;
   Dataset validation_;  // empty without --validation_examples
+  Job job_;             // what model.bin records (its data moved into test_, validation_)
   Evaluator evaluator_;
   Evaluator validation_evaluator_;
   std::optional<Evaluation> last_validation_;  // of the last evaluation
@@ -849,6 +848,7 @@ Status RunChiefUntil(const ChiefOptions& options, const std::atomic<bool>& stop)
   LOG(INFO) << "job: " << job.Describe() << "; " << job.data.train.size << " training, "
             << job.data.validation.size << " validation, " << job.data.test.size
             << " test examples";
+  job.data.train = Dataset();  // the chief evaluates; it does not train
   PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
                        MakeModel(job.model, job.input, job.num_classes));
   PlacementOptions placement_options = options.placement;

@@ -2,7 +2,7 @@
 #include "cli/flags.h"
 
 int main(int argc, char** argv) {
-  pst::InitProgram(pst::TaskType::kChief, &argc, &argv,
+  pst::InitProgram(pst::Program::kChief, &argc, &argv,
                    "chief --ps_hosts=... --worker_hosts=... --chief_host=... "
                    "--train_steps=N: coordinates training of the cluster");
   auto options = pst::ChiefOptionsFromFlags();

@@ -2,7 +2,7 @@
 #include "cli/flags.h"
 
 int main(int argc, char** argv) {
-  pst::InitProgram(pst::TaskType::kWorker, &argc, &argv,
+  pst::InitProgram(pst::Program::kWorker, &argc, &argv,
                    "worker --ps_hosts=... --worker_hosts=... --chief_host=... "
                    "--task_index=I --model=mlp --data_dir=DIR: trains replica I");
   auto options = pst::WorkerOptionsFromFlags();

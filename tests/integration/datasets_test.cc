@@ -61,8 +61,9 @@ void WriteRecords(const std::string& path, int count, std::mt19937& rng) {
 }
 
 std::string Train(int num_ps, int num_workers, const std::string& dir,
-                  const std::vector<std::string>& flags) {
+                  std::vector<std::string> flags) {
   LocalCluster cluster(num_ps, num_workers, dir);
+  flags.push_back("--run_dir=" + dir);
   cluster.StartAll(flags);
   const auto exits = cluster.WaitAll(seconds(300));
   const std::string log = cluster.task("chief").Log();
@@ -88,6 +89,25 @@ TEST(DatasetsTest, CsvProblemTrainsOnTwoPsAndTwoWorkers) {
       << log;
   EXPECT_GE(ReportValue(log, "Test-Accuracy: ").value_or(0), 0.95) << log;
   EXPECT_GE(ReportValue(log, "Validation-Accuracy: ").value_or(0), 0.95) << log;
+
+  // predict on the run's model.bin (standardization included) reproduces
+  // the chief's test accuracy, and writes one CSV row per test example.
+  auto predict = ChildProcess::Start(
+      {BinDir() + "/predict", "--model_file=" + dir + "/model.bin", "--dataset=csv",
+       "--test_file=" + dir + "/test.csv", "--label_column=-1", "--output=" + dir + "/pred.csv"},
+      dir + "/predict.log");
+  ASSERT_TRUE(predict.ok());
+  ASSERT_EQ((*predict)->Wait(seconds(60)), 0) << (*predict)->Log();
+  const std::string report = (*predict)->Log();
+  EXPECT_NE(report.find("Model: mlp_relu on 20 features, 3 classes"), std::string::npos) << report;
+  const auto chief_line = log.find("Test-Accuracy: ");
+  ASSERT_NE(chief_line, std::string::npos);
+  EXPECT_NE(report.find(log.substr(chief_line, log.find('\n', chief_line) - chief_line)),
+            std::string::npos)
+      << report << log;
+  const std::vector<std::string> rows = ReadLines(dir + "/pred.csv");
+  ASSERT_EQ(rows.size(), 601u);
+  EXPECT_EQ(rows[0], "label,predicted,p0,p1,p2");
 }
 
 TEST(DatasetsTest, RecordsOfSmallColourImagesTrainThroughTheCnn) {

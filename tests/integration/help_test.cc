@@ -41,7 +41,7 @@ std::vector<std::string> Lines(const std::string& text) {
 }
 
 std::vector<std::string> Executables() {
-  std::vector<std::string> names = {"ps", "worker", "chief", "pst_keygen"};
+  std::vector<std::string> names = {"ps", "worker", "chief", "predict", "pst_keygen"};
 #ifdef PST_BENCHMARKS_BUILT
   names.insert(names.end(), {"bench_kernels", "bench_soak", "bench_transport"});
 #endif

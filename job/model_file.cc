@@ -1,0 +1,124 @@
+#include "job/model_file.h"
+
+#include <map>
+
+#include "common/tensor_file.h"
+#include "model/model_zoo.h"
+
+namespace pst {
+namespace {
+
+constexpr int64_t kModelFileVersion = 1;
+constexpr char kPrefix[] = "@model/";
+
+Tensor Int64s(const std::vector<int64_t>& values, bool scalar) {
+  Tensor t(DType::kInt64, scalar ? Shape{} : Shape{static_cast<int64_t>(values.size())});
+  for (size_t i = 0; i < values.size(); ++i) t.i64()[i] = values[i];
+  return t;
+}
+
+Tensor Floats(const std::vector<float>& values) {
+  Tensor t(DType::kFloat32, {static_cast<int64_t>(values.size())});
+  for (size_t i = 0; i < values.size(); ++i) t.f32()[i] = values[i];
+  return t;
+}
+
+// The values of entry `name` of `entries`; empty when it is missing or of
+// another dtype.
+std::vector<int64_t> Int64Values(const std::map<std::string, Tensor>& entries,
+                                 const std::string& name) {
+  const auto it = entries.find(name);
+  if (it == entries.end() || it->second.dtype() != DType::kInt64) return {};
+  const Tensor& t = it->second;
+  return std::vector<int64_t>(t.i64(), t.i64() + t.num_elements());
+}
+
+std::vector<float> FloatValues(const std::map<std::string, Tensor>& entries,
+                               const std::string& name) {
+  const auto it = entries.find(name);
+  if (it == entries.end() || it->second.dtype() != DType::kFloat32) return {};
+  const Tensor& t = it->second;
+  return std::vector<float>(t.f32(), t.f32() + t.num_elements());
+}
+
+// The zoo model whose variables are `variables` (names and shapes, in
+// order) for this input and class count.
+StatusOr<std::string> IdentifyModel(const std::string& path, const NamedTensors& variables,
+                                    const InputShape& input, int num_classes) {
+  for (const std::string& name : ModelNames()) {
+    if (!CheckModelTakes(name, input, num_classes).ok()) continue;
+    PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, MakeModel(name, input, num_classes));
+    const std::vector<VariableSpec>& specs = model->variables();
+    bool same = specs.size() == variables.size();
+    for (size_t i = 0; same && i < specs.size(); ++i) {
+      same = specs[i].name == variables[i].first && specs[i].shape == variables[i].second.shape();
+    }
+    if (same) return name;
+  }
+  return FailedPrecondition(path + ": its variables match no model of this pstrain for " +
+                            input.ToString() + " and " + std::to_string(num_classes) + " classes");
+}
+
+}  // namespace
+
+Status WriteModelFile(const std::string& path, const Job& job, const Model& model,
+                      const std::vector<Tensor>& params) {
+  NamedTensors tensors;
+  for (size_t i = 0; i < params.size(); ++i) {
+    tensors.emplace_back(model.variables()[i].name, params[i]);
+  }
+  const std::string prefix = kPrefix;
+  tensors.emplace_back(prefix + "version", Int64s({kModelFileVersion}, true));
+  tensors.emplace_back(prefix + "input_shape", Int64s(job.input.dims(), false));
+  tensors.emplace_back(prefix + "classes", Int64s({job.num_classes}, true));
+  if (job.data.standardization) {
+    tensors.emplace_back(prefix + "standardize_mean", Floats(job.data.standardization->mean));
+    tensors.emplace_back(prefix + "standardize_scale", Floats(job.data.standardization->scale));
+  }
+  return WriteTensorFile(path, tensors).status();
+}
+
+StatusOr<TrainedModel> ReadModelFile(const std::string& path) {
+  PST_ASSIGN_OR_RETURN(NamedTensors tensors, ReadTensorFile(path));
+  NamedTensors variables;
+  std::map<std::string, Tensor> entries;
+  for (auto& [name, tensor] : tensors) {
+    if (name.rfind(kPrefix, 0) == 0) {
+      entries[name.substr(sizeof(kPrefix) - 1)] = std::move(tensor);
+    } else {
+      variables.emplace_back(std::move(name), std::move(tensor));
+    }
+  }
+  const std::vector<int64_t> version = Int64Values(entries, "version");
+  if (version.size() != 1) {
+    return FailedPrecondition(path +
+                              ": no @model/version: not a model file, or one written by "
+                              "pstrain 0.5 or older (train again to use it with predict)");
+  }
+  if (version[0] != kModelFileVersion) {
+    return FailedPrecondition(path + ": model file version " + std::to_string(version[0]) +
+                              "; this pstrain reads version " + std::to_string(kModelFileVersion));
+  }
+  const std::vector<int64_t> shape = Int64Values(entries, "input_shape");
+  const std::vector<int64_t> classes = Int64Values(entries, "classes");
+  if (shape.empty() || classes.size() != 1) {
+    return FailedPrecondition(path + ": @model/input_shape or @model/classes is missing");
+  }
+  TrainedModel trained;
+  trained.input = InputShape(shape);
+  trained.num_classes = static_cast<int>(classes[0]);
+  const std::vector<float> mean = FloatValues(entries, "standardize_mean");
+  const std::vector<float> scale = FloatValues(entries, "standardize_scale");
+  if (!mean.empty() || !scale.empty()) {
+    if (static_cast<int64_t>(mean.size()) != trained.input.size() || scale.size() != mean.size()) {
+      return FailedPrecondition(path + ": its standardization does not fit its input shape");
+    }
+    trained.standardization = Standardization{mean, scale};
+  }
+  PST_ASSIGN_OR_RETURN(trained.model,
+                       IdentifyModel(path, variables, trained.input, trained.num_classes));
+  for (auto& [name, tensor] : variables) trained.params.push_back(std::move(tensor));
+  return trained;
+}
+
+}  // namespace pst

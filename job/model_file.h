@@ -1,0 +1,46 @@
+// model.bin: the trained model, with what rebuilding it needs.
+//
+// A tensor file (common/tensor_file.h) holding the model's variables under
+// their names, in the model's order, then:
+//   @model/version      int64 scalar, 1
+//   @model/input_shape  int64 [rank]: {H, W, C} or {D}
+//   @model/classes      int64 scalar
+//   @model/standardize_mean, @model/standardize_scale
+//                       float32 [D], only for a run with --normalize
+// The model is the zoo's whose variables (names and shapes) these are, for
+// that input and class count. docs/FORMATS.md describes the same.
+#ifndef PST_JOB_MODEL_FILE_H_
+#define PST_JOB_MODEL_FILE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/tensor.h"
+#include "data/standardize.h"
+#include "job/job.h"
+#include "model/model.h"
+
+namespace pst {
+
+struct TrainedModel {
+  std::string model;  // the zoo's name
+  InputShape input = 0;
+  int num_classes = 0;
+  std::optional<Standardization> standardization;
+  std::vector<Tensor> params;  // in the model's variable order
+};
+
+// Writes `params` (of `model`, trained on `job`) to `path` atomically.
+Status WriteModelFile(const std::string& path, const Job& job, const Model& model,
+                      const std::vector<Tensor>& params);
+
+// DataLoss naming the file for a truncated or corrupt one (the tensor
+// file's CRC); FailedPrecondition for a file without the @model entries (an
+// older pstrain's, or not a model) or whose variables match no model.
+StatusOr<TrainedModel> ReadModelFile(const std::string& path);
+
+}  // namespace pst
+
+#endif  // PST_JOB_MODEL_FILE_H_

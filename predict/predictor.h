@@ -1,0 +1,39 @@
+// predict: a trained model (model.bin, job/model_file.h) on a data set: its
+// accuracy, each class's precision and recall, the confusion matrix, and
+// optionally each example's predicted class and class probabilities (CSV).
+#ifndef PST_PREDICT_PREDICTOR_H_
+#define PST_PREDICT_PREDICTOR_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "data/data_source.h"
+
+namespace pst {
+
+struct PredictOptions {
+  std::string model_file;
+  DataOptions data;    // the test split of it is predicted
+  std::string output;  // CSV "label,predicted,p0,p1,..." per example; "" = none
+};
+
+struct PredictionReport {
+  std::string model;  // the model file's description ("mlp_relu on 28x28x1 image, 10 classes")
+  int64_t examples = 0;
+  int64_t correct = 0;
+  // confusion[label][predicted]: examples of that label given that class.
+  std::vector<std::vector<int64_t>> confusion;
+
+  double accuracy() const { return examples ? double(correct) / examples : 0; }
+  // "Test-Accuracy: 0.9781" (as the chief prints it), then per class
+  // precision and recall, then the confusion matrix.
+  std::string Format() const;
+};
+
+StatusOr<PredictionReport> RunPredict(const PredictOptions& options);
+
+}  // namespace pst
+
+#endif  // PST_PREDICT_PREDICTOR_H_
