@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -15,6 +16,7 @@
 #include "cli/unknown_flags.h"
 #include "cli/version.h"
 #include "kernels/kernels.h"
+#include "model/model_spec.h"
 #include "model/model_zoo.h"
 #include "transport/bind_address.h"
 
@@ -51,6 +53,10 @@ DEFINE_int32(replicas_to_aggregate, 0,
 DEFINE_string(model, "mlp",
               "Model: mlp (input-100-classes sigmoid), mlp_relu, wide_mlp, cnn (LeNet-style, "
               "any HxWxC image)");
+DEFINE_string(model_spec, "",
+              "A model of your own: a file of layers, one a line (conv RxS N [stride S] "
+              "[same|valid] [relu|sigmoid], maxpool 2, dense N|classes [relu|sigmoid], "
+              "dropout R, learning_rate R); instead of --model");
 DEFINE_string(dataset, "mnist",
               "Data format: mnist (IDX files in --data_dir), csv (--train_file, --test_file), "
               "records (fixed-length binary records: CIFAR-10's format)");
@@ -246,6 +252,10 @@ std::string DataDir() {
   return env ? env : "";
 }
 
+Status CheckSpec(const std::string& text, const std::string& path) {
+  return ParseModelSpec(text, path).status();
+}
+
 // "32,32,3" -> {32, 32, 3}.
 StatusOr<std::vector<int64_t>> ParseInputShape(const std::string& text) {
   std::vector<int64_t> dims;
@@ -267,6 +277,16 @@ StatusOr<std::vector<int64_t>> ParseInputShape(const std::string& text) {
 StatusOr<JobOptions> JobFromFlags() {
   JobOptions job;
   job.model = FLAGS_model;
+  if (!FLAGS_model_spec.empty()) {
+    if (Explicit("model")) return InvalidArgument("give --model or --model_spec, not both");
+    std::ifstream in(FLAGS_model_spec);
+    if (!in) return InvalidArgument("--model_spec=" + FLAGS_model_spec + ": cannot read the file");
+    std::stringstream text;
+    text << in.rdbuf();
+    job.model = SpecModelName(text.str());
+    // Parsed now, so a bad spec is a flag error naming the file and line.
+    PST_RETURN_IF_ERROR(CheckSpec(text.str(), FLAGS_model_spec));
+  }
   DataOptions& d = job.data;
   d.format = FLAGS_dataset;
   d.data_dir = DataDir();

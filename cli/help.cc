@@ -41,7 +41,7 @@ const std::vector<FlagGroup>& Groups() {
         "input_shape", "label_bytes", "normalize", "validation_examples"}},
       {"Training",
        kChief | kWorker,
-       {"model", "train_steps", "batch_size", "optimizer", "learning_rate", "momentum", "seed",
+       {"model", "model_spec", "train_steps", "batch_size", "optimizer", "learning_rate", "momentum", "seed",
         "warmup_steps"}},
       {"Sync and staleness",
        kChief | kWorker,

@@ -15,8 +15,11 @@ namespace pst {
 
 struct JobOptions {
   DataOptions data;
-  std::string model = "mlp";
+  std::string model = "mlp";  // a zoo name, or SpecModelName(spec text)
 };
+
+// A model's name for logs: the zoo name, or "spec-<hash of its text>".
+std::string ModelLabel(const std::string& model);
 
 struct Job {
   std::string dataset;  // the format

@@ -44,8 +44,9 @@ std::vector<float> FloatValues(const std::map<std::string, Tensor>& entries,
 // The zoo model whose variables are `variables` (names and shapes, in
 // order) for this input and class count.
 StatusOr<std::string> IdentifyModel(const std::string& path, const NamedTensors& variables,
+                                    const std::vector<std::string>& candidates,
                                     const InputShape& input, int num_classes) {
-  for (const std::string& name : ModelNames()) {
+  for (const std::string& name : candidates) {
     if (!CheckModelTakes(name, input, num_classes).ok()) continue;
     PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, MakeModel(name, input, num_classes));
     const std::vector<VariableSpec>& specs = model->variables();
@@ -71,6 +72,11 @@ Status WriteModelFile(const std::string& path, const Job& job, const Model& mode
   tensors.emplace_back(prefix + "version", Int64s({kModelFileVersion}, true));
   tensors.emplace_back(prefix + "input_shape", Int64s(job.input.dims(), false));
   tensors.emplace_back(prefix + "classes", Int64s({job.num_classes}, true));
+  if (IsSpecModel(job.model)) {  // the spec's text, one byte an element
+    const std::string text = job.model;
+    tensors.emplace_back(prefix + "spec",
+                         Int64s(std::vector<int64_t>(text.begin(), text.end()), false));
+  }
   if (job.data.standardization) {
     tensors.emplace_back(prefix + "standardize_mean", Floats(job.data.standardization->mean));
     tensors.emplace_back(prefix + "standardize_scale", Floats(job.data.standardization->scale));
@@ -115,8 +121,12 @@ StatusOr<TrainedModel> ReadModelFile(const std::string& path) {
     }
     trained.standardization = Standardization{mean, scale};
   }
-  PST_ASSIGN_OR_RETURN(trained.model,
-                       IdentifyModel(path, variables, trained.input, trained.num_classes));
+  std::vector<std::string> candidates = ModelNames();
+  if (const std::vector<int64_t> spec = Int64Values(entries, "spec"); !spec.empty()) {
+    candidates = {std::string(spec.begin(), spec.end())};
+  }
+  PST_ASSIGN_OR_RETURN(trained.model, IdentifyModel(path, variables, candidates, trained.input,
+                                                    trained.num_classes));
   for (auto& [name, tensor] : variables) trained.params.push_back(std::move(tensor));
   return trained;
 }

@@ -7,6 +7,9 @@
 //   @model/classes      int64 scalar
 //   @model/standardize_mean, @model/standardize_scale
 //                       float32 [D], only for a run with --normalize
+//   @model/spec         int64 [n], a --model_spec's model name
+//                       (SpecModelName: "spec:" + its text), one byte an
+//                       element; only for such a model
 // The model is the zoo's whose variables (names and shapes) these are, for
 // that input and class count. docs/FORMATS.md describes the same.
 #ifndef PST_JOB_MODEL_FILE_H_

@@ -74,6 +74,13 @@ TEST_F(ModelFileTest, RoundTripRecordsWhatRebuildingTheModelNeeds) {
   EXPECT_FALSE(cnn->standardization.has_value());
 }
 
+TEST_F(ModelFileTest, ASpecModelCarriesItsSpec) {
+  const std::string name = SpecModelName("dense 7 relu\ndense classes\n");
+  StatusOr<TrainedModel> read = ReadModelFile(Write(name, 20, 3, false));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->model, name);
+}
+
 TEST_F(ModelFileTest, AFileWithoutModelEntriesIsRefusedClearly) {
   const std::string path = (dir_ / "old.bin").string();
   Tensor w(DType::kFloat32, {2});

@@ -192,6 +192,16 @@ TEST_P(GradientCheckTest, CnnOnSmallColourImagesMatchesFiniteDifferences) {
                       GetParam());
 }
 
+// A model of the user's own: convolutions (same and strided), pooling,
+// dense layers, both activations.
+TEST_P(GradientCheckTest, SpecModelGradientsMatchFiniteDifferences) {
+  CheckModelGradients(SpecModelName("conv 3x3 4 same relu\nmaxpool 2\nconv 3x3 6 stride 2 "
+                                    "sigmoid\ndense 12 relu\ndense classes\n"),
+                      {/*eps=*/3e-4f, /*abs_tol=*/5e-4,
+                       /*input=*/InputShape({8, 8, 2}), /*batch_size=*/3},
+                      GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(CpuKernels, GradientCheckTest, ::testing::ValuesIn(AvailableCpuKernels()),
                          [](const ::testing::TestParamInfo<CpuKernelsKind>& info) {
                            return std::string(CpuKernelsName(info.param));

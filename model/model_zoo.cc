@@ -2,15 +2,19 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu_kernels.h"
 #include "kernels/kernels.h"
 #include "model/activations.h"
 #include "model/conv2d.h"
 #include "model/dense.h"
 #include "model/max_pool.h"
+#include "model/model_spec.h"
 #include "model/replicated_model.h"
 #include "model/sequential_model.h"
 
@@ -142,21 +146,46 @@ std::vector<ZooModel> Zoo() {
   return zoo;
 }
 
-// The entry of `zoo` for `name`, if the input and classes suit it.
-StatusOr<const ZooModel*> FindModel(const std::vector<ZooModel>& zoo, const std::string& name,
-                                    const InputShape& input, int64_t num_classes) {
-  const ZooModel* model = nullptr;
-  for (const ZooModel& m : zoo) {
-    if (name == m.name) model = &m;
+constexpr char kSpecPrefix[] = "spec:";
+
+// A --model_spec as a model of the zoo (learning_rate 0: none given).
+StatusOr<ZooModel> SpecModel(const std::string& name) {
+  PST_ASSIGN_OR_RETURN(ModelSpec parsed,
+                       ParseModelSpec(name.substr(sizeof(kSpecPrefix) - 1), "--model_spec"));
+  auto spec = std::make_shared<const ModelSpec>(std::move(parsed));
+  ZooModel model;
+  model.name = name;
+  model.learning_rate = spec->learning_rate.value_or(0);
+  model.takes = [spec](const InputShape& input) -> StatusOr<InputShape> {
+    CpuKernels probe;  // layers allocate nothing until Reserve
+    PST_RETURN_IF_ERROR(SpecLayers(*spec, input, 2, probe).status());
+    return input;
+  };
+  model.layers = [spec](const InputShape& input, int64_t num_classes, Kernels& kernels) {
+    return std::move(SpecLayers(*spec, input, num_classes, kernels)).value();
+  };
+  return model;
+}
+
+// The model called `name` (of the zoo, or a spec), if the input and
+// classes suit it.
+StatusOr<ZooModel> FindModel(const std::string& name, const InputShape& input,
+                             int64_t num_classes) {
+  std::optional<ZooModel> model;
+  if (IsSpecModel(name)) {
+    PST_ASSIGN_OR_RETURN(model, SpecModel(name));
   }
-  if (model == nullptr) return UnknownModel(name);
+  for (const ZooModel& m : Zoo()) {
+    if (name == m.name) model = m;
+  }
+  if (!model) return UnknownModel(name);
   if (input.size() <= 0 || num_classes < 2) {
     return InvalidArgument("model '" + name + "' needs an input of at least one value and " +
                            "num_classes >= 2, got " + input.ToString() + " and " +
                            std::to_string(num_classes));
   }
   PST_RETURN_IF_ERROR(model->takes(input).status());
-  return model;
+  return *model;
 }
 
 // "gpu:0,gpu:1" -> {"gpu:0", "gpu:1"}; empty entries are kept.
@@ -173,7 +202,16 @@ std::vector<std::string> SplitDevices(const std::string& devices) {
 
 }  // namespace
 
+bool IsSpecModel(const std::string& name) { return name.rfind(kSpecPrefix, 0) == 0; }
+
+std::string SpecModelName(const std::string& spec_text) { return kSpecPrefix + spec_text; }
+
 StatusOr<float> RecommendedLearningRate(const std::string& name) {
+  if (IsSpecModel(name)) {
+    PST_ASSIGN_OR_RETURN(ZooModel spec, SpecModel(name));
+    if (spec.learning_rate > 0) return spec.learning_rate;
+    return InvalidArgument("the --model_spec has no 'learning_rate R' line: give --learning_rate");
+  }
   for (const ZooModel& model : Zoo()) {
     if (model.name == name) return model.learning_rate;
   }
@@ -187,18 +225,17 @@ std::vector<std::string> ModelNames() {
 }
 
 Status CheckModelTakes(const std::string& name, const InputShape& input, int64_t num_classes) {
-  return FindModel(Zoo(), name, input, num_classes).status();
+  return FindModel(name, input, num_classes).status();
 }
 
 StatusOr<std::unique_ptr<Model>> MakeModelOnKernels(
     const std::string& name, const InputShape& input, int64_t num_classes,
     std::vector<std::unique_ptr<Kernels>> kernels) {
-  const std::vector<ZooModel> zoo = Zoo();
-  PST_ASSIGN_OR_RETURN(const ZooModel* model, FindModel(zoo, name, input, num_classes));
+  PST_ASSIGN_OR_RETURN(const ZooModel model, FindModel(name, input, num_classes));
   if (kernels.empty()) return InvalidArgument("no device to run on");
   std::vector<std::unique_ptr<Model>> replicas;
   for (std::unique_ptr<Kernels>& k : kernels) {
-    LayerStack layers = model->layers(input, num_classes, *k);
+    LayerStack layers = model.layers(input, num_classes, *k);
     replicas.push_back(
         std::make_unique<SequentialModel>(std::move(k), std::move(layers)));
   }
@@ -212,8 +249,7 @@ StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
                                            const std::string& device,
                                            const KernelsOptions& options) {
   // Checked before any device is touched: starting a GPU takes a while.
-  const std::vector<ZooModel> zoo = Zoo();
-  PST_RETURN_IF_ERROR(FindModel(zoo, name, input, num_classes).status());
+  PST_RETURN_IF_ERROR(FindModel(name, input, num_classes).status());
   const std::vector<std::string> devices = SplitDevices(device);
   for (const std::string& one : devices) {
     if (one.empty()) {

@@ -27,6 +27,11 @@ namespace pst {
 // The mlps take any input, flattened.
 std::vector<std::string> ModelNames();
 
+// A model of the user's own (model/model_spec.h) is named by its spec's
+// text: SpecModelName(text) works wherever a zoo name does.
+std::string SpecModelName(const std::string& spec_text);
+bool IsSpecModel(const std::string& name);
+
 // The plain-SGD learning rate a model trains well with at batch 100 (what
 // --learning_rate=0 means). InvalidArgument for an unknown model.
 StatusOr<float> RecommendedLearningRate(const std::string& name);

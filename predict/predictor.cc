@@ -75,7 +75,7 @@ StatusOr<PredictionReport> RunPredict(const PredictOptions& options) {
     csv << "\n";
   }
   PredictionReport report;
-  report.model = trained.model + " on " + trained.input.ToString() + ", " +
+  report.model = ModelLabel(trained.model) + " on " + trained.input.ToString() + ", " +
                  std::to_string(trained.num_classes) + " classes";
   report.confusion.assign(trained.num_classes, std::vector<int64_t>(trained.num_classes, 0));
   const int64_t d = data.feature_dim, classes = trained.num_classes;

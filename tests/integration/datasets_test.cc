@@ -126,5 +126,44 @@ TEST(DatasetsTest, RecordsOfSmallColourImagesTrainThroughTheCnn) {
   EXPECT_GE(ReportValue(log, "Test-Accuracy: ").value_or(0), 0.9) << log;
 }
 
+TEST(DatasetsTest, AModelSpecTrainsAndAWorkerWithAnotherSpecIsRefused) {
+  const std::string dir = MakeTestDir("spec-model");
+  std::mt19937 rng(7);
+  WriteRecords(dir + "/train.bin", 1200, rng);
+  WriteRecords(dir + "/test.bin", 200, rng);
+  std::ofstream(dir + "/small.spec") << "conv 3x3 8 same relu\nmaxpool 2\ndense 32 relu\n"
+                                        "dense classes\nlearning_rate 0.1\n";
+  std::ofstream(dir + "/other.spec") << "dense 16 relu\ndense classes\nlearning_rate 0.1\n";
+  const std::vector<std::string> data = {"--dataset=records", "--train_file=" + dir + "/train.bin",
+                                         "--test_file=" + dir + "/test.bin",
+                                         "--input_shape=8,8,3"};
+  std::vector<std::string> flags = data;
+  flags.insert(flags.end(), {"--model_spec=" + dir + "/small.spec", "--batch_size=50",
+                             "--train_steps=150", "--eval_every_steps=0"});
+  const std::string log = Train(1, 2, dir, flags);
+  EXPECT_NE(log.find("model=spec-"), std::string::npos) << log;
+  EXPECT_GE(ReportValue(log, "Test-Accuracy: ").value_or(0), 0.9) << log;
+
+  // predict rebuilds the spec model from model.bin alone.
+  std::vector<std::string> argv = {BinDir() + "/predict", "--model_file=" + dir + "/model.bin"};
+  argv.insert(argv.end(), data.begin(), data.end());
+  auto predict = ChildProcess::Start(argv, dir + "/predict.log");
+  ASSERT_TRUE(predict.ok());
+  ASSERT_EQ((*predict)->Wait(seconds(60)), 0) << (*predict)->Log();
+  EXPECT_EQ(ReportValue((*predict)->Log(), "Test-Accuracy: "), ReportValue(log, "Test-Accuracy: "))
+      << (*predict)->Log();
+
+  LocalCluster mixed(1, 1, MakeTestDir("spec-mismatch"));
+  flags.push_back("--train_steps=100");
+  mixed.StartTask("ps", 0, flags);
+  mixed.StartTask("chief", 0, flags);
+  std::vector<std::string> other = data;
+  other.push_back("--model_spec=" + dir + "/other.spec");
+  ChildProcess& worker = mixed.StartTask("worker", 0, other);
+  EXPECT_EQ(worker.Wait(seconds(60)), 1);
+  EXPECT_NE(worker.Log().find("worker:0 runs another job than the chief"), std::string::npos)
+      << worker.Log();
+}
+
 }  // namespace
 }  // namespace pst

@@ -1,0 +1,196 @@
+#include "model/model_spec.h"
+
+#include <charconv>
+#include <sstream>
+
+#include "model/activations.h"
+#include "model/conv2d.h"
+#include "model/dense.h"
+#include "model/dropout.h"
+#include "model/max_pool.h"
+
+namespace pst {
+namespace {
+
+template <typename T>
+bool ParseNumber(const std::string& word, T* value) {
+  const char* end = word.data() + word.size();
+  const std::from_chars_result r = std::from_chars(word.data(), end, *value);
+  return r.ec == std::errc() && r.ptr == end;
+}
+
+// "5x5" -> 5, 5.
+bool ParseWindow(const std::string& word, int64_t* height, int64_t* width) {
+  const size_t x = word.find('x');
+  return x != std::string::npos && ParseNumber(word.substr(0, x), height) &&
+         ParseNumber(word.substr(x + 1), width) && *height > 0 && *width > 0;
+}
+
+// The options after a layer's sizes: activation, padding, stride.
+Status ParseOptions(const std::vector<std::string>& words, size_t first, bool conv,
+                    LayerSpec* layer) {
+  for (size_t i = first; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w == "relu") {
+      layer->activation = LayerSpec::Activation::kRelu;
+    } else if (w == "sigmoid") {
+      layer->activation = LayerSpec::Activation::kSigmoid;
+    } else if (conv && (w == "same" || w == "valid")) {
+      layer->same_padding = w == "same";
+    } else if (conv && w == "stride" && i + 1 < words.size() &&
+               ParseNumber(words[i + 1], &layer->stride) && layer->stride > 0) {
+      ++i;
+    } else {
+      return InvalidArgument("unexpected '" + w + "'");
+    }
+  }
+  return Status::OK();
+}
+
+Status ParseLine(const std::vector<std::string>& w, ModelSpec* spec) {
+  LayerSpec layer;
+  const std::string& kind = w[0];
+  if (kind == "learning_rate") {
+    float rate = 0;
+    if (w.size() != 2 || !ParseNumber(w[1], &rate) || !(rate > 0)) {
+      return InvalidArgument("expected 'learning_rate R' with R > 0");
+    }
+    spec->learning_rate = rate;
+    return Status::OK();
+  }
+  if (kind == "conv") {
+    layer.kind = LayerSpec::Kind::kConv;
+    if (w.size() < 3 || !ParseWindow(w[1], &layer.filter_height, &layer.filter_width) ||
+        !ParseNumber(w[2], &layer.units) || layer.units < 1) {
+      return InvalidArgument("expected 'conv RxS FILTERS [stride N] [same|valid] [relu|sigmoid]'");
+    }
+    PST_RETURN_IF_ERROR(ParseOptions(w, 3, /*conv=*/true, &layer));
+  } else if (kind == "maxpool") {
+    layer.kind = LayerSpec::Kind::kMaxPool;
+    if (w.size() != 2 || w[1] != "2") return InvalidArgument("expected 'maxpool 2' (2x2 only)");
+  } else if (kind == "dense") {
+    layer.kind = LayerSpec::Kind::kDense;
+    if (w.size() < 2 ||
+        (w[1] != "classes" && (!ParseNumber(w[1], &layer.units) || layer.units < 1))) {
+      return InvalidArgument("expected 'dense UNITS|classes [relu|sigmoid]'");
+    }
+    PST_RETURN_IF_ERROR(ParseOptions(w, 2, /*conv=*/false, &layer));
+  } else if (kind == "dropout") {
+    layer.kind = LayerSpec::Kind::kDropout;
+    if (w.size() != 2 || !ParseNumber(w[1], &layer.rate) || layer.rate < 0 || layer.rate >= 1) {
+      return InvalidArgument("expected 'dropout RATE' with RATE in [0, 1)");
+    }
+  } else {
+    return InvalidArgument("unknown layer '" + kind +
+                           "' (conv, maxpool, dense, dropout, learning_rate)");
+  }
+  spec->layers.push_back(layer);
+  return Status::OK();
+}
+
+void AddActivation(LayerSpec::Activation a, int64_t dim, Kernels& kernels,
+                   std::vector<std::unique_ptr<Layer>>* layers) {
+  if (a == LayerSpec::Activation::kRelu) layers->push_back(std::make_unique<Relu>(dim, kernels));
+  if (a == LayerSpec::Activation::kSigmoid) {
+    layers->push_back(std::make_unique<Sigmoid>(dim, kernels));
+  }
+}
+
+}  // namespace
+
+StatusOr<ModelSpec> ParseModelSpec(const std::string& text, const std::string& source) {
+  ModelSpec spec;
+  std::istringstream in(text);
+  int line_number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_number;
+    line = line.substr(0, line.find('#'));
+    std::istringstream words_in(line);
+    std::vector<std::string> words;
+    for (std::string w; words_in >> w;) words.push_back(w);
+    if (words.empty()) continue;
+    const size_t before = spec.layers.size();
+    if (Status s = ParseLine(words, &spec); !s.ok()) {
+      return InvalidArgument(source + ":" + std::to_string(line_number) + ": " + s.message());
+    }
+    if (spec.layers.size() > before) spec.layers.back().line = line_number;
+  }
+  if (spec.layers.empty() || spec.layers.back().kind != LayerSpec::Kind::kDense ||
+      spec.layers.back().units != 0 ||
+      spec.layers.back().activation != LayerSpec::Activation::kNone) {
+    return InvalidArgument(source +
+                           ": the last layer must be 'dense classes' (no activation: the loss "
+                           "takes the logits)");
+  }
+  return spec;
+}
+
+StatusOr<std::vector<std::unique_ptr<Layer>>> SpecLayers(const ModelSpec& spec,
+                                                         const InputShape& input,
+                                                         int64_t num_classes, Kernels& kernels) {
+  std::vector<std::unique_ptr<Layer>> layers;
+  int64_t height = input.height(), width = input.width(), channels = input.channels();
+  bool flat = !input.is_image();
+  int convs = 0, denses = 0, dropouts = 0;
+  for (const LayerSpec& l : spec.layers) {
+    const std::string at = "line " + std::to_string(l.line) + ": ";
+    switch (l.kind) {
+      case LayerSpec::Kind::kConv: {
+        if (flat) {
+          return InvalidArgument(
+              at + "a convolution needs an image, got " +
+              (denses ? std::string("a dense layer's output") : input.ToString()));
+        }
+        Conv2DShape s;
+        s.height = height;
+        s.width = width;
+        s.in_channels = channels;
+        s.filter_height = l.filter_height;
+        s.filter_width = l.filter_width;
+        s.out_channels = l.units;
+        s.stride = l.stride;
+        s.padding = l.same_padding ? (l.filter_height - 1) / 2 : 0;
+        if (l.same_padding && l.filter_height != l.filter_width) {
+          return InvalidArgument(at + "'same' needs a square filter");
+        }
+        if (s.out_height() < 1 || s.out_width() < 1) {
+          return InvalidArgument(at + "a " + std::to_string(l.filter_height) + "x" +
+                                 std::to_string(l.filter_width) + " filter does not fit a " +
+                                 std::to_string(height) + "x" + std::to_string(width) + " image");
+        }
+        layers.push_back(std::make_unique<Conv2D>("conv" + std::to_string(convs++), s, kernels));
+        height = s.out_height();
+        width = s.out_width();
+        channels = l.units;
+        AddActivation(l.activation, height * width * channels, kernels, &layers);
+        break;
+      }
+      case LayerSpec::Kind::kMaxPool:
+        if (flat || height < 2 || width < 2) {
+          return InvalidArgument(at + "max-pooling needs an image of at least 2x2");
+        }
+        layers.push_back(std::make_unique<MaxPool2x2>(height, width, channels, kernels));
+        height /= 2;
+        width /= 2;
+        break;
+      case LayerSpec::Kind::kDense: {
+        const int64_t in = height * width * channels;
+        const int64_t out = l.units ? l.units : num_classes;
+        layers.push_back(
+            std::make_unique<Dense>("dense" + std::to_string(denses++), in, out, kernels));
+        flat = true;
+        height = width = 1;
+        channels = out;
+        AddActivation(l.activation, out, kernels, &layers);
+        break;
+      }
+      case LayerSpec::Kind::kDropout:
+        layers.push_back(std::make_unique<Dropout>(height * width * channels, l.rate,
+                                                   /*seed=*/1000 + dropouts++, kernels));
+        break;
+    }
+  }
+  return layers;
+}
+
+}  // namespace pst
