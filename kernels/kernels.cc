@@ -47,17 +47,19 @@ StatusOr<std::unique_ptr<Kernels>> MakeCpuKernels(const KernelsOptions& options)
 
 }  // namespace
 
-CpuKernelsKind DefaultCpuKernels() {
-#ifdef PST_WITH_ONEDNN
-  return CpuKernelsKind::kOnednn;
-#else
-  return CpuKernelsKind::kEigen;
-#endif
-}
+// Eigen: with libgomp's default active waiting (OMP_WAIT_POLICY unset), a
+// cluster of oneDNN processes on few cores spins instead of working (a
+// 3-process MNIST job on 2 cores took 1.8x Eigen's time; with
+// OMP_WAIT_POLICY=passive, 0.85x). libgomp reads the variable when it is
+// loaded, before main, so the process cannot set it for itself.
+CpuKernelsKind DefaultCpuKernels() { return CpuKernelsKind::kEigen; }
 
 std::vector<CpuKernelsKind> AvailableCpuKernels() {
-  if (DefaultCpuKernels() == CpuKernelsKind::kEigen) return {CpuKernelsKind::kEigen};
-  return {CpuKernelsKind::kOnednn, CpuKernelsKind::kEigen};
+#ifdef PST_WITH_ONEDNN
+  return {CpuKernelsKind::kEigen, CpuKernelsKind::kOnednn};
+#else
+  return {CpuKernelsKind::kEigen};
+#endif
 }
 
 const char* CpuKernelsName(CpuKernelsKind kind) {

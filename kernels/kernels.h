@@ -54,7 +54,7 @@ class DeviceBuffer {
 // reference that the others are tested against.
 enum class CpuKernelsKind { kOnednn, kEigen };
 
-// kOnednn where this build has it, else kEigen.
+// kEigen (see kernels.cc for why oneDNN is opt-in).
 CpuKernelsKind DefaultCpuKernels();
 // The kinds this build has, the default first.
 std::vector<CpuKernelsKind> AvailableCpuKernels();

@@ -157,8 +157,9 @@ TEST(OnednnPlanCacheTest, AlternatingShapesGiveTheSameResults) {
 }
 
 TEST(MakeCpuKernelsTest, ChoosesByKindAndChecksThreads) {
-  EXPECT_EQ(DefaultCpuKernels(), CpuKernelsKind::kOnednn);
+  EXPECT_EQ(DefaultCpuKernels(), CpuKernelsKind::kEigen);
   KernelsOptions options;
+  options.cpu_kernels = CpuKernelsKind::kOnednn;
   options.intra_op_threads = 2;
   auto onednn = MakeKernels("cpu", options);
   ASSERT_TRUE(onednn.ok()) << onednn.status().ToString();
