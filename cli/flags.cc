@@ -75,6 +75,10 @@ DEFINE_string(model_file, "", "predict: the trained model (RUN_DIR/model.bin)");
 DEFINE_string(output, "",
               "predict: write each example's label, predicted class and class "
               "probabilities to this CSV file");
+DEFINE_string(export_onnx, "",
+              "Also write the trained model as ONNX (for ONNX Runtime) to this file: the chief "
+              "at the end of training, predict from --model_file (predict then predicts only "
+              "when a data set is named: --dataset, --data_dir or --test_file)");
 DEFINE_int64(validation_examples, 0,
              "Hold out this many training examples (the same on every task) and report "
              "the validation accuracy beside the test accuracy");
@@ -448,6 +452,7 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
     return InvalidArgument("--progress_every_secs must be >= 0");
   o.progress_every_secs = FLAGS_progress_every_secs;
   o.run_dir = FLAGS_run_dir;
+  o.export_onnx = FLAGS_export_onnx;
   o.logdir = FLAGS_logdir;
   o.checkpoint_dir = FLAGS_checkpoint_dir;
   if (FLAGS_checkpoint_every_steps < 0 || FLAGS_checkpoint_every_secs < 0) {
@@ -474,6 +479,14 @@ StatusOr<PredictOptions> PredictOptionsFromFlags() {
   if (FLAGS_model_file.empty()) return InvalidArgument("--model_file is empty: give RUN_DIR/model.bin");
   o.model_file = FLAGS_model_file;
   o.output = FLAGS_output;
+  o.export_onnx = FLAGS_export_onnx;
+  o.predict =
+      o.export_onnx.empty() || Explicit("dataset") || Explicit("data_dir") || Explicit("test_file");
+  if (!o.predict && !o.output.empty()) {
+    return InvalidArgument(
+        "--output needs a data set to predict: give --dataset, --data_dir "
+        "or --test_file");
+  }
   PST_ASSIGN_OR_RETURN(JobOptions job, JobFromFlags());
   o.data = job.data;
   return o;

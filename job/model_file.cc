@@ -62,6 +62,16 @@ StatusOr<std::string> IdentifyModel(const std::string& path, const NamedTensors&
 
 }  // namespace
 
+TrainedModel TrainedModelOf(const Job& job, std::vector<Tensor> params) {
+  TrainedModel trained;
+  trained.model = job.model;
+  trained.input = job.input;
+  trained.num_classes = job.num_classes;
+  trained.standardization = job.data.standardization;
+  trained.params = std::move(params);
+  return trained;
+}
+
 Status WriteModelFile(const std::string& path, const Job& job, const Model& model,
                       const std::vector<Tensor>& params) {
   NamedTensors tensors;

@@ -35,6 +35,9 @@ struct TrainedModel {
   std::vector<Tensor> params;  // in the model's variable order
 };
 
+// `params`, trained on `job`, with what rebuilding their model needs.
+TrainedModel TrainedModelOf(const Job& job, std::vector<Tensor> params);
+
 // Writes `params` (of `model`, trained on `job`) to `path` atomically.
 Status WriteModelFile(const std::string& path, const Job& job, const Model& model,
                       const std::vector<Tensor>& params);

@@ -14,6 +14,8 @@ std::string Sigmoid::Describe() const {
   return "sigmoid (" + std::to_string(dim_) + ")";
 }
 
+InferenceOp Sigmoid::Inference() const { return {InferenceOp::Kind::kSigmoid, {}}; }
+
 void Sigmoid::Forward(const float* const* /*params*/, const float* x, float* y,
                       int64_t batch, bool /*training*/) {
   kernels_.SigmoidForward(x, y, batch * dim_);
@@ -32,6 +34,8 @@ Relu::Relu(int64_t dim, Kernels& kernels) : dim_(dim), kernels_(kernels) {
 std::string Relu::Describe() const {
   return "relu (" + std::to_string(dim_) + ")";
 }
+
+InferenceOp Relu::Inference() const { return {InferenceOp::Kind::kRelu, {}}; }
 
 void Relu::Forward(const float* const* /*params*/, const float* x, float* y,
                    int64_t batch, bool /*training*/) {

@@ -20,6 +20,7 @@ class Sigmoid : public Layer {
   int64_t out_dim() const override { return dim_; }
   std::string Describe() const override;
   std::vector<VariableSpec> Variables() const override { return {}; }
+  InferenceOp Inference() const override;
 
   void Forward(const float* const* params, const float* x, float* y,
                int64_t batch, bool training) override;
@@ -42,6 +43,7 @@ class Relu : public Layer {
   int64_t out_dim() const override { return dim_; }
   std::string Describe() const override;
   std::vector<VariableSpec> Variables() const override { return {}; }
+  InferenceOp Inference() const override;
 
   void Forward(const float* const* params, const float* x, float* y,
                int64_t batch, bool training) override;

@@ -44,6 +44,8 @@ std::string Conv2D::Describe() const {
   return s + ")";
 }
 
+InferenceOp Conv2D::Inference() const { return {InferenceOp::Kind::kConv2D, shape_}; }
+
 std::vector<VariableSpec> Conv2D::Variables() const {
   // HWIO: the initializer's fan rule for rank >= 3 (fan_in = R*S*C, fan_out
   // = R*S*K) assumes exactly this layout.

@@ -25,6 +25,7 @@ class Conv2D : public Layer {
   // not 1 and 0.
   std::string Describe() const override;
   std::vector<VariableSpec> Variables() const override;
+  InferenceOp Inference() const override;
 
   void Forward(const float* const* params, const float* x, float* y,
                int64_t batch, bool training) override;

@@ -25,6 +25,8 @@ std::string Dense::Describe() const {
          ")";
 }
 
+InferenceOp Dense::Inference() const { return {InferenceOp::Kind::kDense, {}}; }
+
 std::vector<VariableSpec> Dense::Variables() const {
   return {
       {name_ + "/weights",

@@ -20,6 +20,7 @@ class Dense : public Layer {
   int64_t out_dim() const override { return out_; }
   std::string Describe() const override;  // "dense0 (Dense 784->256)"
   std::vector<VariableSpec> Variables() const override;
+  InferenceOp Inference() const override;
 
   void Forward(const float* const* params, const float* x, float* y,
                int64_t batch, bool training) override;

@@ -21,6 +21,8 @@ std::string Dropout::Describe() const {
   return s.str();
 }
 
+InferenceOp Dropout::Inference() const { return {InferenceOp::Kind::kIdentity, {}}; }
+
 Status Dropout::Reserve(int64_t batch) {
   const int64_t n = batch * dim_;
   if (!kernels_.host_memory() && static_cast<int64_t>(host_mask_.size()) < n) {

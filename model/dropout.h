@@ -30,6 +30,7 @@ class Dropout : public Layer {
   int64_t out_dim() const override { return dim_; }
   std::string Describe() const override;  // "dropout (rate 0.5, 100)"
   std::vector<VariableSpec> Variables() const override { return {}; }
+  InferenceOp Inference() const override;
 
   Status Reserve(int64_t batch) override;
   void Forward(const float* const* params, const float* x, float* y,

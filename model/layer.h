@@ -18,8 +18,20 @@
 
 #include "common/status.h"
 #include "common/variable_spec.h"
+#include "kernels/kernels.h"
 
 namespace pst {
+
+// What a layer computes at inference, for exporters (ONNX): its operation
+// and, for the image operations, their geometry. Parameters follow the
+// layer's Variables(); dropout is the identity at inference.
+struct InferenceOp {
+  enum class Kind { kDense, kConv2D, kMaxPool2x2, kRelu, kSigmoid, kIdentity };
+  Kind kind = Kind::kIdentity;
+  // kConv2D: the convolution. kMaxPool2x2: the image it pools (height,
+  // width, in_channels); the window is 2x2 with stride 2.
+  Conv2DShape image;
+};
 
 class Layer {
  public:
@@ -33,6 +45,8 @@ class Layer {
 
   // The variables the layer owns, in creation order (empty for activations).
   virtual std::vector<VariableSpec> Variables() const = 0;
+
+  virtual InferenceOp Inference() const = 0;
 
   // Sizes the layer's own buffers (if it has any) for batches of up to
   // `batch` examples; allocates only when they grow. Forward on a larger

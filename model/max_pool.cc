@@ -26,6 +26,14 @@ std::string MaxPool2x2::Describe() const {
          image(height_ / 2, width_ / 2) + ")";
 }
 
+InferenceOp MaxPool2x2::Inference() const {
+  InferenceOp op{InferenceOp::Kind::kMaxPool2x2, {}};
+  op.image.height = height_;
+  op.image.width = width_;
+  op.image.in_channels = channels_;
+  return op;
+}
+
 Status MaxPool2x2::Reserve(int64_t batch) {
   argmax_batch_ = 0;  // a new buffer holds no argmax
   return EnsureBuffer(kernels_, batch * out_dim() * sizeof(int32_t), &argmax_);

@@ -28,6 +28,7 @@ class MaxPool2x2 : public Layer {
   // "max_pool (2x2, 24x24x20->12x12x20)"
   std::string Describe() const override;
   std::vector<VariableSpec> Variables() const override { return {}; }
+  InferenceOp Inference() const override;
 
   Status Reserve(int64_t batch) override;
   void Forward(const float* const* params, const float* x, float* y,

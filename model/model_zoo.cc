@@ -228,6 +228,12 @@ Status CheckModelTakes(const std::string& name, const InputShape& input, int64_t
   return FindModel(name, input, num_classes).status();
 }
 
+StatusOr<LayerStack> MakeLayers(const std::string& name, const InputShape& input,
+                                int64_t num_classes, Kernels& kernels) {
+  PST_ASSIGN_OR_RETURN(const ZooModel model, FindModel(name, input, num_classes));
+  return model.layers(input, num_classes, kernels);
+}
+
 StatusOr<std::unique_ptr<Model>> MakeModelOnKernels(
     const std::string& name, const InputShape& input, int64_t num_classes,
     std::vector<std::unique_ptr<Kernels>> kernels) {

@@ -10,6 +10,7 @@
 #include "common/status.h"
 #include "kernels/kernels.h"
 #include "model/input_shape.h"
+#include "model/layer.h"
 #include "model/model.h"
 
 namespace pst {
@@ -60,6 +61,13 @@ StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
 StatusOr<std::unique_ptr<Model>> MakeModelOnKernels(
     const std::string& name, const InputShape& input, int64_t num_classes,
     std::vector<std::unique_ptr<Kernels>> kernels);
+
+// The layer stack of model `name` for `input` and `num_classes`, on
+// `kernels` (borrowed; allocates nothing until Reserve): what a model is
+// made of, for exporters. Errors as for MakeModel's model checks.
+StatusOr<std::vector<std::unique_ptr<Layer>>> MakeLayers(const std::string& name,
+                                                         const InputShape& input,
+                                                         int64_t num_classes, Kernels& kernels);
 
 }  // namespace pst
 

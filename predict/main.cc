@@ -6,10 +6,19 @@
 int main(int argc, char** argv) {
   pst::InitProgram(pst::Program::kPredict, &argc, &argv,
                    "predict --model_file=RUN_DIR/model.bin [--dataset=... and its flags] "
-                   "[--output=FILE]: accuracy, per-class precision and recall, the confusion "
-                   "matrix of a trained model on a data set's test split");
+                   "[--output=FILE] [--export_onnx=FILE]: accuracy, per-class precision and "
+                   "recall, the confusion matrix of a trained model on a data set's test "
+                   "split; with --export_onnx, the model as ONNX");
   auto options = pst::PredictOptionsFromFlags();
   if (!options.ok()) return pst::ReportFlagError(options.status());
+  if (!options->export_onnx.empty()) {
+    if (const pst::Status exported = pst::ExportOnnx(*options); !exported.ok()) {
+      LOG(ERROR) << exported.ToString();
+      return 1;
+    }
+    std::cout << "ONNX model: " << options->export_onnx << "\n";
+  }
+  if (!options->predict) return 0;
   const pst::StatusOr<pst::PredictionReport> report = pst::RunPredict(*options);
   if (!report.ok()) {
     LOG(ERROR) << report.status().ToString();

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 
+#include "export/onnx_export.h"
 #include "job/model_file.h"
 #include "model/model_zoo.h"
 
@@ -70,6 +72,7 @@ StatusOr<PredictionReport> RunPredict(const PredictOptions& options) {
   if (!options.output.empty()) {
     csv.open(options.output);
     if (!csv) return InvalidArgument("cannot write --output=" + options.output);
+    csv.precision(std::numeric_limits<float>::max_digits10);  // the floats exactly
     csv << "label,predicted";
     for (int c = 0; c < trained.num_classes; ++c) csv << ",p" << c;
     csv << "\n";
@@ -106,6 +109,11 @@ StatusOr<PredictionReport> RunPredict(const PredictOptions& options) {
   if (csv.is_open() && !csv.flush())
     return DataLoss("writing --output=" + options.output + " failed");
   return report;
+}
+
+Status ExportOnnx(const PredictOptions& options) {
+  PST_ASSIGN_OR_RETURN(TrainedModel trained, ReadModelFile(options.model_file));
+  return WriteOnnxModel(options.export_onnx, trained);
 }
 
 }  // namespace pst

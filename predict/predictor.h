@@ -16,7 +16,11 @@ namespace pst {
 struct PredictOptions {
   std::string model_file;
   DataOptions data;    // the test split of it is predicted
-  std::string output;  // CSV "label,predicted,p0,p1,..." per example; "" = none
+  // CSV "label,predicted,p0,p1,..." per example, probabilities written
+  // to float precision (9 significant digits); "" = none.
+  std::string output;
+  std::string export_onnx;  // the model as ONNX (export/onnx_export.h); "" = none
+  bool predict = true;      // false: only export
 };
 
 struct PredictionReport {
@@ -33,6 +37,9 @@ struct PredictionReport {
 };
 
 StatusOr<PredictionReport> RunPredict(const PredictOptions& options);
+
+// Writes options.model_file's model as ONNX to options.export_onnx.
+Status ExportOnnx(const PredictOptions& options);
 
 }  // namespace pst
 

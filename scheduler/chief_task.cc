@@ -15,6 +15,7 @@
 #include "common/signal_watcher.h"
 #include "common/stop_signals.h"
 #include "common/tensor_file.h"
+#include "export/onnx_export.h"
 #include "job/model_file.h"
 #include "model/initializer.h"
 #include "model/model_zoo.h"
@@ -716,6 +717,9 @@ class Chief {
     if (!options_.run_dir.empty()) {
       PST_RETURN_IF_ERROR(WriteModelFile(options_.run_dir + "/model.bin", job_, *model_, params_));
     }
+    if (!options_.export_onnx.empty()) {
+      PST_RETURN_IF_ERROR(WriteOnnxModel(options_.export_onnx, TrainedModelOf(job_, params_)));
+    }
     // Training is over, evaluated and its model written, and the workers
     // are gone: a final checkpoint that fails now (a ps lost after the last
     // step) costs only a state to resume from. Failing the run for it would
@@ -843,6 +847,13 @@ Status RunChiefUntil(const ChiefOptions& options, const std::atomic<bool>& stop)
     std::error_code error;
     std::filesystem::create_directories(options.run_dir, error);
     if (error) return FileError("cannot create --run_dir=" + options.run_dir, error.value());
+  }
+  // Found unwritable now rather than after training.
+  if (const auto folder = std::filesystem::path(options.export_onnx).parent_path();
+      !folder.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(folder, error);
+    if (error) return FileError("cannot create the folder of --export_onnx", error.value());
   }
   PST_ASSIGN_OR_RETURN(Job job, LoadJob(options.job, /*with_test=*/true));
   LOG(INFO) << "job: " << job.Describe() << "; " << job.data.train.size << " training, "

@@ -33,6 +33,7 @@ struct ChiefOptions {
   double progress_every_secs = 5;
   int heartbeat_timeout_ms = 10000;  // a task silent this long is declared dead
   std::string run_dir;  // metrics.jsonl and model.bin go here ("" = nowhere)
+  std::string export_onnx;  // the trained model as ONNX, at the end ("" = none)
   std::string logdir;   // TensorBoard: each run's events in a sub-folder ("" = none)
   // Checkpoints ("" = none): restored at start, saved every N steps and/or
   // seconds (0 = not by that measure) and at the end; the newest

@@ -25,24 +25,6 @@ struct Point {
 };
 using Scalars = std::map<std::string, std::vector<Point>>;  // by tag, in step order
 
-// The test venv's python (scripts/test_venv.sh) when it has TensorBoard, else
-// why not.
-std::string TensorBoardPython(std::string* why_not) {
-  const char* python = std::getenv("PST_TEST_PYTHON");
-  if (python == nullptr || !fs::exists(python)) {
-    *why_not = "no test venv (PST_TEST_PYTHON=" + std::string(python ? python : "") +
-               "): run scripts/test_venv.sh (needs PyPI) to check the event files with "
-               "TensorBoard's reader";
-    return "";
-  }
-  const std::string probe = std::string("'") + python + "' -c 'import tensorboard' 2>/dev/null";
-  if (std::system(probe.c_str()) != 0) {
-    *why_not = std::string(python) + " has no tensorboard module: run scripts/test_venv.sh";
-    return "";
-  }
-  return python;
-}
-
 // Every scalar of a run's folder, read by scripts/read_events.py.
 Scalars ReadRun(const std::string& python, const std::string& run_folder) {
   const std::string out = run_folder + ".txt";
@@ -61,7 +43,7 @@ class TensorBoardTest : public SyntheticDataTest {};
 
 TEST_F(TensorBoardTest, TrainingScalarsEveryLogStepAndOneSubFolderPerRun) {
   std::string why_not;
-  const std::string python = TensorBoardPython(&why_not);
+  const std::string python = TestPython("tensorboard", &why_not);
   if (python.empty()) GTEST_SKIP() << why_not;
   ASSERT_NE(std::getenv("PST_SOURCE_DIR"), nullptr) << "run through ctest";
 

@@ -22,6 +22,21 @@ std::vector<std::string> ReadLines(const std::string& path) {
   return lines;
 }
 
+std::string TestPython(const std::string& modules, std::string* why_not) {
+  const char* python = std::getenv("PST_TEST_PYTHON");
+  if (python == nullptr || !std::filesystem::exists(python)) {
+    *why_not = "no test venv (PST_TEST_PYTHON=" + std::string(python ? python : "") +
+               "): run scripts/test_venv.sh (needs PyPI) for " + modules;
+    return "";
+  }
+  const std::string probe = std::string("'") + python + "' -c 'import " + modules + "' 2>/dev/null";
+  if (std::system(probe.c_str()) != 0) {
+    *why_not = std::string(python) + " cannot import " + modules + ": run scripts/test_venv.sh";
+    return "";
+  }
+  return python;
+}
+
 std::string DescribeExits(const std::vector<TaskExit>& exits) {
   std::string out;
   for (const TaskExit& e : exits) {

@@ -17,6 +17,10 @@ std::optional<double> ReportValue(const std::string& text, const std::string& ke
 std::vector<std::string> ReadLines(const std::string& path);
 // "name=code, ..." for failure messages.
 std::string DescribeExits(const std::vector<TaskExit>& exits);
+// The test venv's python ($PST_TEST_PYTHON, made by scripts/test_venv.sh)
+// when it imports every module of `modules` ("onnx,onnxruntime"); else ""
+// with *why_not saying what is missing and how to get it.
+std::string TestPython(const std::string& modules, std::string* why_not);
 // PIDs of running processes whose command line contains `needle`.
 std::vector<int> ProcessesMentioning(const std::string& needle);
 

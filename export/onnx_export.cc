@@ -1,0 +1,259 @@
+#include "export/onnx_export.h"
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "common/atomic_file.h"
+#include "export/proto_writer.h"
+#include "kernels/cpu_kernels.h"
+#include "model/model_zoo.h"
+
+namespace pst {
+namespace {
+
+// Field numbers and enum values of onnx/onnx.proto.
+namespace onnx {
+constexpr int64_t kIrVersion = 7;  // the IR version that goes with opset 13
+constexpr int64_t kOpsetVersion = 13;
+enum ModelField {
+  kModelIrVersion = 1,
+  kProducerName = 2,
+  kProducerVersion = 3,
+  kModelDoc = 6,
+  kGraph = 7,
+  kOpsetImport = 8
+};
+enum OpsetField { kOpsetDomain = 1, kOpsetVersionField = 2 };
+enum GraphField { kNode = 1, kGraphName = 2, kInitializer = 5, kInput = 11, kOutput = 12 };
+enum NodeField { kNodeInput = 1, kNodeOutput = 2, kNodeName = 3, kOpType = 4, kAttribute = 5 };
+enum AttributeField { kAttrName = 1, kAttrInt = 3, kAttrInts = 8, kAttrType = 20 };
+enum AttributeType { kTypeInt = 2, kTypeInts = 7 };
+enum TensorField { kDims = 1, kDataType = 2, kTensorName = 8, kRawData = 9 };
+enum DataType { kFloat = 1, kInt64 = 7 };
+enum ValueInfoField { kValueName = 1, kValueType = 2 };
+enum TypeField { kTensorType = 1 };
+enum TensorTypeField { kElemType = 1, kShape = 2 };
+enum ShapeField { kDim = 1 };
+enum DimensionField { kDimValue = 1, kDimParam = 2 };
+}  // namespace onnx
+
+ProtoWriter IntAttribute(const std::string& name, int64_t value) {
+  ProtoWriter a;
+  a.Bytes(onnx::kAttrName, name).Varint(onnx::kAttrType, onnx::kTypeInt);
+  return a.Varint(onnx::kAttrInt, value);
+}
+
+ProtoWriter IntsAttribute(const std::string& name, const std::vector<int64_t>& values) {
+  ProtoWriter a;
+  a.Bytes(onnx::kAttrName, name).Varint(onnx::kAttrType, onnx::kTypeInts);
+  for (int64_t v : values) a.Varint(onnx::kAttrInts, v);
+  return a;
+}
+
+// A float32 or int64 tensor of `dims` whose little-endian bytes are `raw`.
+ProtoWriter Tensor(const std::string& name, onnx::DataType type, const std::vector<int64_t>& dims,
+                   std::string_view raw) {
+  ProtoWriter t;
+  t.PackedInt64s(onnx::kDims, dims).Varint(onnx::kDataType, type).Bytes(onnx::kTensorName, name);
+  return t.Bytes(onnx::kRawData, raw);
+}
+
+// A graph input or output: float32 [batch, width], batch left free.
+ProtoWriter BatchOfRows(const std::string& name, int64_t width) {
+  ProtoWriter batch, row, shape, tensor_type, type, value;
+  batch.Bytes(onnx::kDimParam, "batch");
+  row.Varint(onnx::kDimValue, width);
+  shape.Message(onnx::kDim, batch).Message(onnx::kDim, row);
+  tensor_type.Varint(onnx::kElemType, onnx::kFloat).Message(onnx::kShape, shape);
+  type.Message(onnx::kTensorType, tensor_type);
+  return value.Bytes(onnx::kValueName, name).Message(onnx::kValueType, type);
+}
+
+template <typename T>
+std::string_view RawBytes(const std::vector<T>& values) {
+  return {reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T)};
+}
+
+// The graph, node by node, from "features" to "probabilities", keeping
+// track of the tensor the next node reads and whether it is [B, D] rows or
+// NCHW images.
+class GraphWriter {
+ public:
+  explicit GraphWriter(int64_t input_dim) : input_dim_(input_dim) {}
+
+  void Standardize(const Standardization& s) {
+    const int64_t d = static_cast<int64_t>(s.mean.size());
+    Initializer("standardize/mean", onnx::kFloat, {d}, RawBytes(s.mean));
+    Initializer("standardize/scale", onnx::kFloat, {d}, RawBytes(s.scale));
+    Node("Sub", {current_, "standardize/mean"}, {});
+    Node("Mul", {current_, "standardize/scale"}, {});
+  }
+
+  void Dense(const std::string& name, const ::pst::Tensor& weights, const ::pst::Tensor& bias) {
+    ToRows();
+    Initializer(name + "/weights", onnx::kFloat, weights.shape(), FloatBytes(weights));
+    Initializer(name + "/bias", onnx::kFloat, bias.shape(), FloatBytes(bias));
+    Node("Gemm", {current_, name + "/weights", name + "/bias"}, {});
+  }
+
+  // The filters come HWIO (R,S,C,K) and are stored OIHW (K,C,R,S).
+  void Conv(const std::string& name, const Conv2DShape& c, const ::pst::Tensor& weights,
+            const ::pst::Tensor& bias) {
+    ToImages(c);
+    const int64_t r_n = c.filter_height, s_n = c.filter_width;
+    const int64_t c_n = c.in_channels, k_n = c.out_channels;
+    std::vector<float> oihw(weights.num_elements());
+    const float* hwio = weights.f32();
+    for (int64_t r = 0; r < r_n; ++r)
+      for (int64_t s = 0; s < s_n; ++s)
+        for (int64_t ci = 0; ci < c_n; ++ci)
+          for (int64_t k = 0; k < k_n; ++k)
+            oihw[((k * c_n + ci) * r_n + r) * s_n + s] = hwio[((r * s_n + s) * c_n + ci) * k_n + k];
+    Initializer(name + "/weights", onnx::kFloat, {k_n, c_n, r_n, s_n}, RawBytes(oihw));
+    Initializer(name + "/bias", onnx::kFloat, bias.shape(), FloatBytes(bias));
+    const int64_t p = c.padding;
+    Node("Conv", {current_, name + "/weights", name + "/bias"},
+         {IntsAttribute("kernel_shape", {r_n, s_n}), IntsAttribute("strides", {c.stride, c.stride}),
+          IntsAttribute("pads", {p, p, p, p})});
+  }
+
+  void MaxPool2x2(const Conv2DShape& image) {
+    ToImages(image);
+    Node("MaxPool", {current_},
+         {IntsAttribute("kernel_shape", {2, 2}), IntsAttribute("strides", {2, 2})});
+  }
+
+  void Elementwise(const std::string& op) { Node(op, {current_}, {}); }
+
+  // Softmax over the classes, as "probabilities"; then the graph's inputs
+  // and outputs.
+  ProtoWriter Finish(int64_t num_classes) {
+    ToRows();
+    Node("Softmax", {current_}, {IntAttribute("axis", 1)}, "probabilities");
+    graph_.Bytes(onnx::kGraphName, "pstrain");
+    graph_.Message(onnx::kInput, BatchOfRows("features", input_dim_));
+    graph_.Message(onnx::kOutput, BatchOfRows("probabilities", num_classes));
+    return graph_;
+  }
+
+ private:
+  static std::string_view FloatBytes(const ::pst::Tensor& t) {
+    return {reinterpret_cast<const char*>(t.f32()), t.num_elements() * sizeof(float)};
+  }
+
+  void Initializer(const std::string& name, onnx::DataType type, const std::vector<int64_t>& dims,
+                   std::string_view raw) {
+    graph_.Message(onnx::kInitializer, Tensor(name, type, dims, raw));
+  }
+
+  // Adds `op` reading `inputs`; its output (named `output`, or after the
+  // op) is what the next node reads.
+  void Node(const std::string& op, const std::vector<std::string>& inputs,
+            const std::vector<ProtoWriter>& attributes, std::string output = "") {
+    if (output.empty()) output = op + "_" + std::to_string(nodes_);
+    ProtoWriter node;
+    for (const std::string& in : inputs) node.Bytes(onnx::kNodeInput, in);
+    node.Bytes(onnx::kNodeOutput, output).Bytes(onnx::kNodeName, output).Bytes(onnx::kOpType, op);
+    for (const ProtoWriter& a : attributes) node.Message(onnx::kAttribute, a);
+    graph_.Message(onnx::kNode, node);
+    current_ = output;
+    ++nodes_;
+  }
+
+  // Rows of NHWC pixels as NCHW images of `image`'s input geometry.
+  void ToImages(const Conv2DShape& image) {
+    if (images_) return;
+    const std::string shape = "shape_" + std::to_string(nodes_);
+    const std::vector<int64_t> nhwc = {-1, image.height, image.width, image.in_channels};
+    Initializer(shape, onnx::kInt64, {4}, RawBytes(nhwc));
+    Node("Reshape", {current_, shape}, {});
+    Node("Transpose", {current_}, {IntsAttribute("perm", {0, 3, 1, 2})});
+    images_ = true;
+  }
+
+  // NCHW images as rows in NHWC order, as the dense layers read them.
+  void ToRows() {
+    if (!images_) return;
+    Node("Transpose", {current_}, {IntsAttribute("perm", {0, 2, 3, 1})});
+    Node("Flatten", {current_}, {IntAttribute("axis", 1)});
+    images_ = false;
+  }
+
+  const int64_t input_dim_;
+  ProtoWriter graph_;
+  std::string current_ = "features";
+  bool images_ = false;
+  int nodes_ = 0;
+};
+
+// The parameters of `trained` must be those of its layers, in order.
+Status CheckParams(const std::vector<std::unique_ptr<Layer>>& layers, const TrainedModel& trained) {
+  size_t next = 0;
+  for (const auto& layer : layers) {
+    for (const VariableSpec& v : layer->Variables()) {
+      if (next >= trained.params.size() || trained.params[next].shape() != v.shape ||
+          trained.params[next].dtype() != DType::kFloat32) {
+        return InvalidArgument("the parameters do not fit model '" + ModelLabel(trained.model) +
+                               "' at variable " + v.name);
+      }
+      ++next;
+    }
+  }
+  if (next != trained.params.size()) {
+    return InvalidArgument("model '" + ModelLabel(trained.model) + "' has " + std::to_string(next) +
+                           " variables, not " + std::to_string(trained.params.size()));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<std::string> OnnxModel(const TrainedModel& trained) {
+  CpuKernels kernels;  // the layers only describe themselves
+  PST_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Layer>> layers,
+                       MakeLayers(trained.model, trained.input, trained.num_classes, kernels));
+  PST_RETURN_IF_ERROR(CheckParams(layers, trained));
+
+  GraphWriter graph(trained.input.size());
+  if (trained.standardization) graph.Standardize(*trained.standardization);
+  size_t param = 0;
+  for (const auto& layer : layers) {
+    const InferenceOp op = layer->Inference();
+    const std::vector<VariableSpec> variables = layer->Variables();
+    // Variables are "<layer>/weights" and "<layer>/bias".
+    const std::string name =
+        variables.empty() ? "" : variables[0].name.substr(0, variables[0].name.rfind('/'));
+    switch (op.kind) {
+      case InferenceOp::Kind::kDense:
+        graph.Dense(name, trained.params[param], trained.params[param + 1]);
+        break;
+      case InferenceOp::Kind::kConv2D:
+        graph.Conv(name, op.image, trained.params[param], trained.params[param + 1]);
+        break;
+      case InferenceOp::Kind::kMaxPool2x2: graph.MaxPool2x2(op.image); break;
+      case InferenceOp::Kind::kRelu: graph.Elementwise("Relu"); break;
+      case InferenceOp::Kind::kSigmoid: graph.Elementwise("Sigmoid"); break;
+      case InferenceOp::Kind::kIdentity: break;
+    }
+    param += variables.size();
+  }
+
+  ProtoWriter opset, model;
+  opset.Bytes(onnx::kOpsetDomain, "").Varint(onnx::kOpsetVersionField, onnx::kOpsetVersion);
+  model.Varint(onnx::kModelIrVersion, onnx::kIrVersion)
+      .Bytes(onnx::kProducerName, "pstrain")
+      .Bytes(onnx::kProducerVersion, PST_VERSION)
+      .Bytes(onnx::kModelDoc, ModelLabel(trained.model) + " on " + trained.input.ToString() + ", " +
+                                  std::to_string(trained.num_classes) + " classes")
+      .Message(onnx::kGraph, graph.Finish(trained.num_classes))
+      .Message(onnx::kOpsetImport, opset);
+  return model.bytes();
+}
+
+Status WriteOnnxModel(const std::string& path, const TrainedModel& trained) {
+  PST_ASSIGN_OR_RETURN(std::string bytes, OnnxModel(trained));
+  return WriteFileAtomically(path, bytes);
+}
+
+}  // namespace pst

@@ -1,0 +1,186 @@
+#include "export/onnx_export.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/model_zoo.h"
+
+// The graph's numbers (that ONNX Runtime computes what predict does) are
+// checked by tests/integration/onnx_export_test.cc; this checks its shape.
+namespace pst {
+namespace {
+
+// A protobuf message's fields: length-delimited ones as bytes, varints as
+// numbers, each in the order they appear.
+struct Fields {
+  std::multimap<int, std::string> bytes;
+  std::multimap<int, uint64_t> varints;
+
+  std::vector<std::string> All(int field) const {
+    std::vector<std::string> out;
+    for (auto [it, end] = bytes.equal_range(field); it != end; ++it) out.push_back(it->second);
+    return out;
+  }
+  std::string One(int field) const { return All(field).at(0); }
+};
+
+uint64_t ReadVarint(std::string_view* in) {
+  uint64_t value = 0;
+  for (int shift = 0;; shift += 7) {
+    const auto byte = static_cast<unsigned char>(in->front());
+    in->remove_prefix(1);
+    value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if (byte < 0x80) return value;
+  }
+}
+
+Fields Decode(std::string_view in) {
+  Fields fields;
+  while (!in.empty()) {
+    const uint64_t tag = ReadVarint(&in);
+    const int field = static_cast<int>(tag >> 3);
+    switch (tag & 7) {
+      case 0: fields.varints.emplace(field, ReadVarint(&in)); break;
+      case 2: {
+        const uint64_t n = ReadVarint(&in);
+        fields.bytes.emplace(field, std::string(in.substr(0, n)));
+        in.remove_prefix(n);
+        break;
+      }
+      case 5: in.remove_prefix(4); break;
+      default: ADD_FAILURE() << "unexpected wire type " << (tag & 7); return fields;
+    }
+  }
+  return fields;
+}
+
+// A `name` model with recognisable parameter values.
+TrainedModel Trained(const std::string& name, const InputShape& input, int classes) {
+  TrainedModel trained;
+  trained.model = name;
+  trained.input = input;
+  trained.num_classes = classes;
+  const std::unique_ptr<Model> model = MakeModel(name, input, classes).value();
+  for (const VariableSpec& v : model->variables()) {
+    Tensor t(DType::kFloat32, v.shape);
+    for (int64_t i = 0; i < t.num_elements(); ++i) t.f32()[i] = static_cast<float>(i);
+    trained.params.push_back(t);
+  }
+  return trained;
+}
+
+Fields Graph(const TrainedModel& trained) {
+  StatusOr<std::string> model = OnnxModel(trained);
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  return Decode(Decode(model.ok() ? *model : "").One(7));
+}
+
+std::vector<std::string> OpTypes(const Fields& graph) {
+  std::vector<std::string> ops;
+  for (const std::string& node : graph.All(1)) ops.push_back(Decode(node).One(4));
+  return ops;
+}
+
+const std::string* Initializer(const Fields& graph, const std::string& name,
+                               std::vector<int64_t>* dims) {
+  static std::string raw;
+  for (const std::string& tensor : graph.All(5)) {
+    const Fields t = Decode(tensor);
+    if (t.One(8) != name) continue;
+    std::string_view packed = t.One(1);
+    dims->clear();
+    while (!packed.empty()) dims->push_back(static_cast<int64_t>(ReadVarint(&packed)));
+    raw = t.One(9);
+    return &raw;
+  }
+  return nullptr;
+}
+
+TEST(OnnxExportTest, ModelHeaderNamesIrVersionOpsetAndProducer) {
+  StatusOr<std::string> bytes = OnnxModel(Trained("mlp", 20, 3));
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  const Fields model = Decode(*bytes);
+  EXPECT_EQ(model.varints.find(1)->second, 7u);  // ir_version
+  EXPECT_EQ(model.One(2), "pstrain");
+  const Fields opset = Decode(model.One(8));
+  EXPECT_EQ(opset.One(1), "");
+  EXPECT_EQ(opset.varints.find(2)->second, 13u);
+}
+
+TEST(OnnxExportTest, MlpsAreGemmsWithTheirActivationsThenSoftmax) {
+  EXPECT_EQ(OpTypes(Graph(Trained("mlp", 20, 3))),
+            (std::vector<std::string>{"Gemm", "Sigmoid", "Gemm", "Softmax"}));
+  TrainedModel standardized = Trained("mlp_relu", 20, 3);
+  standardized.standardization =
+      Standardization{std::vector<float>(20, 1.0f), std::vector<float>(20, 2.0f)};
+  EXPECT_EQ(
+      OpTypes(Graph(standardized)),
+      (std::vector<std::string>{"Sub", "Mul", "Gemm", "Relu", "Gemm", "Relu", "Gemm", "Softmax"}));
+}
+
+TEST(OnnxExportTest, CnnGoesToNchwForTheConvolutionsAndBackBeforeDense) {
+  const Fields graph = Graph(Trained("cnn", InputShape({28, 28, 1}), 10));
+  EXPECT_EQ(OpTypes(graph),
+            (std::vector<std::string>{"Reshape", "Transpose", "Conv", "Relu", "MaxPool", "Conv",
+                                      "Relu", "MaxPool", "Transpose", "Flatten", "Gemm", "Relu",
+                                      "Gemm", "Softmax"}));
+  // The inputs and outputs: "features" [batch, 784], "probabilities" [batch, 10].
+  EXPECT_NE(graph.One(11).find("features"), std::string::npos);
+  EXPECT_NE(graph.One(12).find("probabilities"), std::string::npos);
+}
+
+TEST(OnnxExportTest, FiltersAreStoredOihw) {
+  // conv0 of a cnn on 8x8x3: (R,S,C,K) = (5,5,3,20) holding its own index.
+  const Fields graph = Graph(Trained("cnn", InputShape({8, 8, 3}), 4));
+  std::vector<int64_t> dims;
+  const std::string* raw = Initializer(graph, "conv0/weights", &dims);
+  ASSERT_NE(raw, nullptr);
+  EXPECT_EQ(dims, (std::vector<int64_t>{20, 3, 5, 5}));
+  ASSERT_EQ(raw->size(), 20u * 3 * 5 * 5 * sizeof(float));
+  std::vector<float> oihw(raw->size() / sizeof(float));
+  std::memcpy(oihw.data(), raw->data(), raw->size());
+  for (int k : {0, 7, 19})
+    for (int c : {0, 2})
+      for (int r : {0, 4})
+        for (int s : {1, 3}) {
+          EXPECT_EQ(oihw[((k * 3 + c) * 5 + r) * 5 + s], ((r * 5 + s) * 3 + c) * 20 + k)
+              << k << c << r << s;
+        }
+}
+
+TEST(OnnxExportTest, SpecDropoutIsLeftOutAndAPoolOnTheInputReshapesFirst) {
+  const std::string spec = "maxpool 2\ndense 6 relu\ndropout 0.5\ndense classes\n";
+  EXPECT_EQ(OpTypes(Graph(Trained(SpecModelName(spec), InputShape({4, 4, 2}), 3))),
+            (std::vector<std::string>{"Reshape", "Transpose", "MaxPool", "Transpose", "Flatten",
+                                      "Gemm", "Relu", "Gemm", "Softmax"}));
+}
+
+TEST(OnnxExportTest, ParametersThatDoNotFitTheModelAreRefused) {
+  TrainedModel trained = Trained("mlp", 20, 3);
+  trained.params[0] = Tensor(DType::kFloat32, {21, 100});
+  StatusOr<std::string> wrong_shape = OnnxModel(trained);
+  ASSERT_FALSE(wrong_shape.ok());
+  EXPECT_NE(wrong_shape.status().message().find("dense0/weights"), std::string::npos)
+      << wrong_shape.status().ToString();
+  trained = Trained("mlp", 20, 3);
+  trained.params.pop_back();
+  EXPECT_FALSE(OnnxModel(trained).ok());
+}
+
+TEST(OnnxExportTest, AnUnwritablePathIsAnErrorNamingIt) {
+  const std::string path = "/nonexistent-dir-" + std::to_string(getpid()) + "/model.onnx";
+  const Status written = WriteOnnxModel(path, Trained("mlp", 20, 3));
+  ASSERT_FALSE(written.ok());
+  EXPECT_NE(written.ToString().find(path), std::string::npos) << written.ToString();
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+}  // namespace
+}  // namespace pst

@@ -1,0 +1,78 @@
+"""Runs an exported model.onnx with ONNX Runtime on a test split and compares
+its class probabilities with the ones `predict --output` wrote.
+
+The test split is read here, independently of pstrain's readers, as the
+export documents its input: MNIST's IDX and CIFAR-style records as pixels / 255
+in HWC order, CSV features as written (the graph standardizes them itself).
+
+usage: onnx_predictions.py MODEL.onnx PREDICTIONS.csv FORMAT ARGS...
+  FORMAT ARGS: idx DIR (raw or .gz) | records FILE H W C | csv FILE
+Prints "examples N max_abs_diff D same_class K" and exits 1 when a
+probability differs by more than --tolerance (1e-5) or the checker fails.
+"""
+import argparse
+import gzip
+import os
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime
+
+
+def read_idx(directory):
+    path = os.path.join(directory, "t10k-images-idx3-ubyte")
+    opener = gzip.open if os.path.exists(path + ".gz") else open
+    with opener(path + ".gz" if opener is gzip.open else path, "rb") as f:
+        data = f.read()
+    count, rows, cols = (int.from_bytes(data[i:i + 4], "big") for i in (4, 8, 12))
+    pixels = np.frombuffer(data, np.uint8, count * rows * cols, 16)
+    return pixels.reshape(count, rows * cols).astype(np.float32) / np.float32(255)
+
+
+def read_records(path, height, width, channels):
+    record = 1 + height * width * channels
+    data = np.fromfile(path, np.uint8).reshape(-1, record)
+    chw = data[:, 1:].reshape(-1, channels, height, width)
+    hwc = chw.transpose(0, 2, 3, 1).reshape(len(data), -1)
+    return hwc.astype(np.float32) / np.float32(255)
+
+
+def read_csv(path):
+    # The header line names the columns; the label is the last one.
+    table = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64)
+    return table[:, :-1].astype(np.float32)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("model")
+    parser.add_argument("predictions")
+    parser.add_argument("format", choices=["idx", "records", "csv"])
+    parser.add_argument("args", nargs="+")
+    parser.add_argument("--tolerance", type=float, default=1e-5)
+    a = parser.parse_args()
+
+    onnx.checker.check_model(onnx.load(a.model), full_check=True)
+    if a.format == "idx":
+        features = read_idx(a.args[0])
+    elif a.format == "records":
+        features = read_records(a.args[0], *(int(x) for x in a.args[1:4]))
+    else:
+        features = read_csv(a.args[0])
+
+    session = onnxruntime.InferenceSession(a.model, providers=["CPUExecutionProvider"])
+    (output,) = session.run(["probabilities"], {"features": features})
+    expected = np.loadtxt(a.predictions, delimiter=",", skiprows=1, dtype=np.float64)
+    expected = expected[:, 2:]
+    if output.shape != expected.shape:
+        print(f"shape {output.shape} from ONNX Runtime, {expected.shape} from predict")
+        return 1
+    diff = float(np.max(np.abs(output - expected)))
+    same = int(np.sum(np.argmax(output, 1) == np.argmax(expected, 1)))
+    print(f"examples {len(output)} max_abs_diff {diff:.3g} same_class {same}")
+    return 0 if diff <= a.tolerance else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+// The trained model as ONNX, served by ONNX Runtime: for mlp (CSV,
+// standardized in the graph), mlp_relu (MNIST's format), cnn and a spec
+// model (records of 8x8x3 images), the chief's --export_onnx file gives, on
+// the test split read by Python, the class probabilities `predict --output`
+// gives, within 1e-5 (tests/integration/onnx_predictions.py).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/integration/child_process.h"
+#include "tests/integration/local_cluster.h"
+#include "tests/integration/synthetic_data_test.h"
+#include "tests/integration/synthetic_datasets.h"
+#include "tests/integration/test_util.h"
+
+namespace pst {
+namespace {
+
+using std::chrono::seconds;
+
+std::string Contents(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class OnnxRuntimeTest : public SyntheticDataTest {
+ protected:
+  void SetUp() override {
+    std::string why_not;
+    python_ = TestPython("onnx,onnxruntime,numpy", &why_not);
+    if (python_.empty()) GTEST_SKIP() << why_not;
+    ASSERT_NE(std::getenv("PST_SOURCE_DIR"), nullptr) << "run through ctest";
+    dir_ = TestDir();
+  }
+
+  // Trains with `data` and `training` flags on 1 ps and 1 worker, the chief
+  // exporting dir_/model.onnx; predicts the test split into
+  // dir_/predictions.csv; returns what onnx_predictions.py says comparing
+  // the two on `python_data` (its FORMAT ARGS), failing the test if they
+  // differ.
+  std::string TrainAndCompare(const std::vector<std::string>& data,
+                              const std::vector<std::string>& training,
+                              const std::vector<std::string>& python_data) {
+    LocalCluster cluster(1, 1, dir_);
+    std::vector<std::string> flags = data;
+    flags.insert(flags.end(), training.begin(), training.end());
+    flags.insert(flags.end(), {"--run_dir=" + dir_, "--export_onnx=" + dir_ + "/model.onnx",
+                               "--eval_every_steps=0", "--batch_size=50"});
+    cluster.StartAll(flags);
+    const auto exits = cluster.WaitAll(seconds(300));
+    for (const TaskExit& e : exits) {
+      EXPECT_EQ(e.code, 0) << DescribeExits(exits) << cluster.task("chief").Log();
+    }
+    EXPECT_NE(cluster.task("chief").Log().find("Test-Accuracy: "), std::string::npos);
+
+    std::vector<std::string> predict = {BinDir() + "/predict",
+                                        "--model_file=" + dir_ + "/model.bin",
+                                        "--output=" + dir_ + "/predictions.csv"};
+    predict.insert(predict.end(), data.begin(), data.end());
+    Run(predict, "predict");
+
+    std::vector<std::string> compare = {
+        python_,
+        std::string(std::getenv("PST_SOURCE_DIR")) + "/tests/integration/onnx_predictions.py",
+        dir_ + "/model.onnx", dir_ + "/predictions.csv"};
+    compare.insert(compare.end(), python_data.begin(), python_data.end());
+    const std::string said = Run(compare, "onnx_predictions");
+    std::cout << "onnx_predictions.py: " << said;
+    return said;
+  }
+
+  // Runs argv to its end (exit 0 expected); returns its output.
+  std::string Run(const std::vector<std::string>& argv, const std::string& name) {
+    auto process = ChildProcess::Start(argv, dir_ + "/" + name + ".log");
+    EXPECT_TRUE(process.ok());
+    if (!process.ok()) return "";
+    EXPECT_EQ((*process)->Wait(seconds(120)), 0) << (*process)->Log();
+    return (*process)->Log();
+  }
+
+  std::string python_, dir_;
+};
+
+TEST_F(OnnxRuntimeTest, MlpOnStandardizedCsvMatchesPredict) {
+  std::mt19937 rng(5);
+  const auto centres = Centres(3, 12, rng);
+  WriteCsv(dir_ + "/train.csv", 600, centres, rng);
+  WriteCsv(dir_ + "/test.csv", 200, centres, rng);
+  const std::string out =
+      TrainAndCompare({"--dataset=csv", "--train_file=" + dir_ + "/train.csv",
+                       "--test_file=" + dir_ + "/test.csv", "--label_column=-1", "--normalize"},
+                      {"--model=mlp", "--train_steps=150"}, {"csv", dir_ + "/test.csv"});
+  EXPECT_NE(out.find("examples 200 "), std::string::npos) << out;
+}
+
+TEST_F(OnnxRuntimeTest, MlpReluOnMnistFormatMatchesPredictAndPredictExportsTheSameFile) {
+  const std::string out = TrainAndCompare(
+      {"--data_dir=" + data_dir()}, {"--model=mlp_relu", "--train_steps=150"}, {"idx", data_dir()});
+  EXPECT_NE(out.find("examples 500 "), std::string::npos) << out;
+
+  // predict --export_onnx, without a data set, only exports: the same bytes.
+  const std::string again = dir_ + "/again.onnx";
+  const std::string said =
+      Run({BinDir() + "/predict", "--model_file=" + dir_ + "/model.bin", "--export_onnx=" + again},
+          "predict-export");
+  EXPECT_NE(said.find("ONNX model: " + again), std::string::npos) << said;
+  EXPECT_EQ(said.find("Test-Accuracy"), std::string::npos) << said;
+  EXPECT_EQ(Contents(again), Contents(dir_ + "/model.onnx"));
+}
+
+TEST_F(OnnxRuntimeTest, CnnOnRecordsMatchesPredict) {
+  std::mt19937 rng(6);
+  WriteRecords(dir_ + "/train.bin", 600, rng);
+  WriteRecords(dir_ + "/test.bin", 100, rng);
+  const std::string out = TrainAndCompare(
+      {"--dataset=records", "--train_file=" + dir_ + "/train.bin",
+       "--test_file=" + dir_ + "/test.bin", "--input_shape=8,8,3"},
+      {"--model=cnn", "--train_steps=60"}, {"records", dir_ + "/test.bin", "8", "8", "3"});
+  EXPECT_NE(out.find("examples 100 "), std::string::npos) << out;
+}
+
+TEST_F(OnnxRuntimeTest, SpecModelOnRecordsMatchesPredict) {
+  std::mt19937 rng(7);
+  WriteRecords(dir_ + "/train.bin", 600, rng);
+  WriteRecords(dir_ + "/test.bin", 100, rng);
+  std::ofstream(dir_ + "/model.spec") << "conv 3x3 8 same relu\n"
+                                         "maxpool 2\n"
+                                         "conv 3x3 12 stride 2 same sigmoid\n"
+                                         "dense 24 relu\n"
+                                         "dropout 0.3\n"
+                                         "dense classes\n"
+                                         "learning_rate 0.1\n";
+  const std::string out =
+      TrainAndCompare({"--dataset=records", "--train_file=" + dir_ + "/train.bin",
+                       "--test_file=" + dir_ + "/test.bin", "--input_shape=8,8,3"},
+                      {"--model_spec=" + dir_ + "/model.spec", "--train_steps=60"},
+                      {"records", dir_ + "/test.bin", "8", "8", "3"});
+  EXPECT_NE(out.find("examples 100 "), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace pst
