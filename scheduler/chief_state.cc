@@ -132,11 +132,6 @@ ReportWindow ChiefState::TakeWindow() {
   return w;
 }
 
-std::vector<WorkerInfo> ChiefState::Workers() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return workers_;
-}
-
 bool ChiefState::AllJoinedWorkersLeft() const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const WorkerInfo& w : workers_) {

@@ -67,7 +67,6 @@ class ChiefState {
   // "" while every reported training loss was finite; else what the first
   // non-finite one was ("worker:1 reported a training loss of nan").
   std::string non_finite_loss() const;
-  std::vector<WorkerInfo> Workers() const;
   // True when every worker that joined has left (or was declared dead).
   bool AllJoinedWorkersLeft() const;
   // Declares dead the tasks silent for longer than `timeout`: workers that

@@ -7,7 +7,10 @@ namespace pst {
 int CudaDeviceCount() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();  // clear the error so later calls do not see it
+    // Clears a passing error; without a usable driver the runtime reports
+    // its initialization error again on every call, which is harmless here:
+    // no GPU back end can then be made.
+    cudaGetLastError();
     return 0;
   }
   return count;

@@ -40,8 +40,17 @@ std::vector<float> TiedVector(int64_t n, uint32_t seed) {
   return v;
 }
 
-TEST(GpuDeviceTest, DeviceCountDoesNotCrash) {
-  EXPECT_GE(CudaDeviceCount(), 0);
+// The count is the devices MakeKernels can open: gpu:0 ... gpu:count-1 and
+// not gpu:count.
+TEST(GpuDeviceTest, DeviceCountIsTheDevicesThatOpen) {
+  const int count = CudaDeviceCount();
+  for (int i = 0; i < count; ++i) {
+    auto made = MakeKernels("gpu:" + std::to_string(i));
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+  }
+  auto beyond = MakeKernels("gpu:" + std::to_string(count));
+  ASSERT_FALSE(beyond.ok());
+  EXPECT_EQ(beyond.status().code(), Code::kFailedPrecondition) << beyond.status().ToString();
 }
 
 TEST(MakeGpuKernelsTest, MissingGpuIsFailedPreconditionNamingIt) {
