@@ -1,11 +1,11 @@
 #include "common/periodic_thread.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 namespace pst {
 namespace {

@@ -43,7 +43,8 @@ TEST(TensorTest, WrapAliasesTheFrameAndKeepsItAliveAsLongAsACopyLives) {
   uint8_t* const frame_bytes = frame.get();
   const float value = 2.5f;
   std::memcpy(frame_bytes + 16, &value, sizeof value);
-  Tensor t = Tensor::Wrap(DType::kFloat32, {4}, std::shared_ptr<uint8_t[]>(frame, frame_bytes + 16));
+  Tensor t =
+      Tensor::Wrap(DType::kFloat32, {4}, std::shared_ptr<uint8_t[]>(frame, frame_bytes + 16));
   EXPECT_EQ(t.data(), frame_bytes + 16);
   EXPECT_EQ(t.f32()[0], 2.5f);
   t.f32()[1] = -1.0f;
