@@ -29,7 +29,7 @@ enum class Code : int {
 
 const char* CodeName(Code code);
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   Status(Code code, std::string message);
@@ -67,7 +67,7 @@ Status FileError(const std::string& what, int error_number);
 
 // A value or the Status explaining why there is none.
 template <typename T>
-class StatusOr {
+class [[nodiscard]] StatusOr {
  public:
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT
     CHECK(!status_.ok()) << "StatusOr built from an OK status without value";

@@ -1,5 +1,6 @@
 #include "tests/integration/network_lab.h"
 
+#include <glog/logging.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -33,7 +34,11 @@ StatusOr<std::unique_ptr<NetworkLab>> NetworkLab::Create(int hosts) {
 }
 
 NetworkLab::~NetworkLab() {
-  for (const std::string& ns : namespaces_) Run("ip netns del " + ns + " 2>/dev/null");
+  for (const std::string& ns : namespaces_) {
+    if (const Status deleted = Run("ip netns del " + ns + " 2>/dev/null"); !deleted.ok()) {
+      LOG(WARNING) << "network namespace " << ns << " may be left: " << deleted.ToString();
+    }
+  }
 }
 
 std::string NetworkLab::Host(int host) const { return tag_ + "-host" + std::to_string(host); }
