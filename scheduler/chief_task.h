@@ -2,59 +2,20 @@
 // variables), opens training, follows the global step, evaluates, writes
 // metrics, and at --train_steps stops workers and ps and prints the report.
 // It never carries gradient or parameter bytes on the training path.
+//
+// Its pieces, each with one job: ShardKeeper (the ps alive and consistent:
+// start-up, probes, recovery, shutdown), ChiefCheckpoints (the checkpoint
+// cadence), ClusterEvaluator (the model's test loss and accuracy),
+// ChiefReporter (Step lines, progress, report, metrics, TensorBoard,
+// Prometheus) and ChiefTimeline (the run from training opened to its end),
+// composed in chief_task.cc.
 #ifndef PST_SCHEDULER_CHIEF_TASK_H_
 #define PST_SCHEDULER_CHIEF_TASK_H_
 
-#include <cstdint>
-#include <optional>
-#include <string>
-
-#include "cluster/cluster_spec.h"
-#include "cluster/placement.h"
 #include "common/status.h"
-#include "job/job.h"
-#include "ps/variable_store.h"
-#include "transport/curve.h"
+#include "scheduler/chief_options.h"
 
 namespace pst {
-
-struct ChiefOptions {
-  ClusterSpec cluster;
-  uint64_t cluster_id = 0;  // 0: pick a random one
-  JobOptions job;           // the data and the model
-  uint64_t seed = 1;
-  ShardConfig shard;  // optimizer and staleness policy, applied on every ps
-  PlacementOptions placement;
-  int64_t train_steps = 1000;
-  int64_t eval_every_steps = 500;
-  int64_t log_every_steps = 50;  // Step lines and TensorBoard's training scalars
-  // Between two progress lines on a stdout that is not a terminal (on a
-  // terminal the line is redrawn in place); 0: no progress line.
-  double progress_every_secs = 5;
-  int heartbeat_timeout_ms = 10000;  // a task silent this long is declared dead
-  std::string run_dir;  // metrics.jsonl and model.bin go here ("" = nowhere)
-  std::string export_onnx;  // the trained model as ONNX, at the end ("" = none)
-  std::string logdir;   // TensorBoard: each run's events in a sub-folder ("" = none)
-  // Checkpoints ("" = none): restored at start, saved every N steps and/or
-  // seconds (0 = not by that measure) and at the end; the newest
-  // keep_checkpoints complete ones are kept.
-  std::string checkpoint_dir;
-  int64_t checkpoint_every_steps = 0;
-  int checkpoint_every_secs = 600;
-  int keep_checkpoints = 5;
-  // Checkpoints that fail for want of storage in a row before the run stops.
-  int max_checkpoint_failures = 3;
-  int ps_wait_timeout_ms = 60000;
-  int rpc_timeout_ms = 30000;
-  size_t max_message_bytes = size_t{1} << 30;
-  std::optional<CurveKeys> curve;  // CURVE on every socket when set
-  // Port of the Prometheus endpoint (GET /metrics) on the chief's host;
-  // 0: none.
-  int metrics_port = 0;
-  // The address to bind ("": decide from the chief's host name, see
-  // transport/bind_address.h).
-  std::string bind_host;
-};
 
 // Runs the job to --train_steps. The first SIGINT/SIGTERM during training
 // saves a checkpoint (with checkpoint_dir), stops every task and returns
