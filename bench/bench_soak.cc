@@ -59,6 +59,7 @@
 #include "ps/ps_client.h"
 #include "ps/ps_service.h"
 #include "transport/server.h"
+#include "transport/zmq_transport.h"
 
 DEFINE_int32(clients, 16,
              "Concurrent clients (threads), each with its own PsClient");
@@ -363,7 +364,8 @@ void RunClient(int index, const ClusterSpec& cluster,
                const Placement& placement, StartLine* start_line,
                std::atomic<int64_t>* rounds_all, ClientResult* result) {
   zmq::context_t context(1);
-  PsClient client(context, cluster, placement, Identity(index));
+  ZmqTransport transport(context);
+  PsClient client(transport, cluster, placement, Identity(index));
   const int64_t big_elements = placement.variables()[kBig].shape[0];
   std::vector<Tensor> grads = {Tensor(DType::kFloat32, {1}),
                                Tensor(DType::kFloat32, {big_elements})};
@@ -450,7 +452,8 @@ int Main(std::unique_ptr<SoakPs> ps) {
   const ClusterSpec cluster = ps->Cluster();
   {
     zmq::context_t context(1);
-    PsClient chief(context, cluster, placement, Identity(0, wire::Role::Chief));
+    ZmqTransport transport(context);
+    PsClient chief(transport, cluster, placement, Identity(0, wire::Role::Chief));
     CheckOk(chief.GetShardStatus(0, Clock::now() + std::chrono::seconds(30))
                 .status(),
             "waiting for the ps");
@@ -503,8 +506,9 @@ int Main(std::unique_ptr<SoakPs> ps) {
   MemoryMonitor::Sample after;
   {
     zmq::context_t context(1);
+    ZmqTransport transport(context);
     // As the chief: only the chief may shut the ps down.
-    PsClient reader(context, cluster, placement,
+    PsClient reader(transport, cluster, placement,
                     Identity(clients, wire::Role::Chief));
     std::vector<Tensor> values;
     CheckOk(reader.Pull({0, kCounter}, &values), "reading the counter");

@@ -64,6 +64,7 @@
 #include "ps/ps_client.h"
 #include "ps/ps_service.h"
 #include "transport/server.h"
+#include "transport/zmq_transport.h"
 
 DEFINE_double(seconds_per_config, 1.5,
               "Timed seconds per configuration, split over --repeats repeats");
@@ -454,12 +455,13 @@ std::vector<TransportResult> RunTransport(const std::vector<size_t>& sizes,
 
   InProcessPs ps(FLAGS_ps_threads);
   zmq::context_t client_context(1);
-  PsClient client(client_context, ps.Cluster(), std::move(placement).value(),
+  ZmqTransport client_transport(client_context);
+  PsClient client(client_transport, ps.Cluster(), std::move(placement).value(),
                   BenchIdentity());
   CheckOk(client.Initialize(SgdConfig(), initial), "initialize");
   ClientIdentity narrow_identity = BenchIdentity();
   narrow_identity.wire_dtype = DType::kBFloat16;
-  PsClient narrow_client(client_context, ps.Cluster(), client.placement(), narrow_identity);
+  PsClient narrow_client(client_transport, ps.Cluster(), client.placement(), narrow_identity);
 
   BareServer bare_server(sizes);
   BareClient bare(bare_server.endpoint(), sizes);
@@ -639,7 +641,7 @@ class ClusterTrainer : public Trainer {
         WithGlobalStep(model_->variables()), placement_options);
     CheckOk(placement.status(), "placement");
     client_ = std::make_unique<PsClient>(
-        context_, ps_.Cluster(), std::move(placement).value(), BenchIdentity());
+        transport_, ps_.Cluster(), std::move(placement).value(), BenchIdentity());
     std::vector<Tensor> values = {Tensor(DType::kInt64, {})};  // global step 0
     for (const Tensor& t : initial) values.push_back(t.Clone());
     CheckOk(client_->Initialize(SgdConfig(), values), "initialize");
@@ -664,6 +666,7 @@ class ClusterTrainer : public Trainer {
  private:
   InProcessPs ps_;
   zmq::context_t context_;
+  ZmqTransport transport_{context_};
   std::unique_ptr<Model> model_;
   std::unique_ptr<PsClient> client_;
   std::vector<int> variables_;

@@ -26,7 +26,7 @@ bool PsClient::Narrowed(DType variable_dtype) const {
   return wire_dtype_ == DType::kBFloat16 && variable_dtype == DType::kFloat32;
 }
 
-PsClient::PsClient(zmq::context_t& context, const ClusterSpec& cluster, Placement placement,
+PsClient::PsClient(Transport& transport, const ClusterSpec& cluster, Placement placement,
                    ClientIdentity identity)
     : placement_(std::move(placement)), wire_dtype_(identity.wire_dtype) {
   CHECK(wire_dtype_ == DType::kFloat32 || wire_dtype_ == DType::kBFloat16);
@@ -41,7 +41,7 @@ PsClient::PsClient(zmq::context_t& context, const ClusterSpec& cluster, Placemen
     options.rpc_timeout_ms = identity.rpc_timeout_ms;
     options.max_message_bytes = identity.max_message_bytes;
     options.curve = identity.curve;
-    channels_.push_back(std::make_unique<Channel>(context, options));
+    channels_.push_back(transport.Connect(options));
   }
   interrupt_ = identity.interrupt;
   slice_versions_.assign(placement_.slices().size(), 0);
@@ -54,8 +54,8 @@ void PsClient::set_cluster_id(uint64_t id) {
   for (auto& c : channels_) c->set_cluster_id(id);
 }
 
-StatusOr<std::vector<ReceivedMessage>> PsClient::CallShards(
-    std::vector<OutgoingMessage>& requests, const std::vector<bool>& send) {
+StatusOr<std::vector<ReceivedMessage>> PsClient::CallShards(std::vector<OutgoingMessage>& requests,
+                                                            const std::vector<bool>& send) {
   PendingCalls calls;
   std::vector<int> shard_of_call;
   for (size_t k = 0; k < channels_.size(); ++k) {
@@ -72,8 +72,7 @@ StatusOr<std::vector<ReceivedMessage>> PsClient::CallShards(
   return replies;
 }
 
-Status PsClient::Pull(const std::vector<int>& variables,
-                      std::vector<Tensor>* values) {
+Status PsClient::Pull(const std::vector<int>& variables, std::vector<Tensor>* values) {
   const int shards = num_shards();
   std::vector<OutgoingMessage> requests(shards);
   std::vector<bool> send(shards, false);
@@ -138,8 +137,7 @@ Status PsClient::Pull(const std::vector<int>& variables,
 }
 
 StatusOr<PushSummary> PsClient::Push(const std::vector<int>& variables,
-                                     const std::vector<Tensor>& grads,
-                                     bool increment_global_step) {
+                                     const std::vector<Tensor>& grads, bool increment_global_step) {
   return PushToShards(variables, grads, increment_global_step, 0);
 }
 
@@ -203,8 +201,7 @@ StatusOr<PushSummary> PsClient::PushToShards(const std::vector<int>& variables,
   return summary;
 }
 
-Status PsClient::Initialize(const ShardConfig& config,
-                            const std::vector<Tensor>& values) {
+Status PsClient::Initialize(const ShardConfig& config, const std::vector<Tensor>& values) {
   CHECK_EQ(values.size(), placement_.variables().size());
   const int shards = num_shards();
   std::vector<OutgoingMessage> requests(shards);
@@ -216,20 +213,19 @@ Status PsClient::Initialize(const ShardConfig& config,
         {slice.name, 0, whole ? full : ExtractRows(slice, full)});
   }
   for (int k = 0; k < shards; ++k) {
-    const bool holds_step = global_step_slice_ >= 0 &&
-                            placement_.slices()[global_step_slice_].shard == k;
+    const bool holds_step =
+        global_step_slice_ >= 0 && placement_.slices()[global_step_slice_].shard == k;
     requests[k].type = wire::MessageType::InitRequest;
     requests[k].extras = [config, holds_step](flatbuffers::FlatBufferBuilder& fbb) {
       const OptimizerConfig& o = config.optimizer;
       auto optimizer = wire::CreateOptimizerParams(
-          fbb, fbb.CreateString(o.name), o.learning_rate, o.momentum,
-          o.use_nesterov, o.initial_accumulator, o.beta1, o.beta2, o.epsilon);
+          fbb, fbb.CreateString(o.name), o.learning_rate, o.momentum, o.use_nesterov,
+          o.initial_accumulator, o.beta1, o.beta2, o.epsilon);
       HeaderExtras extras;
       extras.init = wire::CreateInitParams(
           fbb, optimizer, ToWire(config.staleness_policy), config.max_staleness,
           fbb.CreateString(holds_step ? kGlobalStepName : ""),
-          config.mode == TrainingMode::kSync ? wire::TrainingMode::Sync
-                                             : wire::TrainingMode::Async,
+          config.mode == TrainingMode::kSync ? wire::TrainingMode::Sync : wire::TrainingMode::Async,
           config.replicas_to_aggregate);
       return extras;
     };
@@ -257,8 +253,7 @@ std::vector<OutgoingMessage> CheckpointRequests(int shards, wire::MessageType ty
 
 }  // namespace
 
-StatusOr<std::vector<FileDigest>> PsClient::SaveCheckpoint(const std::string& name,
-                                                           int64_t step) {
+StatusOr<std::vector<FileDigest>> PsClient::SaveCheckpoint(const std::string& name, int64_t step) {
   auto requests = CheckpointRequests(num_shards(), wire::MessageType::SaveRequest, name, step);
   PST_ASSIGN_OR_RETURN(std::vector<ReceivedMessage> replies,
                        CallShards(requests, std::vector<bool>(num_shards(), true)));

@@ -3,7 +3,8 @@
 // one request per shard with all shards' requests in flight together, and
 // reassembles partitioned variables.
 //
-// Thread safety: none; one PsClient per thread (it owns DEALER sockets).
+// Thread safety: none; one PsClient per thread (it owns its connections,
+// e.g. DEALER sockets).
 #ifndef PST_PS_PS_CLIENT_H_
 #define PST_PS_PS_CLIENT_H_
 
@@ -16,7 +17,7 @@
 #include "cluster/placement.h"
 #include "common/tensor_file.h"
 #include "ps/variable_store.h"
-#include "transport/channel.h"
+#include "transport/transport.h"
 
 namespace pst {
 
@@ -55,9 +56,9 @@ struct ShardStatus {
 
 class PsClient {
  public:
-  // `context` is borrowed and must outlive the client.
-  PsClient(zmq::context_t& context, const ClusterSpec& cluster,
-           Placement placement, ClientIdentity identity);
+  // `transport` is borrowed and must outlive the client.
+  PsClient(Transport& transport, const ClusterSpec& cluster, Placement placement,
+           ClientIdentity identity);
 
   const Placement& placement() const { return placement_; }
   void set_cluster_id(uint64_t id);
@@ -72,8 +73,7 @@ class PsClient {
   // Pushes grads[i] for variables[i], each slice tagged with the version of
   // the last Pull. With increment_global_step, the shard holding the global
   // step increments it once this push is applied there.
-  StatusOr<PushSummary> Push(const std::vector<int>& variables,
-                             const std::vector<Tensor>& grads,
+  StatusOr<PushSummary> Push(const std::vector<int>& variables, const std::vector<Tensor>& grads,
                              bool increment_global_step);
 
   // Sync mode: pushes grads[i] for variables[i] for the step of the
@@ -102,16 +102,16 @@ class PsClient {
   bool Narrowed(DType variable_dtype) const;
 
   StatusOr<PushSummary> PushToShards(const std::vector<int>& variables,
-                                     const std::vector<Tensor>& grads,
-                                     bool increment_global_step, int64_t step);
+                                     const std::vector<Tensor>& grads, bool increment_global_step,
+                                     int64_t step);
 
   // Sends one message per shard (skipping shards with nothing to send unless
   // `always`), waits for all replies.
-  StatusOr<std::vector<ReceivedMessage>> CallShards(
-      std::vector<OutgoingMessage>& requests, const std::vector<bool>& send);
+  StatusOr<std::vector<ReceivedMessage>> CallShards(std::vector<OutgoingMessage>& requests,
+                                                    const std::vector<bool>& send);
 
   Placement placement_;
-  std::vector<std::unique_ptr<Channel>> channels_;
+  std::vector<std::unique_ptr<Connection>> channels_;
   const std::atomic<bool>* interrupt_ = nullptr;  // see ClientIdentity
   const DType wire_dtype_;                        // see ClientIdentity
   std::vector<int64_t> slice_versions_;

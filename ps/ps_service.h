@@ -18,7 +18,7 @@
 
 #include "ps/step_notifier.h"
 #include "ps/variable_store.h"
-#include "transport/server.h"
+#include "transport/transport.h"
 
 namespace pst {
 
@@ -40,14 +40,13 @@ class PsService {
   // init, reads its byte counters and stops it on shutdown.
   // `notifier` (borrowed; may be null when no chief is configured) hears
   // about completed sync steps.
-  PsService(RpcServer* server, StepNotifier* notifier, PsServiceOptions options = {})
+  PsService(Server* server, StepNotifier* notifier, PsServiceOptions options = {})
       : server_(server), notifier_(notifier), options_(std::move(options)) {}
 
   // `peer_address`: where the request came from
   // (RequestContext::peer_address()); empty when unknown, which a ps with
   // chief_addresses never takes for the chief.
-  OutgoingMessage Handle(const ReceivedMessage& request,
-                         std::string_view peer_address = {});
+  OutgoingMessage Handle(const ReceivedMessage& request, std::string_view peer_address = {});
   VariableStore& store() { return store_; }
   // When the chief last sent this shard a request; none: never.
   std::optional<std::chrono::steady_clock::time_point> last_chief_contact() const;
@@ -69,7 +68,7 @@ class PsService {
 
   OutgoingMessage PushReply(const PushOutcome& outcome);
 
-  RpcServer* server_;
+  Server* server_;
   StepNotifier* notifier_;
   const PsServiceOptions options_;
   VariableStore store_;

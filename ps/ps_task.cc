@@ -14,6 +14,8 @@
 #include "ps/stop_policy.h"
 #include "transport/bind_address.h"
 #include "transport/heartbeat_sender.h"
+#include "transport/server.h"
+#include "transport/zmq_transport.h"
 
 namespace pst {
 namespace {
@@ -25,18 +27,15 @@ StatusOr<std::vector<std::string>> NumericAddresses(const std::string& host) {
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
-  if (const int error = getaddrinfo(host.c_str(), nullptr, &hints, &found);
-      error != 0) {
-    return Unavailable("cannot resolve the chief host '" + host +
-                       "': " + gai_strerror(error));
+  if (const int error = getaddrinfo(host.c_str(), nullptr, &hints, &found); error != 0) {
+    return Unavailable("cannot resolve the chief host '" + host + "': " + gai_strerror(error));
   }
   std::vector<std::string> addresses;
   for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
     char numeric[NI_MAXHOST];
-    if (getnameinfo(a->ai_addr, a->ai_addrlen, numeric, sizeof numeric, nullptr,
-                    0, NI_NUMERICHOST) == 0 &&
-        std::find(addresses.begin(), addresses.end(), numeric) ==
-            addresses.end()) {
+    if (getnameinfo(a->ai_addr, a->ai_addrlen, numeric, sizeof numeric, nullptr, 0,
+                    NI_NUMERICHOST) == 0 &&
+        std::find(addresses.begin(), addresses.end(), numeric) == addresses.end()) {
       addresses.push_back(numeric);
     }
   }
@@ -163,7 +162,8 @@ Status RunPs(const PsOptions& options) {
   chief.role = wire::Role::Ps;
   chief.index = options.task_index;
   chief.curve = options.curve;
-  StepNotifier notifier(context, chief);
+  ZmqTransport transport(context);
+  StepNotifier notifier(transport, chief);
   std::unique_ptr<PsService> service;
   RpcServer server(context, server_options,
                    [&service](const ReceivedMessage& r, RequestContext& c) {
@@ -171,8 +171,7 @@ Status RunPs(const PsOptions& options) {
                    });
   service = std::make_unique<PsService>(
       &server, &notifier,
-      PsServiceOptions{options.task_index, options.checkpoint_dir,
-                       std::move(chief_addresses)});
+      PsServiceOptions{options.task_index, options.checkpoint_dir, std::move(chief_addresses)});
   PST_RETURN_IF_ERROR(server.Start());
   std::unique_ptr<MetricsHttpServer> metrics;
   if (options.metrics_port > 0) {
@@ -187,7 +186,7 @@ Status RunPs(const PsOptions& options) {
     LOG(INFO) << server_options.name << " metrics on http://" << bind.address << ":"
               << metrics->port() << "/metrics";
   }
-  HeartbeatSender heartbeat(context, chief, options.heartbeat_interval,
+  HeartbeatSender heartbeat(transport, chief, options.heartbeat_interval,
                             [&server] { return server.cluster_id(); });
   running.store(&server);
   LOG(INFO) << server_options.name << " serving on " << server.bound_endpoint();

@@ -2,18 +2,19 @@
 
 namespace pst {
 
-StepNotifier::StepNotifier(zmq::context_t& context, ChannelOptions chief)
-    : channel_(context, std::move(chief)) {}
+StepNotifier::StepNotifier(Transport& transport, ChannelOptions chief)
+    : channel_(transport.Connect(std::move(chief))) {}
 
 void StepNotifier::Notify(int64_t step, uint64_t cluster_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  channel_.DiscardReplies();
-  channel_.set_cluster_id(cluster_id);
+  channel_->DiscardReplies();
+  channel_->set_cluster_id(cluster_id);
   OutgoingMessage notice;
   notice.type = wire::MessageType::StepDoneRequest;
   notice.step = step;
-  Status sent = channel_.Send(notice).status();
-  if (!sent.ok()) LOG(WARNING) << "cannot tell the chief about step " << step << ": " << sent.ToString();
+  Status sent = channel_->Send(notice).status();
+  if (!sent.ok())
+    LOG(WARNING) << "cannot tell the chief about step " << step << ": " << sent.ToString();
 }
 
 }  // namespace pst

@@ -8,23 +8,24 @@
 #ifndef PST_PS_STEP_NOTIFIER_H_
 #define PST_PS_STEP_NOTIFIER_H_
 
+#include <memory>
 #include <mutex>
 
-#include "transport/channel.h"
+#include "transport/transport.h"
 
 namespace pst {
 
 class StepNotifier {
  public:
-  // `context` is borrowed and must outlive the notifier.
-  StepNotifier(zmq::context_t& context, ChannelOptions chief);
+  // `transport` is borrowed and must outlive the notifier.
+  StepNotifier(Transport& transport, ChannelOptions chief);
 
   // Reports that `step` is applied, under `cluster_id`.
   void Notify(int64_t step, uint64_t cluster_id);
 
  private:
   std::mutex mu_;
-  Channel channel_;  // guarded by mu_
+  const std::unique_ptr<Connection> channel_;  // guarded by mu_
 };
 
 }  // namespace pst

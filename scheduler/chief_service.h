@@ -5,7 +5,7 @@
 
 #include "scheduler/chief_state.h"
 #include "scheduler/sync_coordinator.h"
-#include "transport/server.h"
+#include "transport/request_context.h"
 
 namespace pst {
 

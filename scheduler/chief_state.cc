@@ -10,8 +10,8 @@ namespace {
 using TimePoint = std::chrono::steady_clock::time_point;
 
 // Records that task `name` was heard from; says so when it was declared dead.
-void MarkAlive(const std::string& name, bool* dead, TimePoint* last_seen) {
-  *last_seen = std::chrono::steady_clock::now();
+void MarkAlive(const std::string& name, TimePoint now, bool* dead, TimePoint* last_seen) {
+  *last_seen = now;
   if (*dead) LOG(INFO) << name << " is alive again";
   *dead = false;
 }
@@ -22,8 +22,9 @@ std::string PsName(size_t i) { return "ps:" + std::to_string(i); }
 }  // namespace
 
 ChiefState::ChiefState(uint64_t placement_hash, int64_t train_steps, int num_workers, int num_ps,
-                       std::string job)
-    : placement_hash_(placement_hash),
+                       std::string job, const MonotonicClock& clock)
+    : clock_(clock),
+      placement_hash_(placement_hash),
       job_(std::move(job)),
       train_steps_(train_steps),
       workers_(num_workers),
@@ -44,7 +45,7 @@ void ChiefState::RecordJoin(int worker) {
   WorkerInfo& w = workers_[worker];
   w.joined = true;
   w.left = false;
-  MarkAlive(WorkerName(worker), &w.dead, &w.last_seen);
+  MarkAlive(WorkerName(worker), clock_.Now(), &w.dead, &w.last_seen);
 }
 
 bool ChiefState::Adopt(int worker) {
@@ -52,13 +53,13 @@ bool ChiefState::Adopt(int worker) {
   WorkerInfo& w = workers_[worker];
   if (w.joined) return false;
   w.joined = true;
-  MarkAlive(WorkerName(worker), &w.dead, &w.last_seen);
+  MarkAlive(WorkerName(worker), clock_.Now(), &w.dead, &w.last_seen);
   return true;
 }
 
 void ChiefState::RecordSeen(int worker) {
   std::lock_guard<std::mutex> lock(mu_);
-  MarkAlive(WorkerName(worker), &workers_[worker].dead, &workers_[worker].last_seen);
+  MarkAlive(WorkerName(worker), clock_.Now(), &workers_[worker].dead, &workers_[worker].last_seen);
 }
 
 void ChiefState::RecordHeartbeat(wire::Role role, int index) {
@@ -66,12 +67,12 @@ void ChiefState::RecordHeartbeat(wire::Role role, int index) {
   std::lock_guard<std::mutex> lock(mu_);
   PsInfo& ps = ps_[index];
   ps.seen = true;
-  MarkAlive(PsName(index), &ps.dead, &ps.last_seen);
+  MarkAlive(PsName(index), clock_.Now(), &ps.dead, &ps.last_seen);
 }
 
 std::vector<std::string> ChiefState::DeclareSilentTasksDead(std::chrono::milliseconds timeout) {
   std::lock_guard<std::mutex> lock(mu_);
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.Now();
   std::vector<std::string> dead;
   for (size_t i = 0; i < ps_.size(); ++i) {
     PsInfo& ps = ps_[i];
@@ -94,7 +95,7 @@ std::vector<std::string> ChiefState::DeclareSilentTasksDead(std::chrono::millise
 void ChiefState::RecordReport(int worker, const wire::Report& report) {
   std::lock_guard<std::mutex> lock(mu_);
   WorkerInfo& w = workers_[worker];
-  MarkAlive(WorkerName(worker), &w.dead, &w.last_seen);
+  MarkAlive(WorkerName(worker), clock_.Now(), &w.dead, &w.last_seen);
   if (!std::isfinite(report.loss()) && non_finite_loss_.empty()) {
     non_finite_loss_ =
         WorkerName(worker) + " reported a training loss of " + std::to_string(report.loss());

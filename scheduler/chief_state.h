@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "schema/messages_generated.h"
 
 namespace pst {
@@ -44,8 +45,9 @@ struct ReportWindow {
 class ChiefState {
  public:
   // `job`: the chief's Job::Describe(), which every joining worker must match.
+  // `clock` (borrowed) times the silences.
   ChiefState(uint64_t placement_hash, int64_t train_steps, int num_workers, int num_ps,
-             std::string job = "");
+             std::string job = "", const MonotonicClock& clock = SteadyClock());
 
   uint64_t placement_hash() const { return placement_hash_; }
   const std::string& job() const { return job_; }
@@ -82,6 +84,7 @@ class ChiefState {
   int64_t deaths() const;
 
  private:
+  const MonotonicClock& clock_;
   const uint64_t placement_hash_;
   const std::string job_;
   const int64_t train_steps_;

@@ -3,21 +3,25 @@
 #include <gtest/gtest.h>
 
 #include <limits>
-#include <thread>
+
+#include "common/clock.h"
 
 namespace pst {
 namespace {
 
 using std::chrono::milliseconds;
 
-// Long enough that no pause of a loaded machine between two statements
-// looks like a silence.
 constexpr milliseconds kTimeout{500};
 
-void Silence() { std::this_thread::sleep_for(kTimeout + milliseconds(100)); }
+// Time passes only when a test says so.
+class ChiefStateTest : public ::testing::Test {
+ protected:
+  void Silence() { clock_.Advance(kTimeout + milliseconds(1)); }
+  FakeClock clock_;
+};
 
-TEST(ChiefStateTest, PsFollowedFromItsFirstHeartbeat) {
-  ChiefState state(1, 100, /*num_workers=*/1, /*num_ps=*/2);
+TEST_F(ChiefStateTest, PsFollowedFromItsFirstHeartbeat) {
+  ChiefState state(1, 100, /*num_workers=*/1, /*num_ps=*/2, "", clock_);
   Silence();
   // Never heard from: not declared dead (the chief waits for it elsewhere).
   EXPECT_TRUE(state.DeclareSilentTasksDead(kTimeout).empty());
@@ -26,7 +30,9 @@ TEST(ChiefStateTest, PsFollowedFromItsFirstHeartbeat) {
   state.RecordHeartbeat(wire::Role::Ps, 1);
   EXPECT_EQ(state.live_ps(), 2);
   EXPECT_TRUE(state.DeclareSilentTasksDead(kTimeout).empty());
-  Silence();
+  clock_.Advance(kTimeout);  // exactly the timeout is not yet a silence
+  EXPECT_TRUE(state.DeclareSilentTasksDead(kTimeout).empty());
+  clock_.Advance(milliseconds(1));
   state.RecordHeartbeat(wire::Role::Ps, 0);
   EXPECT_EQ(state.DeclareSilentTasksDead(kTimeout), std::vector<std::string>{"ps:1"});
   EXPECT_EQ(state.live_ps(), 1);
@@ -38,8 +44,8 @@ TEST(ChiefStateTest, PsFollowedFromItsFirstHeartbeat) {
   EXPECT_EQ(state.deaths(), 1);
 }
 
-TEST(ChiefStateTest, WorkerFollowedFromJoinUntilItLeaves) {
-  ChiefState state(1, 100, /*num_workers=*/2, /*num_ps=*/1);
+TEST_F(ChiefStateTest, WorkerFollowedFromJoinUntilItLeaves) {
+  ChiefState state(1, 100, /*num_workers=*/2, /*num_ps=*/1, "", clock_);
   state.RecordHeartbeat(wire::Role::Worker, 0);  // before joining: not counted
   EXPECT_EQ(state.live_workers(), 0);
   state.RecordJoin(0);
@@ -64,7 +70,7 @@ TEST(ChiefStateTest, WorkerFollowedFromJoinUntilItLeaves) {
   EXPECT_EQ(state.deaths(), 1);
 }
 
-TEST(ChiefStateTest, RemembersTheFirstNonFiniteLoss) {
+TEST_F(ChiefStateTest, RemembersTheFirstNonFiniteLoss) {
   ChiefState state(1, 100, /*num_workers=*/2, /*num_ps=*/1);
   const auto report = [&state](int worker, float loss, bool done) {
     flatbuffers::FlatBufferBuilder fbb;
@@ -79,7 +85,7 @@ TEST(ChiefStateTest, RemembersTheFirstNonFiniteLoss) {
   EXPECT_EQ(state.non_finite_loss(), "worker:1 reported a training loss of nan");
 }
 
-TEST(ChiefStateTest, AdoptsAWorkerThatJoinedAnEarlierChief) {
+TEST_F(ChiefStateTest, AdoptsAWorkerThatJoinedAnEarlierChief) {
   ChiefState state(1, 100, /*num_workers=*/2, /*num_ps=*/1);
   EXPECT_TRUE(state.Adopt(1));
   EXPECT_FALSE(state.Adopt(1));

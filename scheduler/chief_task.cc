@@ -22,6 +22,7 @@
 #include "scheduler/sync_coordinator.h"
 #include "transport/bind_address.h"
 #include "transport/server.h"
+#include "transport/zmq_transport.h"
 
 namespace pst {
 namespace {
@@ -52,7 +53,7 @@ class Chief {
         std::unique_ptr<MetricsWriter> metrics, uint64_t cluster_id)
       : options_(options),
         cluster_id_(cluster_id),
-        ps_(context_, options.cluster, std::move(placement), Identity(options, cluster_id)),
+        ps_(transport_, options.cluster, std::move(placement), Identity(options, cluster_id)),
         state_(ps_.placement().Hash(), options.train_steps, num_workers(),
                static_cast<int>(options.cluster.ps.size()), job.Describe()),
         evaluator_(std::move(model), std::move(job), &ps_),
@@ -124,6 +125,7 @@ class Chief {
   const ChiefOptions& options_;
   const uint64_t cluster_id_;
   zmq::context_t context_{1};
+  ZmqTransport transport_{context_};
   PsClient ps_;
   ChiefState state_;
   ClusterEvaluator evaluator_;

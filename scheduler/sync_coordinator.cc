@@ -5,15 +5,16 @@
 
 namespace pst {
 
-SyncCoordinator::SyncCoordinator(std::vector<int> sync_shards, int num_workers,
-                                 int64_t train_steps, RpcServer* server)
-    : train_steps_(train_steps), server_(server), tokens_(num_workers) {
-  const int shards = sync_shards.empty() ? 0 : *std::max_element(sync_shards.begin(), sync_shards.end()) + 1;
+SyncCoordinator::SyncCoordinator(std::vector<int> sync_shards, int num_workers, int64_t train_steps,
+                                 ReplySender* replies)
+    : train_steps_(train_steps), replies_(replies), tokens_(num_workers) {
+  const int shards =
+      sync_shards.empty() ? 0 : *std::max_element(sync_shards.begin(), sync_shards.end()) + 1;
   applied_.assign(shards, -1);
   for (int k : sync_shards) applied_[k] = 0;
 }
 
-OutgoingMessage SyncCoordinator::TokenReply(int64_t step) {
+OutgoingMessage TokenReply(int64_t step) {
   OutgoingMessage reply;
   reply.type = wire::MessageType::TokenReply;
   reply.step = step;
@@ -28,7 +29,7 @@ OutgoingMessage SyncCoordinator::TokenReply(int64_t step) {
 }
 
 void SyncCoordinator::Send(std::vector<TokenGrant> grants) {
-  for (TokenGrant& g : grants) server_->SendDeferred(std::move(g.to), TokenReply(g.step));
+  for (TokenGrant& g : grants) replies_->SendDeferred(std::move(g.to), TokenReply(g.step));
 }
 
 void SyncCoordinator::Open(int64_t step) {
@@ -46,11 +47,9 @@ void SyncCoordinator::Open(int64_t step) {
   Send(std::move(grants));
 }
 
-OutgoingMessage SyncCoordinator::HandleTokenRequest(int worker,
-                                                    int64_t last_received,
+OutgoingMessage SyncCoordinator::HandleTokenRequest(int worker, int64_t last_received,
                                                     RequestContext& context) {
-  std::optional<int64_t> step =
-      tokens_.TakeOrPark(worker, last_received, context);
+  std::optional<int64_t> step = tokens_.TakeOrPark(worker, last_received, context);
   // Parked: the return value is ignored. Closed and not parked: stop.
   return TokenReply(step.value_or(-1));
 }

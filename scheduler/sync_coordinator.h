@@ -18,18 +18,21 @@
 #include <vector>
 
 #include "common/status.h"
-
 #include "scheduler/token_queue.h"
-#include "transport/server.h"
+#include "transport/request_context.h"
 
 namespace pst {
+
+// The reply to a token request: the step to train, or -1 (state Stopping):
+// stop.
+OutgoingMessage TokenReply(int64_t step);
 
 class SyncCoordinator {
  public:
   // `sync_shards`: the shards that accumulate gradients (hold a trainable
-  // variable). `server` (borrowed) sends the parked token replies.
+  // variable). `replies` (borrowed) sends the parked token replies.
   SyncCoordinator(std::vector<int> sync_shards, int num_workers, int64_t train_steps,
-                  RpcServer* server);
+                  ReplySender* replies);
 
   // Releases the tokens of `step` (0, or a restored checkpoint's step;
   // call once the variables are initialized or restored). Called again
@@ -37,8 +40,7 @@ class SyncCoordinator {
   void Open(int64_t step);
   // Answers a worker's token request now, or parks it. `last_received`:
   // the step of the last token the worker received (see TokenQueue).
-  OutgoingMessage HandleTokenRequest(int worker, int64_t last_received,
-                                     RequestContext& context);
+  OutgoingMessage HandleTokenRequest(int worker, int64_t last_received, RequestContext& context);
   // A shard reports that it applied `step`.
   void ShardApplied(int shard, int64_t step);
   // Stops handing out tokens; parked workers are told to stop.
@@ -57,11 +59,10 @@ class SyncCoordinator {
   int64_t global_step() const;
 
  private:
-  static OutgoingMessage TokenReply(int64_t step);
   void Send(std::vector<TokenGrant> grants);
 
   const int64_t train_steps_;
-  RpcServer* server_;
+  ReplySender* replies_;
   TokenQueue tokens_;
   mutable std::mutex mu_;
   std::condition_variable applied_changed_;

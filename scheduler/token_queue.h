@@ -19,7 +19,7 @@
 #include <optional>
 #include <vector>
 
-#include "transport/server.h"
+#include "transport/request_context.h"
 
 namespace pst {
 
@@ -38,8 +38,7 @@ class TokenQueue {
   // step of the last token the worker received (-1: none). The current step
   // is granted unless the worker received it from this queue: by its own
   // account and, since the steps after a Reset() repeat, by the queue's.
-  std::optional<int64_t> TakeOrPark(int worker, int64_t last_received,
-                                    RequestContext& context);
+  std::optional<int64_t> TakeOrPark(int worker, int64_t last_received, RequestContext& context);
 
   // Opens `step` (> the current one): returns the parked requests, each
   // granted `step`.
@@ -57,9 +56,9 @@ class TokenQueue {
   std::vector<TokenGrant> TakeParked(int64_t step);
 
   mutable std::mutex mu_;
-  std::optional<int64_t> step_;                  // guarded by mu_; empty before Open
-  bool closed_ = false;                          // guarded by mu_
-  std::vector<int64_t> taken_;  // guarded by mu_: last step granted each worker
+  std::optional<int64_t> step_;  // guarded by mu_; empty before Open
+  bool closed_ = false;          // guarded by mu_
+  std::vector<int64_t> taken_;   // guarded by mu_: last step granted each worker
   std::vector<std::optional<DeferredReply>> parked_;  // guarded by mu_
 };
 

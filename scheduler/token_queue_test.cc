@@ -5,10 +5,10 @@
 namespace pst {
 namespace {
 
-// A request context with a dummy return address.
+// A request with a return address of its own.
 struct FakeRequest {
-  zmq::message_t routing{std::string("addr")};
-  RequestContext context{&routing, 1};
+  static inline uint64_t next_id = 1;
+  RequestContext context{"addr", next_id++};
 };
 
 TEST(TokenQueueTest, NothingBeforeOpen) {
@@ -64,6 +64,24 @@ TEST(TokenQueueTest, GrantToAnAbandonedRequestIsGivenAgain) {
   EXPECT_FALSE(queue.TakeOrPark(0, 1, newest.context).has_value());
 }
 
+TEST(TokenQueueTest, GrantGoesToTheParkedRequestsReturnAddress) {
+  TokenQueue queue(2);
+  queue.Advance(0);
+  RequestContext a("worker-0", 7), a2("worker-0", 10), b("worker-1", 8), c("worker-1", 9);
+  EXPECT_EQ(queue.TakeOrPark(0, -1, a), 0);
+  EXPECT_FALSE(queue.TakeOrPark(0, 0, a2).has_value());
+  EXPECT_EQ(queue.TakeOrPark(1, -1, b), 0);
+  EXPECT_FALSE(queue.TakeOrPark(1, 0, b).has_value());
+  // A newer request of the same worker replaces its parked one.
+  EXPECT_FALSE(queue.TakeOrPark(1, 0, c).has_value());
+  std::vector<TokenGrant> grants = queue.Advance(1);
+  ASSERT_EQ(grants.size(), 2u);
+  EXPECT_EQ(grants[0].to.address, "worker-0");
+  EXPECT_EQ(grants[0].to.request_id, 10u);
+  EXPECT_EQ(grants[1].to.address, "worker-1");
+  EXPECT_EQ(grants[1].to.request_id, 9u);
+}
+
 TEST(TokenQueueTest, LateWorkerGetsTheNewestStepAtOnce) {
   TokenQueue queue(3);
   queue.Advance(0);
@@ -82,7 +100,7 @@ TEST(TokenQueueTest, ResetGoesBackAndHandsOutTheStepAgain) {
   FakeRequest a, again;
   EXPECT_EQ(queue.TakeOrPark(0, 6, a.context), 7);
   EXPECT_FALSE(queue.TakeOrPark(0, 7, again.context).has_value());  // parked
-  auto grants = queue.Reset(5);  // a restore to step 5
+  auto grants = queue.Reset(5);                                     // a restore to step 5
   ASSERT_EQ(grants.size(), 1u);
   EXPECT_EQ(grants[0].step, 5);
   FakeRequest other;

@@ -12,26 +12,27 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 #include "common/periodic_thread.h"
-#include "transport/channel.h"
+#include "transport/transport.h"
 
 namespace pst {
 
 class HeartbeatSender {
  public:
-  // `context` is borrowed and must outlive the sender. `cluster_id` is
+  // `transport` is borrowed and must outlive the sender. `cluster_id` is
   // asked before each heartbeat (a ps learns its id at init).
-  HeartbeatSender(zmq::context_t& context, ChannelOptions chief,
-                  std::chrono::milliseconds interval, std::function<uint64_t()> cluster_id);
+  HeartbeatSender(Transport& transport, ChannelOptions chief, std::chrono::milliseconds interval,
+                  std::function<uint64_t()> cluster_id);
 
  private:
   void Send();
 
   const std::function<uint64_t()> cluster_id_;
-  Channel channel_;  // used by the periodic thread only
-  bool failing_ = false;  // the last send failed; periodic thread only
-  PeriodicThread thread_;  // last: starts once the members above exist
+  const std::unique_ptr<Connection> channel_;  // used by the periodic thread only
+  bool failing_ = false;                       // the last send failed; periodic thread only
+  PeriodicThread thread_;                      // last: starts once the members above exist
 };
 
 }  // namespace pst

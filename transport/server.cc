@@ -18,10 +18,10 @@ std::string InprocEndpoint(const std::string& what, const void* self) {
 }
 
 int HeartbeatTimeoutMs(const ServerOptions& options) {
-  const int64_t largest_frame_ms = static_cast<int64_t>(
-      options.max_message_bytes / (kSlowestPeerBytesPerSecond / 1000));
-  return static_cast<int>(std::min<int64_t>(
-      INT_MAX, options.peer_timeout.count() + largest_frame_ms));
+  const int64_t largest_frame_ms =
+      static_cast<int64_t>(options.max_message_bytes / (kSlowestPeerBytesPerSecond / 1000));
+  return static_cast<int>(
+      std::min<int64_t>(INT_MAX, options.peer_timeout.count() + largest_frame_ms));
 }
 
 // Hands freed heap memory back to the system. glibc keeps what a burst
@@ -40,8 +40,8 @@ size_t SendFrames(zmq::socket_t& socket, zmq::message_t* routing_id,
   if (routing_id) socket.send(*routing_id, zmq::send_flags::sndmore);
   for (size_t i = 0; i < frames.size(); ++i) {
     bytes += frames[i].size();
-    socket.send(frames[i], i + 1 < frames.size() ? zmq::send_flags::sndmore
-                                                 : zmq::send_flags::none);
+    socket.send(frames[i],
+                i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
   }
   return bytes;
 }
@@ -62,8 +62,7 @@ uint64_t RequestIdOf(const zmq::message_t& header_frame) {
   std::unique_ptr<uint64_t[]> copy;
   const uint8_t* bytes = AlignedBytes(header_frame, &copy);
   flatbuffers::Verifier verifier(bytes, header_frame.size());
-  if (header_frame.size() < sizeof(flatbuffers::uoffset_t) ||
-      !wire::VerifyHeaderBuffer(verifier)) {
+  if (header_frame.size() < sizeof(flatbuffers::uoffset_t) || !wire::VerifyHeaderBuffer(verifier)) {
     return 0;
   }
   return wire::GetHeader(bytes)->request_id();
@@ -79,14 +78,7 @@ std::string PeerAddress(const zmq::message_t& frame) {
 
 }  // namespace
 
-DeferredReply RequestContext::Defer() {
-  CHECK(!deferred_) << "a request can be deferred only once";
-  deferred_ = true;
-  return DeferredReply{std::move(*routing_id_), request_id_};
-}
-
-RpcServer::RpcServer(zmq::context_t& context, ServerOptions options,
-                     Handler handler)
+RpcServer::RpcServer(zmq::context_t& context, ServerOptions options, Handler handler)
     : context_(context),
       options_(std::move(options)),
       handler_(std::move(handler)),
@@ -119,8 +111,7 @@ Status RpcServer::Start() {
       MakeCurveServer(*router, *options_.curve);
     }
     router->set(zmq::sockopt::linger, 0);
-    router->set(zmq::sockopt::maxmsgsize,
-                static_cast<int64_t>(options_.max_message_bytes));
+    router->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(options_.max_message_bytes));
     router->set(zmq::sockopt::router_mandatory, 0);
     // What a connection holds (an incomplete message, see IoLoop) is bounded
     // in time: silent or stalled peers are dropped.
@@ -131,16 +122,15 @@ Status RpcServer::Start() {
     router->bind(options_.endpoint);
     replies->bind(inproc_endpoint_);
     // Closed connections are reported so their memory can be given back.
-    if (zmq_socket_monitor(router->handle(), monitor_endpoint_.c_str(),
-                           ZMQ_EVENT_DISCONNECTED) != 0) {
+    if (zmq_socket_monitor(router->handle(), monitor_endpoint_.c_str(), ZMQ_EVENT_DISCONNECTED) !=
+        0) {
       throw zmq::error_t();
     }
     monitor->set(zmq::sockopt::linger, 0);
     monitor->connect(monitor_endpoint_);
     bound_endpoint_ = router->get(zmq::sockopt::last_endpoint);
   } catch (const zmq::error_t& e) {
-    return Unavailable(options_.name + " cannot bind " + options_.endpoint +
-                       ": " + e.what());
+    return Unavailable(options_.name + " cannot bind " + options_.endpoint + ": " + e.what());
   }
   deferred_out_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::push);
   deferred_out_->set(zmq::sockopt::linger, 0);
@@ -148,8 +138,8 @@ Status RpcServer::Start() {
   for (int i = 0; i < std::max(1, options_.num_threads); ++i) {
     handler_threads_.emplace_back([this, i] { HandlerLoop(i); });
   }
-  io_thread_ = std::thread(
-      [this, router, replies, monitor] { IoLoop(*router, *replies, *monitor); });
+  io_thread_ =
+      std::thread([this, router, replies, monitor] { IoLoop(*router, *replies, *monitor); });
   return Status::OK();
 }
 
@@ -170,28 +160,12 @@ size_t RpcServer::queue_depth() const {
   return jobs_.size();
 }
 
-Status RpcServer::CheckClusterId(const ReceivedMessage& request) const {
-  const uint64_t mine = cluster_id_.load();
-  const uint64_t theirs = request.header().cluster_id();
-  if (mine == 0 || theirs == mine) return Status::OK();
-  const auto& open = options_.open_types;
-  if (theirs == 0 &&
-      std::find(open.begin(), open.end(), request.type()) != open.end()) {
-    return Status::OK();
-  }
-  // Names only the sender's own id: the server's would let anyone who can
-  // reach it speak for its cluster.
-  return PermissionDenied(options_.name + " refuses a message from cluster " +
-                          std::to_string(theirs) + ": not this cluster");
-}
-
-void RpcServer::SendRefusal(zmq::socket_t& router, zmq::message_t routing_id,
-                            const Status& status, uint64_t request_id) {
+void RpcServer::SendRefusal(zmq::socket_t& router, zmq::message_t routing_id, const Status& status,
+                            uint64_t request_id) {
   OutgoingMessage refusal;
   refusal.type = wire::MessageType::ErrorReply;
   refusal.status = status;
-  Envelope envelope{request_id, /*cluster_id=*/0, options_.role,
-                    options_.index};
+  Envelope envelope{request_id, /*cluster_id=*/0, options_.role, options_.index};
   std::vector<zmq::message_t> frames = EncodeMessage(refusal, envelope);
   bytes_out_ += SendFrames(router, &routing_id, frames);
 }
@@ -201,8 +175,7 @@ void RpcServer::SendRefusal(zmq::socket_t& router, zmq::message_t routing_id,
 // until then the frames sit in ZeroMQ's queue, out of reach. What can be
 // done here is to take the frames one by one, counting, and release those
 // over the limit at once rather than gather and copy them.
-bool RpcServer::ReceiveRequest(zmq::socket_t& router,
-                               std::vector<zmq::message_t>* frames,
+bool RpcServer::ReceiveRequest(zmq::socket_t& router, std::vector<zmq::message_t>* frames,
                                bool* too_large) {
   frames->clear();
   *too_large = false;
@@ -226,18 +199,18 @@ bool RpcServer::ReceiveRequest(zmq::socket_t& router,
   return true;
 }
 
-void RpcServer::OnRequest(zmq::socket_t& router,
-                          std::vector<zmq::message_t> frames, bool too_large) {
+void RpcServer::OnRequest(zmq::socket_t& router, std::vector<zmq::message_t> frames,
+                          bool too_large) {
   if (frames.size() < 2) return;  // a routing id with nothing after it
   zmq::message_t routing_id = std::move(frames[0]);
   frames.erase(frames.begin());
   std::string peer_address = PeerAddress(frames[0]);
   const uint64_t request_id = RequestIdOf(frames[0]);
   StatusOr<ReceivedMessage> request =
-      too_large ? StatusOr<ReceivedMessage>(
-                      MessageTooLarge(options_.max_message_bytes))
+      too_large ? StatusOr<ReceivedMessage>(MessageTooLarge(options_.max_message_bytes))
                 : DecodeMessage(std::move(frames), options_.max_message_bytes);
-  Status status = request.ok() ? CheckClusterId(*request) : request.status();
+  Status status =
+      request.ok() ? CheckClusterId(options_, cluster_id_.load(), *request) : request.status();
   if (!status.ok()) {
     VLOG(1) << options_.name << " refused a request: " << status.ToString();
     SendRefusal(router, std::move(routing_id), status, request_id);
@@ -245,14 +218,13 @@ void RpcServer::OnRequest(zmq::socket_t& router,
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    jobs_.push_back(Job{std::move(routing_id), std::move(request).value(),
-                        std::move(peer_address)});
+    jobs_.push_back(
+        Job{std::move(routing_id), std::move(request).value(), std::move(peer_address)});
   }
   jobs_cv_.notify_one();
 }
 
-void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies,
-                       zmq::socket_t& monitor) {
+void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socket_t& monitor) {
   zmq::pollitem_t items[] = {{router.handle(), 0, ZMQ_POLLIN, 0},
                              {replies.handle(), 0, ZMQ_POLLIN, 0},
                              {monitor.handle(), 0, ZMQ_POLLIN, 0}};
@@ -317,8 +289,8 @@ void RpcServer::HandlerLoop(int /*thread_index*/) {
       jobs_.pop_front();
       ++jobs_in_flight_;
     }
-    RequestContext context(&job.routing_id, job.request.request_id(),
-                           std::move(job.peer_address));
+    RequestContext context(std::string(job.routing_id.data<char>(), job.routing_id.size()),
+                           job.request.request_id(), std::move(job.peer_address));
     OutgoingMessage reply = handler_(job.request, context);
     if (context.deferred()) {
       // No reply on `out` for this job; SendDeferred counts its own.
@@ -326,8 +298,7 @@ void RpcServer::HandlerLoop(int /*thread_index*/) {
       --jobs_in_flight_;
       continue;
     }
-    Envelope envelope{job.request.request_id(), cluster_id_.load(),
-                      options_.role, options_.index};
+    Envelope envelope{job.request.request_id(), cluster_id_.load(), options_.role, options_.index};
     std::vector<zmq::message_t> frames = EncodeMessage(reply, envelope);
     SendFrames(out, &job.routing_id, frames);
   }
@@ -340,8 +311,9 @@ void RpcServer::SendDeferred(DeferredReply to, const OutgoingMessage& reply) {
     std::lock_guard<std::mutex> lock(mu_);
     ++jobs_in_flight_;  // the I/O thread decrements it when forwarding
   }
+  zmq::message_t routing_id(to.address.data(), to.address.size());
   std::lock_guard<std::mutex> lock(deferred_mu_);
-  SendFrames(*deferred_out_, &to.routing_id, frames);
+  SendFrames(*deferred_out_, &routing_id, frames);
 }
 
 }  // namespace pst

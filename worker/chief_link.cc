@@ -5,8 +5,8 @@
 
 namespace pst {
 
-ChiefLink::ChiefLink(zmq::context_t& context, ChannelOptions options)
-    : channel_(context, std::move(options)) {}
+ChiefLink::ChiefLink(Transport& transport, ChannelOptions options)
+    : channel_(transport.Connect(std::move(options))) {}
 
 StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash, const std::string& job,
                                      Clock::time_point deadline, const std::atomic<bool>& stop) {
@@ -21,10 +21,9 @@ StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash, const std::string&
   bool said_waiting = false;
   for (;;) {
     if (stop.load()) return Aborted("stopped by a signal while waiting to join");
-    const auto attempt_deadline =
-        std::min(deadline, Clock::now() + std::chrono::milliseconds(500));
-    PST_ASSIGN_OR_RETURN(uint64_t id, channel_.Send(request));
-    StatusOr<ReceivedMessage> reply = channel_.Receive(id, attempt_deadline);
+    const auto attempt_deadline = std::min(deadline, Clock::now() + std::chrono::milliseconds(500));
+    PST_ASSIGN_OR_RETURN(uint64_t id, channel_->Send(request));
+    StatusOr<ReceivedMessage> reply = channel_->Receive(id, attempt_deadline);
     if (!reply.ok() && reply.status().code() != Code::kDeadlineExceeded) {
       return reply.status();  // e.g. a placement mismatch: retrying cannot help
     }
@@ -32,18 +31,17 @@ StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash, const std::string&
       const wire::JoinInfo* join = reply->header().join();
       if (join == nullptr) return Internal("chief sent a join reply without join info");
       if (join->state() != wire::ClusterState::Starting) {
-        channel_.set_cluster_id(reply->header().cluster_id());
+        channel_->set_cluster_id(reply->header().cluster_id());
         return JoinResult{reply->header().cluster_id(), join->train_steps(),
                           join->state() == wire::ClusterState::Stopping};
       }
     }
     if (Clock::now() >= deadline) {
-      return DeadlineExceeded("the chief at " + channel_.endpoint() +
+      return DeadlineExceeded("the chief at " + channel_->endpoint() +
                               " did not open training before --join_timeout_ms");
     }
     if (!said_waiting) {
-      LOG(INFO) << "waiting for the chief at " << channel_.endpoint()
-                << " to open training";
+      LOG(INFO) << "waiting for the chief at " << channel_->endpoint() << " to open training";
       said_waiting = true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -59,10 +57,10 @@ StatusOr<std::optional<int64_t>> ChiefLink::TakeToken(Clock::time_point deadline
   std::vector<uint64_t> sent;
   for (;;) {
     if (stop.load()) return Aborted("stopped by a signal while waiting for a token");
-    PST_ASSIGN_OR_RETURN(uint64_t id, channel_.Send(request));
+    PST_ASSIGN_OR_RETURN(uint64_t id, channel_->Send(request));
     sent.push_back(id);
-    auto reply = channel_.ReceiveAny(
-        sent, std::min(deadline, Clock::now() + std::chrono::seconds(1)));
+    auto reply =
+        channel_->ReceiveAny(sent, std::min(deadline, Clock::now() + std::chrono::seconds(1)));
     if (reply.ok()) {
       const wire::JoinInfo* join = reply->header().join();
       if (reply->step() < 0 || (join && join->state() == wire::ClusterState::Stopping)) {
@@ -74,8 +72,7 @@ StatusOr<std::optional<int64_t>> ChiefLink::TakeToken(Clock::time_point deadline
     }
     if (reply.status().code() != Code::kDeadlineExceeded) return reply.status();
     if (Clock::now() >= deadline) {
-      return DeadlineExceeded("no token from the chief at " +
-                              channel_.endpoint() +
+      return DeadlineExceeded("no token from the chief at " + channel_->endpoint() +
                               " within --join_timeout_ms");
     }
   }
@@ -96,7 +93,7 @@ OutgoingMessage ChiefLink::ReportMessage(const TrainingReport& r) const {
 
 void ChiefLink::DrainReplies() {
   for (;;) {
-    StatusOr<ReceivedMessage> reply = channel_.ReadOne();
+    StatusOr<ReceivedMessage> reply = channel_->ReadOne();
     if (!reply.ok()) {
       if (reply.status().code() == Code::kUnavailable) return;  // nothing more
       continue;
@@ -108,7 +105,7 @@ void ChiefLink::DrainReplies() {
 
 Status ChiefLink::Report(const TrainingReport& report) {
   DrainReplies();
-  return channel_.Send(ReportMessage(report)).status();
+  return channel_->Send(ReportMessage(report)).status();
 }
 
 Status ChiefLink::Leave(const TrainingReport& report) {
@@ -116,8 +113,8 @@ Status ChiefLink::Leave(const TrainingReport& report) {
   last.done = true;
   // A courtesy: a chief that is gone (it stopped first, or was killed)
   // must not hold the worker for a whole --rpc_timeout_ms.
-  PST_ASSIGN_OR_RETURN(uint64_t id, channel_.Send(ReportMessage(last)));
-  Status said = channel_.Receive(id, Clock::now() + std::chrono::seconds(2)).status();
+  PST_ASSIGN_OR_RETURN(uint64_t id, channel_->Send(ReportMessage(last)));
+  Status said = channel_->Receive(id, Clock::now() + std::chrono::seconds(2)).status();
   if (!said.ok()) LOG(WARNING) << "the chief did not acknowledge the goodbye: " << said.ToString();
   return Status::OK();
 }

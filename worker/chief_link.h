@@ -10,9 +10,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 
-#include "transport/channel.h"
+#include "transport/transport.h"
 
 namespace pst {
 
@@ -35,8 +36,8 @@ struct TrainingReport {
 
 class ChiefLink {
  public:
-  // `context` is borrowed and must outlive the link.
-  ChiefLink(zmq::context_t& context, ChannelOptions options);
+  // `transport` is borrowed and must outlive the link.
+  ChiefLink(Transport& transport, ChannelOptions options);
 
   // Waits (retrying) until the chief has opened training, `deadline`
   // passes (DeadlineExceeded) or `stop` is set (Aborted).
@@ -64,7 +65,7 @@ class ChiefLink {
   OutgoingMessage ReportMessage(const TrainingReport& report) const;
   void DrainReplies();
 
-  Channel channel_;
+  std::unique_ptr<Connection> channel_;
   bool stopping_ = false;
   // The step of the last token taken (-1: none yet), sent with each token
   // request: the chief grants that step again when it is still the current

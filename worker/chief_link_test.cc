@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "transport/server.h"
+#include "transport/zmq_transport.h"
 
 namespace pst {
 namespace {
@@ -23,8 +24,7 @@ class ChiefLinkTest : public ::testing::Test {
     options.num_threads = 1;  // handlers run one at a time
     server_ = std::make_unique<RpcServer>(
         context_, options,
-        [this, handler](const ReceivedMessage& request,
-                        RequestContext& context) {
+        [this, handler](const ReceivedMessage& request, RequestContext& context) {
           {
             std::lock_guard<std::mutex> lock(mu_);
             steps_sent_.push_back(request.step());
@@ -36,7 +36,7 @@ class ChiefLinkTest : public ::testing::Test {
     link.peer_name = "chief";
     link.endpoint = server_->bound_endpoint();
     link.role = wire::Role::Worker;
-    link_ = std::make_unique<ChiefLink>(context_, link);
+    link_ = std::make_unique<ChiefLink>(transport_, link);
   }
   static OutgoingMessage Token(int64_t step) {
     OutgoingMessage reply;
@@ -55,14 +55,14 @@ class ChiefLinkTest : public ::testing::Test {
   std::vector<int64_t> steps_sent_;  // guarded by mu_
   std::atomic<bool> stop_{false};
   zmq::context_t context_{1};
+  ZmqTransport transport_{context_};
   std::unique_ptr<RpcServer> server_;
   std::unique_ptr<ChiefLink> link_;
 };
 
 TEST_F(ChiefLinkTest, RequestsSayWhichTokenTheWorkerLastReceived) {
-  StartChief([](const ReceivedMessage& request, RequestContext&) {
-    return Token(request.step() + 5);
-  });
+  StartChief(
+      [](const ReceivedMessage& request, RequestContext&) { return Token(request.step() + 5); });
   const auto deadline = Clock::now() + std::chrono::seconds(10);
   auto first = link_->TakeToken(deadline, stop_);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
@@ -103,8 +103,7 @@ TEST_F(ChiefLinkTest, WaitingPastTheDeadlineNamesJoinTimeout) {
   });
   auto token = link_->TakeToken(Clock::now() + std::chrono::milliseconds(100), stop_);
   EXPECT_EQ(token.status().code(), Code::kDeadlineExceeded);
-  EXPECT_NE(token.status().message().find("--join_timeout_ms"),
-            std::string::npos)
+  EXPECT_NE(token.status().message().find("--join_timeout_ms"), std::string::npos)
       << token.status().ToString();
 }
 

@@ -11,6 +11,7 @@
 #include "model/model_zoo.h"
 #include "ps/ps_client.h"
 #include "transport/heartbeat_sender.h"
+#include "transport/zmq_transport.h"
 #include "worker/chief_link.h"
 #include "worker/divergence.h"
 
@@ -134,13 +135,13 @@ class Worker {
     chief.index = options_.task_index;
     chief.rpc_timeout_ms = options_.rpc_timeout_ms;
     chief.curve = options_.curve;
-    chief_ = std::make_unique<ChiefLink>(context_, chief);
+    chief_ = std::make_unique<ChiefLink>(transport_, chief);
     PST_ASSIGN_OR_RETURN(JoinResult joined, chief_->Join(placement_->Hash(), job_description_,
                                                          After(options_.join_timeout_ms), stop_));
     train_steps_ = joined.train_steps;
     training_over_ = joined.training_over;
     const uint64_t cluster_id = joined.cluster_id;
-    heartbeat_ = std::make_unique<HeartbeatSender>(context_, chief, options_.heartbeat_interval,
+    heartbeat_ = std::make_unique<HeartbeatSender>(transport_, chief, options_.heartbeat_interval,
                                                    [cluster_id] { return cluster_id; });
     LOG(INFO) << me_ << " joined cluster " << joined.cluster_id << " (" << job_description_ << ", "
               << placement_->slices().size() << " slices on " << placement_->num_shards()
@@ -154,7 +155,7 @@ class Worker {
     identity.curve = options_.curve;
     identity.interrupt = &stop_;  // a signal ends a pull or push at once
     identity.wire_dtype = options_.wire_dtype;
-    ps_ = std::make_unique<PsClient>(context_, options_.cluster, *placement_, identity);
+    ps_ = std::make_unique<PsClient>(transport_, options_.cluster, *placement_, identity);
     return Status::OK();
   }
 
@@ -206,8 +207,7 @@ class Worker {
   // the worker.
   Status WaitOutPsFailure(const Status& failure) {
     const Code c = failure.code();
-    if (c != Code::kDeadlineExceeded && c != Code::kUnavailable &&
-        c != Code::kFailedPrecondition) {
+    if (c != Code::kDeadlineExceeded && c != Code::kUnavailable && c != Code::kFailedPrecondition) {
       return failure;
     }
     if (!ps_failed_since_) {
@@ -274,8 +274,9 @@ class Worker {
       const PushSummary pushed = *stepped;
       const float ms = std::chrono::duration<float, std::milli>(Clock::now() - start).count();
       unreported_examples_ += next.batch.size;
-      last_report_ = {pushed.global_step, loss, unreported_examples_, next.epoch,
-                      next.batch_in_epoch, next.batches_per_epoch, ms};
+      last_report_ = {
+          pushed.global_step,     loss, unreported_examples_, next.epoch, next.batch_in_epoch,
+          next.batches_per_epoch, ms};
       log.Add(last_report_, ++local_steps_);
       if (!options_.sync && pushed.global_step >= train_steps_) return Status::OK();
       if (local_steps_ % options_.report_every_steps == 0) {
@@ -291,6 +292,7 @@ class Worker {
   const std::atomic<bool>& stop_;
   const std::string me_;
   zmq::context_t context_{1};
+  ZmqTransport transport_{context_};
   std::unique_ptr<Model> model_;
   Dataset train_;
   std::string job_description_;  // Job::Describe(), which the chief checks

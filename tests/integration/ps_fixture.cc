@@ -56,7 +56,7 @@ std::unique_ptr<PsClient> PsFixture::NewClientWithKeys(
   identity.rpc_timeout_ms = timeout_ms;
   identity.curve = std::move(curve);
   identity.wire_dtype = client_wire_dtype_;
-  return std::make_unique<PsClient>(context_, spec, *placement_, identity);
+  return std::make_unique<PsClient>(transport_, spec, *placement_, identity);
 }
 
 std::string PsFixture::endpoint() const {

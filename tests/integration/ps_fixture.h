@@ -3,15 +3,16 @@
 #ifndef PST_TESTS_INTEGRATION_PS_FIXTURE_H_
 #define PST_TESTS_INTEGRATION_PS_FIXTURE_H_
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "ps/ps_client.h"
 #include "tests/integration/local_cluster.h"
+#include "transport/zmq_transport.h"
 
 namespace pst {
 
@@ -33,9 +34,8 @@ class PsFixture : public ::testing::Test {
   }
   // A client holding `curve` (by default the fixture's keys, if any).
   std::unique_ptr<PsClient> NewClient(int index = 0);
-  std::unique_ptr<PsClient> NewClientWithKeys(
-      std::optional<CurveKeys> curve, int timeout_ms, int index = 0,
-      wire::Role role = wire::Role::Client);
+  std::unique_ptr<PsClient> NewClientWithKeys(std::optional<CurveKeys> curve, int timeout_ms,
+                                              int index = 0, wire::Role role = wire::Role::Client);
   // A client speaking as the chief, from 127.0.0.1 (the chief host the ps
   // is given): the one allowed to initialize, checkpoint and shut it down.
   std::unique_ptr<PsClient> NewChiefClient();
@@ -47,10 +47,11 @@ class PsFixture : public ::testing::Test {
   size_t StatusBytes(const std::string& key) const;
 
   zmq::context_t context_{1};
+  ZmqTransport transport_{context_};
   std::unique_ptr<LocalCluster> cluster_;
   std::unique_ptr<Placement> placement_;
   ChildProcess* ps_ = nullptr;
-  std::optional<CurveKeys> curve_;  // set before StartPs for a CURVE ps
+  std::optional<CurveKeys> curve_;             // set before StartPs for a CURVE ps
   DType client_wire_dtype_ = DType::kFloat32;  // the --wire_dtype of clients made from now on
 };
 
@@ -67,8 +68,7 @@ class RawZmtpPeer {
   // Greeting and READY, both ways. False when the server did not answer.
   bool Handshake();
   // One frame, or only its first `sent` bytes (the frame header included).
-  void SendFrame(const std::string& bytes, bool more,
-                 size_t sent = std::string::npos);
+  void SendFrame(const std::string& bytes, bool more, size_t sent = std::string::npos);
   // Reads and drops what the server sends until it closes the connection
   // (true) or `timeout` passes (false).
   bool ClosedByServerWithin(std::chrono::milliseconds timeout);

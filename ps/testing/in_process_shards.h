@@ -1,0 +1,69 @@
+// Test helper: P ps shards (PsService) served over an InProcessTransport,
+// and PsClients or raw connections to them. No sockets, no processes.
+#ifndef PST_PS_TESTING_IN_PROCESS_SHARDS_H_
+#define PST_PS_TESTING_IN_PROCESS_SHARDS_H_
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "ps/ps_client.h"
+#include "ps/ps_service.h"
+#include "transport/in_process.h"
+
+namespace pst {
+
+class InProcessShards {
+ public:
+  // `notifier` (borrowed, may be null) hears of completed sync steps.
+  explicit InProcessShards(int num_shards, StepNotifier* notifier = nullptr) {
+    services_.resize(num_shards);
+    for (int k = 0; k < num_shards; ++k) {
+      cluster_.ps.push_back({"127.0.0.1", 2000 + k});
+      ServerOptions options;
+      options.name = "ps:" + std::to_string(k);
+      options.endpoint = cluster_.ps[k].Endpoint();
+      options.role = wire::Role::Ps;
+      options.index = k;
+      servers_.push_back(
+          transport_.Listen(options, [this, k](const ReceivedMessage& r, RequestContext& c) {
+            return services_[k]->Handle(r, c.peer_address());
+          }));
+      services_[k] = std::make_unique<PsService>(servers_[k].get(), notifier,
+                                                 PsServiceOptions{k, "", std::nullopt});
+      EXPECT_TRUE(servers_[k]->Start().ok());
+    }
+  }
+
+  std::unique_ptr<PsClient> Client(const Placement& placement, uint64_t cluster_id,
+                                   wire::Role role = wire::Role::Worker, int index = 0) {
+    ClientIdentity identity;
+    identity.role = role;
+    identity.index = index;
+    identity.cluster_id = cluster_id;
+    identity.rpc_timeout_ms = 2000;
+    return std::make_unique<PsClient>(transport_, cluster_, placement, identity);
+  }
+  std::unique_ptr<Connection> Connect(int shard, uint64_t cluster_id) {
+    ChannelOptions options;
+    options.peer_name = "ps:" + std::to_string(shard);
+    options.endpoint = cluster_.ps[shard].Endpoint();
+    options.cluster_id = cluster_id;
+    options.role = wire::Role::Worker;
+    options.rpc_timeout_ms = 2000;
+    return transport_.Connect(options);
+  }
+  PsService& service(int shard) { return *services_[shard]; }
+  Transport& transport() { return transport_; }
+
+ private:
+  InProcessTransport transport_;
+  ClusterSpec cluster_;
+  std::vector<std::unique_ptr<PsService>> services_;
+  std::vector<std::unique_ptr<Server>> servers_;  // after services_: stopped first
+};
+
+}  // namespace pst
+
+#endif  // PST_PS_TESTING_IN_PROCESS_SHARDS_H_

@@ -1,0 +1,135 @@
+// The parts of Connection and PendingCalls every transport shares: request
+// ids, deadlines, matching replies to requests, error replies.
+#include <glog/logging.h>
+
+#include <algorithm>
+
+#include "transport/transport.h"
+
+namespace pst {
+
+Clock::time_point Connection::DefaultDeadline() const {
+  return Clock::now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
+}
+
+StatusOr<uint64_t> Connection::Send(const OutgoingMessage& request) {
+  size_t bytes = 0;
+  for (const OutTensor& t : request.tensors) bytes += t.tensor.num_bytes();
+  if (bytes > options_.max_message_bytes) {
+    return ResourceExhausted(
+        "request to " + options_.peer_name + " of " + std::to_string(bytes) +
+        " bytes exceeds --max_message_bytes=" + std::to_string(options_.max_message_bytes));
+  }
+  const uint64_t id = next_request_id_++;
+  PST_RETURN_IF_ERROR(
+      Post(request, Envelope{id, options_.cluster_id, options_.role, options_.index}));
+  return id;
+}
+
+void Connection::DiscardReplies() {
+  while (ReadOne().status().code() != Code::kUnavailable) {
+  }
+}
+
+Status Connection::ReplyError(const ReceivedMessage& reply) const {
+  Status status = reply.status();
+  if (status.ok()) return status;
+  return Status(status.code(), options_.peer_name + ": " + status.message());
+}
+
+StatusOr<ReceivedMessage> Connection::Receive(uint64_t request_id, Clock::time_point deadline) {
+  return ReceiveAny({request_id}, deadline);
+}
+
+StatusOr<ReceivedMessage> Connection::ReceiveAny(const std::vector<uint64_t>& request_ids,
+                                                 Clock::time_point deadline) {
+  for (;;) {
+    for (;;) {  // drain what is ready
+      StatusOr<ReceivedMessage> reply = ReadOne();
+      if (!reply.ok()) {
+        if (reply.status().code() == Code::kUnavailable) break;
+        LOG(WARNING) << "dropping undecodable reply from " << options_.peer_name << ": "
+                     << reply.status().ToString();
+        continue;
+      }
+      if (std::find(request_ids.begin(), request_ids.end(), reply->request_id()) ==
+          request_ids.end()) {
+        continue;  // answers an abandoned request
+      }
+      PST_RETURN_IF_ERROR(ReplyError(*reply));
+      return reply;
+    }
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      return DeadlineExceeded("no reply from " + options_.peer_name + " (" + options_.endpoint +
+                              ") within --rpc_timeout_ms");
+    }
+    Poll({this}, {true}, left);
+  }
+}
+
+StatusOr<ReceivedMessage> Connection::Call(const OutgoingMessage& request) {
+  PST_ASSIGN_OR_RETURN(uint64_t id, Send(request));
+  return Receive(id, DefaultDeadline());
+}
+
+void PendingCalls::Add(Connection* connection, uint64_t request_id) {
+  connections_.push_back(connection);
+  request_ids_.push_back(request_id);
+}
+
+Status PendingCalls::WaitAll(Clock::time_point deadline, const std::atomic<bool>* interrupt) {
+  const size_t n = connections_.size();
+  replies_.clear();
+  replies_.resize(n);
+  std::vector<bool> done(n, false);
+  size_t remaining = n;
+  Status first_error;
+  while (remaining > 0) {
+    if (interrupt != nullptr && interrupt->load()) return Aborted("interrupted by a signal");
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      std::string silent;
+      for (size_t i = 0; i < n; ++i) {
+        if (done[i]) continue;
+        if (!silent.empty()) silent += ", ";
+        silent += connections_[i]->peer_name() + " (" + connections_[i]->endpoint() + ")";
+      }
+      return DeadlineExceeded("no reply from " + silent + " within --rpc_timeout_ms");
+    }
+    std::vector<bool> wanted(n);
+    for (size_t i = 0; i < n; ++i) wanted[i] = !done[i];
+    if (interrupt != nullptr) left = std::min(left, std::chrono::milliseconds(100));
+    const std::vector<bool> ready = connections_[0]->Poll(connections_, wanted, left);
+    for (size_t i = 0; i < n; ++i) {
+      if (done[i] || !ready[i]) continue;
+      Connection* connection = connections_[i];
+      // Drain what is ready. Replies may answer any of this connection's
+      // pending requests, or an abandoned one (then they are dropped).
+      for (;;) {
+        StatusOr<ReceivedMessage> reply = connection->ReadOne();
+        if (!reply.ok()) {
+          if (reply.status().code() == Code::kUnavailable) break;  // drained
+          LOG(WARNING) << "dropping undecodable reply from " << connection->peer_name() << ": "
+                       << reply.status().ToString();
+          continue;
+        }
+        for (size_t j = 0; j < n; ++j) {
+          if (done[j] || connections_[j] != connection || request_ids_[j] != reply->request_id()) {
+            continue;
+          }
+          Status status = connection->ReplyError(*reply);
+          if (!status.ok() && first_error.ok()) first_error = status;
+          replies_[j] = std::move(reply).value();
+          done[j] = true;
+          --remaining;
+          break;
+        }
+      }
+    }
+  }
+  return first_error;
+}
+
+}  // namespace pst

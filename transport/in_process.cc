@@ -1,0 +1,230 @@
+#include "transport/in_process.h"
+
+#include <glog/logging.h>
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+
+namespace pst {
+
+using Frames = std::vector<zmq::message_t>;
+class InProcessServer;
+
+struct InProcessTransport::Network {
+  std::string peer_address;
+  std::mutex mu;
+  std::condition_variable replied;
+  std::map<std::string, InProcessServer*> servers;     // guarded by mu; by endpoint
+  std::map<std::string, std::deque<Frames>*> inboxes;  // guarded by mu; by address
+  uint64_t next_address = 1;                           // guarded by mu
+
+  // Queues a reply for the connection at `address`; lost when it is gone.
+  void Deliver(const std::string& address, Frames frames) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = inboxes.find(address);
+    if (it == inboxes.end()) return;
+    it->second->push_back(std::move(frames));
+    replied.notify_all();
+  }
+};
+
+namespace {
+
+using Network = InProcessTransport::Network;
+
+size_t Bytes(const Frames& frames) {
+  size_t bytes = 0;
+  for (const zmq::message_t& f : frames) bytes += f.size();
+  return bytes;
+}
+
+}  // namespace
+
+class InProcessServer : public Server {
+ public:
+  InProcessServer(std::shared_ptr<Network> network, ServerOptions options, Handler handler)
+      : network_(std::move(network)),
+        options_(std::move(options)),
+        handler_(std::move(handler)),
+        cluster_id_(options_.cluster_id) {}
+  ~InProcessServer() override {
+    Stop();
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_.wait(lock, [this] { return active_ == 0; });
+  }
+
+  Status Start() override {
+    std::lock_guard<std::mutex> lock(network_->mu);
+    if (!network_->servers.emplace(options_.endpoint, this).second) {
+      return Unavailable("cannot bind " + options_.endpoint + ": address in use");
+    }
+    bound_endpoint_ = options_.endpoint;
+    return Status::OK();
+  }
+  void Stop() override {
+    {
+      std::lock_guard<std::mutex> lock(network_->mu);
+      auto it = network_->servers.find(options_.endpoint);
+      if (it != network_->servers.end() && it->second == this) network_->servers.erase(it);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_ = true;
+    idle_.notify_all();
+  }
+  void Wait() override {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_.wait(lock, [this] { return stopped_; });
+  }
+  bool WaitFor(std::chrono::milliseconds timeout) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    return idle_.wait_for(lock, timeout, [this] { return stopped_; });
+  }
+  const std::string& bound_endpoint() const override { return bound_endpoint_; }
+  uint64_t cluster_id() const override { return cluster_id_.load(); }
+  void set_cluster_id(uint64_t id) override { cluster_id_.store(id); }
+  uint64_t bytes_in() const override { return bytes_in_.load(); }
+  uint64_t bytes_out() const override { return bytes_out_.load(); }
+  size_t queue_depth() const override { return 0; }
+
+  void SendDeferred(DeferredReply to, const OutgoingMessage& reply) override {
+    Reply(to.address, reply,
+          Envelope{to.request_id, cluster_id_.load(), options_.role, options_.index});
+  }
+
+  // Called by Network users with the server registered; see Post.
+  void Begin() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++active_;
+  }
+  // Verifies and serves one request from the connection at `address`.
+  void Serve(const std::string& address, uint64_t request_id, Frames frames) {
+    bytes_in_ += Bytes(frames);
+    StatusOr<ReceivedMessage> request =
+        DecodeMessage(std::move(frames), options_.max_message_bytes);
+    Status status =
+        request.ok() ? CheckClusterId(options_, cluster_id_.load(), *request) : request.status();
+    if (!status.ok()) {
+      OutgoingMessage refusal;  // cluster id 0: a stranger must not learn ours
+      refusal.type = wire::MessageType::ErrorReply;
+      refusal.status = status;
+      Reply(address, refusal, Envelope{request_id, 0, options_.role, options_.index});
+    } else {
+      RequestContext context(address, request_id, network_->peer_address);
+      OutgoingMessage reply = handler_(*request, context);
+      if (!context.deferred()) {
+        Reply(address, reply,
+              Envelope{request_id, cluster_id_.load(), options_.role, options_.index});
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    --active_;
+    idle_.notify_all();
+  }
+
+ private:
+  void Reply(const std::string& address, const OutgoingMessage& reply, const Envelope& envelope) {
+    Frames frames = EncodeMessage(reply, envelope);
+    bytes_out_ += Bytes(frames);
+    network_->Deliver(address, std::move(frames));
+  }
+
+  const std::shared_ptr<Network> network_;
+  const ServerOptions options_;
+  const Handler handler_;
+  std::string bound_endpoint_;  // set by Start()
+  std::atomic<uint64_t> cluster_id_;
+  std::atomic<uint64_t> bytes_in_{0};
+  std::atomic<uint64_t> bytes_out_{0};
+  std::mutex mu_;
+  std::condition_variable idle_;
+  int active_ = 0;        // guarded by mu_: requests being served
+  bool stopped_ = false;  // guarded by mu_
+};
+
+class InProcessConnection : public Connection {
+ public:
+  InProcessConnection(std::shared_ptr<Network> network, ChannelOptions options)
+      : Connection(std::move(options)), network_(std::move(network)) {
+    std::lock_guard<std::mutex> lock(network_->mu);
+    address_ = "in-process:" + std::to_string(network_->next_address++);
+    network_->inboxes[address_] = &inbox_;
+  }
+  ~InProcessConnection() override {
+    std::lock_guard<std::mutex> lock(network_->mu);
+    network_->inboxes.erase(address_);
+  }
+
+  StatusOr<ReceivedMessage> ReadOne() override {
+    Frames frames;
+    {
+      std::lock_guard<std::mutex> lock(network_->mu);
+      if (inbox_.empty()) return Unavailable("no message ready from " + peer_name());
+      frames = std::move(inbox_.front());
+      inbox_.pop_front();
+    }
+    return DecodeMessage(std::move(frames), options().max_message_bytes);
+  }
+
+ protected:
+  Status Post(const OutgoingMessage& request, const Envelope& envelope) override {
+    Frames frames = EncodeMessage(request, envelope);
+    InProcessServer* server = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(network_->mu);
+      auto it = network_->servers.find(endpoint());
+      if (it == network_->servers.end()) return Status::OK();  // lost, as on a socket
+      server = it->second;
+      server->Begin();  // the server's destructor waits for Serve to end
+    }
+    server->Serve(address_, envelope.request_id, std::move(frames));
+    return Status::OK();
+  }
+
+  std::vector<bool> Poll(const std::vector<Connection*>& connections,
+                         const std::vector<bool>& wanted,
+                         std::chrono::milliseconds timeout) override {
+    std::vector<InProcessConnection*> mine;
+    for (Connection* c : connections) {
+      auto* connection = dynamic_cast<InProcessConnection*>(c);
+      CHECK(connection != nullptr && connection->network_ == network_)
+          << "a wait over connections of different transports";
+      mine.push_back(connection);
+    }
+    std::vector<bool> ready(mine.size());
+    const auto any_ready = [&] {
+      bool any = false;
+      for (size_t i = 0; i < mine.size(); ++i) {
+        ready[i] = wanted[i] && !mine[i]->inbox_.empty();
+        any |= ready[i];
+      }
+      return any;
+    };
+    std::unique_lock<std::mutex> lock(network_->mu);
+    network_->replied.wait_for(lock, timeout, any_ready);
+    return ready;
+  }
+
+ private:
+  const std::shared_ptr<Network> network_;
+  std::string address_;
+  std::deque<Frames> inbox_;  // guarded by network_->mu
+};
+
+InProcessTransport::InProcessTransport(std::string peer_address)
+    : network_(std::make_shared<Network>()) {
+  network_->peer_address = std::move(peer_address);
+}
+
+InProcessTransport::~InProcessTransport() = default;
+
+std::unique_ptr<Connection> InProcessTransport::Connect(ChannelOptions options) {
+  return std::make_unique<InProcessConnection>(network_, std::move(options));
+}
+
+std::unique_ptr<Server> InProcessTransport::Listen(ServerOptions options, Server::Handler handler) {
+  return std::make_unique<InProcessServer>(network_, std::move(options), std::move(handler));
+}
+
+}  // namespace pst
