@@ -487,6 +487,7 @@ StatusOr<PredictOptions> PredictOptionsFromFlags() {
         "--output needs a data set to predict: give --dataset, --data_dir "
         "or --test_file");
   }
+  if (!o.predict) return o;  // only exporting: no data set to read
   PST_ASSIGN_OR_RETURN(JobOptions job, JobFromFlags());
   o.data = job.data;
   return o;
