@@ -125,9 +125,7 @@ DEFINE_bool(log_device_placement, false, "Worker: log the device each layer runs
 DEFINE_double(gpu_memory_fraction, 1.0,
               "Worker: cap on the GPU memory the model takes, as a fraction of the device's");
 DEFINE_string(cpu_kernels, pst::CpuKernelsName(pst::DefaultCpuKernels()),
-              "Worker: kernels of --device=cpu: eigen, or onednn where built in (run the "
-              "tasks with OMP_WAIT_POLICY=passive: libgomp's default spinning slows a "
-              "cluster sharing cores)");
+              "Worker: kernels of --device=cpu: eigen, or onednn where built in");
 DEFINE_int32(intra_op_threads, 1,
              "Worker: threads of each oneDNN kernel call; more than 1 for one worker per "
              "machine (the eigen kernels use one)");
@@ -487,6 +485,7 @@ StatusOr<PredictOptions> PredictOptionsFromFlags() {
         "--output needs a data set to predict: give --dataset, --data_dir "
         "or --test_file");
   }
+  if (!o.predict) return o;  // only exporting: no data set to read
   PST_ASSIGN_OR_RETURN(JobOptions job, JobFromFlags());
   o.data = job.data;
   return o;

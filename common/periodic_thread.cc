@@ -7,20 +7,22 @@ PeriodicThread::PeriodicThread(std::chrono::milliseconds period, std::function<v
 
 PeriodicThread::~PeriodicThread() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   thread_.join();
 }
 
 void PeriodicThread::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (!stop_) {
-    lock.unlock();
+    lock.Unlock();
     tick_();
-    lock.lock();
-    wake_.wait_for(lock, period_, [this] { return stop_; });
+    lock.Lock();
+    const auto next = std::chrono::steady_clock::now() + period_;
+    while (!stop_ && wake_.WaitUntil(mu_, next)) {
+    }
   }
 }
 

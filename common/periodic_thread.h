@@ -7,10 +7,10 @@
 #define PST_COMMON_PERIODIC_THREAD_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
+
+#include "common/mutex.h"
 
 namespace pst {
 
@@ -28,9 +28,9 @@ class PeriodicThread {
 
   const std::chrono::milliseconds period_;
   const std::function<void()> tick_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stop_ = false;  // guarded by mu_
+  Mutex mu_;
+  CondVar wake_;
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

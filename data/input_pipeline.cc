@@ -66,7 +66,7 @@ InputPipeline::~InputPipeline() { Stop(); }
 
 void InputPipeline::Start() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     CHECK(!started_) << "InputPipeline::Start() called twice";
     started_ = true;
   }
@@ -75,28 +75,28 @@ void InputPipeline::Start() {
 
 void InputPipeline::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  not_empty_.notify_all();
-  not_full_.notify_all();
+  not_empty_.NotifyAll();
+  not_full_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
 StatusOr<PipelineBatch> InputPipeline::Next() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   CHECK(started_) << "InputPipeline::Next() before Start()";
-  not_empty_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+  while (!stopping_ && queue_.empty()) not_empty_.Wait(mu_);
   if (stopping_) return Aborted("input pipeline stopped");
   PipelineBatch next = std::move(queue_.front());
   queue_.pop_front();
-  lock.unlock();
-  not_full_.notify_one();
+  lock.Unlock();
+  not_full_.NotifyOne();
   return next;
 }
 
 int InputPipeline::queued_batches() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return static_cast<int>(queue_.size());
 }
 
@@ -107,12 +107,12 @@ void InputPipeline::PrefetchLoop() {
     for (int64_t b = 0; b < batches_per_epoch_; ++b) {
       // Built outside the lock so that Next() never waits on a copy.
       PipelineBatch item{Gather(order, b), epoch, b, batches_per_epoch_};
-      std::unique_lock<std::mutex> lock(mu_);
-      not_full_.wait(lock, [&] { return stopping_ || queue_.size() < depth; });
+      MutexLock lock(mu_);
+      while (!stopping_ && queue_.size() >= depth) not_full_.Wait(mu_);
       if (stopping_) return;
       queue_.push_back(std::move(item));
-      lock.unlock();
-      not_empty_.notify_one();
+      lock.Unlock();
+      not_empty_.NotifyOne();
     }
   }
 }

@@ -18,15 +18,14 @@
 #ifndef PST_DATA_INPUT_PIPELINE_H_
 #define PST_DATA_INPUT_PIPELINE_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "common/batch.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "data/dataset.h"
 
@@ -90,13 +89,12 @@ class InputPipeline {
 
   std::thread thread_;  // touched only by Start() and Stop()
 
-  mutable std::mutex mu_;
-  // Guarded by mu_: the queue and the two flags.
-  std::deque<PipelineBatch> queue_;
-  bool started_ = false;
-  bool stopping_ = false;
-  std::condition_variable not_empty_;  // queue_ gained a batch, or stopping_
-  std::condition_variable not_full_;   // queue_ lost a batch, or stopping_
+  mutable Mutex mu_;
+  std::deque<PipelineBatch> queue_ GUARDED_BY(mu_);
+  bool started_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  CondVar not_empty_;  // queue_ gained a batch, or stopping_
+  CondVar not_full_;   // queue_ lost a batch, or stopping_
 };
 
 }  // namespace pst

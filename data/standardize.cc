@@ -27,12 +27,14 @@ Standardization FitStandardization(const Dataset& train) {
   return s;
 }
 
-void Standardize(const Standardization& s, Dataset* data) {
-  const int64_t d = data->feature_dim;
-  for (int64_t i = 0; i < data->size; ++i) {
-    float* row = data->features.data() + i * d;
-    for (int64_t j = 0; j < d; ++j) row[j] = (row[j] - s.mean[j]) * s.scale[j];
+void StandardizeRows(const Standardization& s, std::vector<float>* rows) {
+  const size_t d = s.mean.size();
+  for (size_t begin = 0; begin + d <= rows->size(); begin += d) {
+    float* row = rows->data() + begin;
+    for (size_t j = 0; j < d; ++j) row[j] = (row[j] - s.mean[j]) * s.scale[j];
   }
 }
+
+void Standardize(const Standardization& s, Dataset* data) { StandardizeRows(s, &data->features); }
 
 }  // namespace pst

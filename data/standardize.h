@@ -17,6 +17,8 @@ struct Standardization {
 
 Standardization FitStandardization(const Dataset& train);
 void Standardize(const Standardization& s, Dataset* data);
+// The same on rows of s.mean.size() features laid end to end.
+void StandardizeRows(const Standardization& s, std::vector<float>* rows);
 
 }  // namespace pst
 

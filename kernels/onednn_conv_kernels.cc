@@ -35,6 +35,7 @@ OnednnKernels::Plan& OnednnKernels::ConvPlan(const Conv2DShape& s, int64_t batch
       conv_plans_[{s.height, s.width, s.in_channels, s.filter_height, s.filter_width,
                    s.out_channels, s.stride, s.padding, batch}];
   if (plan != nullptr) return *plan;
+  UseThreads();
   const ConvDescs d = Describe(s, batch);
   const auto direct = dnnl::algorithm::convolution_direct;
   dnnl::primitive_attr attr;

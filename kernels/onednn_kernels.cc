@@ -56,16 +56,21 @@ void OnednnKernels::Run(Call& call, std::initializer_list<std::pair<int, const v
     }
     scratchpad->second.set_data_handle(scratchpad_->data());
   }
+  UseThreads();
+  call.primitive.execute(stream_, call.args);
+  stream_.wait();
+}
+
+void OnednnKernels::UseThreads() const {
 #if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
   omp_set_num_threads(threads_);
 #endif
-  call.primitive.execute(stream_, call.args);
-  stream_.wait();
 }
 
 OnednnKernels::Plan& OnednnKernels::MatmulPlan(int64_t batch, int64_t in, int64_t out) {
   std::unique_ptr<Plan>& plan = matmul_plans_[{batch, in, out}];
   if (plan != nullptr) return *plan;
+  UseThreads();
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   const auto matmul = [&](const memory::desc& a, const memory::desc& b, const memory::desc& bias,

@@ -17,7 +17,10 @@
 // buffers.
 //
 // Threads: each call runs on `threads` OpenMP threads, set in the calling
-// thread before each call (OpenMP's thread count is per calling thread).
+// thread before each call and before each primitive is created (OpenMP's
+// thread count is per calling thread, and a primitive fixes its team size
+// when created: one created under the default, a thread per core, kept a
+// second OpenMP thread spinning beside every single-threaded worker).
 //
 // Thread safety: one thread at a time, as every Kernels.
 #ifndef PST_KERNELS_ONEDNN_KERNELS_H_
@@ -78,6 +81,8 @@ class OnednnKernels : public CpuKernels {
   // argument but the scratchpad.
   void Run(Call& call, std::initializer_list<std::pair<int, const void*>> data);
 
+  // omp_set_num_threads(threads_) in the calling thread.
+  void UseThreads() const;
   Plan& MatmulPlan(int64_t batch, int64_t in, int64_t out);
   Plan& ConvPlan(const Conv2DShape& shape, int64_t batch);
 

@@ -11,24 +11,24 @@ ThreadTeam::ThreadTeam(int size) {
 
 ThreadTeam::~ThreadTeam() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  start_.notify_all();
+  start_.NotifyAll();
   for (std::thread& thread : threads_) thread.join();
 }
 
 void ThreadTeam::Run(const std::function<void(int)>& fn) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     job_ = &fn;
     pending_ = static_cast<int>(threads_.size());
     ++generation_;
   }
-  start_.notify_all();
+  start_.NotifyAll();
   fn(0);
-  std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [this] { return pending_ == 0; });
+  MutexLock lock(mu_);
+  while (pending_ != 0) done_.Wait(mu_);
   job_ = nullptr;
 }
 
@@ -37,15 +37,15 @@ void ThreadTeam::Loop(int index) {
   for (;;) {
     const std::function<void(int)>* job;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      start_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      MutexLock lock(mu_);
+      while (!stopping_ && generation_ == seen) start_.Wait(mu_);
       if (stopping_) return;
       seen = generation_;
       job = job_;
     }
     (*job)(index);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--pending_ == 0) done_.notify_one();
+    MutexLock lock(mu_);
+    if (--pending_ == 0) done_.NotifyOne();
   }
 }
 

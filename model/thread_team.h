@@ -10,12 +10,12 @@
 #ifndef PST_MODEL_THREAD_TEAM_H_
 #define PST_MODEL_THREAD_TEAM_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace pst {
 
@@ -37,15 +37,15 @@ class ThreadTeam {
  private:
   void Loop(int index);
 
-  std::mutex mu_;
-  std::condition_variable start_;  // a new job_, or stopping_
-  std::condition_variable done_;   // pending_ reached 0
-  // Guarded by mu_: the current job, bumped generation_ per Run(), how many
-  // team threads are still in it, and the destructor's signal.
-  const std::function<void(int)>* job_ = nullptr;
-  uint64_t generation_ = 0;
-  int pending_ = 0;
-  bool stopping_ = false;
+  Mutex mu_;
+  CondVar start_;  // a new job_, or stopping_
+  CondVar done_;   // pending_ reached 0
+  // The current job, bumped generation_ per Run(), how many team threads
+  // are still in it, and the destructor's signal.
+  const std::function<void(int)>* job_ GUARDED_BY(mu_) = nullptr;
+  uint64_t generation_ GUARDED_BY(mu_) = 0;
+  int pending_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
 
   std::vector<std::thread> threads_;  // index i + 1; touched by ctor/dtor
 };

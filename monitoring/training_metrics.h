@@ -5,8 +5,9 @@
 #define PST_MONITORING_TRAINING_METRICS_H_
 
 #include <cstdint>
-#include <mutex>
 #include <string>
+
+#include "common/mutex.h"
 
 namespace pst {
 
@@ -53,18 +54,18 @@ class TrainingMetrics {
   // Applies `update` to the snapshot under the lock.
   template <typename Fn>
   void Update(Fn update) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     update(snapshot_);
   }
   TrainingSnapshot Get() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return snapshot_;
   }
   std::string Text() const { return TrainingMetricsText(Get()); }
 
  private:
-  mutable std::mutex mu_;
-  TrainingSnapshot snapshot_;  // guarded by mu_
+  mutable Mutex mu_;
+  TrainingSnapshot snapshot_ GUARDED_BY(mu_);
 };
 
 }  // namespace pst

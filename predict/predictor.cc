@@ -60,13 +60,33 @@ std::string PredictionReport::Format() const {
   return out;
 }
 
+StatusOr<std::vector<float>> PredictProbabilities(const TrainedModel& trained,
+                                                  const std::string& model_file,
+                                                  const Dataset& data, const std::string& device) {
+  PST_RETURN_IF_ERROR(CheckFits(trained, data, model_file));
+  PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                       MakeModel(trained.model, trained.input, trained.num_classes, device));
+  const int64_t d = data.feature_dim, classes = trained.num_classes;
+  std::vector<float> all(data.size * classes), probabilities;
+  Batch batch;
+  for (int64_t begin = 0; begin < data.size; begin += kBatchSize) {
+    const int64_t n = std::min(kBatchSize, data.size - begin);
+    batch.size = n;
+    batch.feature_dim = d;
+    batch.features.assign(data.features.begin() + begin * d,
+                          data.features.begin() + (begin + n) * d);
+    if (trained.standardization) StandardizeRows(*trained.standardization, &batch.features);
+    PST_RETURN_IF_ERROR(model->Predict(trained.params, batch, &probabilities));
+    std::copy(probabilities.begin(), probabilities.end(), all.begin() + begin * classes);
+  }
+  return all;
+}
+
 StatusOr<PredictionReport> RunPredict(const PredictOptions& options) {
   PST_ASSIGN_OR_RETURN(TrainedModel trained, ReadModelFile(options.model_file));
   PST_ASSIGN_OR_RETURN(Dataset data, LoadTestSet(options.data, trained.num_classes));
-  PST_RETURN_IF_ERROR(CheckFits(trained, data, options.model_file));
-  if (trained.standardization) Standardize(*trained.standardization, &data);
-  PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
-                       MakeModel(trained.model, trained.input, trained.num_classes));
+  PST_ASSIGN_OR_RETURN(std::vector<float> probabilities,
+                       PredictProbabilities(trained, options.model_file, data));
 
   std::ofstream csv;
   if (!options.output.empty()) {
@@ -81,28 +101,17 @@ StatusOr<PredictionReport> RunPredict(const PredictOptions& options) {
   report.model = ModelLabel(trained.model) + " on " + trained.input.ToString() + ", " +
                  std::to_string(trained.num_classes) + " classes";
   report.confusion.assign(trained.num_classes, std::vector<int64_t>(trained.num_classes, 0));
-  const int64_t d = data.feature_dim, classes = trained.num_classes;
-  Batch batch;
-  std::vector<float> probabilities;
-  for (int64_t begin = 0; begin < data.size; begin += kBatchSize) {
-    const int64_t n = std::min(kBatchSize, data.size - begin);
-    batch.size = n;
-    batch.feature_dim = d;
-    batch.features.assign(data.features.begin() + begin * d,
-                          data.features.begin() + (begin + n) * d);
-    batch.labels.clear();
-    PST_RETURN_IF_ERROR(model->Predict(trained.params, batch, &probabilities));
-    for (int64_t i = 0; i < n; ++i) {
-      const float* p = probabilities.data() + i * classes;
-      const int predicted = static_cast<int>(std::max_element(p, p + classes) - p);
-      const int label = data.labels[begin + i];
-      ++report.confusion[label][predicted];
-      report.correct += predicted == label;
-      if (csv.is_open()) {
-        csv << label << "," << predicted;
-        for (int64_t c = 0; c < classes; ++c) csv << "," << p[c];
-        csv << "\n";
-      }
+  const int64_t classes = trained.num_classes;
+  for (int64_t i = 0; i < data.size; ++i) {
+    const float* p = probabilities.data() + i * classes;
+    const int predicted = static_cast<int>(std::max_element(p, p + classes) - p);
+    const int label = data.labels[i];
+    ++report.confusion[label][predicted];
+    report.correct += predicted == label;
+    if (csv.is_open()) {
+      csv << label << "," << predicted;
+      for (int64_t c = 0; c < classes; ++c) csv << "," << p[c];
+      csv << "\n";
     }
   }
   report.examples = data.size;

@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "data/data_source.h"
+#include "job/model_file.h"
 
 namespace pst {
 
@@ -37,6 +38,15 @@ struct PredictionReport {
 };
 
 StatusOr<PredictionReport> RunPredict(const PredictOptions& options);
+
+// `trained`'s class probabilities for every example of `data` (examples x
+// classes, row-major), on `device`; the model's standardization is applied
+// to a copy of the features. InvalidArgument when the examples do not fit
+// the model, naming `model_file`.
+StatusOr<std::vector<float>> PredictProbabilities(const TrainedModel& trained,
+                                                  const std::string& model_file,
+                                                  const Dataset& data,
+                                                  const std::string& device = "cpu");
 
 // Writes options.model_file's model as ONNX to options.export_onnx.
 Status ExportOnnx(const PredictOptions& options);

@@ -73,6 +73,33 @@ def accuracy(runs, results):
     fig.savefig(os.path.join(results, "accuracy.png"), dpi=110)
 
 
+BF16 = "_bf16"
+
+
+def bytes_per_step(last):
+    count = sum(1 for k in last if k.startswith("ps") and k.endswith("_bytes_held"))
+    moved = sum(last[f"ps{k}_bytes_in"] + last[f"ps{k}_bytes_out"] for k in range(count))
+    return moved / max(last["step"], 1)
+
+
+def wire_ratios(runs, results):
+    """wire.md: each "<name>_bf16" run against "<name>" (float32 on the wire)."""
+    last = {name: records[-1] for name, records in runs}
+    rows = []
+    for name, bf16 in last.items():
+        f32 = last.get(name[:-len(BF16)]) if name.endswith(BF16) else None
+        if f32 is None:
+            continue
+        rows.append([name[:-len(BF16)], f"{f32['steps_per_sec']:.1f}",
+                     f"{bf16['steps_per_sec']:.1f}",
+                     f"{bf16['steps_per_sec'] / f32['steps_per_sec']:.2f}",
+                     f"{bytes_per_step(f32) / 1e6:.1f}", f"{bytes_per_step(bf16) / 1e6:.1f}",
+                     f"{bytes_per_step(bf16) / bytes_per_step(f32):.2f}"])
+    write_table(os.path.join(results, "wire.md"),
+                ["configuration", "float32 steps/s", "bfloat16 steps/s", "steps/s ratio",
+                 "float32 MB/step", "bfloat16 MB/step", "bytes ratio"], rows)
+
+
 def shards(runs, results):
     rows, labels, rates, loads = [], [], [], []
     for name, records in runs:
@@ -107,9 +134,11 @@ def shards(runs, results):
     fig.suptitle("ps shards: throughput and load balance")
     fig.tight_layout()
     fig.savefig(os.path.join(results, "shards.png"), dpi=110)
-    # Fewest shards within 10% of the best step rate.
-    best = max(rates)
-    pick = min((r for r in zip(rows, rates) if r[1] >= 0.9 * best), key=lambda r: (r[0][1], -r[1]))
+    wire_ratios(runs, results)
+    # Fewest shards within 10% of the best float32 step rate.
+    float32 = [(row, rate) for row, rate in zip(rows, rates) if not row[0].endswith(BF16)]
+    best = max(rate for _, rate in float32)
+    pick = min((r for r in float32 if r[1] >= 0.9 * best), key=lambda r: (r[0][1], -r[1]))
     line = (f"recommendation: {pick[0][0]} ({pick[0][1]} ps, {pick[1]:.1f} steps/s, "
             f"{pick[1] / best:.0%} of the best, load max/mean {pick[0][5]})")
     with open(os.path.join(results, "recommendation.txt"), "w") as f:

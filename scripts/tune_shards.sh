@@ -6,7 +6,9 @@
 # steps/s, the ps's pull+push throughput and the bytes each shard holds (load
 # balance). Writes into the results folder: runs/, table.md, shards.png and
 # recommendation.txt (also printed: the fewest shards within 10% of the best
-# step rate).
+# step rate). Then, per shard count, the whole/round-robin configuration again
+# with --wire_dtype=bfloat16: wire.md gives its steps/s and bytes moved per
+# step as ratios to float32's.
 #
 #   scripts/tune_shards.sh [--quick] [--results=DIR] [--data_dir=DIR]
 #
@@ -50,6 +52,18 @@ for ps in "${shard_counts[@]}"; do
     done
   done
 done
+for ps in "${shard_counts[@]}"; do
+  n=$((n + 1))
+  name="ps${ps}_whole_round_robin_bf16"
+  dir="$results/runs/$(printf '%02d' "$n")-$name"
+  mkdir -p "$dir"
+  echo "tune_shards.sh: $name" >&2
+  "$root/scripts/run_local.sh" --num_ps="$ps" --num_workers=2 --mode=async \
+    --model=wide_mlp --train_steps="$steps" --run_dir="$dir" -- \
+    --wire_dtype=bfloat16 --eval_every_steps=0 "${data_flag[@]}" >"$dir/launcher.log" 2>&1 ||
+    { echo "tune_shards.sh: run $name failed, see $dir/launcher.log" >&2; exit 1; }
+done
 
 "$python" "$root/scripts/summarize_runs.py" shards "$results/runs" "$results"
-echo "tune_shards.sh: wrote $results/table.md, $results/shards.png, $results/recommendation.txt" >&2
+echo "tune_shards.sh: wrote $results/table.md, $results/wire.md, $results/shards.png," \
+  "$results/recommendation.txt" >&2

@@ -49,8 +49,17 @@ TEST_F(ExperimentsTest, SyncVsAsyncWritesItsTableAndPlot) {
 
 TEST_F(ExperimentsTest, TuneShardsWritesItsTablePlotAndRecommendation) {
   const std::string results = RunScript("tune_shards.sh");
-  ASSERT_EQ(TableRows(results + "/table.md"), 8);  // 2 ps counts x 2 partitionings x 2 placements
+  // 2 ps counts x 2 partitionings x 2 placements, and 2 bfloat16 runs.
+  ASSERT_EQ(TableRows(results + "/table.md"), 10);
   EXPECT_TRUE(IsPng(results + "/shards.png"));
+  // Per ps count, bfloat16 against float32: about half the bytes a step.
+  ASSERT_EQ(TableRows(results + "/wire.md"), 2);
+  for (const std::string& row : ReadLines(results + "/wire.md")) {
+    if (row.rfind("| ps", 0) != 0) continue;
+    const double bytes_ratio = std::stod(row.substr(row.rfind("| ", row.size() - 3) + 2));
+    EXPECT_GT(bytes_ratio, 0.4) << row;
+    EXPECT_LT(bytes_ratio, 0.6) << row;
+  }
   const auto recommendation = ReadLines(results + "/recommendation.txt");
   ASSERT_EQ(recommendation.size(), 1u);
   EXPECT_EQ(recommendation[0].rfind("recommendation: ps", 0), 0u) << recommendation[0];
