@@ -51,7 +51,9 @@ TEST_F(ChiefStateTest, WorkerFollowedFromJoinUntilItLeaves) {
   state.RecordJoin(0);
   state.RecordJoin(1);
   EXPECT_EQ(state.live_workers(), 2);
-  Silence();
+  clock_.Advance(kTimeout);  // exactly the timeout is not yet a silence
+  EXPECT_TRUE(state.DeclareSilentTasksDead(kTimeout).empty());
+  clock_.Advance(milliseconds(1));
   state.RecordHeartbeat(wire::Role::Worker, 1);
   EXPECT_EQ(state.DeclareSilentTasksDead(kTimeout), std::vector<std::string>{"worker:0"});
   EXPECT_EQ(state.live_workers(), 1);
