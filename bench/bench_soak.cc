@@ -5,7 +5,7 @@
 //  - one ps: by default a real `ps` process (the executable beside this one,
 //    --ps_threads handler threads), or with --ps_mode=inprocess an
 //    RpcServer + PsService in this process (wired as in ps/ps_task.cc minus
-//    the chief's StepNotifier); async mode, SGD at learning rate 1, holding
+//    the chief's ShardAppliedNotifier); async mode, SGD at learning rate 1, holding
 //    the global step, "counter" (float32 [1], zeros) and "big" (float32,
 //    --big_bytes, zeros);
 //  - --clients threads, each with its own ZeroMQ context and PsClient, each

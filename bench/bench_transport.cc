@@ -3,7 +3,7 @@
 //
 // Measures, in one run, on 127.0.0.1 TCP loopback:
 //  1. Framework: an in-process ps (an RpcServer with a PsService, wired as in
-//     ps/ps_task.cc minus the chief's StepNotifier; its own ZeroMQ context;
+//     ps/ps_task.cc minus the chief's ShardAppliedNotifier; its own ZeroMQ context;
 //     async mode) holding one float32 variable per size (default 4 KiB,
 //     1 MiB, 4 MiB; SGD, one shard), and a PsClient (its own context) doing
 //     rounds of Pull(variable) then Push(a gradient of the same shape), one

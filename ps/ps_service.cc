@@ -172,7 +172,7 @@ OutgoingMessage PsService::HandlePush(const ReceivedMessage& request) {
   }();
   if (!outcome.ok()) return Reply(wire::MessageType::PushReply, outcome.status());
   if (outcome->completed_step >= 0 && notifier_ != nullptr) {
-    notifier_->Notify(outcome->completed_step, server_->cluster_id());
+    notifier_->ShardApplied(outcome->completed_step, server_->cluster_id());
   }
   return PushReply(*outcome);
 }

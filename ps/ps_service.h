@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ps/step_notifier.h"
+#include "ps/shard_applied_notifier.h"
 #include "ps/variable_store.h"
 #include "transport/transport.h"
 
@@ -40,7 +40,7 @@ class PsService {
   // init, reads its byte counters and stops it on shutdown.
   // `notifier` (borrowed; may be null when no chief is configured) hears
   // about completed sync steps.
-  PsService(Server* server, StepNotifier* notifier, PsServiceOptions options = {})
+  PsService(Server* server, ShardAppliedNotifier* notifier, PsServiceOptions options = {})
       : server_(server), notifier_(notifier), options_(std::move(options)) {}
 
   // `peer_address`: where the request came from
@@ -69,7 +69,7 @@ class PsService {
   OutgoingMessage PushReply(const PushOutcome& outcome);
 
   Server* server_;
-  StepNotifier* notifier_;
+  ShardAppliedNotifier* notifier_;
   const PsServiceOptions options_;
   VariableStore store_;
   // steady_clock ticks since its epoch; 0: never.

@@ -163,7 +163,7 @@ Status RunPs(const PsOptions& options) {
   chief.index = options.task_index;
   chief.curve = options.curve;
   ZmqTransport transport(context);
-  StepNotifier notifier(transport, chief);
+  ShardAppliedNotifier notifier(transport, chief);
   std::unique_ptr<PsService> service;
   RpcServer server(context, server_options,
                    [&service](const ReceivedMessage& r, RequestContext& c) {

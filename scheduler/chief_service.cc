@@ -1,5 +1,7 @@
 #include "scheduler/chief_service.h"
 
+#include "transport/message_types.h"
+
 namespace pst {
 namespace {
 
@@ -42,8 +44,7 @@ OutgoingMessage ChiefService::Handle(const ReceivedMessage& request, RequestCont
     case wire::MessageType::ReportRequest:
     case wire::MessageType::TokenRequest:
       return HandleWorker(request, context);
-    case wire::MessageType::StepDoneRequest:
-      return HandleStepDone(request);
+    case wire::MessageType::ShardAppliedRequest: return HandleStepDone(request);
     case wire::MessageType::HeartbeatRequest:
       return HandleHeartbeat(request);
     default:
@@ -56,7 +57,7 @@ OutgoingMessage ChiefService::Handle(const ReceivedMessage& request, RequestCont
 OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
                                            RequestContext& context) {
   const wire::Header& h = request.header();
-  const auto reply_type = static_cast<wire::MessageType>(static_cast<int>(request.type()) + 1);
+  const wire::MessageType reply_type = ReplyTypeOf(request.type());
   if (!SentBy(h, wire::Role::Worker)) {
     return Error(reply_type, InvalidArgument("sender is not a worker of this cluster (" +
                                              DescribeSender(h) + ")"));
@@ -105,16 +106,16 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
 OutgoingMessage ChiefService::HandleStepDone(const ReceivedMessage& request) {
   const wire::Header& h = request.header();
   if (!SentBy(h, wire::Role::Ps)) {
-    return Error(wire::MessageType::StepDoneReply,
+    return Error(wire::MessageType::ShardAppliedReply,
                  InvalidArgument("step notice from a sender that is not a ps of this cluster"));
   }
   if (sync_ == nullptr) {
-    return Error(wire::MessageType::StepDoneReply,
+    return Error(wire::MessageType::ShardAppliedReply,
                  FailedPrecondition("step notices exist only in --mode=sync"));
   }
   sync_->ShardApplied(h.sender_index(), h.step());
   OutgoingMessage reply;
-  reply.type = wire::MessageType::StepDoneReply;
+  reply.type = wire::MessageType::ShardAppliedReply;
   return reply;
 }
 

@@ -17,7 +17,7 @@ namespace pst {
 class InProcessShards {
  public:
   // `notifier` (borrowed, may be null) hears of completed sync steps.
-  explicit InProcessShards(int num_shards, StepNotifier* notifier = nullptr) {
+  explicit InProcessShards(int num_shards, ShardAppliedNotifier* notifier = nullptr) {
     services_.resize(num_shards);
     for (int k = 0; k < num_shards; ++k) {
       cluster_.ps.push_back({"127.0.0.1", 2000 + k});

@@ -1,12 +1,12 @@
-// StepNotifier: tells the chief that this shard has applied a sync step
+// ShardAppliedNotifier: tells the chief that this shard has applied a sync step
 // (DESIGN section 7). Fire-and-forget: the chief's acknowledgements are
 // drained and ignored; a lost notice is repaired by the next one, since the
 // chief keeps the highest step each shard reported.
 //
-// Thread safety: Notify() may be called from any thread (the channel is
+// Thread safety: ShardApplied() may be called from any thread (the channel is
 // used under a mutex).
-#ifndef PST_PS_STEP_NOTIFIER_H_
-#define PST_PS_STEP_NOTIFIER_H_
+#ifndef PST_PS_SHARD_APPLIED_NOTIFIER_H_
+#define PST_PS_SHARD_APPLIED_NOTIFIER_H_
 
 #include <memory>
 #include <mutex>
@@ -15,13 +15,13 @@
 
 namespace pst {
 
-class StepNotifier {
+class ShardAppliedNotifier {
  public:
   // `transport` is borrowed and must outlive the notifier.
-  StepNotifier(Transport& transport, ChannelOptions chief);
+  ShardAppliedNotifier(Transport& transport, ChannelOptions chief);
 
   // Reports that `step` is applied, under `cluster_id`.
-  void Notify(int64_t step, uint64_t cluster_id);
+  void ShardApplied(int64_t step, uint64_t cluster_id);
 
  private:
   std::mutex mu_;
@@ -30,4 +30,4 @@ class StepNotifier {
 
 }  // namespace pst
 
-#endif  // PST_PS_STEP_NOTIFIER_H_
+#endif  // PST_PS_SHARD_APPLIED_NOTIFIER_H_
