@@ -6,7 +6,7 @@ ShardAppliedNotifier::ShardAppliedNotifier(Transport& transport, ChannelOptions 
     : channel_(transport.Connect(std::move(chief))) {}
 
 void ShardAppliedNotifier::ShardApplied(int64_t step, uint64_t cluster_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   channel_->DiscardReplies();
   channel_->set_cluster_id(cluster_id);
   OutgoingMessage notice;

@@ -9,8 +9,8 @@
 #define PST_PS_SHARD_APPLIED_NOTIFIER_H_
 
 #include <memory>
-#include <mutex>
 
+#include "common/mutex.h"
 #include "transport/transport.h"
 
 namespace pst {
@@ -24,8 +24,8 @@ class ShardAppliedNotifier {
   void ShardApplied(int64_t step, uint64_t cluster_id);
 
  private:
-  std::mutex mu_;
-  const std::unique_ptr<Connection> channel_;  // guarded by mu_
+  Mutex mu_;
+  const std::unique_ptr<Connection> channel_ GUARDED_BY(mu_);
 };
 
 }  // namespace pst

@@ -31,17 +31,17 @@ ChiefState::ChiefState(uint64_t placement_hash, int64_t train_steps, int num_wor
       ps_(num_ps) {}
 
 wire::ClusterState ChiefState::state() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return state_;
 }
 
 void ChiefState::set_state(wire::ClusterState state) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   state_ = state;
 }
 
 void ChiefState::RecordJoin(int worker) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   WorkerInfo& w = workers_[worker];
   w.joined = true;
   w.left = false;
@@ -49,7 +49,7 @@ void ChiefState::RecordJoin(int worker) {
 }
 
 bool ChiefState::Adopt(int worker) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   WorkerInfo& w = workers_[worker];
   if (w.joined) return false;
   w.joined = true;
@@ -58,20 +58,20 @@ bool ChiefState::Adopt(int worker) {
 }
 
 void ChiefState::RecordSeen(int worker) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   MarkAlive(WorkerName(worker), clock_.Now(), &workers_[worker].dead, &workers_[worker].last_seen);
 }
 
 void ChiefState::RecordHeartbeat(wire::Role role, int index) {
   if (role == wire::Role::Worker) return RecordSeen(index);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   PsInfo& ps = ps_[index];
   ps.seen = true;
   MarkAlive(PsName(index), clock_.Now(), &ps.dead, &ps.last_seen);
 }
 
 std::vector<std::string> ChiefState::DeclareSilentTasksDead(std::chrono::milliseconds timeout) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const auto now = clock_.Now();
   std::vector<std::string> dead;
   for (size_t i = 0; i < ps_.size(); ++i) {
@@ -93,7 +93,7 @@ std::vector<std::string> ChiefState::DeclareSilentTasksDead(std::chrono::millise
 }
 
 void ChiefState::RecordReport(int worker, const wire::Report& report) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   WorkerInfo& w = workers_[worker];
   MarkAlive(WorkerName(worker), clock_.Now(), &w.dead, &w.last_seen);
   if (!std::isfinite(report.loss()) && non_finite_loss_.empty()) {
@@ -117,12 +117,12 @@ void ChiefState::RecordReport(int worker, const wire::Report& report) {
 }
 
 std::string ChiefState::non_finite_loss() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return non_finite_loss_;
 }
 
 ReportWindow ChiefState::TakeWindow() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ReportWindow w = window_;
   if (w.reports > 0) {
     w.mean_loss = loss_sum_ / w.reports;
@@ -134,7 +134,7 @@ ReportWindow ChiefState::TakeWindow() {
 }
 
 bool ChiefState::AllJoinedWorkersLeft() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (const WorkerInfo& w : workers_) {
     if (w.joined && !w.left && !w.dead) return false;
   }
@@ -142,26 +142,26 @@ bool ChiefState::AllJoinedWorkersLeft() const {
 }
 
 int ChiefState::live_workers() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   int live = 0;
   for (const WorkerInfo& w : workers_) live += w.joined && !w.left && !w.dead;
   return live;
 }
 
 int ChiefState::live_ps() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   int live = 0;
   for (const PsInfo& ps : ps_) live += ps.seen && !ps.dead;
   return live;
 }
 
 int64_t ChiefState::deaths() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return deaths_;
 }
 
 int64_t ChiefState::total_examples() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return total_examples_;
 }
 

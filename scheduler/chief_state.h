@@ -7,11 +7,11 @@
 
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "schema/messages_generated.h"
 
 namespace pst {
@@ -89,16 +89,17 @@ class ChiefState {
   const std::string job_;
   const int64_t train_steps_;
 
-  mutable std::mutex mu_;
-  wire::ClusterState state_ = wire::ClusterState::Starting;  // guarded by mu_
-  std::vector<WorkerInfo> workers_;                          // guarded by mu_
-  std::vector<PsInfo> ps_;                                   // guarded by mu_
-  int64_t deaths_ = 0;                                       // guarded by mu_
-  // The open report window; guarded by mu_.
-  double loss_sum_ = 0, step_ms_sum_ = 0;
-  ReportWindow window_;
-  int64_t total_examples_ = 0;   // guarded by mu_
-  std::string non_finite_loss_;  // guarded by mu_
+  mutable Mutex mu_;
+  wire::ClusterState state_ GUARDED_BY(mu_) = wire::ClusterState::Starting;
+  std::vector<WorkerInfo> workers_ GUARDED_BY(mu_);
+  std::vector<PsInfo> ps_ GUARDED_BY(mu_);
+  int64_t deaths_ GUARDED_BY(mu_) = 0;
+  // The open report window.
+  double loss_sum_ GUARDED_BY(mu_) = 0;
+  double step_ms_sum_ GUARDED_BY(mu_) = 0;
+  ReportWindow window_ GUARDED_BY(mu_);
+  int64_t total_examples_ GUARDED_BY(mu_) = 0;
+  std::string non_finite_loss_ GUARDED_BY(mu_);
 };
 
 }  // namespace pst

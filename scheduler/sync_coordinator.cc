@@ -35,7 +35,7 @@ void SyncCoordinator::Send(std::vector<TokenGrant> grants) {
 void SyncCoordinator::Open(int64_t step) {
   std::vector<TokenGrant> grants;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     global_step_ = step;
     paused_ = false;
     closed_ = false;
@@ -57,7 +57,7 @@ OutgoingMessage SyncCoordinator::HandleTokenRequest(int worker, int64_t last_rec
 void SyncCoordinator::ShardApplied(int shard, int64_t step) {
   std::vector<TokenGrant> grants;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (shard < 0 || shard >= static_cast<int>(applied_.size()) || applied_[shard] < 0) {
       LOG(WARNING) << "step notice from ps:" << shard << ", which holds no trainable variable";
       return;
@@ -70,7 +70,7 @@ void SyncCoordinator::ShardApplied(int shard, int64_t step) {
       return;
     }
     applied_[shard] = std::max(applied_[shard], step + 1);
-    applied_changed_.notify_all();
+    applied_changed_.NotifyAll();
     int64_t slowest = std::numeric_limits<int64_t>::max();
     for (int64_t a : applied_) {
       if (a >= 0) slowest = std::min(slowest, a);
@@ -87,7 +87,7 @@ void SyncCoordinator::ShardApplied(int shard, int64_t step) {
 }
 
 StatusOr<int64_t> SyncCoordinator::Pause(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   paused_ = true;
   // Settled: every sync shard has applied exactly the global step's steps,
   // and the step whose tokens are out is among them (paused, no later one
@@ -96,25 +96,30 @@ StatusOr<int64_t> SyncCoordinator::Pause(std::chrono::steady_clock::time_point d
   // Once closed the step in flight is abandoned (the workers are leaving):
   // its gradients so far sit in the shards' accumulators, which are not
   // saved, so only the steps applied need to agree.
-  const auto settled = [this] {
-    const std::optional<int64_t> in_flight = tokens_.current_step();
-    if (!closed_ && in_flight && *in_flight >= global_step_) return false;
-    for (int64_t a : applied_) {
-      if (a >= 0 && a != global_step_) return false;
+  bool notified = true;
+  while (!Settled()) {
+    if (!notified) {
+      return DeadlineExceeded("the ps shards did not all finish sync step " +
+                              std::to_string(global_step_) + " before the checkpoint's deadline");
     }
-    return true;
-  };
-  if (!applied_changed_.wait_until(lock, deadline, settled)) {
-    return DeadlineExceeded("the ps shards did not all finish sync step " +
-                            std::to_string(global_step_) + " before the checkpoint's deadline");
+    notified = applied_changed_.WaitUntil(mu_, deadline);
   }
   return global_step_;
+}
+
+bool SyncCoordinator::Settled() const {
+  const std::optional<int64_t> in_flight = tokens_.current_step();
+  if (!closed_ && in_flight && *in_flight >= global_step_) return false;
+  for (int64_t a : applied_) {
+    if (a >= 0 && a != global_step_) return false;
+  }
+  return true;
 }
 
 void SyncCoordinator::Resume() {
   std::vector<TokenGrant> grants;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     paused_ = false;
     const std::optional<int64_t> out = tokens_.current_step();
     if (global_step_ >= train_steps_ || (out && *out >= global_step_)) return;
@@ -126,7 +131,7 @@ void SyncCoordinator::Resume() {
 void SyncCoordinator::Close() {
   std::vector<TokenGrant> grants;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     closed_ = true;
     grants = tokens_.Close();
   }
@@ -134,7 +139,7 @@ void SyncCoordinator::Close() {
 }
 
 int64_t SyncCoordinator::global_step() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return global_step_;
 }
 

@@ -13,10 +13,9 @@
 #define PST_SCHEDULER_SYNC_COORDINATOR_H_
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "scheduler/token_queue.h"
 #include "transport/request_context.h"
@@ -60,16 +59,18 @@ class SyncCoordinator {
 
  private:
   void Send(std::vector<TokenGrant> grants);
+  // What Pause() waits for (see there).
+  bool Settled() const REQUIRES(mu_);
 
   const int64_t train_steps_;
   ReplySender* replies_;
   TokenQueue tokens_;
-  mutable std::mutex mu_;
-  std::condition_variable applied_changed_;
-  std::vector<int64_t> applied_;  // guarded by mu_: per shard, steps applied (-1: not sync)
-  int64_t global_step_ = 0;       // guarded by mu_
-  bool paused_ = false;           // guarded by mu_
-  bool closed_ = false;           // guarded by mu_; by Close() until Open()
+  mutable Mutex mu_;
+  CondVar applied_changed_;
+  std::vector<int64_t> applied_ GUARDED_BY(mu_);  // per shard, steps applied (-1: not sync)
+  int64_t global_step_ GUARDED_BY(mu_) = 0;
+  bool paused_ GUARDED_BY(mu_) = false;
+  bool closed_ GUARDED_BY(mu_) = false;  // by Close() until Open()
 };
 
 }  // namespace pst

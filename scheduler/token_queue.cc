@@ -6,7 +6,7 @@ TokenQueue::TokenQueue(int num_workers) : taken_(num_workers, -1), parked_(num_w
 
 std::optional<int64_t> TokenQueue::TakeOrPark(int worker, int64_t last_received,
                                               RequestContext& context) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (closed_) return std::nullopt;
   // A grant may have been lost (e.g. sent to a request the worker had given
   // up on): unless the worker says it holds the current step, it gets it
@@ -32,7 +32,7 @@ std::vector<TokenGrant> TokenQueue::TakeParked(int64_t step) {
 }
 
 std::vector<TokenGrant> TokenQueue::Advance(int64_t step) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   CHECK(!step_ || step > *step_) << "token steps only move forward";
   step_ = step;
   if (closed_) return {};
@@ -40,7 +40,7 @@ std::vector<TokenGrant> TokenQueue::Advance(int64_t step) {
 }
 
 std::vector<TokenGrant> TokenQueue::Reset(int64_t step) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   step_ = step;
   std::fill(taken_.begin(), taken_.end(), -1);
   if (closed_) return {};
@@ -48,13 +48,13 @@ std::vector<TokenGrant> TokenQueue::Reset(int64_t step) {
 }
 
 std::vector<TokenGrant> TokenQueue::Close() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   closed_ = true;
   return TakeParked(-1);
 }
 
 std::optional<int64_t> TokenQueue::current_step() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return step_;
 }
 

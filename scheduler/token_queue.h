@@ -15,10 +15,10 @@
 #ifndef PST_SCHEDULER_TOKEN_QUEUE_H_
 #define PST_SCHEDULER_TOKEN_QUEUE_H_
 
-#include <mutex>
 #include <optional>
 #include <vector>
 
+#include "common/mutex.h"
 #include "transport/request_context.h"
 
 namespace pst {
@@ -53,13 +53,13 @@ class TokenQueue {
   std::optional<int64_t> current_step() const;
 
  private:
-  std::vector<TokenGrant> TakeParked(int64_t step);
+  std::vector<TokenGrant> TakeParked(int64_t step) REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  std::optional<int64_t> step_;  // guarded by mu_; empty before Open
-  bool closed_ = false;          // guarded by mu_
-  std::vector<int64_t> taken_;   // guarded by mu_: last step granted each worker
-  std::vector<std::optional<DeferredReply>> parked_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::optional<int64_t> step_ GUARDED_BY(mu_);  // empty before Open
+  bool closed_ GUARDED_BY(mu_) = false;
+  std::vector<int64_t> taken_ GUARDED_BY(mu_);  // last step granted each worker
+  std::vector<std::optional<DeferredReply>> parked_ GUARDED_BY(mu_);
 };
 
 }  // namespace pst
