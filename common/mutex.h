@@ -30,6 +30,8 @@
 #define ACQUIRE(...) PST_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define RELEASE(...) PST_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
 #define EXCLUDES(...) PST_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
+// For the rare code whose locking the analysis cannot follow; say why.
+#define NO_THREAD_SAFETY_ANALYSIS PST_THREAD_ANNOTATION(no_thread_safety_analysis)
 
 namespace pst {
 

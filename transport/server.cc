@@ -92,10 +92,10 @@ RpcServer::~RpcServer() {
   deferred_out_.reset();
   authenticator_.reset();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     handlers_exit_ = true;
   }
-  jobs_cv_.notify_all();
+  jobs_cv_.NotifyAll();
   for (auto& t : handler_threads_) t.join();
 }
 
@@ -132,9 +132,12 @@ Status RpcServer::Start() {
   } catch (const zmq::error_t& e) {
     return Unavailable(options_.name + " cannot bind " + options_.endpoint + ": " + e.what());
   }
-  deferred_out_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::push);
-  deferred_out_->set(zmq::sockopt::linger, 0);
-  deferred_out_->connect(inproc_endpoint_);
+  {
+    MutexLock lock(deferred_mu_);  // no other thread yet: for the analysis
+    deferred_out_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::push);
+    deferred_out_->set(zmq::sockopt::linger, 0);
+    deferred_out_->connect(inproc_endpoint_);
+  }
   for (int i = 0; i < std::max(1, options_.num_threads); ++i) {
     handler_threads_.emplace_back([this, i] { HandlerLoop(i); });
   }
@@ -146,17 +149,20 @@ Status RpcServer::Start() {
 void RpcServer::Stop() { stopping_.store(true); }
 
 void RpcServer::Wait() {
-  std::unique_lock<std::mutex> lock(stopped_mu_);
-  stopped_cv_.wait(lock, [this] { return stopped_; });
+  MutexLock lock(stopped_mu_);
+  while (!stopped_) stopped_cv_.Wait(stopped_mu_);
 }
 
 bool RpcServer::WaitFor(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(stopped_mu_);
-  return stopped_cv_.wait_for(lock, timeout, [this] { return stopped_; });
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  MutexLock lock(stopped_mu_);
+  while (!stopped_ && stopped_cv_.WaitUntil(stopped_mu_, deadline)) {
+  }
+  return stopped_;
 }
 
 size_t RpcServer::queue_depth() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return jobs_.size();
 }
 
@@ -217,11 +223,11 @@ void RpcServer::OnRequest(zmq::socket_t& router, std::vector<zmq::message_t> fra
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     jobs_.push_back(
         Job{std::move(routing_id), std::move(request).value(), std::move(peer_address)});
   }
-  jobs_cv_.notify_one();
+  jobs_cv_.NotifyOne();
 }
 
 void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socket_t& monitor) {
@@ -248,13 +254,13 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
         zmq::message_t routing_id = std::move(reply[0]);
         reply.erase(reply.begin());
         bytes_out_ += SendFrames(router, &routing_id, reply);
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         --jobs_in_flight_;
       }
     }
     if (stopping_.load()) {
       // Finish what was accepted, then leave; new requests are not read.
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (jobs_.empty() && jobs_in_flight_ == 0) break;
       continue;
     }
@@ -270,9 +276,9 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
   router.close();
   replies.close();
   monitor.close();
-  std::lock_guard<std::mutex> lock(stopped_mu_);
+  MutexLock lock(stopped_mu_);
   stopped_ = true;
-  stopped_cv_.notify_all();
+  stopped_cv_.NotifyAll();
 }
 
 void RpcServer::HandlerLoop(int /*thread_index*/) {
@@ -282,8 +288,8 @@ void RpcServer::HandlerLoop(int /*thread_index*/) {
   for (;;) {
     Job job;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      jobs_cv_.wait(lock, [this] { return handlers_exit_ || !jobs_.empty(); });
+      MutexLock lock(mu_);
+      while (!handlers_exit_ && jobs_.empty()) jobs_cv_.Wait(mu_);
       if (jobs_.empty()) return;  // handlers_exit_
       job = std::move(jobs_.front());
       jobs_.pop_front();
@@ -294,7 +300,7 @@ void RpcServer::HandlerLoop(int /*thread_index*/) {
     OutgoingMessage reply = handler_(job.request, context);
     if (context.deferred()) {
       // No reply on `out` for this job; SendDeferred counts its own.
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       --jobs_in_flight_;
       continue;
     }
@@ -308,11 +314,11 @@ void RpcServer::SendDeferred(DeferredReply to, const OutgoingMessage& reply) {
   Envelope envelope{to.request_id, cluster_id_.load(), options_.role, options_.index};
   std::vector<zmq::message_t> frames = EncodeMessage(reply, envelope);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ++jobs_in_flight_;  // the I/O thread decrements it when forwarding
   }
   zmq::message_t routing_id(to.address.data(), to.address.size());
-  std::lock_guard<std::mutex> lock(deferred_mu_);
+  MutexLock lock(deferred_mu_);
   SendFrames(*deferred_out_, &routing_id, frames);
 }
 

@@ -15,18 +15,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 #include <zmq.hpp>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "transport/curve.h"
 #include "transport/message.h"
@@ -95,24 +94,24 @@ class RpcServer : public Server {
   std::atomic<uint64_t> bytes_in_{0};
   std::atomic<uint64_t> bytes_out_{0};
 
-  mutable std::mutex mu_;
-  std::condition_variable jobs_cv_;
-  std::deque<Job> jobs_;        // guarded by mu_
-  int jobs_in_flight_ = 0;      // guarded by mu_: popped, reply not yet handed back
-  bool handlers_exit_ = false;  // guarded by mu_
+  mutable Mutex mu_;
+  CondVar jobs_cv_;
+  std::deque<Job> jobs_ GUARDED_BY(mu_);
+  int jobs_in_flight_ GUARDED_BY(mu_) = 0;  // popped, reply not yet handed back
+  bool handlers_exit_ GUARDED_BY(mu_) = false;
 
   std::unique_ptr<ZapAuthenticator> authenticator_;  // with options_.curve
 
   // Deferred replies go to the I/O thread through this socket; any thread
   // may use it while holding deferred_mu_.
-  std::mutex deferred_mu_;
-  std::unique_ptr<zmq::socket_t> deferred_out_;  // guarded by deferred_mu_
+  Mutex deferred_mu_;
+  std::unique_ptr<zmq::socket_t> deferred_out_ GUARDED_BY(deferred_mu_);
 
   std::thread io_thread_;
   std::vector<std::thread> handler_threads_;
-  std::mutex stopped_mu_;
-  std::condition_variable stopped_cv_;
-  bool stopped_ = false;  // guarded by stopped_mu_
+  Mutex stopped_mu_;
+  CondVar stopped_cv_;
+  bool stopped_ GUARDED_BY(stopped_mu_) = false;
 };
 
 }  // namespace pst
