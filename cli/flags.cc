@@ -3,22 +3,15 @@
 #include <gflags/gflags.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 
 #include "cli/help.h"
 #include "cli/help_request.h"
 #include "cli/unknown_flags.h"
 #include "cli/version.h"
-#include "kernels/kernels.h"
-#include "model/model_spec.h"
-#include "model/model_zoo.h"
-#include "transport/bind_address.h"
 
 namespace google {
 // gflags' exit hook (exported by libgflags): lets flag errors exit with 2.
@@ -124,7 +117,9 @@ DEFINE_bool(allow_soft_placement, false,
 DEFINE_bool(log_device_placement, false, "Worker: log the device each layer runs on");
 DEFINE_double(gpu_memory_fraction, 1.0,
               "Worker: cap on the GPU memory the model takes, as a fraction of the device's");
-DEFINE_string(cpu_kernels, pst::CpuKernelsName(pst::DefaultCpuKernels()),
+// The default is DefaultCpuKernels()'s name (kernels/kernels.h), written out
+// so that this file links no kernels; cli_worker_flags_test holds them equal.
+DEFINE_string(cpu_kernels, "eigen",
               "Worker: kernels of --device=cpu: eigen, or onednn where built in");
 DEFINE_int32(intra_op_threads, 1,
              "Worker: threads of each oneDNN kernel call; more than 1 for one worker per "
@@ -148,169 +143,6 @@ const char* g_program = "pst";
 
 [[noreturn]] void ExitForFlags(int code) {
   std::exit(code == 0 ? 0 : kFlagErrorExitCode);
-}
-
-bool Explicit(const char* name) {
-  gflags::CommandLineFlagInfo info;
-  return gflags::GetCommandLineFlagInfo(name, &info) && !info.is_default;
-}
-
-Status Positive(const char* name, int64_t value) {
-  if (value > 0) return Status::OK();
-  return InvalidArgument("--" + std::string(name) + "=" + std::to_string(value) +
-                         " must be positive");
-}
-
-// The cluster from flags, completed by TF_CONFIG where a flag was not given.
-StatusOr<ClusterSpec> ClusterFromFlags(TaskType type, int* task_index) {
-  TfConfig tf;
-  if (const char* env = std::getenv("TF_CONFIG"); env != nullptr && *env) {
-    PST_ASSIGN_OR_RETURN(tf, ParseTfConfig(env));
-  }
-  auto join = [](const std::vector<std::string>& hosts) {
-    std::string s;
-    for (const auto& h : hosts) s += (s.empty() ? "" : ",") + h;
-    return s;
-  };
-  const std::string ps = Explicit("ps_hosts") ? FLAGS_ps_hosts : join(tf.ps);
-  const std::string workers = Explicit("worker_hosts") ? FLAGS_worker_hosts : join(tf.workers);
-  const std::string chief = Explicit("chief_host") ? FLAGS_chief_host : tf.chief;
-  ClusterSpec spec;
-  PST_ASSIGN_OR_RETURN(spec.ps, ParseHostList("ps_hosts", ps));
-  PST_ASSIGN_OR_RETURN(spec.workers, ParseHostList("worker_hosts", workers));
-  if (spec.ps.empty()) return InvalidArgument("--ps_hosts is empty: the cluster needs a ps");
-  if (spec.workers.empty()) {
-    return InvalidArgument("--worker_hosts is empty: the cluster needs a worker");
-  }
-  if (chief.empty()) return InvalidArgument("--chief_host is empty");
-  PST_ASSIGN_OR_RETURN(spec.chief, ParseHostPort("chief_host", chief));
-
-  *task_index = FLAGS_task_index;
-  if (!Explicit("task_index") && tf.task_index >= 0) {
-    if (!tf.task_type.empty() && tf.task_type != TaskTypeName(type)) {
-      return InvalidArgument("TF_CONFIG names task type '" + tf.task_type + "' but this is a " +
-                             TaskTypeName(type) + " task");
-    }
-    *task_index = tf.task_index;
-  }
-  PST_RETURN_IF_ERROR(ValidateTask(spec, type, *task_index));
-  return spec;
-}
-
-StatusOr<DType> WireDTypeFromFlags() {
-  if (FLAGS_wire_dtype == "float32") return DType::kFloat32;
-  if (FLAGS_wire_dtype == "bfloat16") return DType::kBFloat16;
-  return InvalidArgument("--wire_dtype=" + FLAGS_wire_dtype + " is not one of: float32, bfloat16");
-}
-
-StatusOr<PlacementOptions> PlacementFromFlags() {
-  PlacementOptions p;
-  PST_ASSIGN_OR_RETURN(p.strategy, ParsePlacementStrategy(FLAGS_placement));
-  if (FLAGS_partition_bytes < 0) {
-    return InvalidArgument("--partition_bytes=" + std::to_string(FLAGS_partition_bytes) +
-                           " must be >= 0");
-  }
-  p.partition_bytes = FLAGS_partition_bytes;
-  return p;
-}
-
-Status CheckCommon() {
-  if (FLAGS_mode != "async" && FLAGS_mode != "sync") {
-    return InvalidArgument("--mode=" + FLAGS_mode + " is not one of: async, sync");
-  }
-  PST_RETURN_IF_ERROR(Positive("rpc_timeout_ms", FLAGS_rpc_timeout_ms));
-  PST_RETURN_IF_ERROR(Positive("max_message_bytes", FLAGS_max_message_bytes));
-  PST_RETURN_IF_ERROR(Positive("heartbeat_timeout_ms", FLAGS_heartbeat_timeout_ms));
-  PST_RETURN_IF_ERROR(WireDTypeFromFlags().status());
-  if (FLAGS_metrics_port < 0 || FLAGS_metrics_port > 65535) {
-    return InvalidArgument("--metrics_port=" + std::to_string(FLAGS_metrics_port) +
-                           " must be in 0..65535 (0: no metrics endpoint)");
-  }
-  PST_RETURN_IF_ERROR(ValidateBindHost(FLAGS_bind_host));
-  if (FLAGS_heartbeat_interval_ms < 0 ||
-      FLAGS_heartbeat_interval_ms >= FLAGS_heartbeat_timeout_ms) {
-    return InvalidArgument("--heartbeat_interval_ms=" + std::to_string(FLAGS_heartbeat_interval_ms) +
-                           " must be >= 0 and below --heartbeat_timeout_ms=" +
-                           std::to_string(FLAGS_heartbeat_timeout_ms));
-  }
-  return Status::OK();
-}
-
-std::chrono::milliseconds HeartbeatInterval() {
-  const int ms = FLAGS_heartbeat_interval_ms > 0 ? FLAGS_heartbeat_interval_ms
-                                                 : std::max(1, FLAGS_heartbeat_timeout_ms / 4);
-  return std::chrono::milliseconds(ms);
-}
-
-// The cluster's CURVE keys, when --curve_keys_dir is given.
-StatusOr<std::optional<CurveKeys>> CurveFromFlags() {
-  if (FLAGS_curve_keys_dir.empty()) return std::optional<CurveKeys>();
-  auto keys = LoadCurveKeys(FLAGS_curve_keys_dir);
-  if (!keys.ok()) return InvalidArgument("--curve_keys_dir: " + keys.status().message());
-  return std::optional<CurveKeys>(*keys);
-}
-
-std::string DataDir() {
-  if (!FLAGS_data_dir.empty()) return FLAGS_data_dir;
-  const char* env = std::getenv("MNIST_DIR");
-  return env ? env : "";
-}
-
-Status CheckSpec(const std::string& text, const std::string& path) {
-  return ParseModelSpec(text, path).status();
-}
-
-// "32,32,3" -> {32, 32, 3}.
-StatusOr<std::vector<int64_t>> ParseInputShape(const std::string& text) {
-  std::vector<int64_t> dims;
-  if (text.empty()) return dims;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    char* end = nullptr;
-    const long long d = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || d < 1) {
-      return InvalidArgument("--input_shape=" + text + ": expected H,W,C, positive numbers");
-    }
-    dims.push_back(d);
-  }
-  if (dims.size() != 3) return InvalidArgument("--input_shape=" + text + ": expected H,W,C");
-  return dims;
-}
-
-// The data and the model, as every task of a job must see them.
-StatusOr<JobOptions> JobFromFlags() {
-  JobOptions job;
-  job.model = FLAGS_model;
-  if (!FLAGS_model_spec.empty()) {
-    if (Explicit("model")) return InvalidArgument("give --model or --model_spec, not both");
-    std::ifstream in(FLAGS_model_spec);
-    if (!in) return InvalidArgument("--model_spec=" + FLAGS_model_spec + ": cannot read the file");
-    std::stringstream text;
-    text << in.rdbuf();
-    job.model = SpecModelName(text.str());
-    // Parsed now, so a bad spec is a flag error naming the file and line.
-    PST_RETURN_IF_ERROR(CheckSpec(text.str(), FLAGS_model_spec));
-  }
-  DataOptions& d = job.data;
-  d.format = FLAGS_dataset;
-  d.data_dir = DataDir();
-  d.train_file = FLAGS_train_file;
-  d.test_file = FLAGS_test_file;
-  d.label_column = FLAGS_label_column;
-  if (FLAGS_num_classes < 0) return InvalidArgument("--num_classes must be >= 0");
-  d.num_classes = FLAGS_num_classes;
-  PST_ASSIGN_OR_RETURN(d.input_shape, ParseInputShape(FLAGS_input_shape));
-  PST_RETURN_IF_ERROR(Positive("label_bytes", FLAGS_label_bytes));
-  d.label_bytes = FLAGS_label_bytes;
-  d.normalize = FLAGS_normalize;
-  if (FLAGS_validation_examples < 0) return InvalidArgument("--validation_examples must be >= 0");
-  d.validation_examples = FLAGS_validation_examples;
-  if (d.format == "mnist" && d.data_dir.empty()) {
-    return InvalidArgument(
-        "--data_dir is empty and MNIST_DIR is not set: get MNIST with "
-        "scripts/get_mnist.sh DIR, then pass --data_dir=DIR");
-  }
-  return job;
 }
 
 }  // namespace
@@ -351,144 +183,15 @@ int ReportFlagError(const Status& status) {
   return kFlagErrorExitCode;
 }
 
-StatusOr<PsOptions> PsOptionsFromFlags() {
-  PST_RETURN_IF_ERROR(CheckCommon());
-  PsOptions o;
-  PST_ASSIGN_OR_RETURN(o.cluster, ClusterFromFlags(TaskType::kPs, &o.task_index));
-  PST_RETURN_IF_ERROR(Positive("ps_threads", FLAGS_ps_threads));
-  o.num_threads = FLAGS_ps_threads;
-  o.max_message_bytes = FLAGS_max_message_bytes;
-  o.cluster_id = FLAGS_cluster_id;
-  o.checkpoint_dir = FLAGS_checkpoint_dir;
-  o.heartbeat_interval = HeartbeatInterval();
-  o.metrics_port = FLAGS_metrics_port;
-  o.bind_host = FLAGS_bind_host;
-  if (FLAGS_stop_grace_ms < 0) return InvalidArgument("--stop_grace_ms must be >= 0");
-  o.stop.grace = std::chrono::milliseconds(FLAGS_stop_grace_ms);
-  PST_ASSIGN_OR_RETURN(o.curve, CurveFromFlags());
-  return o;
+bool FlagGiven(const char* name) {
+  gflags::CommandLineFlagInfo info;
+  return gflags::GetCommandLineFlagInfo(name, &info) && !info.is_default;
 }
 
-StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
-  PST_RETURN_IF_ERROR(CheckCommon());
-  WorkerOptions o;
-  PST_ASSIGN_OR_RETURN(o.cluster, ClusterFromFlags(TaskType::kWorker, &o.task_index));
-  o.cluster_id = FLAGS_cluster_id;
-  o.sync = FLAGS_mode == "sync";
-  if (FLAGS_simulated_delay_ms < 0) return InvalidArgument("--simulated_delay_ms must be >= 0");
-  o.simulated_delay_ms = FLAGS_simulated_delay_ms;
-  PST_ASSIGN_OR_RETURN(o.job, JobFromFlags());
-  o.device = FLAGS_device;
-  o.allow_soft_placement = FLAGS_allow_soft_placement;
-  o.log_device_placement = FLAGS_log_device_placement;
-  if (!(FLAGS_gpu_memory_fraction > 0 && FLAGS_gpu_memory_fraction <= 1)) {
-    return InvalidArgument("--gpu_memory_fraction=" + std::to_string(FLAGS_gpu_memory_fraction) +
-                           " must be in (0, 1]");
-  }
-  o.gpu_memory_fraction = FLAGS_gpu_memory_fraction;
-  PST_ASSIGN_OR_RETURN(o.cpu_kernels, ParseCpuKernels(FLAGS_cpu_kernels));
-  PST_RETURN_IF_ERROR(Positive("intra_op_threads", FLAGS_intra_op_threads));
-  o.intra_op_threads = FLAGS_intra_op_threads;
-  PST_RETURN_IF_ERROR(Positive("batch_size", FLAGS_batch_size));
-  o.batch_size = FLAGS_batch_size;
-  o.seed = FLAGS_seed;
-  if (FLAGS_warmup_steps < 0) return InvalidArgument("--warmup_steps must be >= 0");
-  o.warmup_steps = FLAGS_warmup_steps;
-  PST_RETURN_IF_ERROR(Positive("worker_log_every_steps", FLAGS_worker_log_every_steps));
-  o.log_every_steps = FLAGS_worker_log_every_steps;
-  PST_ASSIGN_OR_RETURN(o.placement, PlacementFromFlags());
-  o.rpc_timeout_ms = FLAGS_rpc_timeout_ms;
-  PST_RETURN_IF_ERROR(Positive("join_timeout_ms", FLAGS_join_timeout_ms));
-  o.join_timeout_ms = FLAGS_join_timeout_ms;
-  o.heartbeat_interval = HeartbeatInterval();
-  o.max_message_bytes = FLAGS_max_message_bytes;
-  PST_ASSIGN_OR_RETURN(o.wire_dtype, WireDTypeFromFlags());
-  PST_ASSIGN_OR_RETURN(o.curve, CurveFromFlags());
-  return o;
-}
-
-StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
-  PST_RETURN_IF_ERROR(CheckCommon());
-  ChiefOptions o;
-  int index = 0;
-  PST_ASSIGN_OR_RETURN(o.cluster, ClusterFromFlags(TaskType::kChief, &index));
-  o.cluster_id = FLAGS_cluster_id;
-  if (FLAGS_mode == "sync") {
-    const int workers = static_cast<int>(o.cluster.workers.size());
-    const int n = FLAGS_replicas_to_aggregate == 0 ? workers : FLAGS_replicas_to_aggregate;
-    if (n < 1 || n > workers) {
-      return InvalidArgument("--replicas_to_aggregate=" + std::to_string(FLAGS_replicas_to_aggregate) +
-                             " must be in 1.." + std::to_string(workers) + " (the number of workers)");
-    }
-    o.shard.mode = TrainingMode::kSync;
-    o.shard.replicas_to_aggregate = n;
-  }
-  o.heartbeat_timeout_ms = FLAGS_heartbeat_timeout_ms;
-  PST_ASSIGN_OR_RETURN(o.job, JobFromFlags());
-  o.seed = FLAGS_seed;
-  o.shard.optimizer.name = FLAGS_optimizer;
-  if (FLAGS_learning_rate < 0) {
-    return InvalidArgument("--learning_rate=" + std::to_string(FLAGS_learning_rate) +
-                           " must be >= 0 (0: the model's recommended rate)");
-  }
-  o.shard.optimizer.learning_rate = static_cast<float>(FLAGS_learning_rate);
-  if (FLAGS_learning_rate == 0) {
-    PST_ASSIGN_OR_RETURN(o.shard.optimizer.learning_rate, RecommendedLearningRate(o.job.model));
-  }
-  o.shard.optimizer.momentum = static_cast<float>(FLAGS_momentum);
-  PST_ASSIGN_OR_RETURN(o.shard.staleness_policy, ParseStalenessPolicy(FLAGS_staleness_policy));
-  if (FLAGS_max_staleness < 0) return InvalidArgument("--max_staleness must be >= 0");
-  o.shard.max_staleness = FLAGS_max_staleness;
-  PST_ASSIGN_OR_RETURN(o.placement, PlacementFromFlags());
-  PST_RETURN_IF_ERROR(Positive("train_steps", FLAGS_train_steps));
-  o.train_steps = FLAGS_train_steps;
-  if (FLAGS_eval_every_steps < 0) return InvalidArgument("--eval_every_steps must be >= 0");
-  o.eval_every_steps = FLAGS_eval_every_steps;
-  PST_RETURN_IF_ERROR(Positive("log_every_steps", FLAGS_log_every_steps));
-  o.log_every_steps = FLAGS_log_every_steps;
-  if (!(FLAGS_progress_every_secs >= 0))
-    return InvalidArgument("--progress_every_secs must be >= 0");
-  o.progress_every_secs = FLAGS_progress_every_secs;
-  o.run_dir = FLAGS_run_dir;
-  o.export_onnx = FLAGS_export_onnx;
-  o.logdir = FLAGS_logdir;
-  o.checkpoint_dir = FLAGS_checkpoint_dir;
-  if (FLAGS_checkpoint_every_steps < 0 || FLAGS_checkpoint_every_secs < 0) {
-    return InvalidArgument("--checkpoint_every_steps and --checkpoint_every_secs must be >= 0");
-  }
-  o.checkpoint_every_steps = FLAGS_checkpoint_every_steps;
-  o.checkpoint_every_secs = FLAGS_checkpoint_every_secs;
-  PST_RETURN_IF_ERROR(Positive("keep_checkpoints", FLAGS_keep_checkpoints));
-  o.keep_checkpoints = FLAGS_keep_checkpoints;
-  PST_RETURN_IF_ERROR(Positive("max_checkpoint_failures", FLAGS_max_checkpoint_failures));
-  o.max_checkpoint_failures = FLAGS_max_checkpoint_failures;
-  PST_RETURN_IF_ERROR(Positive("ps_wait_timeout_ms", FLAGS_ps_wait_timeout_ms));
-  o.ps_wait_timeout_ms = FLAGS_ps_wait_timeout_ms;
-  o.rpc_timeout_ms = FLAGS_rpc_timeout_ms;
-  o.max_message_bytes = FLAGS_max_message_bytes;
-  o.metrics_port = FLAGS_metrics_port;
-  o.bind_host = FLAGS_bind_host;
-  PST_ASSIGN_OR_RETURN(o.curve, CurveFromFlags());
-  return o;
-}
-
-StatusOr<PredictOptions> PredictOptionsFromFlags() {
-  PredictOptions o;
-  if (FLAGS_model_file.empty()) return InvalidArgument("--model_file is empty: give RUN_DIR/model.bin");
-  o.model_file = FLAGS_model_file;
-  o.output = FLAGS_output;
-  o.export_onnx = FLAGS_export_onnx;
-  o.predict =
-      o.export_onnx.empty() || Explicit("dataset") || Explicit("data_dir") || Explicit("test_file");
-  if (!o.predict && !o.output.empty()) {
-    return InvalidArgument(
-        "--output needs a data set to predict: give --dataset, --data_dir "
-        "or --test_file");
-  }
-  if (!o.predict) return o;  // only exporting: no data set to read
-  PST_ASSIGN_OR_RETURN(JobOptions job, JobFromFlags());
-  o.data = job.data;
-  return o;
+Status CheckPositiveFlag(const char* name, int64_t value) {
+  if (value > 0) return Status::OK();
+  return InvalidArgument("--" + std::string(name) + "=" + std::to_string(value) +
+                         " must be positive");
 }
 
 }  // namespace pst

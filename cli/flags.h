@@ -1,22 +1,23 @@
 // Command-line flags of every executable, in one place: every task accepts
 // the whole cluster's flag set (so one --flagfile configures a cluster) and
-// ignores the flags that are not its own.
+// ignores the flags that are not its own. Every flag is defined in flags.cc;
+// the files that turn flags into a role's options (cli/ps_flags.h,
+// cli/worker_flags.h, cli/chief_flags.h, cli/predict_flags.h, and the parts
+// they share: cli/task_flags.h, cli/job_flags.h) declare the ones they read,
+// so this library links no role's code.
 //
-// Only main() calls into this library. Bad flags are reported as one line
+// Only main() calls into these libraries. Bad flags are reported as one line
 // naming the flag and its value, and the process exits with code 2.
 #ifndef PST_CLI_FLAGS_H_
 #define PST_CLI_FLAGS_H_
 
 #include <gflags/gflags.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "cli/help.h"
 #include "common/status.h"
-#include "predict/predictor.h"
-#include "ps/ps_task.h"
-#include "scheduler/chief_task.h"
-#include "worker/worker_task.h"
 
 namespace pst {
 
@@ -32,12 +33,12 @@ void InitProgram(Program program, int* argc, char*** argv, const char* usage);
 // The flags defined in flags.cc (the project's, not glog's or gflags').
 std::vector<gflags::CommandLineFlagInfo> ProjectFlags();
 
-// Build each role's options from the flags and TF_CONFIG (an explicit flag
-// wins over TF_CONFIG). InvalidArgument names the bad flag.
-StatusOr<PsOptions> PsOptionsFromFlags();
-StatusOr<WorkerOptions> WorkerOptionsFromFlags();
-StatusOr<ChiefOptions> ChiefOptionsFromFlags();
-StatusOr<PredictOptions> PredictOptionsFromFlags();
+// Whether --name was given (on the command line or in a --flagfile), as
+// opposed to holding its default.
+bool FlagGiven(const char* name);
+
+// OK when value > 0, else InvalidArgument "--name=value must be positive".
+Status CheckPositiveFlag(const char* name, int64_t value);
 
 // Prints "<program>: <message>" on stderr and returns kFlagErrorExitCode.
 int ReportFlagError(const Status& status);

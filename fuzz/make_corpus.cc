@@ -190,9 +190,8 @@ std::string PartBody(bool sync, const std::string& scratch) {
       ShardConfigFor(sync, sync ? "sgd" : "momentum", 1), ShardValues());
   CHECK(init.ok()) << init.ToString();
   const std::vector<float> g(20, 0.125f);
-  std::vector<TensorView> grads = {
-      {"w", DType::kFloat32, {4, 4}, 0, g.data(), 64},
-      {"b", DType::kFloat32, {4}, 0, g.data() + 16, 16}};
+  std::vector<Gradient> grads = {{"w", DType::kFloat32, {4, 4}, 0, g.data()},
+                                 {"b", DType::kFloat32, {4}, 0, g.data() + 16}};
   for (int i = 0; i < 2; ++i) {
     auto pushed = sync ? store.SyncPush(grads, 0, i) : store.Push(grads, true);
     CHECK(pushed.ok()) << pushed.status().ToString();

@@ -71,13 +71,10 @@ void WriteBytes(const std::string& path, const std::string& bytes) {
 }
 
 // Gradients of 0.25 for w and b, computed from `version`.
-std::vector<TensorView> Gradients(const std::vector<float>& storage,
-                                  int64_t version) {
-  std::vector<TensorView> grads(2);
-  grads[0] =
-      TensorView{"w", DType::kFloat32, {4, 4}, version, storage.data(), 64};
-  grads[1] =
-      TensorView{"b", DType::kFloat32, {4}, version, storage.data() + 16, 16};
+std::vector<Gradient> Gradients(const std::vector<float>& storage, int64_t version) {
+  std::vector<Gradient> grads(2);
+  grads[0] = Gradient{"w", DType::kFloat32, {4, 4}, version, storage.data()};
+  grads[1] = Gradient{"b", DType::kFloat32, {4}, version, storage.data() + 16};
   return grads;
 }
 
@@ -100,7 +97,7 @@ void RestoreInto(const NamedTensors& part, bool sync) {
   // Pushes at the edges of what a gradient's version may be: any outcome
   // but undefined behaviour is fine, and a refusal changes nothing.
   const std::vector<float> storage(20, 0.25f);
-  std::vector<OutTensor> pulled;
+  std::vector<VariableValue> pulled;
   CHECK(store.Pull({"w", "b", fuzz::kGlobalStep}, &pulled).ok());
   for (int64_t version : {int64_t{0}, int64_t{1}, pulled[0].version,
                           std::numeric_limits<int64_t>::max() / 2}) {

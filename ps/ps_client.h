@@ -16,7 +16,7 @@
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "common/tensor_file.h"
-#include "ps/variable_store.h"
+#include "ps/shard_config.h"
 #include "transport/transport.h"
 
 namespace pst {

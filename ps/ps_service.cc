@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "common/bfloat16.h"
 
@@ -62,6 +64,16 @@ Tensor ToBFloat16(const Tensor& values) {
   Tensor narrow = Tensor::Uninitialized(DType::kBFloat16, values.shape());
   FloatToBFloat16(values.f32(), narrow.bf16(), values.num_elements());
   return narrow;
+}
+
+// A push's tensors as the store takes them: views of the received bytes.
+std::vector<Gradient> Gradients(const ReceivedMessage& request) {
+  std::vector<Gradient> gradients;
+  gradients.reserve(request.tensors().size());
+  for (const TensorView& t : request.tensors()) {
+    gradients.push_back({t.name, t.dtype, t.shape, t.version, t.data});
+  }
+  return gradients;
 }
 
 }  // namespace
@@ -148,27 +160,30 @@ OutgoingMessage PsService::HandlePull(const ReceivedMessage& request) {
   if (const auto* wanted = request.header().names()) {
     for (const auto* n : *wanted) names.push_back(n->str());
   }
-  reply.status = store_.Pull(names, &reply.tensors);
-  if (!reply.status.ok()) {
-    reply.tensors.clear();
-  } else if (pull_dtype == wire::DataType::BFloat16) {
+  std::vector<VariableValue> values;
+  reply.status = store_.Pull(names, &values);
+  if (!reply.status.ok()) return reply;
+  reply.tensors.reserve(values.size());
+  for (VariableValue& v : values) {
     // Narrowed outside every lock: a pulled value is a copy-on-write share
     // that no apply writes into.
-    for (OutTensor& t : reply.tensors) {
-      if (t.tensor.dtype() == DType::kFloat32) t.tensor = ToBFloat16(t.tensor);
+    if (pull_dtype == wire::DataType::BFloat16 && v.tensor.dtype() == DType::kFloat32) {
+      v.tensor = ToBFloat16(v.tensor);
     }
+    reply.tensors.push_back({std::move(v.name), v.version, std::move(v.tensor)});
   }
   return reply;
 }
 
 OutgoingMessage PsService::HandlePush(const ReceivedMessage& request) {
   const wire::Header& h = request.header();
+  const std::vector<Gradient> gradients = Gradients(request);
   StatusOr<PushOutcome> outcome = [&]() -> StatusOr<PushOutcome> {
     if (store_.mode() == TrainingMode::kSync) {
-      return store_.SyncPush(request.tensors(), h.sender_index(), h.step());
+      return store_.SyncPush(gradients, h.sender_index(), h.step());
     }
     const bool increment = h.push() != nullptr && h.push()->increment_global_step();
-    return store_.Push(request.tensors(), increment);
+    return store_.Push(gradients, increment);
   }();
   if (!outcome.ok()) return Reply(wire::MessageType::PushReply, outcome.status());
   if (outcome->completed_step >= 0 && notifier_ != nullptr) {

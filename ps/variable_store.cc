@@ -37,13 +37,13 @@ int64_t FirstNonFinite(const T* x, int64_t n) {
   return n;
 }
 
-float ElementAsFloat(const TensorView& g, int64_t i) {
+float ElementAsFloat(const Gradient& g, int64_t i) {
   return g.dtype == DType::kBFloat16 ? BFloat16ToFloat(g.bf16()[i]) : g.f32()[i];
 }
 
 // The gradient as float32: the view's own bytes, or a bfloat16 gradient
 // widened into *scratch (kept with the variable, so it is allocated once).
-const float* AsFloat32(const TensorView& g, std::vector<float>* scratch) {
+const float* AsFloat32(const Gradient& g, std::vector<float>* scratch) {
   if (g.dtype == DType::kFloat32) return g.f32();
   scratch->resize(g.num_elements());
   BFloat16ToFloat(g.bf16(), scratch->data(), g.num_elements());
@@ -62,14 +62,6 @@ void MakePrivate(Tensor* value) {
 }
 
 }  // namespace
-
-StatusOr<StalenessPolicy> ParseStalenessPolicy(const std::string& name) {
-  if (name == "apply") return StalenessPolicy::kApply;
-  if (name == "drop") return StalenessPolicy::kDrop;
-  if (name == "scale") return StalenessPolicy::kScale;
-  return InvalidArgument("--staleness_policy=" + name +
-                         " is not one of: apply, drop, scale");
-}
 
 Status VariableStore::Initialize(
     const ShardConfig& config,
@@ -128,8 +120,7 @@ TrainingMode VariableStore::mode() const {
   return config_.mode;
 }
 
-Status VariableStore::Pull(const std::vector<std::string>& names,
-                           std::vector<OutTensor>* out) {
+Status VariableStore::Pull(const std::vector<std::string>& names, std::vector<VariableValue>* out) {
   std::shared_lock<std::shared_mutex> lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
   std::vector<Variable*> found;
@@ -145,7 +136,7 @@ Status VariableStore::Pull(const std::vector<std::string>& names,
   return Status::OK();
 }
 
-Status VariableStore::CheckGradient(const TensorView& g, Variable** variable) const {
+Status VariableStore::CheckGradient(const Gradient& g, Variable** variable) const {
   auto it = variables_.find(g.name);
   const std::string name(g.name);
   if (it == variables_.end()) return NotFound("no variable '" + name + "' on this shard");
@@ -187,7 +178,7 @@ int64_t VariableStore::IncrementGlobalStep() {
   return ++global_step_->value.i64()[0];
 }
 
-StatusOr<PushOutcome> VariableStore::Push(const std::vector<TensorView>& gradients,
+StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients,
                                           bool increment_global_step) {
   std::shared_lock<std::shared_mutex> lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
@@ -238,8 +229,8 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<TensorView>& gradien
   return outcome;
 }
 
-StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<TensorView>& gradients,
-                                              int worker, int64_t step) {
+StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<Gradient>& gradients, int worker,
+                                              int64_t step) {
   std::shared_lock<std::shared_mutex> lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
   if (config_.mode != TrainingMode::kSync) {
@@ -275,7 +266,7 @@ StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<TensorView>& gra
     for (size_t i = 0; i < gradients.size(); ++i) {
       float* sum = targets[i]->accumulator.data();
       const int64_t n = targets[i]->accumulator.size();
-      const TensorView& g = gradients[i];
+      const Gradient& g = gradients[i];
       // bfloat16 is widened inside the sum: no float32 copy of the gradient.
       if (g.dtype == DType::kBFloat16) {
         const uint16_t* narrow = g.bf16();

@@ -21,34 +21,22 @@
 #define PST_PS_VARIABLE_STORE_H_
 
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
-#include "common/tensor_file.h"
 #include "common/tensor.h"
+#include "common/tensor_file.h"
 #include "ps/optimizers/optimizer.h"
-#include "transport/message.h"
+#include "ps/shard_config.h"
 
 namespace pst {
-
-enum class StalenessPolicy { kApply, kDrop, kScale };
-enum class TrainingMode { kAsync, kSync };
-StatusOr<StalenessPolicy> ParseStalenessPolicy(const std::string& name);
-
-struct ShardConfig {
-  OptimizerConfig optimizer;
-  StalenessPolicy staleness_policy = StalenessPolicy::kApply;
-  int64_t max_staleness = 0;  // for kDrop: drop when staleness > this
-  // The int64 scalar incremented once per applied push; "" if not here.
-  std::string global_step_variable;
-  TrainingMode mode = TrainingMode::kAsync;
-  int replicas_to_aggregate = 1;  // sync only
-};
 
 // Largest worker index a sync push may carry (bounds per-worker counters).
 inline constexpr int kMaxWorkers = 1 << 14;
@@ -66,21 +54,28 @@ struct PushOutcome {
   int64_t completed_step = -1;  // the step this push completed, or -1
 };
 
-struct StoreStats {
-  bool initialized = false;
-  uint32_t variables = 0;
-  uint64_t bytes = 0;
-  uint64_t updates_applied = 0;
-  uint64_t gradients_dropped = 0;
-  uint64_t gradients_scaled = 0;
-  uint64_t staleness_sum = 0;
-  uint64_t staleness_count = 0;
-  int64_t staleness_max = 0;
-  int64_t global_step = -1;
-  int64_t sync_step = 0;
-  uint64_t stale_pushes = 0;
-  uint64_t duplicate_pushes = 0;
-  std::vector<uint64_t> aggregated_per_worker;
+// A gradient handed to Push or SyncPush: `data` holds NumElements(shape)
+// values of `dtype` (float32 or bfloat16) for the variable `name`, computed
+// from its value at `version`. Borrowed: `name` and `data` belong to the
+// caller and are read during the call only (the ps points them into the
+// received request: no copy).
+struct Gradient {
+  std::string_view name;
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  int64_t version = 0;
+  const void* data = nullptr;
+  int64_t num_elements() const { return NumElements(shape); }
+  const float* f32() const { return static_cast<const float*>(data); }
+  const uint16_t* bf16() const { return static_cast<const uint16_t*>(data); }
+};
+
+// A variable's value as Pull returns it: shared with the store
+// copy-on-write (a later apply copies first), with the version it has.
+struct VariableValue {
+  std::string name;
+  int64_t version = 0;
+  Tensor tensor;
 };
 
 class VariableStore {
@@ -93,23 +88,21 @@ class VariableStore {
 
   // Appends the named variables' current values and versions to *out.
   // NotFound names the first unknown variable; nothing is appended then.
-  Status Pull(const std::vector<std::string>& names, std::vector<OutTensor>* out);
+  Status Pull(const std::vector<std::string>& names, std::vector<VariableValue>* out);
 
   // Applies gradients (each tensor names its variable and carries the version
   // it was computed from). Every gradient is checked (known name, float32 or
   // bfloat16, the variable's shape, no NaN or infinity) before any is
   // applied; a bfloat16 gradient is widened to float32 for the apply. On error
   // nothing changes, and the error names the variable (a slice by its name).
-  StatusOr<PushOutcome> Push(const std::vector<TensorView>& gradients,
-                             bool increment_global_step);
+  StatusOr<PushOutcome> Push(const std::vector<Gradient>& gradients, bool increment_global_step);
 
   // Sync mode: `worker` pushes the gradients of every trainable variable of
   // the shard for `step`, checked as Push checks them: a refused push is not
   // accumulated and is not the worker's push for the step. Stale and
   // duplicate pushes are reported in the outcome (not errors) and change
   // nothing.
-  StatusOr<PushOutcome> SyncPush(const std::vector<TensorView>& gradients,
-                                 int worker, int64_t step);
+  StatusOr<PushOutcome> SyncPush(const std::vector<Gradient>& gradients, int worker, int64_t step);
 
   StoreStats Stats() const;
 
@@ -142,7 +135,7 @@ class VariableStore {
   // step. Requires sync_mu_.
   void ApplyAccumulated();
 
-  Status CheckGradient(const TensorView& g, Variable** variable) const;
+  Status CheckGradient(const Gradient& g, Variable** variable) const;
   int64_t IncrementGlobalStep();
 
   mutable std::shared_mutex mu_;  // exclusive for Initialize, shared otherwise

@@ -24,8 +24,8 @@ Tensor Narrowed(const Tensor& values) {
   return t;
 }
 
-TensorView View(const std::string& name, const Tensor& t, int64_t version) {
-  return TensorView{name, t.dtype(), t.shape(), version, t.data(), t.num_bytes()};
+Gradient View(const std::string& name, const Tensor& t, int64_t version) {
+  return Gradient{name, t.dtype(), t.shape(), version, t.data()};
 }
 
 class VariableStoreTest : public ::testing::Test {
@@ -46,7 +46,7 @@ class VariableStoreTest : public ::testing::Test {
 };
 
 TEST_F(VariableStoreTest, PullBeforeInitFails) {
-  std::vector<OutTensor> out;
+  std::vector<VariableValue> out;
   EXPECT_EQ(store_.Pull({"w"}, &out).code(), Code::kFailedPrecondition);
 }
 
@@ -57,7 +57,7 @@ TEST_F(VariableStoreTest, PushAppliesAndBumpsVersionAndGlobalStep) {
   ASSERT_TRUE(outcome.ok());
   EXPECT_EQ(outcome->applied, 1u);
   EXPECT_EQ(outcome->global_step, 1);
-  std::vector<OutTensor> out;
+  std::vector<VariableValue> out;
   ASSERT_TRUE(store_.Pull({"w", "global_step"}, &out).ok());
   EXPECT_FLOAT_EQ(out[0].tensor.f32()[3], 0.75f);
   EXPECT_EQ(out[0].version, 1);
@@ -73,7 +73,7 @@ TEST_F(VariableStoreTest, BadGradientChangesNothing) {
   EXPECT_NE(outcome.status().message().find("[4]"), std::string::npos);
   EXPECT_EQ(store_.Push({View("nope", good, 0)}, false).status().code(),
             Code::kNotFound);
-  std::vector<OutTensor> out;
+  std::vector<VariableValue> out;
   ASSERT_TRUE(store_.Pull({"w", "global_step"}, &out).ok());
   EXPECT_FLOAT_EQ(out[0].tensor.f32()[0], 1.0f);
   EXPECT_EQ(out[1].tensor.i64()[0], 0);
@@ -82,12 +82,12 @@ TEST_F(VariableStoreTest, BadGradientChangesNothing) {
 
 TEST_F(VariableStoreTest, PulledValueIsNotChangedByLaterPush) {
   Init();
-  std::vector<OutTensor> out;
+  std::vector<VariableValue> out;
   ASSERT_TRUE(store_.Pull({"w"}, &out).ok());
   Tensor g = Filled({2, 2}, 1.0f);
   ASSERT_TRUE(store_.Push({View("w", g, 0)}, false).ok());
   EXPECT_FLOAT_EQ(out[0].tensor.f32()[0], 1.0f);  // copy-on-write kept it
-  std::vector<OutTensor> again;
+  std::vector<VariableValue> again;
   ASSERT_TRUE(store_.Pull({"w"}, &again).ok());
   EXPECT_FLOAT_EQ(again[0].tensor.f32()[0], 0.0f);
 }
@@ -112,7 +112,7 @@ TEST_F(VariableStoreTest, ScalePolicyScalesLearningRate) {
   ASSERT_TRUE(store_.Push({View("w", g, 0)}, false).ok());  // w = 0.5
   auto scaled = store_.Push({View("w", g, 0)}, false);     // staleness 1: lr/2
   EXPECT_EQ(scaled->scaled, 1u);
-  std::vector<OutTensor> out;
+  std::vector<VariableValue> out;
   ASSERT_TRUE(store_.Pull({"w"}, &out).ok());
   EXPECT_FLOAT_EQ(out[0].tensor.f32()[0], 0.25f);
 }
@@ -128,7 +128,7 @@ TEST_F(VariableStoreTest, ConcurrentPushesLoseNothing) {
     });
   }
   for (auto& t : threads) t.join();
-  std::vector<OutTensor> out;
+  std::vector<VariableValue> out;
   ASSERT_TRUE(store_.Pull({"w", "global_step"}, &out).ok());
   EXPECT_FLOAT_EQ(out[0].tensor.f32()[0], 1.0f + kThreads * kPushes);
   EXPECT_EQ(out[1].tensor.i64()[0], kThreads * kPushes);
@@ -146,7 +146,7 @@ TEST_F(VariableStoreTest, BFloat16GradientIsWidenedAndApplied) {
   const Tensor g = Narrowed(Filled({2, 2}, 0.1f));
   ASSERT_TRUE(store_.Push({View("w", g, 0)}, true).ok());
   ASSERT_TRUE(store_.Push({View("w", g, 1)}, true).ok());  // reuses the widening buffer
-  std::vector<OutTensor> out;
+  std::vector<VariableValue> out;
   ASSERT_TRUE(store_.Pull({"w"}, &out).ok());
   const float step = BFloat16ToFloat(FloatToBFloat16(0.1f));
   EXPECT_NE(step, 0.1f);
@@ -163,7 +163,7 @@ TEST_F(VariableStoreTest, NonFiniteBFloat16GradientIsRefused) {
     EXPECT_EQ(outcome.status().code(), Code::kInvalidArgument);
     EXPECT_NE(outcome.status().message().find("at element 3"), std::string::npos);
   }
-  std::vector<OutTensor> out;
+  std::vector<VariableValue> out;
   ASSERT_TRUE(store_.Pull({"w"}, &out).ok());
   for (int i = 0; i < 4; ++i) EXPECT_EQ(out[0].tensor.f32()[i], 1.0f);
 }
@@ -197,7 +197,7 @@ class SyncStoreTest : public ::testing::Test {
     return store_.SyncPush({View("w", grads_.back(), 0)}, worker, step);
   }
   float Value() {
-    std::vector<OutTensor> out;
+    std::vector<VariableValue> out;
     EXPECT_TRUE(store_.Pull({"w"}, &out).ok());
     return out[0].tensor.f32()[0];
   }
@@ -293,7 +293,7 @@ TEST(VariableStoreCheckpointTest, SnapshotThenRestoreBringsBackValuesSlotsAndVer
   // count came back too.
   ASSERT_TRUE(trained.Push({View("w", g, 3)}, false).ok());
   ASSERT_TRUE(restored.Push({View("w", g, 3)}, false).ok());
-  std::vector<OutTensor> a, b;
+  std::vector<VariableValue> a, b;
   ASSERT_TRUE(trained.Pull({"w"}, &a).ok());
   ASSERT_TRUE(restored.Pull({"w"}, &b).ok());
   EXPECT_EQ(a[0].version, 4);
@@ -321,7 +321,7 @@ TEST(VariableStoreCheckpointTest, PartMissingAVariableChangesNothing) {
   Status s = store.Restore(partial);
   EXPECT_EQ(s.code(), Code::kDataLoss);
   EXPECT_NE(s.message().find("'v'"), std::string::npos) << s.ToString();
-  std::vector<OutTensor> out;
+  std::vector<VariableValue> out;
   ASSERT_TRUE(store.Pull({"w"}, &out).ok());
   EXPECT_EQ(out[0].tensor.f32()[0], 1.0f);
 }
@@ -349,7 +349,7 @@ TEST(VariableStoreNonFiniteTest, RefusalNamesTheSliceAndTheElement) {
               std::string::npos)
         << message;
   }
-  std::vector<OutTensor> out;
+  std::vector<VariableValue> out;
   ASSERT_TRUE(store.Pull({"emb/part_1"}, &out).ok());
   EXPECT_EQ(out[0].version, 0);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(out[0].tensor.f32()[i], 1.0f);

@@ -12,7 +12,7 @@
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "job/job.h"
-#include "ps/variable_store.h"
+#include "ps/shard_config.h"
 #include "transport/curve.h"
 
 namespace pst {

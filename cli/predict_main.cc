@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/flags.h"
+#include "cli/predict_flags.h"
 
 int main(int argc, char** argv) {
   pst::InitProgram(pst::Program::kPredict, &argc, &argv,

@@ -1,5 +1,6 @@
 // ps: serves one shard of the model's variables.
 #include "cli/flags.h"
+#include "cli/ps_flags.h"
 
 int main(int argc, char** argv) {
   pst::InitProgram(pst::Program::kPs, &argc, &argv,

@@ -1,5 +1,6 @@
 // worker: trains a model replica on its shard of the data.
 #include "cli/flags.h"
+#include "cli/worker_flags.h"
 
 int main(int argc, char** argv) {
   pst::InitProgram(pst::Program::kWorker, &argc, &argv,

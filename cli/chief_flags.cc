@@ -1,0 +1,109 @@
+#include "cli/chief_flags.h"
+
+#include <gflags/gflags.h>
+
+#include <string>
+
+#include "cli/flags.h"
+#include "cli/job_flags.h"
+#include "cli/task_flags.h"
+#include "model/model_zoo.h"
+#include "ps/shard_config.h"
+
+DECLARE_uint64(cluster_id);
+DECLARE_string(mode);
+DECLARE_int32(replicas_to_aggregate);
+DECLARE_int32(heartbeat_timeout_ms);
+DECLARE_uint64(seed);
+DECLARE_string(optimizer);
+DECLARE_double(learning_rate);
+DECLARE_double(momentum);
+DECLARE_string(staleness_policy);
+DECLARE_int64(max_staleness);
+DECLARE_int64(train_steps);
+DECLARE_int64(eval_every_steps);
+DECLARE_int64(log_every_steps);
+DECLARE_double(progress_every_secs);
+DECLARE_string(run_dir);
+DECLARE_string(export_onnx);
+DECLARE_string(logdir);
+DECLARE_string(checkpoint_dir);
+DECLARE_int64(checkpoint_every_steps);
+DECLARE_int32(checkpoint_every_secs);
+DECLARE_int32(keep_checkpoints);
+DECLARE_int32(max_checkpoint_failures);
+DECLARE_int32(ps_wait_timeout_ms);
+DECLARE_int32(rpc_timeout_ms);
+DECLARE_int64(max_message_bytes);
+DECLARE_int32(metrics_port);
+DECLARE_string(bind_host);
+
+namespace pst {
+
+StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
+  PST_RETURN_IF_ERROR(CheckTaskFlags());
+  ChiefOptions o;
+  int index = 0;
+  PST_ASSIGN_OR_RETURN(o.cluster, ClusterFromFlags(TaskType::kChief, &index));
+  o.cluster_id = FLAGS_cluster_id;
+  if (FLAGS_mode == "sync") {
+    const int workers = static_cast<int>(o.cluster.workers.size());
+    const int n = FLAGS_replicas_to_aggregate == 0 ? workers : FLAGS_replicas_to_aggregate;
+    if (n < 1 || n > workers) {
+      return InvalidArgument(
+          "--replicas_to_aggregate=" + std::to_string(FLAGS_replicas_to_aggregate) +
+          " must be in 1.." + std::to_string(workers) + " (the number of workers)");
+    }
+    o.shard.mode = TrainingMode::kSync;
+    o.shard.replicas_to_aggregate = n;
+  }
+  o.heartbeat_timeout_ms = FLAGS_heartbeat_timeout_ms;
+  PST_ASSIGN_OR_RETURN(o.job, JobFromFlags());
+  o.seed = FLAGS_seed;
+  o.shard.optimizer.name = FLAGS_optimizer;
+  if (FLAGS_learning_rate < 0) {
+    return InvalidArgument("--learning_rate=" + std::to_string(FLAGS_learning_rate) +
+                           " must be >= 0 (0: the model's recommended rate)");
+  }
+  o.shard.optimizer.learning_rate = static_cast<float>(FLAGS_learning_rate);
+  if (FLAGS_learning_rate == 0) {
+    PST_ASSIGN_OR_RETURN(o.shard.optimizer.learning_rate, RecommendedLearningRate(o.job.model));
+  }
+  o.shard.optimizer.momentum = static_cast<float>(FLAGS_momentum);
+  PST_ASSIGN_OR_RETURN(o.shard.staleness_policy, ParseStalenessPolicy(FLAGS_staleness_policy));
+  if (FLAGS_max_staleness < 0) return InvalidArgument("--max_staleness must be >= 0");
+  o.shard.max_staleness = FLAGS_max_staleness;
+  PST_ASSIGN_OR_RETURN(o.placement, PlacementFromFlags());
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("train_steps", FLAGS_train_steps));
+  o.train_steps = FLAGS_train_steps;
+  if (FLAGS_eval_every_steps < 0) return InvalidArgument("--eval_every_steps must be >= 0");
+  o.eval_every_steps = FLAGS_eval_every_steps;
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("log_every_steps", FLAGS_log_every_steps));
+  o.log_every_steps = FLAGS_log_every_steps;
+  if (!(FLAGS_progress_every_secs >= 0))
+    return InvalidArgument("--progress_every_secs must be >= 0");
+  o.progress_every_secs = FLAGS_progress_every_secs;
+  o.run_dir = FLAGS_run_dir;
+  o.export_onnx = FLAGS_export_onnx;
+  o.logdir = FLAGS_logdir;
+  o.checkpoint_dir = FLAGS_checkpoint_dir;
+  if (FLAGS_checkpoint_every_steps < 0 || FLAGS_checkpoint_every_secs < 0) {
+    return InvalidArgument("--checkpoint_every_steps and --checkpoint_every_secs must be >= 0");
+  }
+  o.checkpoint_every_steps = FLAGS_checkpoint_every_steps;
+  o.checkpoint_every_secs = FLAGS_checkpoint_every_secs;
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("keep_checkpoints", FLAGS_keep_checkpoints));
+  o.keep_checkpoints = FLAGS_keep_checkpoints;
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("max_checkpoint_failures", FLAGS_max_checkpoint_failures));
+  o.max_checkpoint_failures = FLAGS_max_checkpoint_failures;
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("ps_wait_timeout_ms", FLAGS_ps_wait_timeout_ms));
+  o.ps_wait_timeout_ms = FLAGS_ps_wait_timeout_ms;
+  o.rpc_timeout_ms = FLAGS_rpc_timeout_ms;
+  o.max_message_bytes = FLAGS_max_message_bytes;
+  o.metrics_port = FLAGS_metrics_port;
+  o.bind_host = FLAGS_bind_host;
+  PST_ASSIGN_OR_RETURN(o.curve, CurveFromFlags());
+  return o;
+}
+
+}  // namespace pst

@@ -1,0 +1,15 @@
+// The chief's options from the flags and TF_CONFIG (an explicit flag wins over
+// TF_CONFIG). InvalidArgument names the bad flag. For main() only.
+#ifndef PST_CLI_CHIEF_FLAGS_H_
+#define PST_CLI_CHIEF_FLAGS_H_
+
+#include "common/status.h"
+#include "scheduler/chief_options.h"
+
+namespace pst {
+
+StatusOr<ChiefOptions> ChiefOptionsFromFlags();
+
+}  // namespace pst
+
+#endif  // PST_CLI_CHIEF_FLAGS_H_

@@ -1,0 +1,69 @@
+#include "cli/worker_flags.h"
+
+#include <gflags/gflags.h>
+
+#include <string>
+
+#include "cli/flags.h"
+#include "cli/job_flags.h"
+#include "cli/task_flags.h"
+#include "kernels/kernels.h"
+
+DECLARE_uint64(cluster_id);
+DECLARE_string(mode);
+DECLARE_int32(simulated_delay_ms);
+DECLARE_string(device);
+DECLARE_bool(allow_soft_placement);
+DECLARE_bool(log_device_placement);
+DECLARE_double(gpu_memory_fraction);
+DECLARE_string(cpu_kernels);
+DECLARE_int32(intra_op_threads);
+DECLARE_int32(batch_size);
+DECLARE_uint64(seed);
+DECLARE_int64(warmup_steps);
+DECLARE_int64(worker_log_every_steps);
+DECLARE_int32(rpc_timeout_ms);
+DECLARE_int32(join_timeout_ms);
+DECLARE_int64(max_message_bytes);
+
+namespace pst {
+
+StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
+  PST_RETURN_IF_ERROR(CheckTaskFlags());
+  WorkerOptions o;
+  PST_ASSIGN_OR_RETURN(o.cluster, ClusterFromFlags(TaskType::kWorker, &o.task_index));
+  o.cluster_id = FLAGS_cluster_id;
+  o.sync = FLAGS_mode == "sync";
+  if (FLAGS_simulated_delay_ms < 0) return InvalidArgument("--simulated_delay_ms must be >= 0");
+  o.simulated_delay_ms = FLAGS_simulated_delay_ms;
+  PST_ASSIGN_OR_RETURN(o.job, JobFromFlags());
+  o.device = FLAGS_device;
+  o.allow_soft_placement = FLAGS_allow_soft_placement;
+  o.log_device_placement = FLAGS_log_device_placement;
+  if (!(FLAGS_gpu_memory_fraction > 0 && FLAGS_gpu_memory_fraction <= 1)) {
+    return InvalidArgument("--gpu_memory_fraction=" + std::to_string(FLAGS_gpu_memory_fraction) +
+                           " must be in (0, 1]");
+  }
+  o.gpu_memory_fraction = FLAGS_gpu_memory_fraction;
+  PST_ASSIGN_OR_RETURN(o.cpu_kernels, ParseCpuKernels(FLAGS_cpu_kernels));
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("intra_op_threads", FLAGS_intra_op_threads));
+  o.intra_op_threads = FLAGS_intra_op_threads;
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("batch_size", FLAGS_batch_size));
+  o.batch_size = FLAGS_batch_size;
+  o.seed = FLAGS_seed;
+  if (FLAGS_warmup_steps < 0) return InvalidArgument("--warmup_steps must be >= 0");
+  o.warmup_steps = FLAGS_warmup_steps;
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("worker_log_every_steps", FLAGS_worker_log_every_steps));
+  o.log_every_steps = FLAGS_worker_log_every_steps;
+  PST_ASSIGN_OR_RETURN(o.placement, PlacementFromFlags());
+  o.rpc_timeout_ms = FLAGS_rpc_timeout_ms;
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("join_timeout_ms", FLAGS_join_timeout_ms));
+  o.join_timeout_ms = FLAGS_join_timeout_ms;
+  o.heartbeat_interval = HeartbeatIntervalFromFlags();
+  o.max_message_bytes = FLAGS_max_message_bytes;
+  PST_ASSIGN_OR_RETURN(o.wire_dtype, WireDTypeFromFlags());
+  PST_ASSIGN_OR_RETURN(o.curve, CurveFromFlags());
+  return o;
+}
+
+}  // namespace pst

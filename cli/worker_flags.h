@@ -1,0 +1,15 @@
+// A worker's options from the flags and TF_CONFIG (an explicit flag wins over
+// TF_CONFIG). InvalidArgument names the bad flag. For main() only.
+#ifndef PST_CLI_WORKER_FLAGS_H_
+#define PST_CLI_WORKER_FLAGS_H_
+
+#include "common/status.h"
+#include "worker/worker_task.h"
+
+namespace pst {
+
+StatusOr<WorkerOptions> WorkerOptionsFromFlags();
+
+}  // namespace pst
+
+#endif  // PST_CLI_WORKER_FLAGS_H_

@@ -1,0 +1,49 @@
+#include "cli/worker_flags.h"
+
+#include <gflags/gflags.h>
+#include <gtest/gtest.h>
+
+#include "kernels/kernels.h"
+
+namespace pst {
+namespace {
+
+// The flags a worker cannot go without: a cluster of one task each, and a
+// data folder (only its name is read here).
+void SetClusterAndData() {
+  gflags::SetCommandLineOption("ps_hosts", "127.0.0.1:1");
+  gflags::SetCommandLineOption("worker_hosts", "127.0.0.1:2");
+  gflags::SetCommandLineOption("chief_host", "127.0.0.1:3");
+  gflags::SetCommandLineOption("data_dir", "/mnist");
+}
+
+// cli/flags.cc writes --cpu_kernels' default out (so that pst_cli links no
+// kernels); it must stay the kernels' own default.
+TEST(WorkerFlagsTest, CpuKernelsDefaultIsTheKernelsDefault) {
+  gflags::CommandLineFlagInfo info;
+  ASSERT_TRUE(gflags::GetCommandLineFlagInfo("cpu_kernels", &info));
+  EXPECT_EQ(info.default_value, CpuKernelsName(DefaultCpuKernels()));
+}
+
+TEST(WorkerFlagsTest, DefaultFlagsRunTheDefaultCpuKernels) {
+  gflags::FlagSaver saver;
+  SetClusterAndData();
+  const StatusOr<WorkerOptions> options = WorkerOptionsFromFlags();
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->cpu_kernels, DefaultCpuKernels());
+  EXPECT_EQ(options->job.data.data_dir, "/mnist");
+}
+
+TEST(WorkerFlagsTest, BadFlagIsNamed) {
+  gflags::FlagSaver saver;
+  SetClusterAndData();
+  gflags::SetCommandLineOption("cpu_kernels", "mkl");
+  const StatusOr<WorkerOptions> options = WorkerOptionsFromFlags();
+  ASSERT_FALSE(options.ok());
+  EXPECT_EQ(options.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(options.status().message().find("mkl"), std::string::npos)
+      << options.status().ToString();
+}
+
+}  // namespace
+}  // namespace pst

@@ -1,0 +1,52 @@
+// What the chief sets on every ps shard (ShardConfig: the optimizer, the
+// staleness policy, the training mode) and what a shard reports about itself
+// (StoreStats). Plain types shared by the store, the ps service, PsClient and
+// the chief, so that none of them needs the server's VariableStore to name
+// them.
+#ifndef PST_PS_SHARD_CONFIG_H_
+#define PST_PS_SHARD_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "ps/optimizers/optimizer.h"
+
+namespace pst {
+
+enum class StalenessPolicy { kApply, kDrop, kScale };
+enum class TrainingMode { kAsync, kSync };
+// "apply", "drop" or "scale"; InvalidArgument naming --staleness_policy else.
+StatusOr<StalenessPolicy> ParseStalenessPolicy(const std::string& name);
+
+struct ShardConfig {
+  OptimizerConfig optimizer;
+  StalenessPolicy staleness_policy = StalenessPolicy::kApply;
+  int64_t max_staleness = 0;  // for kDrop: drop when staleness > this
+  // The int64 scalar incremented once per applied push; "" if not here.
+  std::string global_step_variable;
+  TrainingMode mode = TrainingMode::kAsync;
+  int replicas_to_aggregate = 1;  // sync only
+};
+
+struct StoreStats {
+  bool initialized = false;
+  uint32_t variables = 0;
+  uint64_t bytes = 0;
+  uint64_t updates_applied = 0;
+  uint64_t gradients_dropped = 0;
+  uint64_t gradients_scaled = 0;
+  uint64_t staleness_sum = 0;
+  uint64_t staleness_count = 0;
+  int64_t staleness_max = 0;
+  int64_t global_step = -1;
+  int64_t sync_step = 0;
+  uint64_t stale_pushes = 0;
+  uint64_t duplicate_pushes = 0;
+  std::vector<uint64_t> aggregated_per_worker;
+};
+
+}  // namespace pst
+
+#endif  // PST_PS_SHARD_CONFIG_H_
