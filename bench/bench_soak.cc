@@ -26,6 +26,8 @@
 // "lost_updates: N", N = clients * rounds - counter. Exits 1 when N != 0,
 // the global step is off or a request failed; the ps log is kept then.
 #include <fcntl.h>
+#include <gflags/gflags.h>
+#include <glog/logging.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -37,32 +39,27 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gflags/gflags.h>
-#include <glog/logging.h>
 #include <zmq.hpp>
 
 #include "cli/help_request.h"
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
+#include "common/mutex.h"
 #include "common/tensor.h"
 #include "ps/ps_client.h"
 #include "ps/ps_service.h"
 #include "transport/server.h"
 #include "transport/zmq_transport.h"
 
-DEFINE_int32(clients, 16,
-             "Concurrent clients (threads), each with its own PsClient");
+DEFINE_int32(clients, 16, "Concurrent clients (threads), each with its own PsClient");
 DEFINE_int32(rounds, 2000, "Pull+push rounds per client");
 DEFINE_int64(big_bytes, 256 * 1024,
              "Size of the large variable pulled and pushed every round "
@@ -82,12 +79,8 @@ namespace {
 constexpr uint64_t kClusterId = 31337;
 constexpr int kCounter = 1, kBig = 2;  // indexes into the placement's variables
 
-double Seconds(Clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
-double Micros(Clock::duration d) {
-  return std::chrono::duration<double, std::micro>(d).count();
-}
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
 void CheckOk(const Status& status, const char* what) {
   CHECK(status.ok()) << what << ": " << status.ToString();
@@ -110,8 +103,7 @@ int FreePort() {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  PCHECK(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0)
-      << "bind";
+  PCHECK(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) << "bind";
   socklen_t len = sizeof addr;
   PCHECK(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
   close(fd);
@@ -195,9 +187,8 @@ class ChildPs : public SoakPs {
     for (int i = 0; i < 1000; ++i) {
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-          std::fprintf(stderr,
-                       "bench_soak: the ps ended with status %d; log %s\n",
-                       status, log_.c_str());
+          std::fprintf(stderr, "bench_soak: the ps ended with status %d; log %s\n", status,
+                       log_.c_str());
         } else if (!keep_log) {
           unlink(log_.c_str());
         }
@@ -206,8 +197,7 @@ class ChildPs : public SoakPs {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    std::fprintf(stderr, "bench_soak: the ps did not exit; killing pid %d\n",
-                 pid_);
+    std::fprintf(stderr, "bench_soak: the ps did not exit; killing pid %d\n", pid_);
     kill(pid_, SIGKILL);
     waitpid(pid_, &status, 0);
     pid_ = 0;
@@ -230,19 +220,17 @@ class InProcessPs : public SoakPs {
     options.num_threads = threads;
     options.cluster_id = kClusterId;
     server_ = std::make_unique<RpcServer>(
-        context_, options, [this](const ReceivedMessage& r, RequestContext&) {
-          return service_->Handle(r);
-        });
+        context_, options,
+        [this](const ReceivedMessage& r, RequestContext&) { return service_->Handle(r); });
     service_ = std::make_unique<PsService>(server_.get(), nullptr);
     CheckOk(server_->Start(), "starting the ps");
-    describe_ = "in-process ps (RpcServer + PsService, " +
-                std::to_string(threads) + " handler threads)";
+    describe_ =
+        "in-process ps (RpcServer + PsService, " + std::to_string(threads) + " handler threads)";
   }
   ~InProcessPs() override { Finish(/*keep_log=*/true); }
 
   ClusterSpec Cluster() const override {
-    const std::string& endpoint =
-        server_->bound_endpoint();  // tcp://127.0.0.1:N
+    const std::string& endpoint = server_->bound_endpoint();  // tcp://127.0.0.1:N
     StatusOr<HostPort> hp = ParseHostPort("ps", endpoint.substr(6));
     CheckOk(hp.status(), "ps endpoint");
     ClusterSpec cluster;
@@ -293,20 +281,23 @@ class StartLine {
  public:
   explicit StartLine(int count) : waiting_(count) {}
   void Arrive() {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (--waiting_ == 0) {
       start_ = Clock::now();
-      cv_.notify_all();
+      all_arrived_.NotifyAll();
     }
-    cv_.wait(lock, [this] { return waiting_ == 0; });
+    while (waiting_ != 0) all_arrived_.Wait(mu_);
   }
-  Clock::time_point start() const { return start_; }
+  Clock::time_point start() {
+    MutexLock lock(mu_);
+    return start_;
+  }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int waiting_;              // guarded by mu_
-  Clock::time_point start_;  // written once under mu_ before the release
+  Mutex mu_;
+  CondVar all_arrived_;
+  int waiting_ GUARDED_BY(mu_);
+  Clock::time_point start_ GUARDED_BY(mu_);  // set by the last to arrive
 };
 
 // VmRSS of this process and of the ps (when a separate process): sampled
@@ -318,8 +309,7 @@ class MemoryMonitor {
     int64_t self_kib = -1, ps_kib = -1;
   };
 
-  MemoryMonitor(std::string ps_pid, const std::atomic<int64_t>* rounds_all,
-                int64_t halfway)
+  MemoryMonitor(std::string ps_pid, const std::atomic<int64_t>* rounds_all, int64_t halfway)
       : ps_pid_(std::move(ps_pid)), rounds_all_(rounds_all), halfway_(halfway) {
     thread_ = std::thread([this] { Loop(); });
   }
@@ -360,9 +350,8 @@ class MemoryMonitor {
   std::thread thread_;
 };
 
-void RunClient(int index, const ClusterSpec& cluster,
-               const Placement& placement, StartLine* start_line,
-               std::atomic<int64_t>* rounds_all, ClientResult* result) {
+void RunClient(int index, const ClusterSpec& cluster, const Placement& placement,
+               StartLine* start_line, std::atomic<int64_t>* rounds_all, ClientResult* result) {
   zmq::context_t context(1);
   ZmqTransport transport(context);
   PsClient client(transport, cluster, placement, Identity(index));
@@ -428,11 +417,9 @@ int Main(std::unique_ptr<SoakPs> ps) {
   std::printf(
       "  variables: global_step (int64), counter (float32 [1]), big (float32 "
       "[%lld], %lld B);\n",
-      static_cast<long long>(big_elements),
-      static_cast<long long>(4 * big_elements));
+      static_cast<long long>(big_elements), static_cast<long long>(4 * big_elements));
   std::printf("  async, SGD lr 1, staleness policy apply\n");
-  std::printf(
-      "  round = Pull(counter, big) + Push(-1 for counter, 1e-6 for big,\n");
+  std::printf("  round = Pull(counter, big) + Push(-1 for counter, 1e-6 for big,\n");
   std::printf("  increment global step); every client (thread) has its own\n");
   std::printf("  ZeroMQ context and PsClient; all start together\n");
   std::printf(
@@ -443,9 +430,8 @@ int Main(std::unique_ptr<SoakPs> ps) {
   // Initialize the ps (the bench acts as the chief: role Chief, from the
   // chief host 127.0.0.1 the ps is given).
   StatusOr<Placement> computed = Placement::Compute(
-      WithGlobalStep(
-          {{"counter", DType::kFloat32, {1}, Initializer::kZeros},
-           {"big", DType::kFloat32, {big_elements}, Initializer::kZeros}}),
+      WithGlobalStep({{"counter", DType::kFloat32, {1}, Initializer::kZeros},
+                      {"big", DType::kFloat32, {big_elements}, Initializer::kZeros}}),
       PlacementOptions());
   CheckOk(computed.status(), "placement");
   const Placement placement = std::move(computed).value();
@@ -454,15 +440,13 @@ int Main(std::unique_ptr<SoakPs> ps) {
     zmq::context_t context(1);
     ZmqTransport transport(context);
     PsClient chief(transport, cluster, placement, Identity(0, wire::Role::Chief));
-    CheckOk(chief.GetShardStatus(0, Clock::now() + std::chrono::seconds(30))
-                .status(),
+    CheckOk(chief.GetShardStatus(0, Clock::now() + std::chrono::seconds(30)).status(),
             "waiting for the ps");
     ShardConfig config;
     config.optimizer.name = "sgd";
     config.optimizer.learning_rate = 1.0f;
     config.global_step_variable = kGlobalStepName;
-    CheckOk(chief.Initialize(config, {Tensor(DType::kInt64, {}),
-                                      Tensor(DType::kFloat32, {1}),
+    CheckOk(chief.Initialize(config, {Tensor(DType::kInt64, {}), Tensor(DType::kFloat32, {1}),
                                       Tensor(DType::kFloat32, {big_elements})}),
             "initializing the ps");
   }
@@ -475,8 +459,8 @@ int Main(std::unique_ptr<SoakPs> ps) {
   StartLine start_line(clients);
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c) {
-    threads.emplace_back(RunClient, c, std::cref(cluster), std::cref(placement),
-                         &start_line, &rounds_all, &results[c]);
+    threads.emplace_back(RunClient, c, std::cref(cluster), std::cref(placement), &start_line,
+                         &rounds_all, &results[c]);
   }
   for (std::thread& t : threads) t.join();
   const double soak_s = Seconds(Clock::now() - start_line.start());
@@ -495,8 +479,7 @@ int Main(std::unique_ptr<SoakPs> ps) {
     if (!r.status.ok()) {
       ++failed;
       std::printf("client %d failed after %lld rounds: %s\n", c,
-                  static_cast<long long>(r.rounds_done),
-                  r.status.ToString().c_str());
+                  static_cast<long long>(r.rounds_done), r.status.ToString().c_str());
     }
   }
   results.clear();
@@ -508,8 +491,7 @@ int Main(std::unique_ptr<SoakPs> ps) {
     zmq::context_t context(1);
     ZmqTransport transport(context);
     // As the chief: only the chief may shut the ps down.
-    PsClient reader(transport, cluster, placement,
-                    Identity(clients, wire::Role::Chief));
+    PsClient reader(transport, cluster, placement, Identity(clients, wire::Role::Chief));
     std::vector<Tensor> values;
     CheckOk(reader.Pull({0, kCounter}, &values), "reading the counter");
     global_step = values[0].i64()[0];
@@ -517,8 +499,7 @@ int Main(std::unique_ptr<SoakPs> ps) {
     values.clear();
     after.ps_kib = memory.Now().ps_kib;  // clients gone, the ps still up
     if (!ps_pid.empty()) {
-      CheckOk(reader.Shutdown(0, Clock::now() + std::chrono::seconds(30)),
-              "shutting the ps down");
+      CheckOk(reader.Shutdown(0, Clock::now() + std::chrono::seconds(30)), "shutting the ps down");
     }
   }
   const int64_t lost = expected - static_cast<int64_t>(std::llround(counter));
@@ -529,20 +510,18 @@ int Main(std::unique_ptr<SoakPs> ps) {
   std::sort(pull_us.begin(), pull_us.end());
   std::sort(push_us.begin(), push_us.end());
   std::sort(round_us.begin(), round_us.end());
-  std::printf("== soak: %d clients, %lld rounds each, big = %lld B ==\n",
-              clients, static_cast<long long>(rounds),
-              static_cast<long long>(4 * big_elements));
-  std::printf("%-10s | %10s | %10s | %12s | %12s\n", "rounds", "seconds",
-              "rounds/s", "payload MB/s", "per client/s");
-  std::printf("%-10lld | %10.2f | %10.0f | %12.0f | %12.1f\n",
-              static_cast<long long>(rounds_done), soak_s, rounds_done / soak_s,
-              rounds_done * round_bytes / soak_s / 1e6,
+  std::printf("== soak: %d clients, %lld rounds each, big = %lld B ==\n", clients,
+              static_cast<long long>(rounds), static_cast<long long>(4 * big_elements));
+  std::printf("%-10s | %10s | %10s | %12s | %12s\n", "rounds", "seconds", "rounds/s",
+              "payload MB/s", "per client/s");
+  std::printf("%-10lld | %10.2f | %10.0f | %12.0f | %12.1f\n", static_cast<long long>(rounds_done),
+              soak_s, rounds_done / soak_s, rounds_done * round_bytes / soak_s / 1e6,
               rounds_done / soak_s / clients);
   std::printf("\nlatency in us over all %zu rounds:\n", round_us.size());
   std::printf("%-6s | %10s | %10s | %10s\n", "", "p50", "p99", "max");
   auto row = [](const char* name, const std::vector<double>& v) {
-    std::printf("%-6s | %10.0f | %10.0f | %10.0f\n", name, Percentile(v, 0.5),
-                Percentile(v, 0.99), v.empty() ? 0.0 : v.back());
+    std::printf("%-6s | %10.0f | %10.0f | %10.0f\n", name, Percentile(v, 0.5), Percentile(v, 0.99),
+                v.empty() ? 0.0 : v.back());
   };
   row("pull", pull_us);
   row("push", push_us);
@@ -551,21 +530,17 @@ int Main(std::unique_ptr<SoakPs> ps) {
       "\nresident size (VmRSS): before = ps initialized, no clients; halfway ="
       "\n  half of all rounds done; after = clients gone (ps: before its"
       "\n  shutdown); peak = largest 20 ms sample during the soak\n");
-  std::printf("%-14s | %10s | %10s | %10s | %10s | %10s\n", "process", "before",
-              "halfway", "after", "peak", "growth");
-  auto memory_row = [](const std::string& name, int64_t b, int64_t h, int64_t a,
-                       int64_t p) {
-    std::printf("%-14s | %10s | %10s | %10s | %10s | %10s\n", name.c_str(),
-                Kib(b).c_str(), Kib(h).c_str(), Kib(a).c_str(), Kib(p).c_str(),
-                DeltaKib(b, a).c_str());
+  std::printf("%-14s | %10s | %10s | %10s | %10s | %10s\n", "process", "before", "halfway", "after",
+              "peak", "growth");
+  auto memory_row = [](const std::string& name, int64_t b, int64_t h, int64_t a, int64_t p) {
+    std::printf("%-14s | %10s | %10s | %10s | %10s | %10s\n", name.c_str(), Kib(b).c_str(),
+                Kib(h).c_str(), Kib(a).c_str(), Kib(p).c_str(), DeltaKib(b, a).c_str());
   };
   const MemoryMonitor::Sample& half = memory.halfway();
   const MemoryMonitor::Sample& peak = memory.peak();
-  memory_row("bench_soak", before.self_kib, half.self_kib, after.self_kib,
-             peak.self_kib);
+  memory_row("bench_soak", before.self_kib, half.self_kib, after.self_kib, peak.self_kib);
   if (!ps_pid.empty()) {
-    memory_row("ps (pid " + ps_pid + ")", before.ps_kib, half.ps_kib,
-               after.ps_kib, peak.ps_kib);
+    memory_row("ps (pid " + ps_pid + ")", before.ps_kib, half.ps_kib, after.ps_kib, peak.ps_kib);
   } else {
     std::printf("(the ps runs inside bench_soak)\n");
   }
@@ -573,8 +548,7 @@ int Main(std::unique_ptr<SoakPs> ps) {
   std::printf(
       "\ncounter: %.0f, global_step: %lld, expected: %lld, failed clients: "
       "%d\n",
-      counter, static_cast<long long>(global_step),
-      static_cast<long long>(expected), failed);
+      counter, static_cast<long long>(global_step), static_cast<long long>(expected), failed);
   std::printf("took %.1f s\n", Seconds(Clock::now() - program_start));
   std::printf("lost_updates: %lld\n", static_cast<long long>(lost));
   return passed ? 0 : 1;
@@ -604,13 +578,11 @@ int main(int argc, char** argv) {
   if (FLAGS_ps_mode == "process") {
     // Before any thread exists: fork.
     ps = std::make_unique<pst::ChildPs>(
-        FLAGS_ps_binary.empty() ? pst::ProgramDir() + "/ps" : FLAGS_ps_binary,
-        FLAGS_ps_threads);
+        FLAGS_ps_binary.empty() ? pst::ProgramDir() + "/ps" : FLAGS_ps_binary, FLAGS_ps_threads);
   } else if (FLAGS_ps_mode == "inprocess") {
     ps = std::make_unique<pst::InProcessPs>(FLAGS_ps_threads);
   } else {
-    LOG(FATAL) << "--ps_mode=" << FLAGS_ps_mode
-               << " is not one of: process, inprocess";
+    LOG(FATAL) << "--ps_mode=" << FLAGS_ps_mode << " is not one of: process, inprocess";
   }
   return pst::Main(std::move(ps));
 }

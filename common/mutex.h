@@ -1,5 +1,6 @@
 // Mutex, MutexLock and CondVar: std::mutex and std::condition_variable
-// with clang's thread-safety annotations, so that `clang -Wthread-safety`
+// with clang's thread-safety annotations (and SharedMutex with
+// ReaderMutexLock/WriterMutexLock: std::shared_mutex, likewise), so that `clang -Wthread-safety`
 // (on, as an error, in every clang build) checks that each member marked
 // GUARDED_BY(mu_) is touched only with mu_ held and each function marked
 // REQUIRES(mu_) is called only so. The annotations are no-ops for other
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <shared_mutex>
 
 #if defined(__clang__)
 #define PST_THREAD_ANNOTATION(x) __attribute__((x))
@@ -27,8 +29,11 @@
 #define GUARDED_BY(x) PST_THREAD_ANNOTATION(guarded_by(x))
 #define PT_GUARDED_BY(x) PST_THREAD_ANNOTATION(pt_guarded_by(x))
 #define REQUIRES(...) PST_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
+#define REQUIRES_SHARED(...) PST_THREAD_ANNOTATION(requires_shared_capability(__VA_ARGS__))
 #define ACQUIRE(...) PST_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
+#define ACQUIRE_SHARED(...) PST_THREAD_ANNOTATION(acquire_shared_capability(__VA_ARGS__))
 #define RELEASE(...) PST_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+#define RELEASE_SHARED(...) PST_THREAD_ANNOTATION(release_shared_capability(__VA_ARGS__))
 #define EXCLUDES(...) PST_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
 // For the rare code whose locking the analysis cannot follow; say why.
 #define NO_THREAD_SAFETY_ANALYSIS PST_THREAD_ANNOTATION(no_thread_safety_analysis)
@@ -67,6 +72,46 @@ class SCOPED_CAPABILITY MutexLock {
  private:
   Mutex& mu_;
   bool held_ = true;
+};
+
+// A reader-writer mutex: held exclusively (Lock) to write what it guards,
+// or shared (ReaderLock) by any number of threads to read it. A function
+// marked REQUIRES_SHARED(mu_) may only read; REQUIRES(mu_) may write.
+class CAPABILITY("mutex") SharedMutex {
+ public:
+  void Lock() ACQUIRE() { mu_.lock(); }
+  void Unlock() RELEASE() { mu_.unlock(); }
+  void ReaderLock() ACQUIRE_SHARED() { mu_.lock_shared(); }
+  void ReaderUnlock() RELEASE_SHARED() { mu_.unlock_shared(); }
+
+ private:
+  std::shared_mutex mu_;
+};
+
+// Holds `mu` exclusively for its scope.
+class SCOPED_CAPABILITY WriterMutexLock {
+ public:
+  explicit WriterMutexLock(SharedMutex& mu) ACQUIRE(mu) : mu_(mu) { mu_.Lock(); }
+  ~WriterMutexLock() RELEASE() { mu_.Unlock(); }
+
+  WriterMutexLock(const WriterMutexLock&) = delete;
+  WriterMutexLock& operator=(const WriterMutexLock&) = delete;
+
+ private:
+  SharedMutex& mu_;
+};
+
+// Holds `mu` shared for its scope.
+class SCOPED_CAPABILITY ReaderMutexLock {
+ public:
+  explicit ReaderMutexLock(SharedMutex& mu) ACQUIRE_SHARED(mu) : mu_(mu) { mu_.ReaderLock(); }
+  ~ReaderMutexLock() RELEASE() { mu_.ReaderUnlock(); }
+
+  ReaderMutexLock(const ReaderMutexLock&) = delete;
+  ReaderMutexLock& operator=(const ReaderMutexLock&) = delete;
+
+ private:
+  SharedMutex& mu_;
 };
 
 class CondVar {

@@ -56,5 +56,25 @@ TEST(MutexTest, ALockCanLetGoForAWhile) {
   EXPECT_EQ(value, 1);
 }
 
+// Readers share the mutex: a second reader gets in while the first holds it
+// (were the reader lock exclusive, this would never finish).
+TEST(SharedMutexTest, ReadersShareAndSeeTheWritersValue) {
+  SharedMutex mu;
+  int value = 0;  // guarded by mu
+  {
+    WriterMutexLock lock(mu);
+    value = 7;
+  }
+  ReaderMutexLock lock(mu);
+  int seen = 0;
+  std::thread other([&] {
+    ReaderMutexLock inner(mu);
+    seen = value;
+  });
+  other.join();
+  EXPECT_EQ(seen, 7);
+  EXPECT_EQ(value, 7);
+}
+
 }  // namespace
 }  // namespace pst

@@ -63,11 +63,9 @@ void MakePrivate(Tensor* value) {
 
 }  // namespace
 
-Status VariableStore::Initialize(
-    const ShardConfig& config,
-    std::vector<std::pair<std::string, Tensor>> values) {
-  PST_ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> optimizer,
-                       MakeOptimizer(config.optimizer));
+Status VariableStore::Initialize(const ShardConfig& config,
+                                 std::vector<std::pair<std::string, Tensor>> values) {
+  PST_ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> optimizer, MakeOptimizer(config.optimizer));
   if (config.mode == TrainingMode::kSync && config.replicas_to_aggregate < 1) {
     return InvalidArgument("replicas_to_aggregate must be >= 1");
   }
@@ -76,6 +74,7 @@ Status VariableStore::Initialize(
   for (auto& [name, value] : values) {
     auto v = std::make_unique<Variable>(std::move(value));
     if (v->dtype == DType::kFloat32) {
+      MutexLock vlock(v->mu);  // no other thread sees v yet: uncontended, for the analysis
       v->slots = optimizer->CreateSlots(NumElements(v->shape));
       if (config.mode == TrainingMode::kSync) v->accumulator.assign(NumElements(v->shape), 0.0f);
       ++trainable;
@@ -87,22 +86,22 @@ Status VariableStore::Initialize(
   Variable* global_step = nullptr;
   if (!config.global_step_variable.empty()) {
     auto it = variables.find(config.global_step_variable);
-    if (it == variables.end() || it->second->value.dtype() != DType::kInt64 ||
-        it->second->value.num_elements() != 1) {
-      return InvalidArgument("global step variable '" +
-                             config.global_step_variable +
+    // dtype and shape are the value's, fixed at construction: no lock.
+    if (it == variables.end() || it->second->dtype != DType::kInt64 ||
+        NumElements(it->second->shape) != 1) {
+      return InvalidArgument("global step variable '" + config.global_step_variable +
                              "' is not an int64 scalar of this shard");
     }
     global_step = it->second.get();
   }
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterMutexLock lock(mu_);
   config_ = config;
   optimizer_ = std::move(optimizer);
   variables_ = std::move(variables);
   global_step_ = global_step;
   trainable_variables_ = trainable;
   initialized_ = true;
-  std::lock_guard<std::mutex> sync_lock(sync_mu_);
+  MutexLock sync_lock(sync_mu_);
   sync_step_ = 0;
   contributors_.clear();
   aggregated_.clear();
@@ -111,17 +110,17 @@ Status VariableStore::Initialize(
 }
 
 bool VariableStore::initialized() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderMutexLock lock(mu_);
   return initialized_;
 }
 
 TrainingMode VariableStore::mode() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderMutexLock lock(mu_);
   return config_.mode;
 }
 
 Status VariableStore::Pull(const std::vector<std::string>& names, std::vector<VariableValue>* out) {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
   std::vector<Variable*> found;
   for (const std::string& name : names) {
@@ -130,7 +129,7 @@ Status VariableStore::Pull(const std::vector<std::string>& names, std::vector<Va
     found.push_back(it->second.get());
   }
   for (size_t i = 0; i < names.size(); ++i) {
-    std::lock_guard<std::mutex> vlock(found[i]->mu);
+    MutexLock vlock(found[i]->mu);
     out->push_back({names[i], found[i]->version, found[i]->value});
   }
   return Status::OK();
@@ -147,9 +146,8 @@ Status VariableStore::CheckGradient(const Gradient& g, Variable** variable) cons
                            "' must be float32 or bfloat16 for a float32 variable");
   }
   if (g.shape != v->shape) {
-    return InvalidArgument("gradient for '" + name + "' has shape " +
-                           ShapeToString(g.shape) + ", variable has " +
-                           ShapeToString(v->shape));
+    return InvalidArgument("gradient for '" + name + "' has shape " + ShapeToString(g.shape) +
+                           ", variable has " + ShapeToString(v->shape));
   }
   if (g.version < 0 || g.version > std::numeric_limits<int64_t>::max() / 2) {
     return InvalidArgument("gradient for '" + name + "' has bad version " +
@@ -172,7 +170,7 @@ Status VariableStore::CheckGradient(const Gradient& g, Variable** variable) cons
 }
 
 int64_t VariableStore::IncrementGlobalStep() {
-  std::lock_guard<std::mutex> lock(global_step_->mu);
+  MutexLock lock(global_step_->mu);
   MakePrivate(&global_step_->value);
   ++global_step_->version;
   return ++global_step_->value.i64()[0];
@@ -180,7 +178,7 @@ int64_t VariableStore::IncrementGlobalStep() {
 
 StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients,
                                           bool increment_global_step) {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
   if (increment_global_step && global_step_ == nullptr) {
     return InvalidArgument("this shard does not hold the global step");
@@ -192,7 +190,7 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
   PushOutcome outcome;
   for (size_t i = 0; i < gradients.size(); ++i) {
     Variable* v = targets[i];
-    std::lock_guard<std::mutex> vlock(v->mu);
+    MutexLock vlock(v->mu);
     const int64_t staleness = std::max<int64_t>(0, v->version - gradients[i].version);
     outcome.max_staleness = std::max(outcome.max_staleness, staleness);
     staleness_sum_ += staleness;
@@ -201,8 +199,7 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
     while (staleness > seen && !staleness_max_.compare_exchange_weak(seen, staleness)) {
     }
     float lr_scale = 1.0f;
-    if (config_.staleness_policy == StalenessPolicy::kDrop &&
-        staleness > config_.max_staleness) {
+    if (config_.staleness_policy == StalenessPolicy::kDrop && staleness > config_.max_staleness) {
       ++outcome.dropped;
       ++gradients_dropped_;
       continue;
@@ -220,7 +217,7 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
     ++updates_applied_;
   }
   if (global_step_ != nullptr) {
-    std::lock_guard<std::mutex> slock(global_step_->mu);
+    MutexLock slock(global_step_->mu);
     outcome.global_step = global_step_->value.i64()[0];
   }
   if (increment_global_step && (outcome.applied > 0 || gradients.empty())) {
@@ -231,7 +228,7 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
 
 StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<Gradient>& gradients, int worker,
                                               int64_t step) {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
   if (config_.mode != TrainingMode::kSync) {
     return FailedPrecondition("a sync push reached a shard in async mode");
@@ -251,15 +248,14 @@ StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<Gradient>& gradi
                            std::to_string(trainable_variables_) + " variables, got " +
                            std::to_string(gradients.size()));
   }
-  std::lock_guard<std::mutex> sync_lock(sync_mu_);
+  MutexLock sync_lock(sync_mu_);
   PushOutcome outcome;
   if (step != sync_step_) {
     // Older: the step is over. Newer: computed before a restore rolled the
     // shard back to a checkpoint. Either way it belongs to no open step.
     outcome.stale = true;
     ++stale_pushes_;
-  } else if (std::find(contributors_.begin(), contributors_.end(), worker) !=
-             contributors_.end()) {
+  } else if (std::find(contributors_.begin(), contributors_.end(), worker) != contributors_.end()) {
     outcome.duplicate = true;
     ++duplicate_pushes_;
   } else {
@@ -291,7 +287,7 @@ void VariableStore::ApplyAccumulated() {
   const float scale = 1.0f / config_.replicas_to_aggregate;
   for (auto& [name, v] : variables_) {
     if (v->dtype != DType::kFloat32) continue;
-    std::lock_guard<std::mutex> vlock(v->mu);
+    MutexLock vlock(v->mu);
     for (float& x : v->accumulator) x *= scale;
     MakePrivate(&v->value);
     optimizer_->Apply(v->value.f32(), v->accumulator.data(), v->value.num_elements(), 1.0f,
@@ -309,16 +305,16 @@ void VariableStore::ApplyAccumulated() {
 }
 
 StoreStats VariableStore::Stats() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderMutexLock lock(mu_);
   StoreStats s;
   s.initialized = initialized_;
   s.variables = static_cast<uint32_t>(variables_.size());
   for (const auto& [name, v] : variables_) {
-    std::lock_guard<std::mutex> vlock(v->mu);
+    MutexLock vlock(v->mu);
     s.bytes += v->value.num_bytes();
   }
   if (global_step_ != nullptr) {
-    std::lock_guard<std::mutex> vlock(global_step_->mu);
+    MutexLock vlock(global_step_->mu);
     s.global_step = global_step_->value.i64()[0];
   }
   s.updates_applied = updates_applied_;
@@ -327,7 +323,7 @@ StoreStats VariableStore::Stats() const {
   s.staleness_sum = staleness_sum_;
   s.staleness_count = staleness_count_;
   s.staleness_max = staleness_max_;
-  std::lock_guard<std::mutex> sync_lock(sync_mu_);
+  MutexLock sync_lock(sync_mu_);
   s.sync_step = sync_step_;
   s.stale_pushes = stale_pushes_;
   s.duplicate_pushes = duplicate_pushes_;
@@ -362,20 +358,19 @@ bool PlausibleCount(int64_t n) { return n >= 0 && n <= std::numeric_limits<int64
 }  // namespace
 
 StatusOr<NamedTensors> VariableStore::Snapshot() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
   NamedTensors out;
   for (const auto& [name, v] : variables_) {
-    std::lock_guard<std::mutex> vlock(v->mu);
+    MutexLock vlock(v->mu);
     out.emplace_back(name, v->value);  // shared: a later apply copies first
     out.emplace_back(name + "@version", ScalarI64(v->version));
     out.emplace_back(name + "@updates", ScalarI64(v->slots.updates));
     for (size_t i = 0; i < v->slots.names.size(); ++i) {
-      out.emplace_back(name + "@slot/" + v->slots.names[i],
-                       FloatsAs(v->slots.values[i], v->shape));
+      out.emplace_back(name + "@slot/" + v->slots.names[i], FloatsAs(v->slots.values[i], v->shape));
     }
   }
-  std::lock_guard<std::mutex> sync_lock(sync_mu_);
+  MutexLock sync_lock(sync_mu_);
   out.emplace_back(kSyncStepName, ScalarI64(sync_step_));
   return out;
 }
@@ -388,14 +383,14 @@ Status VariableStore::Restore(const NamedTensors& snapshot) {
     auto it = by_name.find(name);
     if (it == by_name.end()) return DataLoss("checkpoint part has no '" + name + "'");
     if (it->second->dtype() != dtype || it->second->shape() != shape) {
-      return DataLoss("checkpoint part's '" + name + "' is " +
-                      DTypeName(it->second->dtype()) + ShapeToString(it->second->shape()) +
-                      ", expected " + DTypeName(dtype) + ShapeToString(shape));
+      return DataLoss("checkpoint part's '" + name + "' is " + DTypeName(it->second->dtype()) +
+                      ShapeToString(it->second->shape()) + ", expected " + DTypeName(dtype) +
+                      ShapeToString(shape));
     }
     *out = it->second;
     return Status::OK();
   };
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("initialize before restoring");
   // Check everything first, so that a bad part changes nothing.
   struct Loaded {
@@ -416,6 +411,7 @@ Status VariableStore::Restore(const NamedTensors& snapshot) {
     if (!PlausibleCount(l.version) || !PlausibleCount(l.updates)) {
       return DataLoss("checkpoint part's '" + name + "' has an impossible version or update count");
     }
+    MutexLock vlock(v->mu);  // uncontended under mu_ held exclusively
     for (const std::string& slot : v->slots.names) {
       const Tensor* t;
       PST_RETURN_IF_ERROR(find(name + "@slot/" + slot, DType::kFloat32, v->shape, &t));
@@ -429,7 +425,7 @@ Status VariableStore::Restore(const NamedTensors& snapshot) {
     return DataLoss("checkpoint part has an impossible sync step");
   }
   for (Loaded& l : loaded) {
-    std::lock_guard<std::mutex> vlock(l.v->mu);
+    MutexLock vlock(l.v->mu);
     l.v->value = l.value->Clone();
     l.v->version = l.version;
     l.v->slots.updates = l.updates;
@@ -439,7 +435,7 @@ Status VariableStore::Restore(const NamedTensors& snapshot) {
     }
     std::fill(l.v->accumulator.begin(), l.v->accumulator.end(), 0.0f);
   }
-  std::lock_guard<std::mutex> sync_lock(sync_mu_);
+  MutexLock sync_lock(sync_mu_);
   sync_step_ = sync_step->i64()[0];
   contributors_.clear();
   return Status::OK();

@@ -24,12 +24,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "common/tensor.h"
 #include "common/tensor_file.h"
@@ -50,7 +49,7 @@ struct PushOutcome {
   // Sync mode:
   bool stale = false;
   bool duplicate = false;
-  int64_t shard_step = 0;      // the step the shard accumulates after this push
+  int64_t shard_step = 0;       // the step the shard accumulates after this push
   int64_t completed_step = -1;  // the step this push completed, or -1
 };
 
@@ -81,8 +80,7 @@ struct VariableValue {
 class VariableStore {
  public:
   // Replaces all variables with `values` (name -> initial value).
-  Status Initialize(const ShardConfig& config,
-                    std::vector<std::pair<std::string, Tensor>> values);
+  Status Initialize(const ShardConfig& config, std::vector<std::pair<std::string, Tensor>> values);
   bool initialized() const;
   TrainingMode mode() const;
 
@@ -123,36 +121,38 @@ class VariableStore {
     // `value` whole, shape vector included, under `mu`).
     const DType dtype;
     const Shape shape;
-    std::mutex mu;
-    Tensor value;      // guarded by mu
-    SlotSet slots;     // guarded by mu
-    int64_t version = 0;  // guarded by mu: updates applied
-    std::vector<float> accumulator;  // sync: sum of this step's gradients; guarded by sync_mu_
-    std::vector<float> widened;      // async: a bfloat16 gradient as float32; guarded by mu
+    Mutex mu;
+    Tensor value GUARDED_BY(mu);
+    SlotSet slots GUARDED_BY(mu);
+    int64_t version GUARDED_BY(mu) = 0;  // updates applied
+    // Sync: sum of this step's gradients. Guarded by the store's sync_mu_,
+    // which an attribute here cannot name (it is the outer object's member).
+    std::vector<float> accumulator;
+    std::vector<float> widened GUARDED_BY(mu);  // async: a bfloat16 gradient as float32
   };
 
   // Applies the average of the accumulated gradients and moves to the next
-  // step. Requires sync_mu_.
-  void ApplyAccumulated();
+  // step.
+  void ApplyAccumulated() REQUIRES_SHARED(mu_) REQUIRES(sync_mu_);
 
-  Status CheckGradient(const Gradient& g, Variable** variable) const;
-  int64_t IncrementGlobalStep();
+  Status CheckGradient(const Gradient& g, Variable** variable) const REQUIRES_SHARED(mu_);
+  int64_t IncrementGlobalStep() REQUIRES_SHARED(mu_);
 
-  mutable std::shared_mutex mu_;  // exclusive for Initialize, shared otherwise
-  ShardConfig config_;                                   // guarded by mu_
-  std::unique_ptr<Optimizer> optimizer_;                 // guarded by mu_
-  std::map<std::string, std::unique_ptr<Variable>, std::less<>> variables_;  // guarded by mu_
-  Variable* global_step_ = nullptr;                      // guarded by mu_
-  bool initialized_ = false;                             // guarded by mu_
+  mutable SharedMutex mu_;  // exclusive for Initialize and Restore, shared otherwise
+  ShardConfig config_ GUARDED_BY(mu_);
+  std::unique_ptr<Optimizer> optimizer_ GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<Variable>, std::less<>> variables_ GUARDED_BY(mu_);
+  Variable* global_step_ GUARDED_BY(mu_) = nullptr;
+  bool initialized_ GUARDED_BY(mu_) = false;
 
-  int trainable_variables_ = 0;  // guarded by mu_: float32 variables
+  int trainable_variables_ GUARDED_BY(mu_) = 0;  // float32 variables
 
-  mutable std::mutex sync_mu_;  // sync mode state; taken after mu_ (shared)
-  int64_t sync_step_ = 0;               // guarded by sync_mu_
-  std::vector<int> contributors_;       // guarded by sync_mu_: workers of this step
-  std::vector<uint64_t> aggregated_;    // guarded by sync_mu_: per worker
-  uint64_t stale_pushes_ = 0;           // guarded by sync_mu_
-  uint64_t duplicate_pushes_ = 0;       // guarded by sync_mu_
+  mutable Mutex sync_mu_;  // sync mode state; taken after mu_ (shared)
+  int64_t sync_step_ GUARDED_BY(sync_mu_) = 0;
+  std::vector<int> contributors_ GUARDED_BY(sync_mu_);     // workers of this step
+  std::vector<uint64_t> aggregated_ GUARDED_BY(sync_mu_);  // per worker
+  uint64_t stale_pushes_ GUARDED_BY(sync_mu_) = 0;
+  uint64_t duplicate_pushes_ GUARDED_BY(sync_mu_) = 0;
 
   std::atomic<uint64_t> updates_applied_{0};
   std::atomic<uint64_t> gradients_dropped_{0};
