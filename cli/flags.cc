@@ -65,6 +65,10 @@ DEFINE_int32(label_bytes, 1, "records: bytes of label before each image (the las
 DEFINE_bool(normalize, false,
             "Standardize every feature with the training split's mean and deviation");
 DEFINE_string(model_file, "", "predict: the trained model (RUN_DIR/model.bin)");
+DEFINE_string(ensemble, "",
+              "predict: trained models (m1.bin,m2.bin,...) to predict with together, instead "
+              "of --model_file: each member's and the mean of their class probabilities' "
+              "validation and test accuracy; --device=D1,D2,... puts each on its own device");
 DEFINE_string(output, "",
               "predict: write each example's label, predicted class and class "
               "probabilities to this CSV file");
@@ -111,7 +115,8 @@ DEFINE_int32(join_timeout_ms, 120000, "Worker: how long to wait for the chief to
 DEFINE_int64(worker_log_every_steps, 1000, "Worker: a Step line every this many of its own steps");
 DEFINE_string(device, "cpu",
               "Worker: where the model runs: cpu, gpu:N, or a list (gpu:0,gpu:1) that splits "
-              "each batch over the devices and sums their gradients before one push");
+              "each batch over the devices and sums their gradients before one push; "
+              "predict --ensemble: one device per member, or one for all");
 DEFINE_bool(allow_soft_placement, false,
             "Worker: fall back to the CPU (with a log line) when --device cannot be used");
 DEFINE_bool(log_device_placement, false, "Worker: log the device each layer runs on");

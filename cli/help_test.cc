@@ -60,7 +60,7 @@ TEST(HelpTableTest, TheRolesOwnGroupsComeFirst) {
   const std::string ps = ProjectHelp(Program::kPs, "ps");
   EXPECT_LT(ps.find("\nCheckpoints:"), ps.find("\nTraining:"));
   const std::string worker = ProjectHelp(Program::kWorker, "worker");
-  EXPECT_LT(worker.find("\nDevices:"), worker.find("\nCheckpoints:"));
+  EXPECT_LT(worker.find("\nDevice options:"), worker.find("\nCheckpoints:"));
 }
 
 TEST(HelpTableTest, GlogFlagsOnlyInFullHelpAfterTheProjectFlags) {

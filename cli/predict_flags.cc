@@ -4,12 +4,43 @@
 
 #include "cli/flags.h"
 #include "cli/job_flags.h"
+#include "common/split.h"
 
 DECLARE_string(model_file);
 DECLARE_string(output);
 DECLARE_string(export_onnx);
+DECLARE_string(ensemble);
+DECLARE_string(device);
 
 namespace pst {
+
+bool EnsembleRequested() { return !FLAGS_ensemble.empty(); }
+
+StatusOr<EnsembleOptions> EnsembleOptionsFromFlags() {
+  EnsembleOptions o;
+  if (!FLAGS_model_file.empty()) {
+    return InvalidArgument("give --ensemble or --model_file, not both");
+  }
+  o.members = SplitCommas(FLAGS_ensemble);
+  for (const std::string& member : o.members) {
+    if (member.empty())
+      return InvalidArgument("--ensemble=" + FLAGS_ensemble + " has an empty entry");
+  }
+  if (o.members.size() < 2) {
+    return InvalidArgument("--ensemble=" + FLAGS_ensemble + " names one model; give two or more");
+  }
+  std::vector<std::string> devices = SplitCommas(FLAGS_device);
+  if (devices.size() == 1) devices.assign(o.members.size(), devices[0]);
+  if (devices.size() != o.members.size()) {
+    return InvalidArgument("--device=" + FLAGS_device + " lists " + std::to_string(devices.size()) +
+                           " devices for " + std::to_string(o.members.size()) +
+                           " --ensemble members");
+  }
+  o.devices = devices;
+  PST_ASSIGN_OR_RETURN(JobOptions job, JobFromFlags());
+  o.data = job.data;
+  return o;
+}
 
 StatusOr<PredictOptions> PredictOptionsFromFlags() {
   PredictOptions o;

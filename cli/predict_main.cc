@@ -9,7 +9,19 @@ int main(int argc, char** argv) {
                    "predict --model_file=RUN_DIR/model.bin [--dataset=... and its flags] "
                    "[--output=FILE] [--export_onnx=FILE]: accuracy, per-class precision and "
                    "recall, the confusion matrix of a trained model on a data set's test "
-                   "split; with --export_onnx, the model as ONNX");
+                   "split; with --export_onnx, the model as ONNX; with --ensemble=M1,M2,... "
+                   "instead of --model_file, the members' and their mean's accuracies");
+  if (pst::EnsembleRequested()) {
+    auto ensemble = pst::EnsembleOptionsFromFlags();
+    if (!ensemble.ok()) return pst::ReportFlagError(ensemble.status());
+    const pst::StatusOr<pst::EnsembleReport> report = pst::RunEnsemble(*ensemble);
+    if (!report.ok()) {
+      LOG(ERROR) << report.status().ToString();
+      return 1;
+    }
+    std::cout << report->Format() << std::flush;
+    return 0;
+  }
   auto options = pst::PredictOptionsFromFlags();
   if (!options.ok()) return pst::ReportFlagError(options.status());
   if (!options->export_onnx.empty()) {

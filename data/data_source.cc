@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 
+#include "common/split.h"
 #include "data/csv_reader.h"
 #include "data/idx_reader.h"
 #include "data/records_reader.h"
@@ -20,15 +21,13 @@ constexpr uint64_t kValidationSeed = 0x5eed5eedULL;
 using SplitReader =
     std::function<StatusOr<Dataset>(const DataOptions& options, bool train, int num_classes)>;
 
+// The non-empty entries of a comma-separated list.
 std::vector<std::string> SplitList(const std::string& text) {
   std::vector<std::string> items;
-  size_t begin = 0;
-  for (;;) {
-    const size_t comma = text.find(',', begin);
-    if (comma > begin) items.push_back(text.substr(begin, comma - begin));
-    if (comma == std::string::npos) return items;
-    begin = comma + 1;
+  for (std::string& item : SplitCommas(text)) {
+    if (!item.empty()) items.push_back(std::move(item));
   }
+  return items;
 }
 
 StatusOr<std::string> FileFlag(const DataOptions& o, bool train) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/split.h"
 #include "kernels/cpu_kernels.h"
 #include "kernels/kernels.h"
 #include "model/activations.h"
@@ -188,18 +189,6 @@ StatusOr<ZooModel> FindModel(const std::string& name, const InputShape& input,
   return *model;
 }
 
-// "gpu:0,gpu:1" -> {"gpu:0", "gpu:1"}; empty entries are kept.
-std::vector<std::string> SplitDevices(const std::string& devices) {
-  std::vector<std::string> list;
-  size_t begin = 0;
-  for (;;) {
-    const size_t comma = devices.find(',', begin);
-    list.push_back(devices.substr(begin, comma - begin));
-    if (comma == std::string::npos) return list;
-    begin = comma + 1;
-  }
-}
-
 }  // namespace
 
 bool IsSpecModel(const std::string& name) { return name.rfind(kSpecPrefix, 0) == 0; }
@@ -256,7 +245,7 @@ StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
                                            const KernelsOptions& options) {
   // Checked before any device is touched: starting a GPU takes a while.
   PST_RETURN_IF_ERROR(FindModel(name, input, num_classes).status());
-  const std::vector<std::string> devices = SplitDevices(device);
+  const std::vector<std::string> devices = SplitCommas(device);
   for (const std::string& one : devices) {
     if (one.empty()) {
       return InvalidArgument("empty device in '" + device +

@@ -1,11 +1,15 @@
 // Data that is not MNIST, through the real cluster: a CSV problem and
 // CIFAR-style binary records, both generated here, train to high accuracy;
-// a held-out validation split is reported beside the test accuracy.
+// a held-out validation split is reported beside the test accuracy; an
+// ensemble of three trained models is scored from their probabilities.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 
 #include "tests/integration/local_cluster.h"
 #include "tests/integration/synthetic_datasets.h"
@@ -119,6 +123,85 @@ TEST(DatasetsTest, AModelSpecTrainsAndAWorkerWithAnotherSpecIsRefused) {
   EXPECT_EQ(worker.Wait(seconds(60)), 1);
   EXPECT_NE(worker.Log().find("worker:0 runs another job than the chief"), std::string::npos)
       << worker.Log();
+}
+
+}  // namespace
+}  // namespace pst
+
+namespace pst {
+namespace {
+
+// The class probabilities of predict --output's CSV (label,predicted,p0,...).
+std::vector<std::vector<double>> Probabilities(const std::string& path, std::vector<int>* labels) {
+  std::vector<std::vector<double>> rows;
+  labels->clear();
+  const std::vector<std::string> lines = ReadLines(path);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::istringstream fields(lines[i]);
+    std::string field;
+    std::getline(fields, field, ',');
+    labels->push_back(std::stoi(field));
+    std::getline(fields, field, ',');  // predicted
+    std::vector<double> p;
+    while (std::getline(fields, field, ',')) p.push_back(std::stod(field));
+    rows.push_back(p);
+  }
+  return rows;
+}
+
+// Three models trained on one CSV problem, predicted together: each member's
+// accuracy is its own predict's, and the ensemble's is the accuracy of the
+// mean of the members' saved probabilities, computed here.
+TEST(DatasetsTest, AnEnsembleAveragesItsMembersProbabilities) {
+  const std::string dir = MakeTestDir("ensemble");
+  std::mt19937 rng(11);
+  const auto centres = Centres(4, 6, rng);
+  WriteCsv(dir + "/train.csv", 1200, centres, rng);
+  WriteCsv(dir + "/test.csv", 400, centres, rng);
+  const std::vector<std::string> data = {"--dataset=csv", "--train_file=" + dir + "/train.csv",
+                                         "--test_file=" + dir + "/test.csv", "--label_column=-1"};
+  const std::vector<std::pair<std::string, std::string>> members = {
+      {"mlp", "1"}, {"mlp_relu", "2"}, {"mlp", "3"}};
+  std::string list;
+  std::vector<std::vector<std::vector<double>>> tables;
+  std::vector<int> labels;
+  for (size_t m = 0; m < members.size(); ++m) {
+    const std::string run = dir + "/m" + std::to_string(m);
+    std::filesystem::create_directories(run);
+    std::vector<std::string> flags = data;
+    flags.insert(flags.end(),
+                 {"--normalize", "--model=" + members[m].first, "--seed=" + members[m].second,
+                  "--batch_size=20", "--train_steps=30", "--eval_every_steps=0"});
+    Train(1, 1, run, flags);
+    std::vector<std::string> argv = {BinDir() + "/predict", "--model_file=" + run + "/model.bin",
+                                     "--output=" + run + "/p.csv"};
+    argv.insert(argv.end(), data.begin(), data.end());
+    auto predict = ChildProcess::Start(argv, run + "/predict.log");
+    ASSERT_TRUE(predict.ok());
+    ASSERT_EQ((*predict)->Wait(seconds(60)), 0) << (*predict)->Log();
+    tables.push_back(Probabilities(run + "/p.csv", &labels));
+    list += (m ? "," : "") + run + "/model.bin";
+  }
+  std::vector<std::string> argv = {BinDir() + "/predict", "--ensemble=" + list};
+  argv.insert(argv.end(), data.begin(), data.end());
+  auto ensemble = ChildProcess::Start(argv, dir + "/ensemble.log");
+  ASSERT_TRUE(ensemble.ok());
+  ASSERT_EQ((*ensemble)->Wait(seconds(60)), 0) << (*ensemble)->Log();
+  const std::string report = (*ensemble)->Log();
+
+  int correct = 0;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    std::vector<double> mean(tables[0][i].size(), 0.0);
+    for (const auto& table : tables) {
+      for (size_t c = 0; c < mean.size(); ++c) mean[c] += table[i][c] / tables.size();
+    }
+    correct += std::max_element(mean.begin(), mean.end()) - mean.begin() == labels[i];
+  }
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "Ensemble-Test-Accuracy: %.4f\n",
+                static_cast<double>(correct) / labels.size());
+  EXPECT_NE(report.find(expected), std::string::npos) << expected << report;
+  EXPECT_NE(report.find("Ensemble of 3 models"), std::string::npos) << report;
 }
 
 }  // namespace
