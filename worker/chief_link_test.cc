@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "transport/server.h"
 #include "transport/zmq_transport.h"
 
@@ -26,7 +26,7 @@ class ChiefLinkTest : public ::testing::Test {
         context_, options,
         [this, handler](const ReceivedMessage& request, RequestContext& context) {
           {
-            std::lock_guard<std::mutex> lock(mu_);
+            MutexLock lock(mu_);
             steps_sent_.push_back(request.step());
           }
           return handler(request, context);
@@ -45,14 +45,14 @@ class ChiefLinkTest : public ::testing::Test {
     return reply;
   }
   std::vector<int64_t> steps_sent() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return steps_sent_;
   }
 
   // Declared before the server: its handler threads use them until it is
   // destroyed.
-  std::mutex mu_;
-  std::vector<int64_t> steps_sent_;  // guarded by mu_
+  Mutex mu_;
+  std::vector<int64_t> steps_sent_ GUARDED_BY(mu_);
   std::atomic<bool> stop_{false};
   zmq::context_t context_{1};
   ZmqTransport transport_{context_};
