@@ -57,8 +57,7 @@
 
 DEFINE_int32(repeats, 3, "Timed repeats per figure; the median is reported");
 DEFINE_double(kernel_repeat_s, 0.1, "Seconds per timed repeat of a kernel");
-DEFINE_double(train_repeat_s, 1.0,
-              "Seconds per timed repeat of a training loop");
+DEFINE_double(train_repeat_s, 1.0, "Seconds per timed repeat of a training loop");
 DEFINE_int32(batch_size, 64, "Batch size of the kernels and training steps");
 DEFINE_int32(intra_op_threads, 1, "Threads of each oneDNN kernel call");
 
@@ -88,9 +87,7 @@ std::vector<BackEnd> BackEnds() {
   return list;
 }
 
-double Seconds(Clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -104,12 +101,10 @@ double Median(std::vector<double> v) {
 // end that runs asynchronously, `wait` waits for the work fn queued; it runs
 // once after the warm-up and after each repeat's calls, inside the timing.
 double TimePerCall(
-    const std::function<void()>& fn, double repeat_s,
-    const std::function<void()>& wait = [] {}) {
+    const std::function<void()>& fn, double repeat_s, const std::function<void()>& wait = [] {}) {
   int64_t warmup_calls = 0;
   const Clock::time_point warm_start = Clock::now();
-  while (warmup_calls < 3 ||
-         Seconds(Clock::now() - warm_start) < repeat_s / 5) {
+  while (warmup_calls < 3 || Seconds(Clock::now() - warm_start) < repeat_s / 5) {
     fn();
     ++warmup_calls;
   }
@@ -141,8 +136,7 @@ std::vector<int32_t> RandomLabels(int64_t n, int classes, std::mt19937* rng) {
 }
 
 // A buffer of `bytes` in `k`'s memory, holding `host` unless it is null.
-std::shared_ptr<DeviceBuffer> OnDevice(Kernels& k, size_t bytes,
-                                       const void* host = nullptr) {
+std::shared_ptr<DeviceBuffer> OnDevice(Kernels& k, size_t bytes, const void* host = nullptr) {
   StatusOr<std::unique_ptr<DeviceBuffer>> made = k.Allocate(bytes);
   CHECK(made.ok()) << made.status().ToString();
   std::shared_ptr<DeviceBuffer> buffer = std::move(made).value();
@@ -170,8 +164,8 @@ std::string Dims(std::initializer_list<int64_t> dims) {
   return s;
 }
 
-void AddMatmulCases(Kernels& k, int64_t B, int64_t IN, int64_t OUT,
-                    std::mt19937* rng, std::vector<KernelCase>* cases) {
+void AddMatmulCases(Kernels& k, int64_t B, int64_t IN, int64_t OUT, std::mt19937* rng,
+                    std::vector<KernelCase>* cases) {
   const std::string size = Dims({B, IN, OUT});
   const double flops = 2.0 * B * IN * OUT;
   const double bytes = 4.0 * (B * IN + IN * OUT + B * OUT);
@@ -183,16 +177,13 @@ void AddMatmulCases(Kernels& k, int64_t B, int64_t IN, int64_t OUT,
   auto dx = OnDevice(k, 4 * B * IN);
   auto dw = OnDevice(k, 4 * IN * OUT);
   cases->push_back({"matmul_forward", size, flops, bytes, [=, &k] {
-                      k.MatmulForward(x->f32(), w->f32(), b->f32(), y->f32(), B,
-                                      IN, OUT);
+                      k.MatmulForward(x->f32(), w->f32(), b->f32(), y->f32(), B, IN, OUT);
                     }});
   cases->push_back({"matmul_backward_input", size, flops, bytes, [=, &k] {
-                      k.MatmulBackwardInput(dy->f32(), w->f32(), dx->f32(), B,
-                                            IN, OUT);
+                      k.MatmulBackwardInput(dy->f32(), w->f32(), dx->f32(), B, IN, OUT);
                     }});
   cases->push_back({"matmul_backward_weights", size, flops, bytes, [=, &k] {
-                      k.MatmulBackwardWeights(x->f32(), dy->f32(), dw->f32(), B,
-                                              IN, OUT);
+                      k.MatmulBackwardWeights(x->f32(), dy->f32(), dw->f32(), B, IN, OUT);
                     }});
 }
 
@@ -205,18 +196,14 @@ Conv2DShape LeNetConv(int64_t side, int64_t in_channels, int64_t filters) {
   return shape;
 }
 
-void AddConvCases(Kernels& k, const std::string& layer, const Conv2DShape& s,
-                  int64_t B, std::mt19937* rng,
-                  std::vector<KernelCase>* cases) {
+void AddConvCases(Kernels& k, const std::string& layer, const Conv2DShape& s, int64_t B,
+                  std::mt19937* rng, std::vector<KernelCase>* cases) {
   const int64_t x_size = B * s.height * s.width * s.in_channels;
-  const int64_t w_size =
-      s.filter_height * s.filter_width * s.in_channels * s.out_channels;
+  const int64_t w_size = s.filter_height * s.filter_width * s.in_channels * s.out_channels;
   const int64_t y_size = B * s.out_height() * s.out_width() * s.out_channels;
-  const std::string size =
-      layer + " " + Dims({B, s.height, s.width, s.in_channels}) + "*" +
-      Dims({s.filter_height, s.filter_width, s.out_channels});
-  const double flops =
-      2.0 * y_size * s.filter_height * s.filter_width * s.in_channels;
+  const std::string size = layer + " " + Dims({B, s.height, s.width, s.in_channels}) + "*" +
+                           Dims({s.filter_height, s.filter_width, s.out_channels});
+  const double flops = 2.0 * y_size * s.filter_height * s.filter_width * s.in_channels;
   const double bytes = 4.0 * (x_size + w_size + y_size);
   auto x = OnDevice(k, RandomFloats(x_size, rng));
   auto w = OnDevice(k, RandomFloats(w_size, rng));
@@ -225,22 +212,16 @@ void AddConvCases(Kernels& k, const std::string& layer, const Conv2DShape& s,
   auto y = OnDevice(k, 4 * y_size);
   auto dx = OnDevice(k, 4 * x_size);
   auto dw = OnDevice(k, 4 * w_size);
-  cases->push_back({"conv2d_forward", size, flops, bytes, [=, &k] {
-                      k.Conv2DForward(x->f32(), w->f32(), b->f32(), y->f32(), s,
-                                      B);
-                    }});
-  cases->push_back({"conv2d_backward_input", size, flops, bytes, [=, &k] {
-                      k.Conv2DBackwardInput(dy->f32(), w->f32(), dx->f32(), s,
-                                            B);
-                    }});
-  cases->push_back({"conv2d_backward_weights", size, flops, bytes, [=, &k] {
-                      k.Conv2DBackwardWeights(x->f32(), dy->f32(), dw->f32(), s,
-                                              B);
-                    }});
+  cases->push_back({"conv2d_forward", size, flops, bytes,
+                    [=, &k] { k.Conv2DForward(x->f32(), w->f32(), b->f32(), y->f32(), s, B); }});
+  cases->push_back({"conv2d_backward_input", size, flops, bytes,
+                    [=, &k] { k.Conv2DBackwardInput(dy->f32(), w->f32(), dx->f32(), s, B); }});
+  cases->push_back({"conv2d_backward_weights", size, flops, bytes,
+                    [=, &k] { k.Conv2DBackwardWeights(x->f32(), dy->f32(), dw->f32(), s, B); }});
 }
 
-void AddMaxPoolCases(Kernels& k, int64_t B, int64_t H, int64_t W, int64_t C,
-                     std::mt19937* rng, std::vector<KernelCase>* cases) {
+void AddMaxPoolCases(Kernels& k, int64_t B, int64_t H, int64_t W, int64_t C, std::mt19937* rng,
+                     std::vector<KernelCase>* cases) {
   const int64_t x_size = B * H * W * C, y_size = B * (H / 2) * (W / 2) * C;
   const std::string size = Dims({B, H, W, C});
   auto x = OnDevice(k, RandomFloats(x_size, rng));
@@ -250,16 +231,12 @@ void AddMaxPoolCases(Kernels& k, int64_t B, int64_t H, int64_t W, int64_t C,
   auto argmax = OnDevice(k, 4 * y_size);
   // The backward pass needs a forward pass's argmax.
   k.MaxPool2x2Forward(x->f32(), y->f32(), argmax->i32(), B, H, W, C);
-  cases->push_back({"maxpool2x2_forward", size, 3.0 * y_size,
-                    4.0 * (x_size + 2 * y_size), [=, &k] {
-                      k.MaxPool2x2Forward(x->f32(), y->f32(), argmax->i32(), B,
-                                          H, W, C);
+  cases->push_back({"maxpool2x2_forward", size, 3.0 * y_size, 4.0 * (x_size + 2 * y_size), [=, &k] {
+                      k.MaxPool2x2Forward(x->f32(), y->f32(), argmax->i32(), B, H, W, C);
                     }});
-  cases->push_back({"maxpool2x2_backward", size, 1.0 * y_size,
-                    4.0 * (x_size + 2 * y_size), [=, &k] {
-                      k.MaxPool2x2Backward(dy->f32(), argmax->i32(), dx->f32(),
-                                           B, H, W, C);
-                    }});
+  cases->push_back(
+      {"maxpool2x2_backward", size, 1.0 * y_size, 4.0 * (x_size + 2 * y_size),
+       [=, &k] { k.MaxPool2x2Backward(dy->f32(), argmax->i32(), dx->f32(), B, H, W, C); }});
 }
 
 void AddReluCases(Kernels& k, int64_t B, int64_t dim, std::mt19937* rng,
@@ -270,11 +247,10 @@ void AddReluCases(Kernels& k, int64_t B, int64_t dim, std::mt19937* rng,
   auto dy = OnDevice(k, RandomFloats(n, rng));
   auto y = OnDevice(k, 4 * n);
   auto dx = OnDevice(k, 4 * n);
-  cases->push_back({"relu_forward", size, 1.0 * n, 8.0 * n,
-                    [=, &k] { k.ReluForward(x->f32(), y->f32(), n); }});
-  cases->push_back({"relu_backward", size, 1.0 * n, 12.0 * n, [=, &k] {
-                      k.ReluBackward(x->f32(), dy->f32(), dx->f32(), n);
-                    }});
+  cases->push_back(
+      {"relu_forward", size, 1.0 * n, 8.0 * n, [=, &k] { k.ReluForward(x->f32(), y->f32(), n); }});
+  cases->push_back({"relu_backward", size, 1.0 * n, 12.0 * n,
+                    [=, &k] { k.ReluBackward(x->f32(), dy->f32(), dx->f32(), n); }});
 }
 
 void AddSoftmaxCase(Kernels& k, int64_t B, int64_t C, std::mt19937* rng,
@@ -282,11 +258,9 @@ void AddSoftmaxCase(Kernels& k, int64_t B, int64_t C, std::mt19937* rng,
   auto logits = OnDevice(k, RandomFloats(B * C, rng));
   auto labels = OnDevice(k, RandomLabels(B, static_cast<int>(C), rng));
   auto dlogits = OnDevice(k, 4 * B * C);
-  cases->push_back({"softmax_xent_with_grad", Dims({B, C}), 5.0 * B * C,
-                    4.0 * (2 * B * C + B), [=, &k] {
-                      k.SoftmaxCrossEntropy(logits->f32(), labels->i32(),
-                                            dlogits->f32(), B, C);
-                    }});
+  cases->push_back(
+      {"softmax_xent_with_grad", Dims({B, C}), 5.0 * B * C, 4.0 * (2 * B * C + B),
+       [=, &k] { k.SoftmaxCrossEntropy(logits->f32(), labels->i32(), dlogits->f32(), B, C); }});
 }
 
 // Every kernel case of the header comment, run by `kernels`, which must
@@ -329,8 +303,8 @@ void RunKernels(const std::vector<BackEnd>& back_ends) {
       CHECK(error.ok()) << error.ToString();
     });
   }
-  std::printf("kernels, batch %d, median of %d repeats:\n%-24s %-28s",
-              FLAGS_batch_size, FLAGS_repeats, "kernel", "size");
+  std::printf("kernels, batch %d, median of %d repeats:\n%-24s %-28s", FLAGS_batch_size,
+              FLAGS_repeats, "kernel", "size");
   for (const BackEnd& back_end : back_ends) {
     std::printf(" %18s %9s %8s", (back_end.name + " us/call").c_str(), "GFLOP/s", "GB/s");
   }
@@ -339,8 +313,7 @@ void RunKernels(const std::vector<BackEnd>& back_ends) {
     const KernelCase& c = cases.front()[i];
     std::printf("%-24s %-28s", c.kernel.c_str(), c.size.c_str());
     for (size_t d = 0; d < back_ends.size(); ++d) {
-      const double s =
-          TimePerCall(cases[d][i].run, FLAGS_kernel_repeat_s, waits[d]);
+      const double s = TimePerCall(cases[d][i].run, FLAGS_kernel_repeat_s, waits[d]);
       std::printf(" %18.1f %9.2f %8.2f", s * 1e6, c.flops / s * 1e-9, c.bytes / s * 1e-9);
     }
     std::printf("\n");
@@ -371,8 +344,7 @@ double TrainingExamplesPerSecond(const std::string& model_name, const BackEnd& b
   size_t next = 0;
   const float learning_rate = 0.01f;
   const auto step = [&] {
-    const StatusOr<float> loss =
-        model.ComputeGradients(params, batches[next], &grads);
+    const StatusOr<float> loss = model.ComputeGradients(params, batches[next], &grads);
     CHECK(loss.ok()) << loss.status().ToString();
     next = (next + 1) % batches.size();
     for (size_t v = 0; v < params.size(); ++v) {

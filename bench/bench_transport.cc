@@ -68,20 +68,17 @@
 
 DEFINE_double(seconds_per_config, 1.5,
               "Timed seconds per configuration, split over --repeats repeats");
-DEFINE_int32(repeats, 3,
-             "Timed repeats per configuration; the median is reported");
+DEFINE_int32(repeats, 3, "Timed repeats per configuration; the median is reported");
 DEFINE_string(sizes, "4096,1048576,4194304",
               "Comma-separated variable sizes in bytes (multiples of 4); "
               "4194304 is added when missing (it gives the last line)");
 DEFINE_int32(slices, 5,
              "Each repeat alternates framework and baseline in this many "
              "slices");
-DEFINE_int32(ps_threads, 2,
-             "Handler threads of the in-process ps (the ps default)");
+DEFINE_int32(ps_threads, 2, "Handler threads of the in-process ps (the ps default)");
 DEFINE_string(train_model, "mlp_relu", "Model of the training section");
 DEFINE_int32(train_batch_size, 100, "Batch size of the training section");
-DEFINE_int32(train_batches, 50,
-             "Distinct batches prepared for the training section (cycled)");
+DEFINE_int32(train_batches, 50, "Distinct batches prepared for the training section (cycled)");
 
 namespace pst {
 namespace {
@@ -89,20 +86,15 @@ namespace {
 constexpr size_t k4MiB = size_t{4} << 20;
 constexpr uint64_t kClusterId = 1;
 
-double Seconds(Clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
-double Micros(Clock::duration d) {
-  return std::chrono::duration<double, std::micro>(d).count();
-}
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
 void CheckOk(const Status& status, const char* what) {
   CHECK(status.ok()) << what << ": " << status.ToString();
 }
 
 std::string SizeLabel(size_t bytes) {
-  if (bytes % (size_t{1} << 20) == 0)
-    return std::to_string(bytes >> 20) + " MiB";
+  if (bytes % (size_t{1} << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
   if (bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
   return std::to_string(bytes) + " B";
 }
@@ -114,12 +106,10 @@ std::vector<size_t> ParseSizes(const std::string& text) {
   while (std::getline(in, item, ',')) {
     if (item.empty()) continue;
     const long long v = std::atoll(item.c_str());
-    CHECK(v > 0 && v % 4 == 0)
-        << "--sizes: '" << item << "' is not a positive multiple of 4";
+    CHECK(v > 0 && v % 4 == 0) << "--sizes: '" << item << "' is not a positive multiple of 4";
     sizes.push_back(static_cast<size_t>(v));
   }
-  if (std::find(sizes.begin(), sizes.end(), k4MiB) == sizes.end())
-    sizes.push_back(k4MiB);
+  if (std::find(sizes.begin(), sizes.end(), k4MiB) == sizes.end()) sizes.push_back(k4MiB);
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   return sizes;
@@ -170,8 +160,7 @@ Repeat MedianRepeat(const std::vector<Repeat>& reps) {
   };
   Repeat m;
   m.bytes_per_s = med([](const Repeat& r) { return r.bytes_per_s; });
-  m.rounds = static_cast<int64_t>(
-      med([](const Repeat& r) { return double(r.rounds); }));
+  m.rounds = static_cast<int64_t>(med([](const Repeat& r) { return double(r.rounds); }));
   auto lat = [&med](auto pick) {
     Latency l;
     l.mean = med([&pick](const Repeat& r) { return pick(r).mean; });
@@ -204,8 +193,8 @@ class RoundTimer {
   void Slice(double seconds) {
     WarmUp(2, 0);
     const auto start = Clock::now();
-    const auto end = start + std::chrono::duration_cast<Clock::duration>(
-                                 std::chrono::duration<double>(seconds));
+    const auto end =
+        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
     auto t0 = start;
     int n = 0;
     do {
@@ -256,9 +245,8 @@ class InProcessPs {
     options.index = 0;
     options.num_threads = num_threads;
     server_ = std::make_unique<RpcServer>(
-        context_, options, [this](const ReceivedMessage& r, RequestContext&) {
-          return service_->Handle(r);
-        });
+        context_, options,
+        [this](const ReceivedMessage& r, RequestContext&) { return service_->Handle(r); });
     // No chief here: no step notifier (async training never notifies).
     service_ = std::make_unique<PsService>(server_.get(), nullptr);
     CheckOk(server_->Start(), "starting the ps");
@@ -329,9 +317,7 @@ std::unique_ptr<uint8_t[]> FilledBuffer(size_t bytes, uint8_t value) {
 class BareServer {
  public:
   explicit BareServer(const std::vector<size_t>& sizes)
-      : sizes_(sizes),
-        context_(1),
-        router_(context_, zmq::socket_type::router) {
+      : sizes_(sizes), context_(1), router_(context_, zmq::socket_type::router) {
     for (size_t bytes : sizes_) buffers_.push_back(FilledBuffer(bytes, 0x3c));
     router_.set(zmq::sockopt::linger, 0);
     router_.bind("tcp://127.0.0.1:*");
@@ -357,8 +343,7 @@ class BareServer {
       }
       router_.send(routing_id, zmq::send_flags::sndmore);
       if (c.op == kBarePull) {
-        zmq::message_t reply(buffers_[c.index].get(), sizes_[c.index], NoFree,
-                             nullptr);
+        zmq::message_t reply(buffers_[c.index].get(), sizes_[c.index], NoFree, nullptr);
         router_.send(reply, zmq::send_flags::none);
       } else {
         router_.send(control, zmq::send_flags::none);
@@ -378,9 +363,7 @@ class BareServer {
 class BareClient {
  public:
   BareClient(const std::string& endpoint, const std::vector<size_t>& sizes)
-      : sizes_(sizes),
-        context_(1),
-        dealer_(context_, zmq::socket_type::dealer) {
+      : sizes_(sizes), context_(1), dealer_(context_, zmq::socket_type::dealer) {
     for (size_t bytes : sizes_) buffers_.push_back(FilledBuffer(bytes, 0x5a));
     dealer_.set(zmq::sockopt::linger, 0);
     dealer_.connect(endpoint);
@@ -397,8 +380,7 @@ class BareClient {
   void Push(uint32_t index) {
     const BareControl c{kBarePush, index};
     dealer_.send(zmq::buffer(&c, sizeof c), zmq::send_flags::sndmore);
-    zmq::message_t payload(buffers_[index].get(), sizes_[index], NoFree,
-                           nullptr);
+    zmq::message_t payload(buffers_[index].get(), sizes_[index], NoFree, nullptr);
     dealer_.send(payload, zmq::send_flags::none);
     zmq::message_t ack;
     CHECK(dealer_.recv(ack));
@@ -431,8 +413,8 @@ struct TransportResult {
   double bf16_wire_ratio = 0;
 };
 
-std::vector<TransportResult> RunTransport(const std::vector<size_t>& sizes,
-                                          double seconds, double warmup_s) {
+std::vector<TransportResult> RunTransport(const std::vector<size_t>& sizes, double seconds,
+                                          double warmup_s) {
   // The framework side: one variable per size on one ps shard.
   std::vector<VariableSpec> specs;
   std::vector<Tensor> initial, grads;
@@ -456,8 +438,7 @@ std::vector<TransportResult> RunTransport(const std::vector<size_t>& sizes,
   InProcessPs ps(FLAGS_ps_threads);
   zmq::context_t client_context(1);
   ZmqTransport client_transport(client_context);
-  PsClient client(client_transport, ps.Cluster(), std::move(placement).value(),
-                  BenchIdentity());
+  PsClient client(client_transport, ps.Cluster(), std::move(placement).value(), BenchIdentity());
   CheckOk(client.Initialize(SgdConfig(), initial), "initialize");
   ClientIdentity narrow_identity = BenchIdentity();
   narrow_identity.wire_dtype = DType::kBFloat16;
@@ -479,9 +460,7 @@ std::vector<TransportResult> RunTransport(const std::vector<size_t>& sizes,
     CHECK_EQ(pushed->applied, 1u);
 
     auto fw_pull = [&] { CheckOk(client.Pull(variable, &values), "pull"); };
-    auto fw_push = [&] {
-      CheckOk(client.Push(variable, grad, false).status(), "push");
-    };
+    auto fw_push = [&] { CheckOk(client.Push(variable, grad, false).status(), "push"); };
     auto bf16_pull = [&] { CheckOk(narrow_client.Pull(variable, &values), "pull"); };
     auto bf16_push = [&] { CheckOk(narrow_client.Push(variable, grad, false).status(), "push"); };
     // Wire bytes of one round each, from the ps's own counters.
@@ -561,8 +540,7 @@ struct TrainingData {
   std::string source;
 };
 
-TrainingData MakeBatches(int64_t batch_size, int count, int64_t input_dim,
-                         int64_t num_classes) {
+TrainingData MakeBatches(int64_t batch_size, int count, int64_t input_dim, int64_t num_classes) {
   TrainingData data;
   const char* dir = std::getenv("MNIST_DIR");
   if (dir != nullptr && *dir != '\0') {
@@ -571,8 +549,7 @@ TrainingData MakeBatches(int64_t batch_size, int count, int64_t input_dim,
     InputPipelineOptions options;
     options.batch_size = batch_size;
     options.seed = 1;
-    StatusOr<std::unique_ptr<InputPipeline>> input =
-        InputPipeline::Create(*train, options);
+    StatusOr<std::unique_ptr<InputPipeline>> input = InputPipeline::Create(*train, options);
     CheckOk(input.status(), "InputPipeline");
     (*input)->Start();
     for (int i = 0; i < count; ++i) {
@@ -581,15 +558,13 @@ TrainingData MakeBatches(int64_t batch_size, int count, int64_t input_dim,
       data.batches.push_back(std::move(next->batch));
     }
     (*input)->Stop();
-    data.source = "MNIST from MNIST_DIR=" + std::string(dir) + " (" +
-                  std::to_string(count) +
+    data.source = "MNIST from MNIST_DIR=" + std::string(dir) + " (" + std::to_string(count) +
                   " batches drawn through InputPipeline)";
     return data;
   }
   std::mt19937_64 rng(1);
   std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
-  std::uniform_int_distribution<int32_t> label(
-      0, static_cast<int32_t>(num_classes) - 1);
+  std::uniform_int_distribution<int32_t> label(0, static_cast<int32_t>(num_classes) - 1);
   for (int i = 0; i < count; ++i) {
     Batch b;
     b.size = batch_size;
@@ -600,8 +575,8 @@ TrainingData MakeBatches(int64_t batch_size, int count, int64_t input_dim,
     for (int32_t& l : b.labels) l = label(rng);
     data.batches.push_back(std::move(b));
   }
-  data.source = "synthetic random batches (MNIST_DIR not set; " +
-                std::to_string(count) + " batches)";
+  data.source =
+      "synthetic random batches (MNIST_DIR not set; " + std::to_string(count) + " batches)";
   return data;
 }
 
@@ -629,19 +604,18 @@ class Trainer {
 // 1 ps + 1 worker: the loop of worker/worker_task.cc.
 class ClusterTrainer : public Trainer {
  public:
-  ClusterTrainer(const std::string& model_name,
-                 const std::vector<Tensor>& initial)
+  ClusterTrainer(const std::string& model_name, const std::vector<Tensor>& initial)
       : ps_(FLAGS_ps_threads), context_(1) {
     StatusOr<std::unique_ptr<Model>> model = MakeModel(model_name);
     CheckOk(model.status(), "MakeModel");
     model_ = std::move(model).value();
     PlacementOptions placement_options;
     placement_options.num_shards = 1;
-    StatusOr<Placement> placement = Placement::Compute(
-        WithGlobalStep(model_->variables()), placement_options);
+    StatusOr<Placement> placement =
+        Placement::Compute(WithGlobalStep(model_->variables()), placement_options);
     CheckOk(placement.status(), "placement");
-    client_ = std::make_unique<PsClient>(
-        transport_, ps_.Cluster(), std::move(placement).value(), BenchIdentity());
+    client_ = std::make_unique<PsClient>(transport_, ps_.Cluster(), std::move(placement).value(),
+                                         BenchIdentity());
     std::vector<Tensor> values = {Tensor(DType::kInt64, {})};  // global step 0
     for (const Tensor& t : initial) values.push_back(t.Clone());
     CheckOk(client_->Initialize(SgdConfig(), values), "initialize");
@@ -677,13 +651,11 @@ class ClusterTrainer : public Trainer {
 // The same model in one process: gradients, then SGD applied locally.
 class LocalTrainer : public Trainer {
  public:
-  LocalTrainer(const std::string& model_name,
-               const std::vector<Tensor>& initial) {
+  LocalTrainer(const std::string& model_name, const std::vector<Tensor>& initial) {
     StatusOr<std::unique_ptr<Model>> model = MakeModel(model_name);
     CheckOk(model.status(), "MakeModel");
     model_ = std::move(model).value();
-    StatusOr<std::unique_ptr<Optimizer>> optimizer =
-        MakeOptimizer(SgdConfig().optimizer);
+    StatusOr<std::unique_ptr<Optimizer>> optimizer = MakeOptimizer(SgdConfig().optimizer);
     CheckOk(optimizer.status(), "MakeOptimizer");
     optimizer_ = std::move(optimizer).value();
     for (const Tensor& t : initial) {
@@ -697,8 +669,8 @@ class LocalTrainer : public Trainer {
     StatusOr<float> loss = model_->ComputeGradients(params_, batch, &grads_);
     CheckOk(loss.status(), "ComputeGradients");
     for (size_t i = 0; i < params_.size(); ++i) {
-      optimizer_->Apply(params_[i].f32(), grads_[i].f32(),
-                        params_[i].num_elements(), 1.0f, &slots_[i]);
+      optimizer_->Apply(params_[i].f32(), grads_[i].f32(), params_[i].num_elements(), 1.0f,
+                        &slots_[i]);
     }
     return *loss;
   }
@@ -722,9 +694,8 @@ TrainingResult RunTraining(double seconds, double warmup_s) {
   StatusOr<std::unique_ptr<Model>> probe = MakeModel(FLAGS_train_model);
   CheckOk(probe.status(), "MakeModel");
   const int64_t batch_size = FLAGS_train_batch_size;
-  TrainingData data =
-      MakeBatches(batch_size, std::max(1, FLAGS_train_batches),
-                  (*probe)->input_dim(), (*probe)->num_classes());
+  TrainingData data = MakeBatches(batch_size, std::max(1, FLAGS_train_batches),
+                                  (*probe)->input_dim(), (*probe)->num_classes());
   result.source = data.source;
   std::vector<Tensor> initial;
   for (const VariableSpec& spec : (*probe)->variables()) {
@@ -745,8 +716,7 @@ TrainingResult RunTraining(double seconds, double warmup_s) {
   const double step_s = Seconds(Clock::now() - warm_start) / warmup_steps;
   local.Run(data.batches, warmup_steps);
   const int slices = FLAGS_slices;
-  const int64_t steps_per_slice =
-      std::max<int64_t>(1, std::llround(seconds / step_s / slices));
+  const int64_t steps_per_slice = std::max<int64_t>(1, std::llround(seconds / step_s / slices));
   result.steps_per_repeat = steps_per_slice * slices;
 
   // Like the transport: each repeat alternates the two in slices.
@@ -766,20 +736,17 @@ TrainingResult RunTraining(double seconds, double warmup_s) {
         run(cluster, &result.cluster_loss, &cluster_time);
       }
     }
-    const double examples =
-        static_cast<double>(result.steps_per_repeat * batch_size);
+    const double examples = static_cast<double>(result.steps_per_repeat * batch_size);
     result.cluster_eps.push_back(examples / Seconds(cluster_time));
     result.local_eps.push_back(examples / Seconds(local_time));
   }
-  CHECK_EQ(cluster.global_step(),
-           warmup_steps + FLAGS_repeats * result.steps_per_repeat);
+  CHECK_EQ(cluster.global_step(), warmup_steps + FLAGS_repeats * result.steps_per_repeat);
   return result;
 }
 
 // ---------------------------------------------------------------------------
 
-std::string Join(const std::vector<double>& v, double scale,
-                 const char* format) {
+std::string Join(const std::vector<double>& v, double scale, const char* format) {
   std::string s;
   char buf[64];
   for (double x : v) {
@@ -835,20 +802,18 @@ int Main() {
       "pushed.\n\n");
   std::fflush(stdout);
 
-  const std::vector<TransportResult> transport =
-      RunTransport(sizes, seconds, warmup_s);
+  const std::vector<TransportResult> transport = RunTransport(sizes, seconds, warmup_s);
   double ratio_4mib = 0;
   std::printf("== transport: pull+push rounds ==\n");
-  std::printf("%-8s | %14s | %13s | %5s | %18s | %13s\n", "size",
-              "framework MB/s", "bare zmq MB/s", "ratio", "framework round us",
-              "bare round us");
+  std::printf("%-8s | %14s | %13s | %5s | %18s | %13s\n", "size", "framework MB/s", "bare zmq MB/s",
+              "ratio", "framework round us", "bare round us");
   for (const TransportResult& r : transport) {
     const Repeat fw = MedianRepeat(r.framework), bare = MedianRepeat(r.bare);
     const double ratio = fw.bytes_per_s / bare.bytes_per_s;
     if (r.bytes == k4MiB) ratio_4mib = ratio;
-    std::printf("%-8s | %14.0f | %13.0f | %5.2f | %18.1f | %13.1f\n",
-                SizeLabel(r.bytes).c_str(), fw.bytes_per_s / 1e6,
-                bare.bytes_per_s / 1e6, ratio, fw.round.mean, bare.round.mean);
+    std::printf("%-8s | %14.0f | %13.0f | %5.2f | %18.1f | %13.1f\n", SizeLabel(r.bytes).c_str(),
+                fw.bytes_per_s / 1e6, bare.bytes_per_s / 1e6, ratio, fw.round.mean,
+                bare.round.mean);
   }
   std::printf("\n== --wire_dtype=bfloat16 vs float32: pull+push rounds ==\n");
   std::printf("%-8s | %16s | %15s | %16s | %15s\n", "size", "bf16 wire bytes", "bf16 round us",
@@ -861,10 +826,9 @@ int Main() {
   }
   std::printf("(bf16_vs_float32: float32-equivalent payload per second, bfloat16 over float32)\n");
   PrintConversionSpeed(sizes.back());
-  std::printf("\nlatency in us (median of %d repeats), mean / p50 / p99:\n",
-              repeats);
-  std::printf("%-8s %-9s | %-23s | %-23s | %-23s | %s\n", "size", "path",
-              "pull", "push", "round", "rounds/repeat");
+  std::printf("\nlatency in us (median of %d repeats), mean / p50 / p99:\n", repeats);
+  std::printf("%-8s %-9s | %-23s | %-23s | %-23s | %s\n", "size", "path", "pull", "push", "round",
+              "rounds/repeat");
   auto lat = [](const Latency& l) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%7.1f %7.1f %7.1f", l.mean, l.p50, l.p99);
@@ -872,20 +836,19 @@ int Main() {
   };
   for (const TransportResult& r : transport) {
     const Repeat fw = MedianRepeat(r.framework), bare = MedianRepeat(r.bare);
-    std::printf("%-8s %-9s | %s | %s | %s | %lld\n", SizeLabel(r.bytes).c_str(),
-                "framework", lat(fw.pull).c_str(), lat(fw.push).c_str(),
-                lat(fw.round).c_str(), static_cast<long long>(fw.rounds));
-    std::printf("%-8s %-9s | %s | %s | %s | %lld\n", "", "bare zmq",
-                lat(bare.pull).c_str(), lat(bare.push).c_str(),
-                lat(bare.round).c_str(), static_cast<long long>(bare.rounds));
+    std::printf("%-8s %-9s | %s | %s | %s | %lld\n", SizeLabel(r.bytes).c_str(), "framework",
+                lat(fw.pull).c_str(), lat(fw.push).c_str(), lat(fw.round).c_str(),
+                static_cast<long long>(fw.rounds));
+    std::printf("%-8s %-9s | %s | %s | %s | %lld\n", "", "bare zmq", lat(bare.pull).c_str(),
+                lat(bare.push).c_str(), lat(bare.round).c_str(),
+                static_cast<long long>(bare.rounds));
   }
   std::printf("\nMB/s of each repeat (framework ; bare zmq):\n");
   for (const TransportResult& r : transport) {
     std::vector<double> fw, bare;
     for (const Repeat& x : r.framework) fw.push_back(x.bytes_per_s);
     for (const Repeat& x : r.bare) bare.push_back(x.bytes_per_s);
-    std::printf("%-8s %s ; %s\n", SizeLabel(r.bytes).c_str(),
-                Join(fw, 1e-6, "%.0f").c_str(),
+    std::printf("%-8s %s ; %s\n", SizeLabel(r.bytes).c_str(), Join(fw, 1e-6, "%.0f").c_str(),
                 Join(bare, 1e-6, "%.0f").c_str());
   }
   std::fflush(stdout);
@@ -896,20 +859,17 @@ int Main() {
   std::printf("\n== training: %s, batch %d ==\n", FLAGS_train_model.c_str(),
               FLAGS_train_batch_size);
   std::printf("data: %s\n", training.source.c_str());
-  std::printf(
-      "%lld steps per repeat, same batches in the same order for both\n",
-      static_cast<long long>(training.steps_per_repeat));
+  std::printf("%lld steps per repeat, same batches in the same order for both\n",
+              static_cast<long long>(training.steps_per_repeat));
   std::printf("%-22s | %10s | %s\n", "configuration", "examples/s", "repeats");
   std::printf("%-22s | %10.0f | %s\n", "1 ps + 1 worker (TCP)", cluster_eps,
               Join(training.cluster_eps, 1, "%.0f").c_str());
   std::printf("%-22s | %10.0f | %s\n", "one process (local)", local_eps,
               Join(training.local_eps, 1, "%.0f").c_str());
-  std::printf(
-      "last-step loss: cluster %.6f, local %.6f (%s)\n", training.cluster_loss,
-      training.local_loss,
-      training.cluster_loss == training.local_loss ? "identical" : "differ");
-  std::printf("cluster_vs_local_examples_ratio: %.2f\n",
-              cluster_eps / local_eps);
+  std::printf("last-step loss: cluster %.6f, local %.6f (%s)\n", training.cluster_loss,
+              training.local_loss,
+              training.cluster_loss == training.local_loss ? "identical" : "differ");
+  std::printf("cluster_vs_local_examples_ratio: %.2f\n", cluster_eps / local_eps);
 
   std::printf("\ntook %.1f s\n", Seconds(Clock::now() - program_start));
   std::printf("ratio_vs_zmq_4MiB: %.2f\n", ratio_4mib);
@@ -921,8 +881,7 @@ int Main() {
 
 int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
-  FLAGS_minloglevel =
-      1;  // the ps logs its init at INFO; --minloglevel=0 shows it
+  FLAGS_minloglevel = 1;  // the ps logs its init at INFO; --minloglevel=0 shows it
   gflags::SetUsageMessage(
       "bench_transport [--seconds_per_config=S] [--sizes=B,B,...]: ps "
       "pull/push vs bare "

@@ -101,7 +101,8 @@ DEFINE_double(progress_every_secs, 5,
               "Chief: a progress line (step/total, rates, ETA) every this many seconds when stdout "
               "is not a terminal (on a terminal it is redrawn in place); 0: none");
 DEFINE_string(run_dir, "", "Chief: folder for metrics.jsonl and model.bin");
-DEFINE_string(logdir, "", "Chief: folder for TensorBoard event files (loss, accuracy, steps/s, ...)");
+DEFINE_string(logdir, "",
+              "Chief: folder for TensorBoard event files (loss, accuracy, steps/s, ...)");
 DEFINE_string(checkpoint_dir, "",
               "Chief and ps: checkpoint folder (shared by all hosts); restored at start");
 DEFINE_int64(checkpoint_every_steps, 0, "Chief: checkpoint every this many global steps (0: off)");
@@ -146,9 +147,7 @@ namespace {
 
 const char* g_program = "pst";
 
-[[noreturn]] void ExitForFlags(int code) {
-  std::exit(code == 0 ? 0 : kFlagErrorExitCode);
-}
+[[noreturn]] void ExitForFlags(int code) { std::exit(code == 0 ? 0 : kFlagErrorExitCode); }
 
 }  // namespace
 

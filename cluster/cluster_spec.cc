@@ -15,8 +15,7 @@ const char* TaskTypeName(TaskType type) {
   return "unknown";
 }
 
-StatusOr<HostPort> ParseHostPort(const std::string& flag_name,
-                                 const std::string& value) {
+StatusOr<HostPort> ParseHostPort(const std::string& flag_name, const std::string& value) {
   const size_t colon = value.rfind(':');
   const std::string bad = "--" + flag_name + ": '" + value + "' ";
   if (colon == std::string::npos || colon == 0) {
@@ -47,8 +46,7 @@ StatusOr<std::vector<HostPort>> ParseHostList(const std::string& flag_name,
   while (start <= value.size()) {
     size_t comma = value.find(',', start);
     if (comma == std::string::npos) comma = value.size();
-    PST_ASSIGN_OR_RETURN(HostPort hp,
-                         ParseHostPort(flag_name, value.substr(start, comma - start)));
+    PST_ASSIGN_OR_RETURN(HostPort hp, ParseHostPort(flag_name, value.substr(start, comma - start)));
     hosts.push_back(hp);
     start = comma + 1;
   }
@@ -57,8 +55,7 @@ StatusOr<std::vector<HostPort>> ParseHostList(const std::string& flag_name,
 
 namespace {
 
-StatusOr<std::vector<std::string>> StringList(const JsonValue& cluster,
-                                              const std::string& key) {
+StatusOr<std::vector<std::string>> StringList(const JsonValue& cluster, const std::string& key) {
   std::vector<std::string> out;
   const JsonValue* list = cluster.Find(key);
   if (list == nullptr) return out;
@@ -94,8 +91,7 @@ StatusOr<TfConfig> ParseTfConfig(const std::string& json) {
     }
     PST_ASSIGN_OR_RETURN(config.ps, StringList(*cluster, "ps"));
     PST_ASSIGN_OR_RETURN(config.workers, StringList(*cluster, "worker"));
-    PST_ASSIGN_OR_RETURN(std::vector<std::string> chief,
-                         StringList(*cluster, "chief"));
+    PST_ASSIGN_OR_RETURN(std::vector<std::string> chief, StringList(*cluster, "chief"));
     // Older TFJobs (and TF 1.x estimators) name the chief "master".
     PST_ASSIGN_OR_RETURN(std::vector<std::string> master, StringList(*cluster, "master"));
     if (!chief.empty() && !master.empty()) {
@@ -129,9 +125,8 @@ Status ValidateTask(const ClusterSpec& spec, TaskType type, int task_index) {
   if (type == TaskType::kWorker) count = spec.workers.size();
   if (task_index < 0 || static_cast<size_t>(task_index) >= count) {
     return InvalidArgument("--task_index=" + std::to_string(task_index) +
-                           " is out of range: the cluster has " +
-                           std::to_string(count) + " " + TaskTypeName(type) +
-                           " task(s), valid indexes 0.." +
+                           " is out of range: the cluster has " + std::to_string(count) + " " +
+                           TaskTypeName(type) + " task(s), valid indexes 0.." +
                            std::to_string(static_cast<int>(count) - 1));
   }
   return Status::OK();

@@ -29,8 +29,7 @@ const char* TaskTypeName(TaskType type);  // "ps", "worker", "chief"
 // "h0:2220,h1:2220" -> hosts. Errors name `flag_name` and the bad entry.
 StatusOr<std::vector<HostPort>> ParseHostList(const std::string& flag_name,
                                               const std::string& value);
-StatusOr<HostPort> ParseHostPort(const std::string& flag_name,
-                                 const std::string& value);
+StatusOr<HostPort> ParseHostPort(const std::string& flag_name, const std::string& value);
 
 // TF_CONFIG: {"cluster": {"ps": [...], "worker": [...], "chief": ["h:p"]},
 //             "task": {"type": "worker", "index": 1}}

@@ -53,8 +53,7 @@ class Parser {
   static constexpr int kMaxDepth = 64;
 
   Status Error(const std::string& expected) const {
-    return InvalidArgument("JSON: expected " + expected + " at offset " +
-                           std::to_string(pos_));
+    return InvalidArgument("JSON: expected " + expected + " at offset " + std::to_string(pos_));
   }
   void SkipSpace() {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
@@ -110,7 +109,9 @@ class Parser {
           case 'r': c = '\r'; break;
           case 'b': c = '\b'; break;
           case 'f': c = '\f'; break;
-          case '"': case '\\': case '/': c = e; break;
+          case '"':
+          case '\\':
+          case '/': c = e; break;
           default: return Error("a supported escape");
         }
       }
@@ -153,8 +154,6 @@ class Parser {
 
 }  // namespace
 
-StatusOr<JsonValue> ParseJson(const std::string& text) {
-  return Parser(text).ParseDocument();
-}
+StatusOr<JsonValue> ParseJson(const std::string& text) { return Parser(text).ParseDocument(); }
 
 }  // namespace pst

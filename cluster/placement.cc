@@ -37,8 +37,7 @@ std::vector<VariableSpec> WithGlobalStep(std::vector<VariableSpec> model_variabl
 StatusOr<PlacementStrategy> ParsePlacementStrategy(const std::string& name) {
   if (name == "round_robin") return PlacementStrategy::kRoundRobin;
   if (name == "greedy") return PlacementStrategy::kGreedy;
-  return InvalidArgument("--placement=" + name +
-                         " is not one of: round_robin, greedy");
+  return InvalidArgument("--placement=" + name + " is not one of: round_robin, greedy");
 }
 
 StatusOr<Placement> Placement::Compute(const std::vector<VariableSpec>& variables,
@@ -59,10 +58,8 @@ StatusOr<Placement> Placement::Compute(const std::vector<VariableSpec>& variable
     const int64_t rows = spec.shape.empty() ? 1 : spec.shape[0];
     const int64_t bytes = NumElements(spec.shape) * DTypeSize(spec.dtype);
     int64_t parts = 1;
-    if (options.partition_bytes > 0 && !spec.shape.empty() &&
-        bytes > options.partition_bytes) {
-      parts = std::min(rows, (bytes + options.partition_bytes - 1) /
-                                 options.partition_bytes);
+    if (options.partition_bytes > 0 && !spec.shape.empty() && bytes > options.partition_bytes) {
+      parts = std::min(rows, (bytes + options.partition_bytes - 1) / options.partition_bytes);
     }
     // Rows split evenly; the first (rows % parts) slices get one extra row.
     int64_t begin = 0;
@@ -79,8 +76,7 @@ StatusOr<Placement> Placement::Compute(const std::vector<VariableSpec>& variable
       if (options.strategy == PlacementStrategy::kRoundRobin) {
         s.shard = static_cast<int>(p.slices_.size() % options.num_shards);
       } else {
-        s.shard = static_cast<int>(std::min_element(load.begin(), load.end()) -
-                                   load.begin());
+        s.shard = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
       }
       load[s.shard] += s.num_bytes();
       p.by_variable_[v].push_back(static_cast<int>(p.slices_.size()));
@@ -112,8 +108,7 @@ uint64_t Placement::Hash() const {
   for (const Slice& s : slices_) {
     h = Fnv1a(h, s.name.data(), s.name.size() + 1);
     for (int64_t d : s.shape) h = Fnv1a(h, &d, sizeof(d));
-    const int64_t fields[] = {s.row_begin, s.row_end, s.shard,
-                              static_cast<int64_t>(s.dtype)};
+    const int64_t fields[] = {s.row_begin, s.row_end, s.shard, static_cast<int64_t>(s.dtype)};
     h = Fnv1a(h, fields, sizeof(fields));
   }
   return h;
@@ -122,8 +117,8 @@ uint64_t Placement::Hash() const {
 std::string Placement::Describe() const {
   std::ostringstream out;
   for (const Slice& s : slices_) {
-    out << "  " << s.name << " -> ps:" << s.shard << " " << ShapeToString(s.shape)
-        << " " << s.num_bytes() << " B\n";
+    out << "  " << s.name << " -> ps:" << s.shard << " " << ShapeToString(s.shape) << " "
+        << s.num_bytes() << " B\n";
   }
   for (int k = 0; k < num_shards_; ++k) {
     out << "  ps:" << k << " holds " << ShardBytes(k) << " B\n";
@@ -134,16 +129,15 @@ std::string Placement::Describe() const {
 Tensor ExtractRows(const Slice& slice, const Tensor& full) {
   Tensor out(slice.dtype, slice.shape);
   const size_t row = RowBytes(full.shape(), full.dtype());
-  std::memcpy(out.data(),
-              static_cast<const uint8_t*>(full.data()) + slice.row_begin * row,
+  std::memcpy(out.data(), static_cast<const uint8_t*>(full.data()) + slice.row_begin * row,
               out.num_bytes());
   return out;
 }
 
 void CopyRowsInto(const Slice& slice, const void* slice_data, Tensor* full) {
   const size_t row = RowBytes(full->shape(), full->dtype());
-  std::memcpy(static_cast<uint8_t*>(full->data()) + slice.row_begin * row,
-              slice_data, slice.num_bytes());
+  std::memcpy(static_cast<uint8_t*>(full->data()) + slice.row_begin * row, slice_data,
+              slice.num_bytes());
 }
 
 }  // namespace pst

@@ -56,9 +56,7 @@ class Placement {
   const std::vector<Slice>& slices() const { return slices_; }
   int num_shards() const { return num_shards_; }
   // Indexes into slices() of the slices of one variable, in row order.
-  const std::vector<int>& SlicesOfVariable(int variable) const {
-    return by_variable_[variable];
-  }
+  const std::vector<int>& SlicesOfVariable(int variable) const { return by_variable_[variable]; }
   // Indexes into slices() of the slices on one shard.
   std::vector<int> SlicesOnShard(int shard) const;
   int64_t ShardBytes(int shard) const;

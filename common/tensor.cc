@@ -1,8 +1,8 @@
 #include "common/tensor.h"
 
-#include <cstring>
-
 #include <glog/logging.h>
+
+#include <cstring>
 
 namespace pst {
 
@@ -39,8 +39,7 @@ std::string ShapeToString(const Shape& shape) {
   return s + "]";
 }
 
-Tensor::Tensor(DType dtype, Shape shape)
-    : dtype_(dtype), shape_(std::move(shape)) {
+Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   for (int64_t d : shape_) CHECK_GE(d, 0) << "negative dimension";
   // Value-initialised: zero-filled. Never null, even for zero elements.
   buffer_ = std::shared_ptr<uint8_t[]>(new uint8_t[num_bytes() + 1]());

@@ -101,15 +101,14 @@ StatusOr<Dataset> ReadCsvDataset(const std::string& path, const CsvOptions& opti
     int32_t label = 0;
     const std::string_view label_field = fields[label_column];
     if (!ParseNumber(label_field, &label)) {
-      return InvalidArgument(at() + column(label_column) + ": label '" +
-                             std::string(label_field) + "' is not an integer");
+      return InvalidArgument(at() + column(label_column) + ": label '" + std::string(label_field) +
+                             "' is not an integer");
     }
     if (label < 0 || (options.num_classes > 0 && label >= options.num_classes)) {
-      return InvalidArgument(at() + column(label_column) + ": label " + std::to_string(label) +
-                             " is outside [0, " +
-                             (options.num_classes > 0 ? std::to_string(options.num_classes)
-                                                      : std::string("inf")) +
-                             ")");
+      return InvalidArgument(
+          at() + column(label_column) + ": label " + std::to_string(label) + " is outside [0, " +
+          (options.num_classes > 0 ? std::to_string(options.num_classes) : std::string("inf")) +
+          ")");
     }
     max_label = std::max(max_label, label);
     dataset.labels.push_back(label);

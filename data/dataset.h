@@ -9,8 +9,8 @@
 namespace pst {
 
 struct Dataset {
-  int64_t size = 0;             // N examples
-  int64_t feature_dim = 0;      // D (784 for MNIST)
+  int64_t size = 0;         // N examples
+  int64_t feature_dim = 0;  // D (784 for MNIST)
   // One example's shape, its product D: {H, W, C} for images (stored HWC),
   // {D} for plain features. Empty: {D}.
   std::vector<int64_t> example_shape;

@@ -25,8 +25,7 @@ std::string Hex32(uint32_t value) {
 }
 
 uint32_t ReadBigEndian32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) |
-         (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
 }
 
 struct GzCloser {
@@ -81,27 +80,24 @@ struct IdxView {
 
 // Checks the magic number and that the data is exactly as long as the
 // dimensions in the header say. `contents` must outlive the returned view.
-StatusOr<IdxView> ParseIdx(const std::string& path,
-                           const FileContents& contents,
+StatusOr<IdxView> ParseIdx(const std::string& path, const FileContents& contents,
                            uint32_t expected_magic) {
   const std::vector<uint8_t>& bytes = contents.bytes;
-  const std::string cut =
-      contents.complete ? "" : " (the gzip stream ends early)";
+  const std::string cut = contents.complete ? "" : " (the gzip stream ends early)";
   if (bytes.size() < 4) {
     return DataLoss(path + ": expected a 4-byte IDX magic number, file has " +
                     std::to_string(bytes.size()) + " bytes" + cut);
   }
   const uint32_t magic = ReadBigEndian32(bytes.data());
   if (magic != expected_magic) {
-    return InvalidArgument(path + ": IDX magic number is " + Hex32(magic) +
-                           ", expected " + Hex32(expected_magic));
+    return InvalidArgument(path + ": IDX magic number is " + Hex32(magic) + ", expected " +
+                           Hex32(expected_magic));
   }
   const size_t num_dims = magic & 0xff;
   const size_t header_bytes = 4 + 4 * num_dims;
   if (bytes.size() < header_bytes) {
     return DataLoss(path + ": expected a " + std::to_string(header_bytes) +
-                    "-byte IDX header, file has " +
-                    std::to_string(bytes.size()) + " bytes" + cut);
+                    "-byte IDX header, file has " + std::to_string(bytes.size()) + " bytes" + cut);
   }
   IdxView view;
   uint64_t expected = 1;
@@ -117,9 +113,8 @@ StatusOr<IdxView> ParseIdx(const std::string& path,
   }
   const uint64_t actual = bytes.size() - header_bytes;
   if (actual != expected) {
-    return DataLoss(path + ": header declares " + shape + " = " +
-                    std::to_string(expected) + " data bytes, file has " +
-                    std::to_string(actual) + " after its " +
+    return DataLoss(path + ": header declares " + shape + " = " + std::to_string(expected) +
+                    " data bytes, file has " + std::to_string(actual) + " after its " +
                     std::to_string(header_bytes) + "-byte header" + cut);
   }
   if (!contents.complete) {
@@ -130,31 +125,26 @@ StatusOr<IdxView> ParseIdx(const std::string& path,
 }
 
 // Returns dir/name.gz or dir/name, whichever exists (in that order).
-StatusOr<std::string> FindMnistFile(const std::string& dir,
-                                    const std::string& name) {
+StatusOr<std::string> FindMnistFile(const std::string& dir, const std::string& name) {
   const std::string base = dir + "/" + name;
   for (const std::string& path : {base + ".gz", base}) {
     std::error_code error;
     if (std::filesystem::is_regular_file(path, error)) return path;
   }
-  return NotFound("MNIST file not found: looked for " + base + ".gz and " +
-                  base + "; fetch MNIST with scripts/get_mnist.sh " + dir);
+  return NotFound("MNIST file not found: looked for " + base + ".gz and " + base +
+                  "; fetch MNIST with scripts/get_mnist.sh " + dir);
 }
 
 }  // namespace
 
-StatusOr<Dataset> ReadIdxDataset(const std::string& images_path,
-                                 const std::string& labels_path) {
+StatusOr<Dataset> ReadIdxDataset(const std::string& images_path, const std::string& labels_path) {
   PST_ASSIGN_OR_RETURN(const FileContents images, ReadFile(images_path));
-  PST_ASSIGN_OR_RETURN(const IdxView image_view,
-                       ParseIdx(images_path, images, kImagesMagic));
+  PST_ASSIGN_OR_RETURN(const IdxView image_view, ParseIdx(images_path, images, kImagesMagic));
   PST_ASSIGN_OR_RETURN(const FileContents labels, ReadFile(labels_path));
-  PST_ASSIGN_OR_RETURN(const IdxView label_view,
-                       ParseIdx(labels_path, labels, kLabelsMagic));
+  PST_ASSIGN_OR_RETURN(const IdxView label_view, ParseIdx(labels_path, labels, kLabelsMagic));
   if (image_view.dims[0] != label_view.dims[0]) {
-    return InvalidArgument(images_path + " holds " +
-                           std::to_string(image_view.dims[0]) + " images but " +
-                           labels_path + " holds " +
+    return InvalidArgument(images_path + " holds " + std::to_string(image_view.dims[0]) +
+                           " images but " + labels_path + " holds " +
                            std::to_string(label_view.dims[0]) + " labels");
   }
 
@@ -167,9 +157,8 @@ StatusOr<Dataset> ReadIdxDataset(const std::string& images_path,
   for (int64_t i = 0; i < dataset.size; ++i) {
     const int label = label_view.data[i];
     if (label >= kMnistClasses) {
-      return InvalidArgument(labels_path + ": label " + std::to_string(label) +
-                             " of example " + std::to_string(i) +
-                             " is outside 0..9");
+      return InvalidArgument(labels_path + ": label " + std::to_string(label) + " of example " +
+                             std::to_string(i) + " is outside 0..9");
     }
     dataset.labels[i] = label;
   }
@@ -183,8 +172,7 @@ StatusOr<Dataset> ReadIdxDataset(const std::string& images_path,
 
 StatusOr<Dataset> LoadMnist(const std::string& dir, bool train) {
   if (dir.empty()) {
-    return InvalidArgument(
-        "no MNIST directory given; fetch MNIST with scripts/get_mnist.sh DIR");
+    return InvalidArgument("no MNIST directory given; fetch MNIST with scripts/get_mnist.sh DIR");
   }
   const std::string prefix = train ? "train" : "t10k";
   PST_ASSIGN_OR_RETURN(const std::string images_path,

@@ -24,8 +24,7 @@ namespace pst {
 
 // Reads an image file and its label file into a Dataset with 10 classes,
 // feature_dim rows*cols and pixels scaled from 0..255 to [0,1].
-StatusOr<Dataset> ReadIdxDataset(const std::string& images_path,
-                                 const std::string& labels_path);
+StatusOr<Dataset> ReadIdxDataset(const std::string& images_path, const std::string& labels_path);
 
 // Reads the MNIST training set (train = true: train-images-idx3-ubyte and
 // train-labels-idx1-ubyte) or test set (t10k-*) from `dir`, taking each file

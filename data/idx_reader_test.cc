@@ -23,13 +23,12 @@ std::string BigEndian32(uint32_t value) {
 
 std::string ImageFile(uint32_t count, uint32_t rows, uint32_t cols,
                       const std::vector<uint8_t>& pixels) {
-  return BigEndian32(0x803) + BigEndian32(count) + BigEndian32(rows) +
-         BigEndian32(cols) + std::string(pixels.begin(), pixels.end());
+  return BigEndian32(0x803) + BigEndian32(count) + BigEndian32(rows) + BigEndian32(cols) +
+         std::string(pixels.begin(), pixels.end());
 }
 
 std::string LabelFile(const std::vector<uint8_t>& labels) {
-  return BigEndian32(0x801) +
-         BigEndian32(static_cast<uint32_t>(labels.size())) +
+  return BigEndian32(0x801) + BigEndian32(static_cast<uint32_t>(labels.size())) +
          std::string(labels.begin(), labels.end());
 }
 
@@ -76,8 +75,7 @@ void ExpectMatchesTestData(const Dataset& dataset) {
   for (size_t i = 0; i < kPixels.size(); ++i) {
     EXPECT_FLOAT_EQ(dataset.features[i], kPixels[i] / 255.0f) << i;
   }
-  EXPECT_EQ(dataset.labels,
-            std::vector<int32_t>(kLabels.begin(), kLabels.end()));
+  EXPECT_EQ(dataset.labels, std::vector<int32_t>(kLabels.begin(), kLabels.end()));
 }
 
 TEST_F(IdxReaderTest, ReadsRawFiles) {
@@ -89,8 +87,7 @@ TEST_F(IdxReaderTest, ReadsRawFiles) {
 }
 
 TEST_F(IdxReaderTest, TellsGzipFromRawByContentNotName) {
-  const std::string images =
-      WriteGzip("images.raw", ImageFile(3, 2, 3, kPixels));
+  const std::string images = WriteGzip("images.raw", ImageFile(3, 2, 3, kPixels));
   const std::string labels = WriteRaw("labels.gz", LabelFile(kLabels));
   StatusOr<Dataset> dataset = ReadIdxDataset(images, labels);
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
@@ -104,13 +101,10 @@ TEST_F(IdxReaderTest, TruncatedImageFileIsDataLoss) {
   const std::string labels = WriteRaw("labels", LabelFile(kLabels));
   const Status status = ReadIdxDataset(images, labels).status();
   EXPECT_EQ(status.code(), Code::kDataLoss);
-  EXPECT_NE(status.message().find(images), std::string::npos)
+  EXPECT_NE(status.message().find(images), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("3 x 2 x 3 = 18 data bytes"), std::string::npos)
       << status.message();
-  EXPECT_NE(status.message().find("3 x 2 x 3 = 18 data bytes"),
-            std::string::npos)
-      << status.message();
-  EXPECT_NE(status.message().find("file has 8"), std::string::npos)
-      << status.message();
+  EXPECT_NE(status.message().find("file has 8"), std::string::npos) << status.message();
 }
 
 TEST_F(IdxReaderTest, TruncatedLabelFileIsDataLoss) {
@@ -120,21 +114,17 @@ TEST_F(IdxReaderTest, TruncatedLabelFileIsDataLoss) {
   const std::string labels = WriteGzip("labels.gz", bytes);
   const Status status = ReadIdxDataset(images, labels).status();
   EXPECT_EQ(status.code(), Code::kDataLoss);
-  EXPECT_NE(status.message().find(labels), std::string::npos)
-      << status.message();
-  EXPECT_NE(status.message().find("3 data bytes, file has 2"),
-            std::string::npos)
+  EXPECT_NE(status.message().find(labels), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("3 data bytes, file has 2"), std::string::npos)
       << status.message();
 }
 
 TEST_F(IdxReaderTest, TruncatedHeaderIsDataLoss) {
-  const std::string images =
-      WriteRaw("images", ImageFile(3, 2, 3, kPixels).substr(0, 10));
+  const std::string images = WriteRaw("images", ImageFile(3, 2, 3, kPixels).substr(0, 10));
   const std::string labels = WriteRaw("labels", LabelFile(kLabels));
   const Status status = ReadIdxDataset(images, labels).status();
   EXPECT_EQ(status.code(), Code::kDataLoss);
-  EXPECT_NE(status.message().find("16-byte IDX header, file has 10"),
-            std::string::npos)
+  EXPECT_NE(status.message().find("16-byte IDX header, file has 10"), std::string::npos)
       << status.message();
 }
 
@@ -142,30 +132,25 @@ TEST_F(IdxReaderTest, CutGzipStreamIsDataLoss) {
   const std::string labels = WriteRaw("labels", LabelFile(kLabels));
   const std::string whole = WriteGzip("whole.gz", ImageFile(3, 2, 3, kPixels));
   std::ifstream in(whole, std::ios::binary);
-  const std::string gzip((std::istreambuf_iterator<char>(in)),
-                         std::istreambuf_iterator<char>());
+  const std::string gzip((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   // Cut inside the compressed data, then inside the 8-byte trailer (after all
   // the data has been decompressed).
   for (size_t keep : {gzip.size() / 2, gzip.size() - 3}) {
     const std::string images = WriteRaw("cut.gz", gzip.substr(0, keep));
     const Status status = ReadIdxDataset(images, labels).status();
     EXPECT_EQ(status.code(), Code::kDataLoss) << keep;
-    EXPECT_NE(status.message().find(images), std::string::npos)
-        << status.message();
-    EXPECT_NE(status.message().find("gzip stream ends early"),
-              std::string::npos)
+    EXPECT_NE(status.message().find(images), std::string::npos) << status.message();
+    EXPECT_NE(status.message().find("gzip stream ends early"), std::string::npos)
         << status.message();
   }
 }
 
 TEST_F(IdxReaderTest, TrailingBytesAreDataLoss) {
-  const std::string images =
-      WriteRaw("images", ImageFile(3, 2, 3, kPixels) + "xyz");
+  const std::string images = WriteRaw("images", ImageFile(3, 2, 3, kPixels) + "xyz");
   const std::string labels = WriteRaw("labels", LabelFile(kLabels));
   const Status status = ReadIdxDataset(images, labels).status();
   EXPECT_EQ(status.code(), Code::kDataLoss);
-  EXPECT_NE(status.message().find("18 data bytes, file has 21"),
-            std::string::npos)
+  EXPECT_NE(status.message().find("18 data bytes, file has 21"), std::string::npos)
       << status.message();
 }
 
@@ -174,12 +159,9 @@ TEST_F(IdxReaderTest, WrongMagicIsInvalidArgument) {
   // Files passed the wrong way round.
   const Status status = ReadIdxDataset(labels, labels).status();
   EXPECT_EQ(status.code(), Code::kInvalidArgument);
-  EXPECT_NE(status.message().find(labels), std::string::npos)
-      << status.message();
-  EXPECT_NE(status.message().find("0x00000801"), std::string::npos)
-      << status.message();
-  EXPECT_NE(status.message().find("0x00000803"), std::string::npos)
-      << status.message();
+  EXPECT_NE(status.message().find(labels), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("0x00000801"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("0x00000803"), std::string::npos) << status.message();
 }
 
 TEST_F(IdxReaderTest, CountMismatchIsInvalidArgument) {
@@ -187,10 +169,8 @@ TEST_F(IdxReaderTest, CountMismatchIsInvalidArgument) {
   const std::string labels = WriteRaw("labels", LabelFile({1, 2}));
   const Status status = ReadIdxDataset(images, labels).status();
   EXPECT_EQ(status.code(), Code::kInvalidArgument);
-  EXPECT_NE(status.message().find("3 images"), std::string::npos)
-      << status.message();
-  EXPECT_NE(status.message().find("2 labels"), std::string::npos)
-      << status.message();
+  EXPECT_NE(status.message().find("3 images"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("2 labels"), std::string::npos) << status.message();
 }
 
 TEST_F(IdxReaderTest, LabelAboveNineIsInvalidArgument) {
@@ -198,8 +178,7 @@ TEST_F(IdxReaderTest, LabelAboveNineIsInvalidArgument) {
   const std::string labels = WriteRaw("labels", LabelFile({0, 1, 10}));
   const Status status = ReadIdxDataset(images, labels).status();
   EXPECT_EQ(status.code(), Code::kInvalidArgument);
-  EXPECT_NE(status.message().find("label 10 of example 2"), std::string::npos)
-      << status.message();
+  EXPECT_NE(status.message().find("label 10 of example 2"), std::string::npos) << status.message();
 }
 
 TEST_F(IdxReaderTest, MissingFileIsNotFound) {
@@ -207,8 +186,7 @@ TEST_F(IdxReaderTest, MissingFileIsNotFound) {
   const std::string missing = (dir_ / "no-such-images").string();
   const Status status = ReadIdxDataset(missing, labels).status();
   EXPECT_EQ(status.code(), Code::kNotFound);
-  EXPECT_NE(status.message().find(missing), std::string::npos)
-      << status.message();
+  EXPECT_NE(status.message().find(missing), std::string::npos) << status.message();
 }
 
 TEST_F(IdxReaderTest, LoadMnistTakesFilesWithOrWithoutGz) {
@@ -223,11 +201,9 @@ TEST_F(IdxReaderTest, LoadMnistSaysWhatItLookedForAndHowToFetch) {
   const std::string dir = dir_.string();
   const Status status = LoadMnist(dir, /*train=*/true).status();
   EXPECT_EQ(status.code(), Code::kNotFound);
-  EXPECT_NE(status.message().find(dir + "/train-images-idx3-ubyte.gz"),
-            std::string::npos)
+  EXPECT_NE(status.message().find(dir + "/train-images-idx3-ubyte.gz"), std::string::npos)
       << status.message();
-  EXPECT_NE(status.message().find("scripts/get_mnist.sh " + dir),
-            std::string::npos)
+  EXPECT_NE(status.message().find("scripts/get_mnist.sh " + dir), std::string::npos)
       << status.message();
 }
 
@@ -244,8 +220,7 @@ TEST(IdxReaderMnistTest, FullMnist) {
     EXPECT_EQ(dataset->num_classes, 10);
     ASSERT_EQ(dataset->features.size(), dataset->size * 784u);
     ASSERT_EQ(dataset->labels.size(), static_cast<size_t>(dataset->size));
-    const auto [min, max] =
-        std::minmax_element(dataset->features.begin(), dataset->features.end());
+    const auto [min, max] = std::minmax_element(dataset->features.begin(), dataset->features.end());
     EXPECT_EQ(*min, 0.0f);
     EXPECT_EQ(*max, 1.0f);
   }

@@ -18,49 +18,41 @@ StatusOr<std::unique_ptr<InputPipeline>> InputPipeline::Create(
                            std::to_string(options.num_workers));
   }
   if (options.worker_index < 0 || options.worker_index >= options.num_workers) {
-    return InvalidArgument(
-        "worker_index " + std::to_string(options.worker_index) +
-        " is outside [0, " + std::to_string(options.num_workers) + ")");
+    return InvalidArgument("worker_index " + std::to_string(options.worker_index) +
+                           " is outside [0, " + std::to_string(options.num_workers) + ")");
   }
   if (options.prefetch_depth < 1) {
     return InvalidArgument("prefetch_depth must be at least 1, got " +
                            std::to_string(options.prefetch_depth));
   }
   if (dataset.size < 0 || dataset.feature_dim < 1 ||
-      static_cast<int64_t>(dataset.features.size()) !=
-          dataset.size * dataset.feature_dim ||
+      static_cast<int64_t>(dataset.features.size()) != dataset.size * dataset.feature_dim ||
       static_cast<int64_t>(dataset.labels.size()) != dataset.size) {
-    return InvalidArgument(
-        "inconsistent dataset: size " + std::to_string(dataset.size) +
-        ", feature_dim " + std::to_string(dataset.feature_dim) + ", but " +
-        std::to_string(dataset.features.size()) + " features and " +
-        std::to_string(dataset.labels.size()) + " labels");
+    return InvalidArgument("inconsistent dataset: size " + std::to_string(dataset.size) +
+                           ", feature_dim " + std::to_string(dataset.feature_dim) + ", but " +
+                           std::to_string(dataset.features.size()) + " features and " +
+                           std::to_string(dataset.labels.size()) + " labels");
   }
   std::vector<int64_t> shard;
-  for (int64_t i = options.worker_index; i < dataset.size;
-       i += options.num_workers) {
+  for (int64_t i = options.worker_index; i < dataset.size; i += options.num_workers) {
     shard.push_back(i);
   }
   if (static_cast<int64_t>(shard.size()) < options.batch_size) {
-    return InvalidArgument("worker " + std::to_string(options.worker_index) +
-                           " of " + std::to_string(options.num_workers) +
-                           " has a shard of " + std::to_string(shard.size()) +
-                           " examples (of " + std::to_string(dataset.size) +
-                           "), fewer than batch_size " +
+    return InvalidArgument("worker " + std::to_string(options.worker_index) + " of " +
+                           std::to_string(options.num_workers) + " has a shard of " +
+                           std::to_string(shard.size()) + " examples (of " +
+                           std::to_string(dataset.size) + "), fewer than batch_size " +
                            std::to_string(options.batch_size));
   }
-  return std::unique_ptr<InputPipeline>(
-      new InputPipeline(dataset, options, std::move(shard)));
+  return std::unique_ptr<InputPipeline>(new InputPipeline(dataset, options, std::move(shard)));
 }
 
-InputPipeline::InputPipeline(const Dataset& dataset,
-                             const InputPipelineOptions& options,
+InputPipeline::InputPipeline(const Dataset& dataset, const InputPipelineOptions& options,
                              std::vector<int64_t> shard)
     : dataset_(dataset),
       options_(options),
       shard_(std::move(shard)),
-      batches_per_epoch_(static_cast<int64_t>(shard_.size()) /
-                         options.batch_size) {}
+      batches_per_epoch_(static_cast<int64_t>(shard_.size()) / options.batch_size) {}
 
 InputPipeline::~InputPipeline() { Stop(); }
 
@@ -122,10 +114,9 @@ std::vector<int64_t> InputPipeline::ShuffledShard(int64_t epoch) const {
   // depends only on the three inputs.
   const uint64_t seed = options_.seed;
   const uint64_t e = static_cast<uint64_t>(epoch);
-  std::seed_seq seq{static_cast<uint32_t>(seed),
-                    static_cast<uint32_t>(seed >> 32),
-                    static_cast<uint32_t>(options_.worker_index),
-                    static_cast<uint32_t>(e), static_cast<uint32_t>(e >> 32)};
+  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                    static_cast<uint32_t>(options_.worker_index), static_cast<uint32_t>(e),
+                    static_cast<uint32_t>(e >> 32)};
   std::mt19937_64 rng(seq);
   // Fisher-Yates by hand: std::shuffle and std::uniform_int_distribution are
   // implemented differently by each standard library. The modulo's bias,
@@ -137,8 +128,7 @@ std::vector<int64_t> InputPipeline::ShuffledShard(int64_t epoch) const {
   return order;
 }
 
-Batch InputPipeline::Gather(const std::vector<int64_t>& order,
-                            int64_t batch_in_epoch) const {
+Batch InputPipeline::Gather(const std::vector<int64_t>& order, int64_t batch_in_epoch) const {
   const int64_t size = options_.batch_size;
   const int64_t dim = dataset_.feature_dim;
   Batch batch;
@@ -148,8 +138,7 @@ Batch InputPipeline::Gather(const std::vector<int64_t>& order,
   batch.labels.resize(size);
   for (int64_t k = 0; k < size; ++k) {
     const int64_t example = order[batch_in_epoch * size + k];
-    std::copy_n(dataset_.features.begin() + example * dim, dim,
-                batch.features.begin() + k * dim);
+    std::copy_n(dataset_.features.begin() + example * dim, dim, batch.features.begin() + k * dim);
     batch.labels[k] = dataset_.labels[example];
   }
   return batch;

@@ -52,8 +52,8 @@ class InputPipeline {
   // InvalidArgument when an option is out of range, the dataset's vectors do
   // not match its size and feature_dim, or the worker's shard holds fewer
   // than batch_size examples. Does not start the thread.
-  static StatusOr<std::unique_ptr<InputPipeline>> Create(
-      const Dataset& dataset, const InputPipelineOptions& options);
+  static StatusOr<std::unique_ptr<InputPipeline>> Create(const Dataset& dataset,
+                                                         const InputPipelineOptions& options);
 
   ~InputPipeline();
   InputPipeline(const InputPipeline&) = delete;

@@ -28,8 +28,8 @@ Dataset MakeDataset(int64_t size) {
   return dataset;
 }
 
-InputPipelineOptions Options(int64_t batch_size, int worker_index = 0,
-                             int num_workers = 1, uint64_t seed = 7) {
+InputPipelineOptions Options(int64_t batch_size, int worker_index = 0, int num_workers = 1,
+                             uint64_t seed = 7) {
   InputPipelineOptions options;
   options.batch_size = batch_size;
   options.worker_index = worker_index;
@@ -40,16 +40,14 @@ InputPipelineOptions Options(int64_t batch_size, int worker_index = 0,
 
 std::unique_ptr<InputPipeline> MustCreate(const Dataset& dataset,
                                           const InputPipelineOptions& options) {
-  StatusOr<std::unique_ptr<InputPipeline>> pipeline =
-      InputPipeline::Create(dataset, options);
+  StatusOr<std::unique_ptr<InputPipeline>> pipeline = InputPipeline::Create(dataset, options);
   CHECK(pipeline.ok()) << pipeline.status().ToString();
   return std::move(pipeline).value();
 }
 
 // The example ids of each of the next `num_epochs` epochs, in order, checking
 // each batch's shape, rows and position on the way.
-std::vector<std::vector<int64_t>> ReadEpochs(InputPipeline& pipeline,
-                                             int num_epochs) {
+std::vector<std::vector<int64_t>> ReadEpochs(InputPipeline& pipeline, int num_epochs) {
   std::vector<std::vector<int64_t>> epochs(num_epochs);
   const int64_t batches = pipeline.batches_per_epoch();
   for (int64_t epoch = 0; epoch < num_epochs; ++epoch) {
@@ -77,8 +75,7 @@ std::vector<std::vector<int64_t>> ReadEpochs(InputPipeline& pipeline,
 
 TEST(InputPipelineTest, CreateRejectsBadOptions) {
   const Dataset dataset = MakeDataset(10);
-  EXPECT_EQ(InputPipeline::Create(dataset, Options(0)).status().code(),
-            Code::kInvalidArgument);
+  EXPECT_EQ(InputPipeline::Create(dataset, Options(0)).status().code(), Code::kInvalidArgument);
   EXPECT_EQ(InputPipeline::Create(dataset, Options(2, 0, 0)).status().code(),
             Code::kInvalidArgument);
   EXPECT_EQ(InputPipeline::Create(dataset, Options(2, 3, 3)).status().code(),
@@ -87,23 +84,19 @@ TEST(InputPipelineTest, CreateRejectsBadOptions) {
             Code::kInvalidArgument);
   InputPipelineOptions no_queue = Options(2);
   no_queue.prefetch_depth = 0;
-  EXPECT_EQ(InputPipeline::Create(dataset, no_queue).status().code(),
-            Code::kInvalidArgument);
+  EXPECT_EQ(InputPipeline::Create(dataset, no_queue).status().code(), Code::kInvalidArgument);
   Dataset broken = dataset;
   broken.labels.pop_back();
-  EXPECT_EQ(InputPipeline::Create(broken, Options(2)).status().code(),
-            Code::kInvalidArgument);
+  EXPECT_EQ(InputPipeline::Create(broken, Options(2)).status().code(), Code::kInvalidArgument);
 }
 
 TEST(InputPipelineTest, CreateRejectsShardSmallerThanBatch) {
   const Dataset dataset = MakeDataset(10);
   // Worker 0 of 3 holds examples 0, 3, 6, 9; worker 1 only 1, 4, 7.
   EXPECT_TRUE(InputPipeline::Create(dataset, Options(4, 0, 3)).ok());
-  const Status status =
-      InputPipeline::Create(dataset, Options(4, 1, 3)).status();
+  const Status status = InputPipeline::Create(dataset, Options(4, 1, 3)).status();
   EXPECT_EQ(status.code(), Code::kInvalidArgument);
-  EXPECT_NE(status.message().find("shard of 3 examples"), std::string::npos)
-      << status.message();
+  EXPECT_NE(status.message().find("shard of 3 examples"), std::string::npos) << status.message();
 }
 
 TEST(InputPipelineTest, ShardsAreDisjointAndCoverTheDataset) {
@@ -165,8 +158,7 @@ TEST(InputPipelineTest, OrderIsPinned) {
   const Dataset dataset = MakeDataset(10);
   auto pipeline = MustCreate(dataset, Options(10, 0, 1, /*seed=*/42));
   pipeline->Start();
-  EXPECT_EQ(ReadEpochs(*pipeline, 1)[0],
-            (std::vector<int64_t>{3, 6, 4, 5, 9, 7, 0, 1, 8, 2}));
+  EXPECT_EQ(ReadEpochs(*pipeline, 1)[0], (std::vector<int64_t>{3, 6, 4, 5, 9, 7, 0, 1, 8, 2}));
 }
 
 TEST(InputPipelineTest, QueueIsBoundedAndDestroyingItWhileFullDoesNotHang) {
@@ -175,10 +167,8 @@ TEST(InputPipelineTest, QueueIsBoundedAndDestroyingItWhileFullDoesNotHang) {
   options.prefetch_depth = 3;
   auto pipeline = MustCreate(dataset, options);
   pipeline->Start();
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (pipeline->queued_batches() < 3 &&
-         std::chrono::steady_clock::now() < deadline) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (pipeline->queued_batches() < 3 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ASSERT_EQ(pipeline->queued_batches(), 3);

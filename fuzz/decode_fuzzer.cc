@@ -21,6 +21,8 @@
 //     unchanged"): every variable's value, dtype, shape, version, update
 //     count and optimizer slots, the sync step and the counters.
 // Any failed check is a CHECK failure, i.e. a crash libFuzzer reports.
+#include <glog/logging.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -30,8 +32,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <glog/logging.h>
 #include <zmq.hpp>
 
 #include "fuzz/fuzz_input.h"
@@ -51,8 +51,7 @@ zmq::message_t ExactFrame(const std::string& bytes, size_t misalign) {
   std::memcpy(block + misalign, bytes.data(), bytes.size());
   return zmq::message_t(
       block + misalign, bytes.size(),
-      [](void* /*data*/, void* hint) { delete[] static_cast<uint8_t*>(hint); },
-      block);
+      [](void* /*data*/, void* hint) { delete[] static_cast<uint8_t*>(hint); }, block);
 }
 
 // The name of the first entry where two fingerprints differ.
@@ -65,8 +64,7 @@ std::string FirstDifference(const std::string& a, const std::string& b) {
     if (!more_a && !more_b) return "(none)";
     if (line_a != line_b || more_a != more_b) {
       const std::string& line = more_a ? line_a : line_b;
-      if (line.compare(0, 12, "initialized=") == 0)
-        return "the counters: " + line;
+      if (line.compare(0, 12, "initialized=") == 0) return "the counters: " + line;
       return "'" + line.substr(0, line.find(' ')) + "'";
     }
   }
@@ -76,22 +74,14 @@ std::string FirstDifference(const std::string& a, const std::string& b) {
 // not one a ps serves (then ErrorReply is expected).
 wire::MessageType ExpectedReply(wire::MessageType request) {
   switch (request) {
-    case wire::MessageType::PullRequest:
-      return wire::MessageType::PullReply;
-    case wire::MessageType::PushRequest:
-      return wire::MessageType::PushReply;
-    case wire::MessageType::InitRequest:
-      return wire::MessageType::InitReply;
-    case wire::MessageType::ShardStatusRequest:
-      return wire::MessageType::ShardStatusReply;
-    case wire::MessageType::ShutdownRequest:
-      return wire::MessageType::ShutdownReply;
-    case wire::MessageType::SaveRequest:
-      return wire::MessageType::SaveReply;
-    case wire::MessageType::RestoreRequest:
-      return wire::MessageType::RestoreReply;
-    default:
-      return wire::MessageType::Invalid;
+    case wire::MessageType::PullRequest: return wire::MessageType::PullReply;
+    case wire::MessageType::PushRequest: return wire::MessageType::PushReply;
+    case wire::MessageType::InitRequest: return wire::MessageType::InitReply;
+    case wire::MessageType::ShardStatusRequest: return wire::MessageType::ShardStatusReply;
+    case wire::MessageType::ShutdownRequest: return wire::MessageType::ShutdownReply;
+    case wire::MessageType::SaveRequest: return wire::MessageType::SaveReply;
+    case wire::MessageType::RestoreRequest: return wire::MessageType::RestoreReply;
+    default: return wire::MessageType::Invalid;
   }
 }
 
@@ -117,10 +107,8 @@ class Shard {
                 [](const ReceivedMessage&, RequestContext&) {
                   return OutgoingMessage();  // never called: never started
                 }),
-        service_(&server_, /*notifier=*/nullptr,
-                 PsServiceOptions{0, checkpoint_dir}) {
-    const Status s = service_.store().Initialize(fuzz::ShardConfigFor(sync),
-                                                 fuzz::ShardValues());
+        service_(&server_, /*notifier=*/nullptr, PsServiceOptions{0, checkpoint_dir}) {
+    const Status s = service_.store().Initialize(fuzz::ShardConfigFor(sync), fuzz::ShardValues());
     CHECK(s.ok()) << s.ToString();
   }
 
@@ -132,17 +120,15 @@ class Shard {
     const wire::MessageType expected = ExpectedReply(request.type());
     if (expected == wire::MessageType::Invalid) {
       CHECK(reply.type == wire::MessageType::ErrorReply && !reply.status.ok())
-          << "a " << request_type << " got a "
-          << wire::EnumNameMessageType(reply.type) << " with status "
-          << reply.status.ToString();
+          << "a " << request_type << " got a " << wire::EnumNameMessageType(reply.type)
+          << " with status " << reply.status.ToString();
     } else {
-      CHECK(reply.type == expected) << "a " << request_type << " got a "
-                                    << wire::EnumNameMessageType(reply.type);
+      CHECK(reply.type == expected)
+          << "a " << request_type << " got a " << wire::EnumNameMessageType(reply.type);
     }
 
     // What the handler thread sends must be a valid message.
-    auto echoed = DecodeMessage(
-        EncodeMessage(reply, Envelope{request.request_id()}), ~size_t{0});
+    auto echoed = DecodeMessage(EncodeMessage(reply, Envelope{request.request_id()}), ~size_t{0});
     CHECK(echoed.ok()) << "the reply to a " << request_type
                        << " does not decode: " << echoed.status().ToString();
     CHECK(echoed->type() == reply.type);
@@ -151,9 +137,8 @@ class Shard {
 
     if (!reply.status.ok()) {
       const std::string after = fuzz::Fingerprint(service_.store());
-      CHECK(before == after)
-          << "a refused " << request_type << " (" << reply.status.ToString()
-          << ") changed " << FirstDifference(before, after);
+      CHECK(before == after) << "a refused " << request_type << " (" << reply.status.ToString()
+                             << ") changed " << FirstDifference(before, after);
     }
   }
 
@@ -171,9 +156,8 @@ zmq::context_t& Context() {
 const std::string& CheckpointDir() {
   static const std::string* dir = [] {
     namespace fs = std::filesystem;
-    const fs::path base = fs::is_directory("/dev/shm")
-                              ? fs::path("/dev/shm")
-                              : fs::temp_directory_path();
+    const fs::path base =
+        fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
     std::string pattern = (base / "fuzz_decode.XXXXXX").string();
     PCHECK(mkdtemp(pattern.data()) != nullptr) << "mkdtemp " << pattern;
     return new std::string(pattern);  // never destroyed: used at exit
@@ -215,8 +199,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Each input starts without checkpoints: saved parts do not leak from
   // one input into the next.
   std::error_code ignored;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(CheckpointDir())) {
+  for (const auto& entry : std::filesystem::directory_iterator(CheckpointDir())) {
     std::filesystem::remove_all(entry.path(), ignored);
   }
   Shard shard(Context(), options.sync, CheckpointDir());
@@ -226,8 +209,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t i = 0; i < bytes.size(); ++i) {
       frames.push_back(ExactFrame(bytes[i], misalign));
     }
-    StatusOr<ReceivedMessage> message =
-        DecodeMessage(std::move(frames), options.max_message_bytes);
+    StatusOr<ReceivedMessage> message = DecodeMessage(std::move(frames), options.max_message_bytes);
     if (!message.ok()) {
       const Code code = message.status().code();
       CHECK(code == Code::kInvalidArgument || code == Code::kResourceExhausted)

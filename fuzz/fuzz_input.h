@@ -42,8 +42,7 @@ inline FuzzOptions DecodeOptions(uint8_t byte) {
 
 // The options byte for sync, limit index (0..3) and misalignment (0..3).
 inline uint8_t EncodeOptions(bool sync, int limit_index, int misalign) {
-  return static_cast<uint8_t>((sync ? 1 : 0) | (limit_index & 3) << 1 |
-                              (misalign & 3) << 3);
+  return static_cast<uint8_t>((sync ? 1 : 0) | (limit_index & 3) << 1 | (misalign & 3) << 3);
 }
 
 using Frames = std::vector<std::string>;
@@ -60,8 +59,7 @@ inline void AppendMessage(const Frames& frames, std::string* out) {
 
 // Splits an input into its options and messages. Never fails: a short
 // input gives fewer or shorter frames.
-inline FuzzOptions ParseInput(const uint8_t* data, size_t size,
-                              std::vector<Frames>* messages) {
+inline FuzzOptions ParseInput(const uint8_t* data, size_t size, std::vector<Frames>* messages) {
   if (size == 0) return FuzzOptions();
   const FuzzOptions options = DecodeOptions(data[0]);
   size_t pos = 1;

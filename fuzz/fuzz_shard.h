@@ -4,12 +4,12 @@
 #ifndef PST_FUZZ_FUZZ_SHARD_H_
 #define PST_FUZZ_FUZZ_SHARD_H_
 
+#include <glog/logging.h>
+
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <glog/logging.h>
 
 #include "ps/variable_store.h"
 
@@ -20,8 +20,7 @@ inline constexpr char kGlobalStep[] = "global_step";
 
 // SGD at learning rate 0.5 unless `optimizer` says otherwise; sync mode
 // aggregates `replicas` pushes per step.
-inline ShardConfig ShardConfigFor(bool sync,
-                                  const std::string& optimizer = "sgd",
+inline ShardConfig ShardConfigFor(bool sync, const std::string& optimizer = "sgd",
                                   int replicas = 2) {
   ShardConfig config;
   config.optimizer.name = optimizer;
@@ -53,20 +52,18 @@ inline std::string Fingerprint(const VariableStore& store) {
     o << name << ' ' << DTypeName(t.dtype()) << ShapeToString(t.shape()) << ' ';
     const auto* bytes = static_cast<const uint8_t*>(t.data());
     for (size_t i = 0; i < t.num_bytes(); ++i) {
-      o << "0123456789abcdef"[bytes[i] >> 4]
-        << "0123456789abcdef"[bytes[i] & 15];
+      o << "0123456789abcdef"[bytes[i] >> 4] << "0123456789abcdef"[bytes[i] & 15];
     }
     o << '\n';
   }
   const StoreStats s = store.Stats();
-  o << "initialized=" << s.initialized << " variables=" << s.variables
-    << " bytes=" << s.bytes << " updates_applied=" << s.updates_applied
-    << " dropped=" << s.gradients_dropped << " scaled=" << s.gradients_scaled
-    << " staleness_sum=" << s.staleness_sum
-    << " staleness_count=" << s.staleness_count
-    << " staleness_max=" << s.staleness_max << " global_step=" << s.global_step
-    << " sync_step=" << s.sync_step << " stale_pushes=" << s.stale_pushes
-    << " duplicate_pushes=" << s.duplicate_pushes << " aggregated=[";
+  o << "initialized=" << s.initialized << " variables=" << s.variables << " bytes=" << s.bytes
+    << " updates_applied=" << s.updates_applied << " dropped=" << s.gradients_dropped
+    << " scaled=" << s.gradients_scaled << " staleness_sum=" << s.staleness_sum
+    << " staleness_count=" << s.staleness_count << " staleness_max=" << s.staleness_max
+    << " global_step=" << s.global_step << " sync_step=" << s.sync_step
+    << " stale_pushes=" << s.stale_pushes << " duplicate_pushes=" << s.duplicate_pushes
+    << " aggregated=[";
   for (uint64_t a : s.aggregated_per_worker) o << a << ',';
   o << ']';
   return o.str();

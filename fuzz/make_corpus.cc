@@ -30,8 +30,7 @@ std::string Bytes(const zmq::message_t& frame) {
   return std::string(static_cast<const char*>(frame.data()), frame.size());
 }
 
-Frames Encode(const OutgoingMessage& m, int worker = 0,
-              uint64_t request_id = 1) {
+Frames Encode(const OutgoingMessage& m, int worker = 0, uint64_t request_id = 1) {
   Frames frames;
   for (const zmq::message_t& f :
        EncodeMessage(m, {request_id, kClusterId, wire::Role::Worker, worker})) {
@@ -42,8 +41,7 @@ Frames Encode(const OutgoingMessage& m, int worker = 0,
 
 Tensor Filled(Shape shape, float value) {
   Tensor t(DType::kFloat32, std::move(shape));
-  for (int64_t i = 0; i < t.num_elements(); ++i)
-    t.f32()[i] = value + 0.125f * i;
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.f32()[i] = value + 0.125f * i;
   return t;
 }
 
@@ -85,14 +83,11 @@ Frames Init(const std::string& optimizer, bool sync) {
   m.tensors.push_back({"w", 0, Filled({4, 4}, 0.0f)});
   m.extras = [optimizer, sync](flatbuffers::FlatBufferBuilder& fbb) {
     HeaderExtras extras;
-    auto params =
-        wire::CreateOptimizerParams(fbb, fbb.CreateString(optimizer), 0.1f,
-                                    0.9f, false, 0.1f, 0.9f, 0.999f, 1e-8f);
+    auto params = wire::CreateOptimizerParams(fbb, fbb.CreateString(optimizer), 0.1f, 0.9f, false,
+                                              0.1f, 0.9f, 0.999f, 1e-8f);
     extras.init = wire::CreateInitParams(
-        fbb, params, wire::StalenessPolicy::Scale, 4,
-        fbb.CreateString("global_step"),
-        sync ? wire::TrainingMode::Sync : wire::TrainingMode::Async,
-        sync ? 2 : 0);
+        fbb, params, wire::StalenessPolicy::Scale, 4, fbb.CreateString("global_step"),
+        sync ? wire::TrainingMode::Sync : wire::TrainingMode::Async, sync ? 2 : 0);
     return extras;
   };
   return Encode(m);
@@ -109,8 +104,7 @@ Frames Checkpoint(wire::MessageType type, const std::string& name) {
   m.type = type;
   m.extras = [name](flatbuffers::FlatBufferBuilder& fbb) {
     HeaderExtras extras;
-    extras.checkpoint =
-        wire::CreateCheckpointParams(fbb, fbb.CreateString(name));
+    extras.checkpoint = wire::CreateCheckpointParams(fbb, fbb.CreateString(name));
     return extras;
   };
   return Encode(m);
@@ -123,31 +117,24 @@ struct Seed {
 };
 
 std::vector<Seed> Seeds() {
-  const uint8_t async = EncodeOptions(false, 0, 0),
-                sync = EncodeOptions(true, 0, 0);
+  const uint8_t async = EncodeOptions(false, 0, 0), sync = EncodeOptions(true, 0, 0);
   std::vector<Seed> seeds;
   seeds.push_back({"async_pull", async, {Pull({"w", "b", "global_step"})}});
+  seeds.push_back({"async_push", async, {Encode(PushMessage(0, true)), Pull({"w"})}});
   seeds.push_back(
-      {"async_push", async, {Encode(PushMessage(0, true)), Pull({"w"})}});
-  seeds.push_back({"async_push_misaligned",
-                   EncodeOptions(false, 0, 1),
-                   {Encode(PushMessage(0, true))}});
-  seeds.push_back({"async_init_adam_push",
-                   async,
-                   {Init("adam", false), Pull({"x", "w"}), [] {
-                      OutgoingMessage m;
-                      m.type = wire::MessageType::PushRequest;
-                      m.tensors.push_back({"x", 0, Filled({3}, 1.0f)});
-                      return Encode(m);
-                    }()}});
+      {"async_push_misaligned", EncodeOptions(false, 0, 1), {Encode(PushMessage(0, true))}});
   seeds.push_back(
-      {"sync_push_two_workers",
-       sync,
-       {SyncPush(0, 0), SyncPush(0, 0), SyncPush(1, 0), Pull({"w", "b"})}});
-  seeds.push_back(
-      {"sync_stale", sync, {SyncPush(1, 0), SyncPush(0, 0), SyncPush(1, 0)}});
-  seeds.push_back(
-      {"sync_init_momentum", sync, {Init("momentum", true), Pull({"x"})}});
+      {"async_init_adam_push", async, {Init("adam", false), Pull({"x", "w"}), [] {
+                                         OutgoingMessage m;
+                                         m.type = wire::MessageType::PushRequest;
+                                         m.tensors.push_back({"x", 0, Filled({3}, 1.0f)});
+                                         return Encode(m);
+                                       }()}});
+  seeds.push_back({"sync_push_two_workers",
+                   sync,
+                   {SyncPush(0, 0), SyncPush(0, 0), SyncPush(1, 0), Pull({"w", "b"})}});
+  seeds.push_back({"sync_stale", sync, {SyncPush(1, 0), SyncPush(0, 0), SyncPush(1, 0)}});
+  seeds.push_back({"sync_init_momentum", sync, {Init("momentum", true), Pull({"x"})}});
   seeds.push_back({"status_shutdown",
                    EncodeOptions(false, 0, 2),
                    {Simple(wire::MessageType::ShardStatusRequest),
@@ -169,14 +156,11 @@ std::vector<Seed> Seeds() {
                      {Pull({"nope"}), Init("rmsprop", false),
                       Simple(wire::MessageType::JoinRequest), Frames{}}});
   }
-  seeds.push_back({"over_limit",
-                   EncodeOptions(false, 2, 0),
-                   {Encode(PushMessage(0, false))}});
+  seeds.push_back({"over_limit", EncodeOptions(false, 2, 0), {Encode(PushMessage(0, false))}});
   seeds.push_back(
       {"save_push_restore",
        async,
-       {Checkpoint(wire::MessageType::SaveRequest, "ckpt-1"),
-        Encode(PushMessage(0, true)),
+       {Checkpoint(wire::MessageType::SaveRequest, "ckpt-1"), Encode(PushMessage(0, true)),
         Checkpoint(wire::MessageType::RestoreRequest, "ckpt-1"),
         Checkpoint(wire::MessageType::RestoreRequest, "missing"),
         Checkpoint(wire::MessageType::SaveRequest, "../escape"), Pull({"w"})}});
@@ -186,8 +170,8 @@ std::vector<Seed> Seeds() {
 // A checkpoint part of the fuzzers' shard, without its CRC32.
 std::string PartBody(bool sync, const std::string& scratch) {
   VariableStore store;
-  const Status init = store.Initialize(
-      ShardConfigFor(sync, sync ? "sgd" : "momentum", 1), ShardValues());
+  const Status init =
+      store.Initialize(ShardConfigFor(sync, sync ? "sgd" : "momentum", 1), ShardValues());
   CHECK(init.ok()) << init.ToString();
   const std::vector<float> g(20, 0.125f);
   std::vector<Gradient> grads = {{"w", DType::kFloat32, {4, 4}, 0, g.data()},
@@ -201,16 +185,14 @@ std::string PartBody(bool sync, const std::string& scratch) {
   const auto written = WriteTensorFile(scratch, *snapshot);
   CHECK(written.ok()) << written.status().ToString();
   std::ifstream in(scratch, std::ios::binary);
-  std::string file((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
+  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::filesystem::remove(scratch);
   CHECK_GE(file.size(), 4u);
   file.resize(file.size() - 4);
   return file;
 }
 
-bool WriteSeed(const std::string& path, const std::string& bytes,
-               const std::string& what) {
+bool WriteSeed(const std::string& path, const std::string& bytes, const std::string& what) {
   std::ofstream out(path, std::ios::binary);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   out.close();
@@ -218,8 +200,7 @@ bool WriteSeed(const std::string& path, const std::string& bytes,
     std::fprintf(stderr, "cannot write %s\n", path.c_str());
     return false;
   }
-  std::printf("%-40s %5zu bytes, %s\n", path.c_str(), bytes.size(),
-              what.c_str());
+  std::printf("%-40s %5zu bytes, %s\n", path.c_str(), bytes.size(), what.c_str());
   return true;
 }
 
@@ -230,9 +211,7 @@ bool WriteSeed(const std::string& path, const std::string& bytes,
 int main(int argc, char** argv) {
   using namespace pst::fuzz;  // NOLINT: main is outside the namespace
   if (argc != 2) {
-    std::fprintf(
-        stderr, "usage: %s FOLDER (writes FOLDER/decode, FOLDER/tensor_file)\n",
-        argv[0]);
+    std::fprintf(stderr, "usage: %s FOLDER (writes FOLDER/decode, FOLDER/tensor_file)\n", argv[0]);
     return 2;
   }
   const std::string decode = std::string(argv[1]) + "/decode";
@@ -248,8 +227,7 @@ int main(int argc, char** argv) {
     }
   }
   const std::string scratch = tensor_file + "/.scratch";
-  if (!WriteSeed(tensor_file + "/async_momentum", PartBody(false, scratch),
-                 "part") ||
+  if (!WriteSeed(tensor_file + "/async_momentum", PartBody(false, scratch), "part") ||
       !WriteSeed(tensor_file + "/sync_sgd", PartBody(true, scratch), "part")) {
     return 1;
   }

@@ -17,6 +17,9 @@
 //     restored versions and sync step feed their arithmetic), and a push
 //     that is refused changes nothing.
 // Any failed check is a CHECK failure, i.e. a crash libFuzzer reports.
+#include <glog/logging.h>
+#include <zlib.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -26,9 +29,6 @@
 #include <limits>
 #include <string>
 #include <vector>
-
-#include <glog/logging.h>
-#include <zlib.h>
 
 #include "common/tensor_file.h"
 #include "fuzz/fuzz_shard.h"
@@ -41,9 +41,8 @@ namespace {
 const std::string& ScratchDir() {
   static const std::string* dir = [] {
     namespace fs = std::filesystem;
-    const fs::path base = fs::is_directory("/dev/shm")
-                              ? fs::path("/dev/shm")
-                              : fs::temp_directory_path();
+    const fs::path base =
+        fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
     std::string pattern = (base / "fuzz_tensor_file.XXXXXX").string();
     PCHECK(mkdtemp(pattern.data()) != nullptr) << "mkdtemp " << pattern;
     return new std::string(pattern);  // never destroyed: used at exit
@@ -59,8 +58,7 @@ const std::string& ScratchDir() {
 std::string ReadBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   CHECK(in) << "cannot open " << path;
-  return std::string((std::istreambuf_iterator<char>(in)),
-                     std::istreambuf_iterator<char>());
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 void WriteBytes(const std::string& path, const std::string& bytes) {
@@ -82,16 +80,14 @@ std::vector<Gradient> Gradients(const std::vector<float>& storage, int64_t versi
 // pushes to what was accepted.
 void RestoreInto(const NamedTensors& part, bool sync) {
   VariableStore store;
-  const ShardConfig config =
-      fuzz::ShardConfigFor(sync, sync ? "sgd" : "momentum", 1);
+  const ShardConfig config = fuzz::ShardConfigFor(sync, sync ? "sgd" : "momentum", 1);
   const Status init = store.Initialize(config, fuzz::ShardValues());
   CHECK(init.ok()) << init.ToString();
   const std::string before = fuzz::Fingerprint(store);
   const Status restored = store.Restore(part);
   if (!restored.ok()) {
     CHECK(before == fuzz::Fingerprint(store))
-        << "a refused restore (" << restored.ToString()
-        << ") changed the store";
+        << "a refused restore (" << restored.ToString() << ") changed the store";
     return;
   }
   // Pushes at the edges of what a gradient's version may be: any outcome
@@ -99,16 +95,15 @@ void RestoreInto(const NamedTensors& part, bool sync) {
   const std::vector<float> storage(20, 0.25f);
   std::vector<VariableValue> pulled;
   CHECK(store.Pull({"w", "b", fuzz::kGlobalStep}, &pulled).ok());
-  for (int64_t version : {int64_t{0}, int64_t{1}, pulled[0].version,
-                          std::numeric_limits<int64_t>::max() / 2}) {
+  for (int64_t version :
+       {int64_t{0}, int64_t{1}, pulled[0].version, std::numeric_limits<int64_t>::max() / 2}) {
     const std::string state = fuzz::Fingerprint(store);
     auto pushed = sync ? store.SyncPush(Gradients(storage, version),
                                         /*worker=*/0, store.Stats().sync_step)
                        : store.Push(Gradients(storage, version), true);
     if (!pushed.ok()) {
       CHECK(state == fuzz::Fingerprint(store))
-          << "a refused push (" << pushed.status().ToString()
-          << ") changed the store";
+          << "a refused push (" << pushed.status().ToString() << ") changed the store";
     }
   }
   pulled.clear();
@@ -129,8 +124,7 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** argv) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pst;  // NOLINT: the entry point is outside the namespace
   std::string file(reinterpret_cast<const char*>(data), size);
-  const uint32_t crc =
-      static_cast<uint32_t>(crc32(0, data, static_cast<uInt>(size)));
+  const uint32_t crc = static_cast<uint32_t>(crc32(0, data, static_cast<uInt>(size)));
   file.append(reinterpret_cast<const char*>(&crc), sizeof(crc));
   const std::string path = ScratchDir() + "/part";
   WriteBytes(path, file);

@@ -39,8 +39,7 @@ void ForEachTerm(const Conv2DShape& g, int64_t batch, Fn fn) {
             if (h < 0 || h >= g.height || w < 0 || w >= g.width) continue;
             for (int64_t c = 0; c < g.in_channels; ++c)
               for (int64_t k = 0; k < g.out_channels; ++k)
-                fn(n, p, q, r, s, c, k,
-                   ((n * g.height + h) * g.width + w) * g.in_channels + c);
+                fn(n, p, q, r, s, c, k, ((n * g.height + h) * g.width + w) * g.in_channels + c);
           }
 }
 
@@ -53,17 +52,14 @@ class ConvTest : public ::testing::TestWithParam<ConvCase> {
       : g_(GetParam().shape),
         batch_(GetParam().batch),
         x_size_(batch_ * g_.height * g_.width * g_.in_channels),
-        w_size_(g_.filter_height * g_.filter_width * g_.in_channels *
-                g_.out_channels),
+        w_size_(g_.filter_height * g_.filter_width * g_.in_channels * g_.out_channels),
         y_size_(batch_ * g_.out_height() * g_.out_width() * g_.out_channels) {}
 
   int64_t YIndex(int64_t n, int64_t p, int64_t q, int64_t k) const {
-    return ((n * g_.out_height() + p) * g_.out_width() + q) * g_.out_channels +
-           k;
+    return ((n * g_.out_height() + p) * g_.out_width() + q) * g_.out_channels + k;
   }
   int64_t WIndex(int64_t r, int64_t s, int64_t c, int64_t k) const {
-    return ((r * g_.filter_width + s) * g_.in_channels + c) * g_.out_channels +
-           k;
+    return ((r * g_.filter_width + s) * g_.in_channels + c) * g_.out_channels + k;
   }
 
   CpuKernels kernels_;
@@ -80,12 +76,11 @@ TEST_P(ConvTest, ForwardMatchesReference) {
 
   std::vector<double> want(y_size_);
   for (int64_t i = 0; i < y_size_; ++i) want[i] = b[i % g_.out_channels];
-  ForEachTerm(g_, batch_,
-              [&](int64_t n, int64_t p, int64_t q, int64_t r, int64_t s,
-                  int64_t c, int64_t k, int64_t xi) {
-                want[YIndex(n, p, q, k)] +=
-                    double{x[xi]} * w[WIndex(r, s, c, k)];
-              });
+  ForEachTerm(
+      g_, batch_,
+      [&](int64_t n, int64_t p, int64_t q, int64_t r, int64_t s, int64_t c, int64_t k, int64_t xi) {
+        want[YIndex(n, p, q, k)] += double{x[xi]} * w[WIndex(r, s, c, k)];
+      });
   EXPECT_LT(NormwiseRelError(y, want), kConvTol);
 }
 
@@ -96,12 +91,11 @@ TEST_P(ConvTest, BackwardInputMatchesReference) {
   kernels_.Conv2DBackwardInput(dy.data(), w.data(), dx.data(), g_, batch_);
 
   std::vector<double> want(x_size_, 0.0);
-  ForEachTerm(g_, batch_,
-              [&](int64_t n, int64_t p, int64_t q, int64_t r, int64_t s,
-                  int64_t c, int64_t k, int64_t xi) {
-                want[xi] +=
-                    double{dy[YIndex(n, p, q, k)]} * w[WIndex(r, s, c, k)];
-              });
+  ForEachTerm(
+      g_, batch_,
+      [&](int64_t n, int64_t p, int64_t q, int64_t r, int64_t s, int64_t c, int64_t k, int64_t xi) {
+        want[xi] += double{dy[YIndex(n, p, q, k)]} * w[WIndex(r, s, c, k)];
+      });
   EXPECT_LT(NormwiseRelError(dx, want), kConvTol);
 }
 
@@ -112,33 +106,31 @@ TEST_P(ConvTest, BackwardWeightsMatchesReference) {
   kernels_.Conv2DBackwardWeights(x.data(), dy.data(), dw.data(), g_, batch_);
 
   std::vector<double> want(w_size_, 0.0);
-  ForEachTerm(g_, batch_,
-              [&](int64_t n, int64_t p, int64_t q, int64_t r, int64_t s,
-                  int64_t c, int64_t k, int64_t xi) {
-                want[WIndex(r, s, c, k)] +=
-                    double{x[xi]} * dy[YIndex(n, p, q, k)];
-              });
+  ForEachTerm(
+      g_, batch_,
+      [&](int64_t n, int64_t p, int64_t q, int64_t r, int64_t s, int64_t c, int64_t k, int64_t xi) {
+        want[WIndex(r, s, c, k)] += double{x[xi]} * dy[YIndex(n, p, q, k)];
+      });
   EXPECT_LT(NormwiseRelError(dw, want), kConvTol);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, ConvTest,
-    ::testing::Values(
-        // LeNet's two convolutions (valid padding, stride 1).
-        ConvCase{"lenet_conv0", 3, ConvShape(28, 28, 1, 5, 5, 20, 1, 0)},
-        ConvCase{"lenet_conv1", 3, ConvShape(12, 12, 20, 5, 5, 50, 1, 0)},
-        ConvCase{"one_pixel", 1, ConvShape(1, 1, 1, 1, 1, 1, 1, 0)},
-        ConvCase{"filter_is_image", 2, ConvShape(4, 3, 2, 4, 3, 5, 1, 0)},
-        ConvCase{"pointwise", 2, ConvShape(5, 6, 7, 1, 1, 3, 1, 0)},
-        ConvCase{"same_padding", 2, ConvShape(7, 9, 3, 3, 3, 4, 1, 1)},
-        ConvCase{"stride2_pad1", 2, ConvShape(9, 8, 3, 3, 3, 4, 2, 1)},
-        // Taller than wide filter, stride 3 leaving columns unread.
-        ConvCase{"stride3_rect", 2, ConvShape(10, 11, 2, 4, 2, 3, 3, 0)},
-        // Padding wider than the filter: some output pixels see only zeros.
-        ConvCase{"pad_exceeds_filter", 2, ConvShape(3, 4, 2, 2, 2, 3, 1, 3)}),
-    [](const ::testing::TestParamInfo<ConvCase>& info) {
-      return std::string(info.param.name);
-    });
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvTest,
+                         ::testing::Values(
+                             // LeNet's two convolutions (valid padding, stride 1).
+                             ConvCase{"lenet_conv0", 3, ConvShape(28, 28, 1, 5, 5, 20, 1, 0)},
+                             ConvCase{"lenet_conv1", 3, ConvShape(12, 12, 20, 5, 5, 50, 1, 0)},
+                             ConvCase{"one_pixel", 1, ConvShape(1, 1, 1, 1, 1, 1, 1, 0)},
+                             ConvCase{"filter_is_image", 2, ConvShape(4, 3, 2, 4, 3, 5, 1, 0)},
+                             ConvCase{"pointwise", 2, ConvShape(5, 6, 7, 1, 1, 3, 1, 0)},
+                             ConvCase{"same_padding", 2, ConvShape(7, 9, 3, 3, 3, 4, 1, 1)},
+                             ConvCase{"stride2_pad1", 2, ConvShape(9, 8, 3, 3, 3, 4, 2, 1)},
+                             // Taller than wide filter, stride 3 leaving columns unread.
+                             ConvCase{"stride3_rect", 2, ConvShape(10, 11, 2, 4, 2, 3, 3, 0)},
+                             // Padding wider than the filter: some output pixels see only zeros.
+                             ConvCase{"pad_exceeds_filter", 2, ConvShape(3, 4, 2, 2, 2, 3, 1, 3)}),
+                         [](const ::testing::TestParamInfo<ConvCase>& info) {
+                           return std::string(info.param.name);
+                         });
 
 TEST(ConvShapeTest, OutputSize) {
   EXPECT_EQ(ConvShape(28, 28, 1, 5, 5, 20, 1, 0).out_height(), 24);
@@ -157,8 +149,7 @@ TEST(ConvScratchTest, AlternatingSizesGiveTheSameResults) {
   auto x = RandomVector(4 * 12 * 12 * 20, -1, 1, 8);
   auto w = RandomVector(5 * 5 * 20 * 50, -1, 1, 9);
   auto b = RandomVector(50, -1, 1, 10);
-  std::vector<float> first(4 * 8 * 8 * 50), again(first.size()),
-      small_y(6 * 6 * 4);
+  std::vector<float> first(4 * 8 * 8 * 50), again(first.size()), small_y(6 * 6 * 4);
   kernels.Conv2DForward(x.data(), w.data(), b.data(), first.data(), big, 4);
   kernels.Conv2DForward(x.data(), w.data(), b.data(), small_y.data(), small, 1);
   kernels.Conv2DForward(x.data(), w.data(), b.data(), again.data(), big, 4);
@@ -190,8 +181,7 @@ TEST_P(MaxPoolTest, ForwardAndBackwardMatchReference) {
           int64_t best = -1;
           for (int64_t di = 0; di < 2; ++di)
             for (int64_t dj = 0; dj < 2; ++dj) {
-              const int64_t xi =
-                  ((n * H + 2 * i + di) * W + 2 * j + dj) * C + c;
+              const int64_t xi = ((n * H + 2 * i + di) * W + 2 * j + dj) * C + c;
               if (best < 0 || x[xi] > x[best]) best = xi;
             }
           const int64_t yi = ((n * out_h + i) * out_w + j) * C + c;
@@ -205,10 +195,8 @@ TEST_P(MaxPoolTest, ForwardAndBackwardMatchReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MaxPoolTest,
-                         ::testing::Values(PoolCase{3, 24, 24, 20},
-                                           PoolCase{3, 8, 8, 50},
-                                           PoolCase{2, 2, 2, 1},
-                                           PoolCase{2, 5, 7, 3}));
+                         ::testing::Values(PoolCase{3, 24, 24, 20}, PoolCase{3, 8, 8, 50},
+                                           PoolCase{2, 2, 2, 1}, PoolCase{2, 5, 7, 3}));
 
 TEST(MaxPoolTest, TiesGoToTheFirstInRowMajorOrder) {
   CpuKernels kernels;

@@ -45,8 +45,7 @@ PatchRow Locate(const Conv2DShape& shape, int64_t p, int64_t q, int64_t r) {
 }
 
 // x is (B,H,W,C), col is (B*P*Q, R*S*C).
-void Im2Col(const float* x, const Conv2DShape& shape, int64_t batch,
-            float* col) {
+void Im2Col(const float* x, const Conv2DShape& shape, int64_t batch, float* col) {
   const int64_t P = shape.out_height(), Q = shape.out_width();
   const int64_t C = shape.in_channels;
   const int64_t tap_row = shape.filter_width * C;  // S*C
@@ -62,8 +61,7 @@ void Im2Col(const float* x, const Conv2DShape& shape, int64_t batch,
             std::fill(dst, dst + tap_row, 0.0f);
             continue;
           }
-          const float* src =
-              image + (row.h * shape.width + row.w0 + row.s_lo) * C;
+          const float* src = image + (row.h * shape.width + row.w0 + row.s_lo) * C;
           std::fill(dst, dst + row.s_lo * C, 0.0f);
           std::copy(src, src + (row.s_hi - row.s_lo) * C, dst + row.s_lo * C);
           std::fill(dst + row.s_hi * C, dst + tap_row, 0.0f);
@@ -75,8 +73,7 @@ void Im2Col(const float* x, const Conv2DShape& shape, int64_t batch,
 
 // The adjoint of Im2Col: dcol is (B*P*Q, R*S*C), dx is (B,H,W,C); each dx
 // element receives the sum of the dcol entries that copied it.
-void Col2Im(const float* dcol, const Conv2DShape& shape, int64_t batch,
-            float* dx) {
+void Col2Im(const float* dcol, const Conv2DShape& shape, int64_t batch, float* dx) {
   const int64_t P = shape.out_height(), Q = shape.out_width();
   const int64_t C = shape.in_channels;
   const int64_t tap_row = shape.filter_width * C;
@@ -92,8 +89,8 @@ void Col2Im(const float* dcol, const Conv2DShape& shape, int64_t batch,
           dcol += tap_row;
           if (row.empty) continue;
           const int64_t len = (row.s_hi - row.s_lo) * C;
-          ArrayMap(image + (row.h * shape.width + row.w0 + row.s_lo) * C,
-                   len) += ConstArrayMap(src + row.s_lo * C, len);
+          ArrayMap(image + (row.h * shape.width + row.w0 + row.s_lo) * C, len) +=
+              ConstArrayMap(src + row.s_lo * C, len);
         }
       }
     }
@@ -118,40 +115,36 @@ float* CpuKernels::ColumnBuffer(const Conv2DShape& shape, int64_t batch) {
   return columns_.data();
 }
 
-void CpuKernels::Conv2DForward(const float* x, const float* w, const float* b,
-                               float* y, const Conv2DShape& shape,
-                               int64_t batch) {
+void CpuKernels::Conv2DForward(const float* x, const float* w, const float* b, float* y,
+                               const Conv2DShape& shape, int64_t batch) {
   float* col = ColumnBuffer(shape, batch);
   Im2Col(x, shape, batch, col);
-  CpuKernels::MatmulForward(col, w, b, y, OutputPixels(shape, batch),
-                            PatchSize(shape), shape.out_channels);
+  CpuKernels::MatmulForward(col, w, b, y, OutputPixels(shape, batch), PatchSize(shape),
+                            shape.out_channels);
 }
 
 void CpuKernels::Conv2DBackwardInput(const float* dy, const float* w, float* dx,
                                      const Conv2DShape& shape, int64_t batch) {
   float* dcol = ColumnBuffer(shape, batch);
-  CpuKernels::MatmulBackwardInput(dy, w, dcol, OutputPixels(shape, batch),
-                                  PatchSize(shape), shape.out_channels);
+  CpuKernels::MatmulBackwardInput(dy, w, dcol, OutputPixels(shape, batch), PatchSize(shape),
+                                  shape.out_channels);
   Col2Im(dcol, shape, batch, dx);
 }
 
-void CpuKernels::Conv2DBackwardWeights(const float* x, const float* dy,
-                                       float* dw, const Conv2DShape& shape,
-                                       int64_t batch) {
+void CpuKernels::Conv2DBackwardWeights(const float* x, const float* dy, float* dw,
+                                       const Conv2DShape& shape, int64_t batch) {
   // Rebuilds the forward pass's im2col matrix rather than keeping it between
   // calls: that would tie this call to the last forward one, and the copy
   // costs little next to the GEMM.
   float* col = ColumnBuffer(shape, batch);
   Im2Col(x, shape, batch, col);
-  CpuKernels::MatmulBackwardWeights(col, dy, dw, OutputPixels(shape, batch),
-                                    PatchSize(shape), shape.out_channels);
+  CpuKernels::MatmulBackwardWeights(col, dy, dw, OutputPixels(shape, batch), PatchSize(shape),
+                                    shape.out_channels);
 }
 
-void CpuKernels::MaxPool2x2Forward(const float* x, float* y, int32_t* argmax,
-                                   int64_t batch, int64_t height, int64_t width,
-                                   int64_t channels) {
-  DCHECK_LT(batch * height * width * channels,
-            int64_t{std::numeric_limits<int32_t>::max()});
+void CpuKernels::MaxPool2x2Forward(const float* x, float* y, int32_t* argmax, int64_t batch,
+                                   int64_t height, int64_t width, int64_t channels) {
+  DCHECK_LT(batch * height * width * channels, int64_t{std::numeric_limits<int32_t>::max()});
   const int64_t C = channels;
   const int64_t out_h = height / 2, out_w = width / 2;
   for (int64_t n = 0; n < batch; ++n) {
@@ -177,9 +170,9 @@ void CpuKernels::MaxPool2x2Forward(const float* x, float* y, int32_t* argmax,
   }
 }
 
-void CpuKernels::MaxPool2x2Backward(const float* dy, const int32_t* argmax,
-                                    float* dx, int64_t batch, int64_t height,
-                                    int64_t width, int64_t channels) {
+void CpuKernels::MaxPool2x2Backward(const float* dy, const int32_t* argmax, float* dx,
+                                    int64_t batch, int64_t height, int64_t width,
+                                    int64_t channels) {
   ArrayMap(dx, batch * height * width * channels).setZero();
   const int64_t n = batch * (height / 2) * (width / 2) * channels;
   // The windows do not overlap, so no dx element is hit twice.

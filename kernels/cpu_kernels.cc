@@ -1,17 +1,15 @@
 #include "kernels/cpu_kernels.h"
 
-#include <cstring>
-
 #include <glog/logging.h>
 
 #include <Eigen/Core>
 #include <cmath>
+#include <cstring>
 
 namespace pst {
 namespace {
 
-using RowMatrix =
-    Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using MatrixMap = Eigen::Map<RowMatrix>;
 using ConstMatrixMap = Eigen::Map<const RowMatrix>;
 using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
@@ -21,9 +19,8 @@ using RowVectorMap = Eigen::Map<Eigen::RowVectorXf>;
 
 }  // namespace
 
-void CpuKernels::MatmulForward(const float* x, const float* w, const float* b,
-                               float* y, int64_t batch, int64_t in,
-                               int64_t out) {
+void CpuKernels::MatmulForward(const float* x, const float* w, const float* b, float* y,
+                               int64_t batch, int64_t in, int64_t out) {
   MatrixMap ym(y, batch, out);
   // noalias(): y never overlaps x or w, so Eigen may write the product
   // straight into y instead of into a temporary.
@@ -31,21 +28,19 @@ void CpuKernels::MatmulForward(const float* x, const float* w, const float* b,
   ym.rowwise() += ConstRowVectorMap(b, out);
 }
 
-void CpuKernels::MatmulBackwardInput(const float* dy, const float* w, float* dx,
-                                     int64_t batch, int64_t in, int64_t out) {
+void CpuKernels::MatmulBackwardInput(const float* dy, const float* w, float* dx, int64_t batch,
+                                     int64_t in, int64_t out) {
   MatrixMap(dx, batch, in).noalias() =
       ConstMatrixMap(dy, batch, out) * ConstMatrixMap(w, in, out).transpose();
 }
 
-void CpuKernels::MatmulBackwardWeights(const float* x, const float* dy,
-                                       float* dw, int64_t batch, int64_t in,
-                                       int64_t out) {
+void CpuKernels::MatmulBackwardWeights(const float* x, const float* dy, float* dw, int64_t batch,
+                                       int64_t in, int64_t out) {
   MatrixMap(dw, in, out).noalias() =
       ConstMatrixMap(x, batch, in).transpose() * ConstMatrixMap(dy, batch, out);
 }
 
-void CpuKernels::BiasBackward(const float* dy, float* db, int64_t batch,
-                              int64_t out) {
+void CpuKernels::BiasBackward(const float* dy, float* db, int64_t batch, int64_t out) {
   RowVectorMap(db, out) = ConstMatrixMap(dy, batch, out).colwise().sum();
 }
 
@@ -55,8 +50,7 @@ void CpuKernels::SigmoidForward(const float* x, float* y, int64_t n) {
   ArrayMap(y, n) = (1.0f + (-ConstArrayMap(x, n)).exp()).inverse();
 }
 
-void CpuKernels::SigmoidBackward(const float* y, const float* dy, float* dx,
-                                 int64_t n) {
+void CpuKernels::SigmoidBackward(const float* y, const float* dy, float* dx, int64_t n) {
   ConstArrayMap ya(y, n);
   ArrayMap(dx, n) = ConstArrayMap(dy, n) * ya * (1.0f - ya);
 }
@@ -65,12 +59,10 @@ void CpuKernels::ReluForward(const float* x, float* y, int64_t n) {
   ArrayMap(y, n) = ConstArrayMap(x, n).max(0.0f);
 }
 
-void CpuKernels::ReluBackward(const float* x, const float* dy, float* dx,
-                              int64_t n) {
+void CpuKernels::ReluBackward(const float* x, const float* dy, float* dx, int64_t n) {
   // Not select(): in Eigen 3.4 it is a scalar branch per element, which on
   // mixed signs mispredicts about every other time (8x slower than this).
-  ArrayMap(dx, n) =
-      ConstArrayMap(dy, n) * (ConstArrayMap(x, n) > 0.0f).cast<float>();
+  ArrayMap(dx, n) = ConstArrayMap(dy, n) * (ConstArrayMap(x, n) > 0.0f).cast<float>();
 }
 
 void CpuKernels::Multiply(const float* a, const float* b, float* y, int64_t n) {
@@ -85,8 +77,7 @@ namespace {
 // allocator happened to put the buffer.
 class HostBuffer : public DeviceBuffer {
  public:
-  explicit HostBuffer(size_t bytes)
-      : bytes_(bytes), data_(new Line[bytes / sizeof(Line) + 1]) {}
+  explicit HostBuffer(size_t bytes) : bytes_(bytes), data_(new Line[bytes / sizeof(Line) + 1]) {}
   void* data() override { return data_.get(); }
   size_t bytes() const override { return bytes_; }
 
@@ -112,12 +103,9 @@ void CpuKernels::CopyToHost(const void* device_src, void* host_dst, size_t bytes
   if (bytes) std::memcpy(host_dst, device_src, bytes);
 }
 
-void CpuKernels::Copy(const float* x, float* y, int64_t n) {
-  ArrayMap(y, n) = ConstArrayMap(x, n);
-}
+void CpuKernels::Copy(const float* x, float* y, int64_t n) { ArrayMap(y, n) = ConstArrayMap(x, n); }
 
-float CpuKernels::SoftmaxCrossEntropy(const float* logits,
-                                      const int32_t* labels, float* dlogits,
+float CpuKernels::SoftmaxCrossEntropy(const float* logits, const int32_t* labels, float* dlogits,
                                       int64_t batch, int64_t classes) {
   ConstMatrixMap z(logits, batch, classes);
   const float inv_batch = 1.0f / static_cast<float>(batch);
@@ -139,8 +127,8 @@ float CpuKernels::SoftmaxCrossEntropy(const float* logits,
   return static_cast<float>(loss_sum / static_cast<double>(batch));
 }
 
-int64_t CpuKernels::ArgmaxCorrect(const float* logits, const int32_t* labels,
-                                  int64_t batch, int64_t classes) {
+int64_t CpuKernels::ArgmaxCorrect(const float* logits, const int32_t* labels, int64_t batch,
+                                  int64_t classes) {
   ConstMatrixMap z(logits, batch, classes);
   int64_t correct = 0;
   for (int64_t i = 0; i < batch; ++i) {

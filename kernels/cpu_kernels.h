@@ -27,21 +27,18 @@ class CpuKernels : public Kernels {
   void CopyToHost(const void* device_src, void* host_dst, size_t bytes) override;
   Status TakeError() override { return Status::OK(); }
 
-  void MatmulForward(const float* x, const float* w, const float* b, float* y,
-                     int64_t batch, int64_t in, int64_t out) override;
-  void MatmulBackwardInput(const float* dy, const float* w, float* dx,
-                           int64_t batch, int64_t in, int64_t out) override;
-  void MatmulBackwardWeights(const float* x, const float* dy, float* dw,
-                             int64_t batch, int64_t in, int64_t out) override;
-  void BiasBackward(const float* dy, float* db, int64_t batch,
-                    int64_t out) override;
+  void MatmulForward(const float* x, const float* w, const float* b, float* y, int64_t batch,
+                     int64_t in, int64_t out) override;
+  void MatmulBackwardInput(const float* dy, const float* w, float* dx, int64_t batch, int64_t in,
+                           int64_t out) override;
+  void MatmulBackwardWeights(const float* x, const float* dy, float* dw, int64_t batch, int64_t in,
+                             int64_t out) override;
+  void BiasBackward(const float* dy, float* db, int64_t batch, int64_t out) override;
 
   void SigmoidForward(const float* x, float* y, int64_t n) override;
-  void SigmoidBackward(const float* y, const float* dy, float* dx,
-                       int64_t n) override;
+  void SigmoidBackward(const float* y, const float* dy, float* dx, int64_t n) override;
   void ReluForward(const float* x, float* y, int64_t n) override;
-  void ReluBackward(const float* x, const float* dy, float* dx,
-                    int64_t n) override;
+  void ReluBackward(const float* x, const float* dy, float* dx, int64_t n) override;
 
   void Multiply(const float* a, const float* b, float* y, int64_t n) override;
   void Copy(const float* x, float* y, int64_t n) override;
@@ -49,22 +46,19 @@ class CpuKernels : public Kernels {
   // In cpu_conv_kernels.cc.
   void Conv2DForward(const float* x, const float* w, const float* b, float* y,
                      const Conv2DShape& shape, int64_t batch) override;
-  void Conv2DBackwardInput(const float* dy, const float* w, float* dx,
-                           const Conv2DShape& shape, int64_t batch) override;
-  void Conv2DBackwardWeights(const float* x, const float* dy, float* dw,
-                             const Conv2DShape& shape, int64_t batch) override;
-  void MaxPool2x2Forward(const float* x, float* y, int32_t* argmax,
-                         int64_t batch, int64_t height, int64_t width,
-                         int64_t channels) override;
-  void MaxPool2x2Backward(const float* dy, const int32_t* argmax, float* dx,
-                          int64_t batch, int64_t height, int64_t width,
-                          int64_t channels) override;
+  void Conv2DBackwardInput(const float* dy, const float* w, float* dx, const Conv2DShape& shape,
+                           int64_t batch) override;
+  void Conv2DBackwardWeights(const float* x, const float* dy, float* dw, const Conv2DShape& shape,
+                             int64_t batch) override;
+  void MaxPool2x2Forward(const float* x, float* y, int32_t* argmax, int64_t batch, int64_t height,
+                         int64_t width, int64_t channels) override;
+  void MaxPool2x2Backward(const float* dy, const int32_t* argmax, float* dx, int64_t batch,
+                          int64_t height, int64_t width, int64_t channels) override;
 
-  float SoftmaxCrossEntropy(const float* logits, const int32_t* labels,
-                            float* dlogits, int64_t batch,
-                            int64_t classes) override;
-  int64_t ArgmaxCorrect(const float* logits, const int32_t* labels,
-                        int64_t batch, int64_t classes) override;
+  float SoftmaxCrossEntropy(const float* logits, const int32_t* labels, float* dlogits,
+                            int64_t batch, int64_t classes) override;
+  int64_t ArgmaxCorrect(const float* logits, const int32_t* labels, int64_t batch,
+                        int64_t classes) override;
 
  private:
   // The im2col matrix of the current convolution, (B*P*Q, R*S*C).

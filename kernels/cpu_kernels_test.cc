@@ -33,8 +33,7 @@ TEST_P(MatmulTest, ForwardMatchesReference) {
   for (int64_t i = 0; i < B; ++i) {
     for (int64_t j = 0; j < OUT; ++j) {
       double acc = b[j];
-      for (int64_t k = 0; k < IN; ++k)
-        acc += double{x[i * IN + k]} * w[k * OUT + j];
+      for (int64_t k = 0; k < IN; ++k) acc += double{x[i * IN + k]} * w[k * OUT + j];
       want[i * OUT + j] = acc;
     }
   }
@@ -52,8 +51,7 @@ TEST_P(MatmulTest, BackwardInputMatchesReference) {
   for (int64_t i = 0; i < B; ++i) {
     for (int64_t k = 0; k < IN; ++k) {
       double acc = 0;
-      for (int64_t j = 0; j < OUT; ++j)
-        acc += double{dy[i * OUT + j]} * w[k * OUT + j];
+      for (int64_t j = 0; j < OUT; ++j) acc += double{dy[i * OUT + j]} * w[k * OUT + j];
       want[i * IN + k] = acc;
     }
   }
@@ -71,8 +69,7 @@ TEST_P(MatmulTest, BackwardWeightsMatchesReference) {
   for (int64_t k = 0; k < IN; ++k) {
     for (int64_t j = 0; j < OUT; ++j) {
       double acc = 0;
-      for (int64_t i = 0; i < B; ++i)
-        acc += double{x[i * IN + k]} * dy[i * OUT + j];
+      for (int64_t i = 0; i < B; ++i) acc += double{x[i * IN + k]} * dy[i * OUT + j];
       want[k * OUT + j] = acc;
     }
   }
@@ -93,10 +90,8 @@ TEST_P(MatmulTest, BiasBackwardMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MatmulTest,
-                         ::testing::Values(GemmShape{1, 1, 1},
-                                           GemmShape{37, 129, 33},
-                                           GemmShape{64, 784, 256},
-                                           GemmShape{3, 5, 2048}));
+                         ::testing::Values(GemmShape{1, 1, 1}, GemmShape{37, 129, 33},
+                                           GemmShape{64, 784, 256}, GemmShape{3, 5, 2048}));
 
 TEST(CpuKernelsTest, SigmoidForwardAndBackward) {
   CpuKernels kernels;
@@ -162,8 +157,7 @@ TEST(CpuKernelsTest, MultiplyAndCopy) {
 
 // Float64 softmax cross-entropy: the mean loss and (softmax - onehot) / B.
 double ReferenceSoftmaxCrossEntropy(const std::vector<float>& logits,
-                                    const std::vector<int32_t>& labels,
-                                    int64_t B, int64_t C,
+                                    const std::vector<int32_t>& labels, int64_t B, int64_t C,
                                     std::vector<double>* dlogits) {
   dlogits->assign(B * C, 0.0);
   double loss = 0;
@@ -175,8 +169,7 @@ double ReferenceSoftmaxCrossEntropy(const std::vector<float>& logits,
     const double lse = max + std::log(sum);
     loss += lse - z[labels[i]];
     for (int64_t j = 0; j < C; ++j) {
-      (*dlogits)[i * C + j] =
-          (std::exp(z[j] - lse) - (j == labels[i] ? 1.0 : 0.0)) / B;
+      (*dlogits)[i * C + j] = (std::exp(z[j] - lse) - (j == labels[i] ? 1.0 : 0.0)) / B;
     }
   }
   return loss / B;
@@ -188,32 +181,27 @@ TEST(CpuKernelsTest, SoftmaxCrossEntropyMatchesReference) {
   auto logits = RandomVector(B * C, -8, 8, 13);
   auto labels = RandomLabels(B, C, 14);
   std::vector<float> dlogits(B * C);
-  const float loss = kernels.SoftmaxCrossEntropy(logits.data(), labels.data(),
-                                                 dlogits.data(), B, C);
+  const float loss =
+      kernels.SoftmaxCrossEntropy(logits.data(), labels.data(), dlogits.data(), B, C);
   std::vector<double> want_dlogits;
-  const double want_loss =
-      ReferenceSoftmaxCrossEntropy(logits, labels, B, C, &want_dlogits);
+  const double want_loss = ReferenceSoftmaxCrossEntropy(logits, labels, B, C, &want_dlogits);
   EXPECT_LT(std::abs(loss - want_loss) / want_loss, 1e-5);
   EXPECT_LT(NormwiseRelError(dlogits, want_dlogits), 1e-5);
 
   // A null dlogits computes the loss alone.
-  EXPECT_EQ(
-      kernels.SoftmaxCrossEntropy(logits.data(), labels.data(), nullptr, B, C),
-      loss);
+  EXPECT_EQ(kernels.SoftmaxCrossEntropy(logits.data(), labels.data(), nullptr, B, C), loss);
 }
 
 TEST(CpuKernelsTest, SoftmaxCrossEntropyIsStableForLargeLogits) {
   CpuKernels kernels;
   const int64_t B = 2, C = 3;
-  const std::vector<float> logits = {1000.0f, 0.0f,   -1000.0f,
-                                     -500.0f, 500.0f, 499.0f};
+  const std::vector<float> logits = {1000.0f, 0.0f, -1000.0f, -500.0f, 500.0f, 499.0f};
   const std::vector<int32_t> labels = {1, 1};
   std::vector<float> dlogits(B * C);
-  const float loss = kernels.SoftmaxCrossEntropy(logits.data(), labels.data(),
-                                                 dlogits.data(), B, C);
+  const float loss =
+      kernels.SoftmaxCrossEntropy(logits.data(), labels.data(), dlogits.data(), B, C);
   std::vector<double> want_dlogits;
-  const double want_loss =
-      ReferenceSoftmaxCrossEntropy(logits, labels, B, C, &want_dlogits);
+  const double want_loss = ReferenceSoftmaxCrossEntropy(logits, labels, B, C, &want_dlogits);
   ASSERT_TRUE(std::isfinite(loss));
   EXPECT_LT(std::abs(loss - want_loss) / want_loss, 1e-5);
   EXPECT_LT(NormwiseRelError(dlogits, want_dlogits), 1e-5);
@@ -236,12 +224,8 @@ TEST(CpuKernelsTest, ArgmaxCorrectMatchesReference) {
 TEST(CpuKernelsTest, ArgmaxTakesTheFirstOfTiedLogits) {
   CpuKernels kernels;
   const std::vector<float> logits = {1.0f, 3.0f, 3.0f, 3.0f, 3.0f, 0.0f};
-  EXPECT_EQ(kernels.ArgmaxCorrect(logits.data(),
-                                  std::vector<int32_t>{1, 0}.data(), 2, 3),
-            2);
-  EXPECT_EQ(kernels.ArgmaxCorrect(logits.data(),
-                                  std::vector<int32_t>{2, 1}.data(), 2, 3),
-            0);
+  EXPECT_EQ(kernels.ArgmaxCorrect(logits.data(), std::vector<int32_t>{1, 0}.data(), 2, 3), 2);
+  EXPECT_EQ(kernels.ArgmaxCorrect(logits.data(), std::vector<int32_t>{2, 1}.data(), 2, 3), 0);
 }
 
 TEST(MakeKernelsTest, CpuAndUnusableDevices) {
@@ -255,8 +239,7 @@ TEST(MakeKernelsTest, CpuAndUnusableDevices) {
   EXPECT_EQ(gpu.status().code(), Code::kFailedPrecondition);
   EXPECT_NE(gpu.status().message().find("gpu:99"), std::string::npos);
 
-  for (const char* bad :
-       {"", "tpu", "gpu", "gpu:", "gpu:x", "gpu:-1", "GPU:0"}) {
+  for (const char* bad : {"", "tpu", "gpu", "gpu:", "gpu:x", "gpu:-1", "GPU:0"}) {
     auto k = MakeKernels(bad);
     ASSERT_FALSE(k.ok()) << bad;
     EXPECT_EQ(k.status().code(), Code::kInvalidArgument) << bad;

@@ -77,8 +77,7 @@ StatusOr<std::unique_ptr<Kernels>> MakeKernels(const std::string& device,
                                                const KernelsOptions& options) {
   if (device == "cpu") return MakeCpuKernels(options);
   if (!IsGpuDevice(device)) {
-    return InvalidArgument("unknown device '" + device +
-                           "': expected 'cpu' or 'gpu:N'");
+    return InvalidArgument("unknown device '" + device + "': expected 'cpu' or 'gpu:N'");
   }
 #ifdef PST_WITH_CUDA
   const std::string index = device.substr(std::strlen(kGpuPrefix));
@@ -88,10 +87,9 @@ StatusOr<std::unique_ptr<Kernels>> MakeKernels(const std::string& device,
   }
   return MakeGpuKernels(std::stoi(index), options);
 #else
-  return FailedPrecondition(
-      "device '" + device +
-      "' is not usable: this build has no CUDA back end (reconfigure with "
-      "nvcc installed and -DWITH_CUDA=ON); use device 'cpu'");
+  return FailedPrecondition("device '" + device +
+                            "' is not usable: this build has no CUDA back end (reconfigure with "
+                            "nvcc installed and -DWITH_CUDA=ON); use device 'cpu'");
 #endif
 }
 

@@ -101,34 +101,28 @@ class Kernels {
   virtual Status TakeError() = 0;
 
   // x is (B,IN), w is (IN,OUT), b is (OUT), y is (B,OUT): y = x*w + b.
-  virtual void MatmulForward(const float* x, const float* w, const float* b,
-                             float* y, int64_t batch, int64_t in,
-                             int64_t out) = 0;
+  virtual void MatmulForward(const float* x, const float* w, const float* b, float* y,
+                             int64_t batch, int64_t in, int64_t out) = 0;
   // dy is (B,OUT), w is (IN,OUT), dx is (B,IN): dx = dy*w^T.
-  virtual void MatmulBackwardInput(const float* dy, const float* w, float* dx,
-                                   int64_t batch, int64_t in, int64_t out) = 0;
+  virtual void MatmulBackwardInput(const float* dy, const float* w, float* dx, int64_t batch,
+                                   int64_t in, int64_t out) = 0;
   // x is (B,IN), dy is (B,OUT), dw is (IN,OUT): dw = x^T*dy.
-  virtual void MatmulBackwardWeights(const float* x, const float* dy, float* dw,
-                                     int64_t batch, int64_t in,
-                                     int64_t out) = 0;
+  virtual void MatmulBackwardWeights(const float* x, const float* dy, float* dw, int64_t batch,
+                                     int64_t in, int64_t out) = 0;
   // dy is (B,OUT), db is (OUT): db = column sums of dy.
-  virtual void BiasBackward(const float* dy, float* db, int64_t batch,
-                            int64_t out) = 0;
+  virtual void BiasBackward(const float* dy, float* db, int64_t batch, int64_t out) = 0;
 
   // x and y are (N): y = 1 / (1 + exp(-x)).
   virtual void SigmoidForward(const float* x, float* y, int64_t n) = 0;
   // y (the forward output), dy and dx are (N): dx = dy * y * (1 - y).
-  virtual void SigmoidBackward(const float* y, const float* dy, float* dx,
-                               int64_t n) = 0;
+  virtual void SigmoidBackward(const float* y, const float* dy, float* dx, int64_t n) = 0;
   // x and y are (N): y = max(x, 0).
   virtual void ReluForward(const float* x, float* y, int64_t n) = 0;
   // x (the forward input), dy and dx are (N): dx = dy where x > 0, else 0.
-  virtual void ReluBackward(const float* x, const float* dy, float* dx,
-                            int64_t n) = 0;
+  virtual void ReluBackward(const float* x, const float* dy, float* dx, int64_t n) = 0;
 
   // a, b and y are (N): y = a * b element-wise.
-  virtual void Multiply(const float* a, const float* b, float* y,
-                        int64_t n) = 0;
+  virtual void Multiply(const float* a, const float* b, float* y, int64_t n) = 0;
   // x and y are (N): y = x.
   virtual void Copy(const float* x, float* y, int64_t n) = 0;
 
@@ -136,9 +130,8 @@ class Kernels {
   // y[n,p,q,k] = b[k] + sum over r,s,c of
   //   x[n, p*stride+r-padding, q*stride+s-padding, c] * w[r,s,c,k],
   // x being zero outside the image.
-  virtual void Conv2DForward(const float* x, const float* w, const float* b,
-                             float* y, const Conv2DShape& shape,
-                             int64_t batch) = 0;
+  virtual void Conv2DForward(const float* x, const float* w, const float* b, float* y,
+                             const Conv2DShape& shape, int64_t batch) = 0;
   // dy is (B,P,Q,K), w is (R,S,C,K), dx is (B,H,W,C): the gradient of
   // Conv2DForward w.r.t. x. (Its bias gradient is BiasBackward(dy, db,
   // B*P*Q, K): NHWC makes dy a (B*P*Q, K) matrix.)
@@ -147,32 +140,28 @@ class Kernels {
   // x is (B,H,W,C), dy is (B,P,Q,K), dw is (R,S,C,K): the gradient of
   // Conv2DForward w.r.t. w.
   virtual void Conv2DBackwardWeights(const float* x, const float* dy, float* dw,
-                                     const Conv2DShape& shape,
-                                     int64_t batch) = 0;
+                                     const Conv2DShape& shape, int64_t batch) = 0;
 
   // x is (B,H,W,C); y and argmax are (B,H/2,W/2,C) (an odd last row or
   // column is dropped). y is the max of each 2x2 window, argmax the flat
   // index into x of that max (the first in row-major order on ties).
   // B*H*W*C must be below 2^31.
-  virtual void MaxPool2x2Forward(const float* x, float* y, int32_t* argmax,
-                                 int64_t batch, int64_t height, int64_t width,
-                                 int64_t channels) = 0;
+  virtual void MaxPool2x2Forward(const float* x, float* y, int32_t* argmax, int64_t batch,
+                                 int64_t height, int64_t width, int64_t channels) = 0;
   // dy and argmax are (B,H/2,W/2,C), dx is (B,H,W,C): dx[argmax[i]] = dy[i],
   // zero elsewhere.
-  virtual void MaxPool2x2Backward(const float* dy, const int32_t* argmax,
-                                  float* dx, int64_t batch, int64_t height,
-                                  int64_t width, int64_t channels) = 0;
+  virtual void MaxPool2x2Backward(const float* dy, const int32_t* argmax, float* dx, int64_t batch,
+                                  int64_t height, int64_t width, int64_t channels) = 0;
 
   // logits is (B,C), labels is (B) with values in [0,C), dlogits is (B,C).
   // Returns the mean over the batch of -log softmax(logits)[label]. Unless
   // dlogits is null, writes dlogits = (softmax(logits) - onehot(labels)) / B.
-  virtual float SoftmaxCrossEntropy(const float* logits, const int32_t* labels,
-                                    float* dlogits, int64_t batch,
-                                    int64_t classes) = 0;
+  virtual float SoftmaxCrossEntropy(const float* logits, const int32_t* labels, float* dlogits,
+                                    int64_t batch, int64_t classes) = 0;
   // logits is (B,C), labels is (B): how many rows have their largest logit
   // (the first one on ties) at the label.
-  virtual int64_t ArgmaxCorrect(const float* logits, const int32_t* labels,
-                                int64_t batch, int64_t classes) = 0;
+  virtual int64_t ArgmaxCorrect(const float* logits, const int32_t* labels, int64_t batch,
+                                int64_t classes) = 0;
 };
 
 // Kernels for `device`: "cpu" (options.cpu_kernels; FailedPrecondition for

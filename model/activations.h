@@ -22,11 +22,10 @@ class Sigmoid : public Layer {
   std::vector<VariableSpec> Variables() const override { return {}; }
   InferenceOp Inference() const override;
 
-  void Forward(const float* const* params, const float* x, float* y,
-               int64_t batch, bool training) override;
-  void Backward(const float* const* params, const float* x, const float* y,
-                const float* dy, float* const* grads, float* dx,
-                int64_t batch) override;
+  void Forward(const float* const* params, const float* x, float* y, int64_t batch,
+               bool training) override;
+  void Backward(const float* const* params, const float* x, const float* y, const float* dy,
+                float* const* grads, float* dx, int64_t batch) override;
 
  private:
   const int64_t dim_;
@@ -45,11 +44,10 @@ class Relu : public Layer {
   std::vector<VariableSpec> Variables() const override { return {}; }
   InferenceOp Inference() const override;
 
-  void Forward(const float* const* params, const float* x, float* y,
-               int64_t batch, bool training) override;
-  void Backward(const float* const* params, const float* x, const float* y,
-                const float* dy, float* const* grads, float* dx,
-                int64_t batch) override;
+  void Forward(const float* const* params, const float* x, float* y, int64_t batch,
+               bool training) override;
+  void Backward(const float* const* params, const float* x, const float* y, const float* dy,
+                float* const* grads, float* dx, int64_t batch) override;
 
  private:
   const int64_t dim_;

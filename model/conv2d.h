@@ -27,11 +27,10 @@ class Conv2D : public Layer {
   std::vector<VariableSpec> Variables() const override;
   InferenceOp Inference() const override;
 
-  void Forward(const float* const* params, const float* x, float* y,
-               int64_t batch, bool training) override;
-  void Backward(const float* const* params, const float* x, const float* y,
-                const float* dy, float* const* grads, float* dx,
-                int64_t batch) override;
+  void Forward(const float* const* params, const float* x, float* y, int64_t batch,
+               bool training) override;
+  void Backward(const float* const* params, const float* x, const float* y, const float* dy,
+                float* const* grads, float* dx, int64_t batch) override;
 
  private:
   const std::string name_;

@@ -12,14 +12,11 @@ namespace {
 // fastest kernels only for aligned operands.
 constexpr size_t kAlignFloats = 256 / sizeof(float);
 
-size_t RoundUp(size_t n) {
-  return (n + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
-}
+size_t RoundUp(size_t n) { return (n + kAlignFloats - 1) / kAlignFloats * kAlignFloats; }
 
 }  // namespace
 
-DeviceIo::DeviceIo(Kernels& kernels, const std::vector<VariableSpec>& variables,
-                   int64_t input_dim)
+DeviceIo::DeviceIo(Kernels& kernels, const std::vector<VariableSpec>& variables, int64_t input_dim)
     : kernels_(kernels),
       input_dim_(input_dim),
       param_ptrs_(variables.size()),
@@ -39,8 +36,7 @@ Status DeviceIo::Reserve(int64_t batch, bool gradients) {
   if (gradients) {
     PST_RETURN_IF_ERROR(EnsureBuffer(kernels_, variable_bytes, &grads_));
   }
-  PST_RETURN_IF_ERROR(EnsureBuffer(
-      kernels_, batch * input_dim_ * sizeof(float), &features_));
+  PST_RETURN_IF_ERROR(EnsureBuffer(kernels_, batch * input_dim_ * sizeof(float), &features_));
   return EnsureBuffer(kernels_, batch * sizeof(int32_t), &labels_);
 }
 
@@ -67,8 +63,7 @@ void DeviceIo::SetBatch(const Batch& batch) {
   const size_t label_bytes = batch.labels.size() * sizeof(int32_t);
   CHECK(features_ != nullptr && features_->bytes() >= feature_bytes);
   CHECK(labels_ != nullptr && labels_->bytes() >= label_bytes);
-  kernels_.CopyToDevice(batch.features.data(), features_->data(),
-                        feature_bytes);
+  kernels_.CopyToDevice(batch.features.data(), features_->data(), feature_bytes);
   kernels_.CopyToDevice(batch.labels.data(), labels_->data(), label_bytes);
   features_ptr_ = features_->f32();
   labels_ptr_ = labels_->i32();
@@ -77,16 +72,14 @@ void DeviceIo::SetBatch(const Batch& batch) {
 void DeviceIo::SetGrads(std::vector<Tensor>* host_grads) {
   CHECK_EQ(host_grads->size(), sizes_.size());
   for (size_t v = 0; v < host_grads->size(); ++v) {
-    grad_ptrs_[v] = kernels_.host_memory() ? (*host_grads)[v].f32()
-                                           : grads_->f32() + offsets_[v];
+    grad_ptrs_[v] = kernels_.host_memory() ? (*host_grads)[v].f32() : grads_->f32() + offsets_[v];
   }
 }
 
 void DeviceIo::FetchGrads(std::vector<Tensor>* host_grads) {
   if (kernels_.host_memory()) return;
   for (size_t v = 0; v < host_grads->size(); ++v) {
-    kernels_.CopyToHost(grad_ptrs_[v], (*host_grads)[v].data(),
-                        sizes_[v] * sizeof(float));
+    kernels_.CopyToHost(grad_ptrs_[v], (*host_grads)[v].data(), sizes_[v] * sizeof(float));
   }
 }
 

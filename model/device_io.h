@@ -26,8 +26,7 @@ namespace pst {
 class DeviceIo {
  public:
   // `variables` (float32) and `input_dim` are the model's.
-  DeviceIo(Kernels& kernels, const std::vector<VariableSpec>& variables,
-           int64_t input_dim);
+  DeviceIo(Kernels& kernels, const std::vector<VariableSpec>& variables, int64_t input_dim);
 
   // Allocates what a step on up to `batch` examples needs, with the
   // gradient buffers when `gradients`; allocates only what grows. Call it

@@ -32,8 +32,8 @@ Status Dropout::Reserve(int64_t batch) {
   return EnsureBuffer(kernels_, n * sizeof(float), &mask_);
 }
 
-void Dropout::Forward(const float* const* /*params*/, const float* x, float* y,
-                      int64_t batch, bool training) {
+void Dropout::Forward(const float* const* /*params*/, const float* x, float* y, int64_t batch,
+                      bool training) {
   const int64_t n = batch * dim_;
   mask_batch_ = 0;
   if (!training) {
@@ -45,8 +45,7 @@ void Dropout::Forward(const float* const* /*params*/, const float* x, float* y,
   // Not std::bernoulli_distribution, whose algorithm differs between
   // standard libraries: an element is dropped when the top 24 bits of a
   // draw, as u in [0, 1), fall below rate.
-  const uint64_t threshold =
-      static_cast<uint64_t>(std::llround(rate_ * 0x1p24));
+  const uint64_t threshold = static_cast<uint64_t>(std::llround(rate_ * 0x1p24));
   const float scale = static_cast<float>(1.0 / (1.0 - rate_));
   // The Kernels interface has no random numbers, so the mask is drawn on the
   // host: in place on a host-memory back end, else staged and copied over.
@@ -61,11 +60,9 @@ void Dropout::Forward(const float* const* /*params*/, const float* x, float* y,
   mask_batch_ = batch;
 }
 
-void Dropout::Backward(const float* const* /*params*/, const float* /*x*/,
-                       const float* /*y*/, const float* dy,
-                       float* const* /*grads*/, float* dx, int64_t batch) {
-  CHECK_EQ(mask_batch_, batch)
-      << "Backward without a training Forward on this batch";
+void Dropout::Backward(const float* const* /*params*/, const float* /*x*/, const float* /*y*/,
+                       const float* dy, float* const* /*grads*/, float* dx, int64_t batch) {
+  CHECK_EQ(mask_batch_, batch) << "Backward without a training Forward on this batch";
   if (dx != nullptr) kernels_.Multiply(dy, mask_->f32(), dx, batch * dim_);
 }
 

@@ -33,11 +33,10 @@ class Dropout : public Layer {
   InferenceOp Inference() const override;
 
   Status Reserve(int64_t batch) override;
-  void Forward(const float* const* params, const float* x, float* y,
-               int64_t batch, bool training) override;
-  void Backward(const float* const* params, const float* x, const float* y,
-                const float* dy, float* const* grads, float* dx,
-                int64_t batch) override;
+  void Forward(const float* const* params, const float* x, float* y, int64_t batch,
+               bool training) override;
+  void Backward(const float* const* params, const float* x, const float* y, const float* dy,
+                float* const* grads, float* dx, int64_t batch) override;
 
  private:
   const int64_t dim_;

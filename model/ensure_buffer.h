@@ -15,8 +15,7 @@ namespace pst {
 // Makes *buffer hold at least `bytes` of `kernels`' memory: keeps it when it
 // already does, otherwise frees it and allocates a new one (contents are not
 // kept). On error *buffer is null. Errors: Allocate's (ResourceExhausted).
-Status EnsureBuffer(Kernels& kernels, size_t bytes,
-                    std::unique_ptr<DeviceBuffer>* buffer);
+Status EnsureBuffer(Kernels& kernels, size_t bytes, std::unique_ptr<DeviceBuffer>* buffer);
 
 }  // namespace pst
 

@@ -29,12 +29,10 @@ class FakeDeviceKernels::Buffer : public DeviceBuffer {
   const std::unique_ptr<DeviceBuffer> memory_;
 };
 
-FakeDeviceKernels::FakeDeviceKernels(std::string device)
-    : device_(std::move(device)) {}
+FakeDeviceKernels::FakeDeviceKernels(std::string device) : device_(std::move(device)) {}
 
 FakeDeviceKernels::~FakeDeviceKernels() {
-  CHECK(buffers_.empty()) << buffers_.size()
-                          << " buffers outlive their FakeDeviceKernels";
+  CHECK(buffers_.empty()) << buffers_.size() << " buffers outlive their FakeDeviceKernels";
 }
 
 void FakeDeviceKernels::InjectError(Status status) {
@@ -52,16 +50,13 @@ void FakeDeviceKernels::Fail(const std::string& message) {
   if (error_.ok()) error_ = Internal(device_ + ": " + message);
 }
 
-StatusOr<std::unique_ptr<DeviceBuffer>> FakeDeviceKernels::Allocate(
-    size_t bytes) {
+StatusOr<std::unique_ptr<DeviceBuffer>> FakeDeviceKernels::Allocate(size_t bytes) {
   if (bytes > memory_limit_ - std::min(live_bytes_, memory_limit_)) {
-    return ResourceExhausted(device_ + ": out of memory allocating " +
-                             std::to_string(bytes) + " bytes (" +
-                             std::to_string(live_bytes_) + " in use, limit " +
+    return ResourceExhausted(device_ + ": out of memory allocating " + std::to_string(bytes) +
+                             " bytes (" + std::to_string(live_bytes_) + " in use, limit " +
                              std::to_string(memory_limit_) + ")");
   }
-  PST_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> memory,
-                       cpu_.Allocate(bytes));
+  PST_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> memory, cpu_.Allocate(bytes));
   ++allocations_;
   return std::unique_ptr<DeviceBuffer>(new Buffer(*this, std::move(memory)));
 }
@@ -82,8 +77,7 @@ bool FakeDeviceKernels::OutsideBuffers(const void* p, size_t bytes) const {
   return it->first + it->second <= begin;
 }
 
-bool FakeDeviceKernels::OnDevice(const char* call, const char* arg,
-                                 const void* p, int64_t count) {
+bool FakeDeviceKernels::OnDevice(const char* call, const char* arg, const void* p, int64_t count) {
   if (count == 0 || InBuffer(p, count * 4)) return true;
   std::ostringstream message;
   message << call << ": " << arg << " (" << p << ", " << count
@@ -92,8 +86,7 @@ bool FakeDeviceKernels::OnDevice(const char* call, const char* arg,
   return false;
 }
 
-void FakeDeviceKernels::CopyToDevice(const void* host_src, void* device_dst,
-                                     size_t bytes) {
+void FakeDeviceKernels::CopyToDevice(const void* host_src, void* device_dst, size_t bytes) {
   if (bytes == 0) return;
   if (!OutsideBuffers(host_src, bytes) || !InBuffer(device_dst, bytes)) {
     Fail("CopyToDevice: not from host memory to device memory");
@@ -103,8 +96,7 @@ void FakeDeviceKernels::CopyToDevice(const void* host_src, void* device_dst,
   bytes_to_device_ += bytes;
 }
 
-void FakeDeviceKernels::CopyToHost(const void* device_src, void* host_dst,
-                                   size_t bytes) {
+void FakeDeviceKernels::CopyToHost(const void* device_src, void* host_dst, size_t bytes) {
   if (bytes == 0) return;
   if (!InBuffer(device_src, bytes) || !OutsideBuffers(host_dst, bytes)) {
     Fail("CopyToHost: not from device memory to host memory");
@@ -114,9 +106,8 @@ void FakeDeviceKernels::CopyToHost(const void* device_src, void* host_dst,
   bytes_to_host_ += bytes;
 }
 
-void FakeDeviceKernels::MatmulForward(const float* x, const float* w,
-                                      const float* b, float* y, int64_t batch,
-                                      int64_t in, int64_t out) {
+void FakeDeviceKernels::MatmulForward(const float* x, const float* w, const float* b, float* y,
+                                      int64_t batch, int64_t in, int64_t out) {
   const char* k = "MatmulForward";
   if (OnDevice(k, "x", x, batch * in) && OnDevice(k, "w", w, in * out) &&
       OnDevice(k, "b", b, out) && OnDevice(k, "y", y, batch * out)) {
@@ -124,9 +115,8 @@ void FakeDeviceKernels::MatmulForward(const float* x, const float* w,
   }
 }
 
-void FakeDeviceKernels::MatmulBackwardInput(const float* dy, const float* w,
-                                            float* dx, int64_t batch,
-                                            int64_t in, int64_t out) {
+void FakeDeviceKernels::MatmulBackwardInput(const float* dy, const float* w, float* dx,
+                                            int64_t batch, int64_t in, int64_t out) {
   const char* k = "MatmulBackwardInput";
   if (OnDevice(k, "dy", dy, batch * out) && OnDevice(k, "w", w, in * out) &&
       OnDevice(k, "dx", dx, batch * in)) {
@@ -134,9 +124,8 @@ void FakeDeviceKernels::MatmulBackwardInput(const float* dy, const float* w,
   }
 }
 
-void FakeDeviceKernels::MatmulBackwardWeights(const float* x, const float* dy,
-                                              float* dw, int64_t batch,
-                                              int64_t in, int64_t out) {
+void FakeDeviceKernels::MatmulBackwardWeights(const float* x, const float* dy, float* dw,
+                                              int64_t batch, int64_t in, int64_t out) {
   const char* k = "MatmulBackwardWeights";
   if (OnDevice(k, "x", x, batch * in) && OnDevice(k, "dy", dy, batch * out) &&
       OnDevice(k, "dw", dw, in * out)) {
@@ -144,8 +133,7 @@ void FakeDeviceKernels::MatmulBackwardWeights(const float* x, const float* dy,
   }
 }
 
-void FakeDeviceKernels::BiasBackward(const float* dy, float* db, int64_t batch,
-                                     int64_t out) {
+void FakeDeviceKernels::BiasBackward(const float* dy, float* db, int64_t batch, int64_t out) {
   const char* k = "BiasBackward";
   if (OnDevice(k, "dy", dy, batch * out) && OnDevice(k, "db", db, out)) {
     cpu_.BiasBackward(dy, db, batch, out);
@@ -159,11 +147,9 @@ void FakeDeviceKernels::SigmoidForward(const float* x, float* y, int64_t n) {
   }
 }
 
-void FakeDeviceKernels::SigmoidBackward(const float* y, const float* dy,
-                                        float* dx, int64_t n) {
+void FakeDeviceKernels::SigmoidBackward(const float* y, const float* dy, float* dx, int64_t n) {
   const char* k = "SigmoidBackward";
-  if (OnDevice(k, "y", y, n) && OnDevice(k, "dy", dy, n) &&
-      OnDevice(k, "dx", dx, n)) {
+  if (OnDevice(k, "y", y, n) && OnDevice(k, "dy", dy, n) && OnDevice(k, "dx", dx, n)) {
     cpu_.SigmoidBackward(y, dy, dx, n);
   }
 }
@@ -175,20 +161,16 @@ void FakeDeviceKernels::ReluForward(const float* x, float* y, int64_t n) {
   }
 }
 
-void FakeDeviceKernels::ReluBackward(const float* x, const float* dy,
-                                     float* dx, int64_t n) {
+void FakeDeviceKernels::ReluBackward(const float* x, const float* dy, float* dx, int64_t n) {
   const char* k = "ReluBackward";
-  if (OnDevice(k, "x", x, n) && OnDevice(k, "dy", dy, n) &&
-      OnDevice(k, "dx", dx, n)) {
+  if (OnDevice(k, "x", x, n) && OnDevice(k, "dy", dy, n) && OnDevice(k, "dx", dx, n)) {
     cpu_.ReluBackward(x, dy, dx, n);
   }
 }
 
-void FakeDeviceKernels::Multiply(const float* a, const float* b, float* y,
-                                 int64_t n) {
+void FakeDeviceKernels::Multiply(const float* a, const float* b, float* y, int64_t n) {
   const char* k = "Multiply";
-  if (OnDevice(k, "a", a, n) && OnDevice(k, "b", b, n) &&
-      OnDevice(k, "y", y, n)) {
+  if (OnDevice(k, "a", a, n) && OnDevice(k, "b", b, n) && OnDevice(k, "y", y, n)) {
     cpu_.Multiply(a, b, y, n);
   }
 }
@@ -214,10 +196,8 @@ ConvCounts Counts(const Conv2DShape& s, int64_t batch) {
 
 }  // namespace
 
-void FakeDeviceKernels::Conv2DForward(const float* x, const float* w,
-                                      const float* b, float* y,
-                                      const Conv2DShape& shape,
-                                      int64_t batch) {
+void FakeDeviceKernels::Conv2DForward(const float* x, const float* w, const float* b, float* y,
+                                      const Conv2DShape& shape, int64_t batch) {
   const char* k = "Conv2DForward";
   const ConvCounts n = Counts(shape, batch);
   if (OnDevice(k, "x", x, n.x) && OnDevice(k, "w", w, n.w) &&
@@ -226,47 +206,37 @@ void FakeDeviceKernels::Conv2DForward(const float* x, const float* w,
   }
 }
 
-void FakeDeviceKernels::Conv2DBackwardInput(const float* dy, const float* w,
-                                            float* dx,
-                                            const Conv2DShape& shape,
-                                            int64_t batch) {
+void FakeDeviceKernels::Conv2DBackwardInput(const float* dy, const float* w, float* dx,
+                                            const Conv2DShape& shape, int64_t batch) {
   const char* k = "Conv2DBackwardInput";
   const ConvCounts n = Counts(shape, batch);
-  if (OnDevice(k, "dy", dy, n.y) && OnDevice(k, "w", w, n.w) &&
-      OnDevice(k, "dx", dx, n.x)) {
+  if (OnDevice(k, "dy", dy, n.y) && OnDevice(k, "w", w, n.w) && OnDevice(k, "dx", dx, n.x)) {
     cpu_.Conv2DBackwardInput(dy, w, dx, shape, batch);
   }
 }
 
-void FakeDeviceKernels::Conv2DBackwardWeights(const float* x, const float* dy,
-                                              float* dw,
-                                              const Conv2DShape& shape,
-                                              int64_t batch) {
+void FakeDeviceKernels::Conv2DBackwardWeights(const float* x, const float* dy, float* dw,
+                                              const Conv2DShape& shape, int64_t batch) {
   const char* k = "Conv2DBackwardWeights";
   const ConvCounts n = Counts(shape, batch);
-  if (OnDevice(k, "x", x, n.x) && OnDevice(k, "dy", dy, n.y) &&
-      OnDevice(k, "dw", dw, n.w)) {
+  if (OnDevice(k, "x", x, n.x) && OnDevice(k, "dy", dy, n.y) && OnDevice(k, "dw", dw, n.w)) {
     cpu_.Conv2DBackwardWeights(x, dy, dw, shape, batch);
   }
 }
 
-void FakeDeviceKernels::MaxPool2x2Forward(const float* x, float* y,
-                                          int32_t* argmax, int64_t batch,
-                                          int64_t height, int64_t width,
-                                          int64_t channels) {
+void FakeDeviceKernels::MaxPool2x2Forward(const float* x, float* y, int32_t* argmax, int64_t batch,
+                                          int64_t height, int64_t width, int64_t channels) {
   const char* k = "MaxPool2x2Forward";
   const int64_t in = batch * height * width * channels;
   const int64_t out = batch * (height / 2) * (width / 2) * channels;
-  if (OnDevice(k, "x", x, in) && OnDevice(k, "y", y, out) &&
-      OnDevice(k, "argmax", argmax, out)) {
+  if (OnDevice(k, "x", x, in) && OnDevice(k, "y", y, out) && OnDevice(k, "argmax", argmax, out)) {
     cpu_.MaxPool2x2Forward(x, y, argmax, batch, height, width, channels);
   }
 }
 
-void FakeDeviceKernels::MaxPool2x2Backward(const float* dy,
-                                           const int32_t* argmax, float* dx,
-                                           int64_t batch, int64_t height,
-                                           int64_t width, int64_t channels) {
+void FakeDeviceKernels::MaxPool2x2Backward(const float* dy, const int32_t* argmax, float* dx,
+                                           int64_t batch, int64_t height, int64_t width,
+                                           int64_t channels) {
   const char* k = "MaxPool2x2Backward";
   const int64_t in = batch * height * width * channels;
   const int64_t out = batch * (height / 2) * (width / 2) * channels;
@@ -276,25 +246,20 @@ void FakeDeviceKernels::MaxPool2x2Backward(const float* dy,
   }
 }
 
-float FakeDeviceKernels::SoftmaxCrossEntropy(const float* logits,
-                                             const int32_t* labels,
-                                             float* dlogits, int64_t batch,
-                                             int64_t classes) {
+float FakeDeviceKernels::SoftmaxCrossEntropy(const float* logits, const int32_t* labels,
+                                             float* dlogits, int64_t batch, int64_t classes) {
   const char* k = "SoftmaxCrossEntropy";
-  if (OnDevice(k, "logits", logits, batch * classes) &&
-      OnDevice(k, "labels", labels, batch) &&
+  if (OnDevice(k, "logits", logits, batch * classes) && OnDevice(k, "labels", labels, batch) &&
       (dlogits == nullptr || OnDevice(k, "dlogits", dlogits, batch * classes))) {
     return cpu_.SoftmaxCrossEntropy(logits, labels, dlogits, batch, classes);
   }
   return 0;
 }
 
-int64_t FakeDeviceKernels::ArgmaxCorrect(const float* logits,
-                                         const int32_t* labels, int64_t batch,
+int64_t FakeDeviceKernels::ArgmaxCorrect(const float* logits, const int32_t* labels, int64_t batch,
                                          int64_t classes) {
   const char* k = "ArgmaxCorrect";
-  if (OnDevice(k, "logits", logits, batch * classes) &&
-      OnDevice(k, "labels", labels, batch)) {
+  if (OnDevice(k, "logits", logits, batch * classes) && OnDevice(k, "labels", labels, batch)) {
     return cpu_.ArgmaxCorrect(logits, labels, batch, classes);
   }
   return 0;

@@ -49,53 +49,44 @@ class FakeDeviceKernels : public Kernels {
   bool host_memory() const override { return false; }
 
   StatusOr<std::unique_ptr<DeviceBuffer>> Allocate(size_t bytes) override;
-  void CopyToDevice(const void* host_src, void* device_dst,
-                    size_t bytes) override;
-  void CopyToHost(const void* device_src, void* host_dst,
-                  size_t bytes) override;
+  void CopyToDevice(const void* host_src, void* device_dst, size_t bytes) override;
+  void CopyToHost(const void* device_src, void* host_dst, size_t bytes) override;
   Status TakeError() override;
 
-  void MatmulForward(const float* x, const float* w, const float* b, float* y,
-                     int64_t batch, int64_t in, int64_t out) override;
-  void MatmulBackwardInput(const float* dy, const float* w, float* dx,
-                           int64_t batch, int64_t in, int64_t out) override;
-  void MatmulBackwardWeights(const float* x, const float* dy, float* dw,
-                             int64_t batch, int64_t in, int64_t out) override;
-  void BiasBackward(const float* dy, float* db, int64_t batch,
-                    int64_t out) override;
+  void MatmulForward(const float* x, const float* w, const float* b, float* y, int64_t batch,
+                     int64_t in, int64_t out) override;
+  void MatmulBackwardInput(const float* dy, const float* w, float* dx, int64_t batch, int64_t in,
+                           int64_t out) override;
+  void MatmulBackwardWeights(const float* x, const float* dy, float* dw, int64_t batch, int64_t in,
+                             int64_t out) override;
+  void BiasBackward(const float* dy, float* db, int64_t batch, int64_t out) override;
   void SigmoidForward(const float* x, float* y, int64_t n) override;
-  void SigmoidBackward(const float* y, const float* dy, float* dx,
-                       int64_t n) override;
+  void SigmoidBackward(const float* y, const float* dy, float* dx, int64_t n) override;
   void ReluForward(const float* x, float* y, int64_t n) override;
-  void ReluBackward(const float* x, const float* dy, float* dx,
-                    int64_t n) override;
+  void ReluBackward(const float* x, const float* dy, float* dx, int64_t n) override;
   void Multiply(const float* a, const float* b, float* y, int64_t n) override;
   void Copy(const float* x, float* y, int64_t n) override;
   void Conv2DForward(const float* x, const float* w, const float* b, float* y,
                      const Conv2DShape& shape, int64_t batch) override;
-  void Conv2DBackwardInput(const float* dy, const float* w, float* dx,
-                           const Conv2DShape& shape, int64_t batch) override;
-  void Conv2DBackwardWeights(const float* x, const float* dy, float* dw,
-                             const Conv2DShape& shape, int64_t batch) override;
-  void MaxPool2x2Forward(const float* x, float* y, int32_t* argmax,
-                         int64_t batch, int64_t height, int64_t width,
-                         int64_t channels) override;
-  void MaxPool2x2Backward(const float* dy, const int32_t* argmax, float* dx,
-                          int64_t batch, int64_t height, int64_t width,
-                          int64_t channels) override;
-  float SoftmaxCrossEntropy(const float* logits, const int32_t* labels,
-                            float* dlogits, int64_t batch,
-                            int64_t classes) override;
-  int64_t ArgmaxCorrect(const float* logits, const int32_t* labels,
-                        int64_t batch, int64_t classes) override;
+  void Conv2DBackwardInput(const float* dy, const float* w, float* dx, const Conv2DShape& shape,
+                           int64_t batch) override;
+  void Conv2DBackwardWeights(const float* x, const float* dy, float* dw, const Conv2DShape& shape,
+                             int64_t batch) override;
+  void MaxPool2x2Forward(const float* x, float* y, int32_t* argmax, int64_t batch, int64_t height,
+                         int64_t width, int64_t channels) override;
+  void MaxPool2x2Backward(const float* dy, const int32_t* argmax, float* dx, int64_t batch,
+                          int64_t height, int64_t width, int64_t channels) override;
+  float SoftmaxCrossEntropy(const float* logits, const int32_t* labels, float* dlogits,
+                            int64_t batch, int64_t classes) override;
+  int64_t ArgmaxCorrect(const float* logits, const int32_t* labels, int64_t batch,
+                        int64_t classes) override;
 
  private:
   class Buffer;
 
   // Whether [p, p + count * 4) lies inside one live buffer (4: float and
   // int32 alike); if not, records the failure, naming `call` and `arg`.
-  bool OnDevice(const char* call, const char* arg, const void* p,
-                int64_t count);
+  bool OnDevice(const char* call, const char* arg, const void* p, int64_t count);
   // For copies: whether [p, p + bytes) is in a live buffer, or touches none.
   bool InBuffer(const void* p, size_t bytes) const;
   bool OutsideBuffers(const void* p, size_t bytes) const;
@@ -106,7 +97,7 @@ class FakeDeviceKernels : public Kernels {
   std::map<const char*, size_t> buffers_;  // live buffers: start -> bytes
   size_t live_bytes_ = 0;                  // in buffers_
   size_t memory_limit_ = SIZE_MAX;
-  Status error_;                           // the first failure not taken
+  Status error_;  // the first failure not taken
   int64_t allocations_ = 0;
   int64_t bytes_to_device_ = 0;
   int64_t bytes_to_host_ = 0;

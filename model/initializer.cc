@@ -12,9 +12,7 @@ namespace {
 constexpr uint64_t kFnvOffsetBasis = 14695981039346656037ULL;
 constexpr uint64_t kFnvPrime = 1099511628211ULL;
 
-uint64_t FnvMix(uint64_t hash, uint8_t byte) {
-  return (hash ^ byte) * kFnvPrime;
-}
+uint64_t FnvMix(uint64_t hash, uint8_t byte) { return (hash ^ byte) * kFnvPrime; }
 
 // Fan-in and fan-out as Keras/TensorFlow compute them; for a (in, out)
 // matrix they are in and out.
@@ -45,12 +43,10 @@ uint64_t VariableSeed(uint64_t seed, const std::string& name) {
 Tensor InitializeVariable(const VariableSpec& spec, uint64_t seed) {
   Tensor tensor(spec.dtype, spec.shape);  // zero-filled
   switch (spec.initializer) {
-    case Initializer::kZeros:
-      return tensor;
+    case Initializer::kZeros: return tensor;
     case Initializer::kGlorotUniform: {
       CHECK(spec.dtype == DType::kFloat32)
-          << spec.name << ": glorot uniform needs float32, not "
-          << DTypeName(spec.dtype);
+          << spec.name << ": glorot uniform needs float32, not " << DTypeName(spec.dtype);
       double fan_in, fan_out;
       Fans(spec.shape, &fan_in, &fan_out);
       const double limit = std::sqrt(6.0 / (fan_in + fan_out));
@@ -66,8 +62,7 @@ Tensor InitializeVariable(const VariableSpec& spec, uint64_t seed) {
       return tensor;
     }
   }
-  LOG(FATAL) << spec.name << ": unknown initializer "
-             << static_cast<int>(spec.initializer);
+  LOG(FATAL) << spec.name << ": unknown initializer " << static_cast<int>(spec.initializer);
 }
 
 }  // namespace pst

@@ -21,17 +21,13 @@ std::vector<float> Values(const Tensor& t) {
 
 TEST(InitializerTest, SameSeedAndNameGiveSameValues) {
   const VariableSpec spec = Glorot("dense0/weights", {30, 20});
-  EXPECT_EQ(Values(InitializeVariable(spec, 42)),
-            Values(InitializeVariable(spec, 42)));
+  EXPECT_EQ(Values(InitializeVariable(spec, 42)), Values(InitializeVariable(spec, 42)));
 }
 
 TEST(InitializerTest, DifferentNameOrSeedGiveDifferentValues) {
-  const auto a =
-      Values(InitializeVariable(Glorot("dense0/weights", {30, 20}), 42));
-  const auto b =
-      Values(InitializeVariable(Glorot("dense1/weights", {30, 20}), 42));
-  const auto c =
-      Values(InitializeVariable(Glorot("dense0/weights", {30, 20}), 43));
+  const auto a = Values(InitializeVariable(Glorot("dense0/weights", {30, 20}), 42));
+  const auto b = Values(InitializeVariable(Glorot("dense1/weights", {30, 20}), 42));
+  const auto c = Values(InitializeVariable(Glorot("dense0/weights", {30, 20}), 43));
   EXPECT_NE(a, b);
   EXPECT_NE(a, c);
 }
@@ -40,8 +36,8 @@ TEST(InitializerTest, ValuesArePinned) {
   // The values must not change between builds: processes, restarts and
   // checkpoints rely on them. Update only for a deliberate format change.
   const Tensor t = InitializeVariable(Glorot("dense0/weights", {2, 2}), 1);
-  const std::vector<float> want = {-0x1.82f914p-1f, 0x1.6c9a6cp-1f,
-                                   -0x1.b41c82p-1f, 0x1.17f2cep-1f};
+  const std::vector<float> want = {-0x1.82f914p-1f, 0x1.6c9a6cp-1f, -0x1.b41c82p-1f,
+                                   0x1.17f2cep-1f};
   EXPECT_EQ(Values(t), want);
 }
 
@@ -68,8 +64,7 @@ TEST(InitializerTest, GlorotRespectsItsBoundAndFillsIt) {
 
 TEST(InitializerTest, GlorotFansOfAConvolutionFilter) {
   // (R,S,C,K) = (5,5,20,50): fan_in = 5*5*20, fan_out = 5*5*50.
-  const Tensor t =
-      InitializeVariable(Glorot("conv1/weights", {5, 5, 20, 50}), 7);
+  const Tensor t = InitializeVariable(Glorot("conv1/weights", {5, 5, 20, 50}), 7);
   const float limit = static_cast<float>(std::sqrt(6.0 / (500 + 1250)));
   const std::vector<float> v = Values(t);
   for (float x : v) ASSERT_LE(std::abs(x), limit);
@@ -78,11 +73,10 @@ TEST(InitializerTest, GlorotFansOfAConvolutionFilter) {
 }
 
 TEST(InitializerTest, ZerosForFloatAndInt64) {
-  const Tensor f = InitializeVariable(
-      {"dense0/bias", DType::kFloat32, {10}, Initializer::kZeros}, 1);
+  const Tensor f =
+      InitializeVariable({"dense0/bias", DType::kFloat32, {10}, Initializer::kZeros}, 1);
   EXPECT_EQ(Values(f), std::vector<float>(10, 0.0f));
-  const Tensor i = InitializeVariable(
-      {"global_step", DType::kInt64, {}, Initializer::kZeros}, 1);
+  const Tensor i = InitializeVariable({"global_step", DType::kInt64, {}, Initializer::kZeros}, 1);
   EXPECT_EQ(i.dtype(), DType::kInt64);
   EXPECT_EQ(i.num_elements(), 1);
   EXPECT_EQ(i.i64()[0], 0);

@@ -56,16 +56,15 @@ class Layer {
   // x is (B,in_dim), y is (B,out_dim). params[k] holds Variables()[k].
   // `training` is true in a training step and false for inference (where,
   // e.g., dropout passes x through).
-  virtual void Forward(const float* const* params, const float* x, float* y,
-                       int64_t batch, bool training) = 0;
+  virtual void Forward(const float* const* params, const float* x, float* y, int64_t batch,
+                       bool training) = 0;
 
   // Follows a training Forward with the same params and x, which produced
   // y; dy is (B,out_dim). Writes grads[k] (shaped like Variables()[k]) and,
   // unless dx is null, dx (B,in_dim). Gradients are overwritten, not
   // accumulated.
-  virtual void Backward(const float* const* params, const float* x,
-                        const float* y, const float* dy, float* const* grads,
-                        float* dx, int64_t batch) = 0;
+  virtual void Backward(const float* const* params, const float* x, const float* y, const float* dy,
+                        float* const* grads, float* dx, int64_t batch) = 0;
 };
 
 }  // namespace pst

@@ -16,10 +16,10 @@
 #include "kernels/cpu_kernels.h"
 #include "kernels/test_util.h"
 #include "model/activations.h"
-#include "model/fake_device_kernels.h"
 #include "model/conv2d.h"
 #include "model/dense.h"
 #include "model/dropout.h"
+#include "model/fake_device_kernels.h"
 #include "model/max_pool.h"
 #include "model/softmax_cross_entropy.h"
 
@@ -30,8 +30,7 @@ constexpr float kEps = 1e-2f;
 constexpr double kRelTol = 1e-3;
 constexpr double kAbsTol = 1e-4;
 
-std::vector<float> RandomVector(int64_t n, float lo, float hi,
-                                std::mt19937* rng) {
+std::vector<float> RandomVector(int64_t n, float lo, float hi, std::mt19937* rng) {
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(n);
   for (float& x : v) x = dist(*rng);
@@ -53,8 +52,7 @@ double NumericalDerivative(float* v, const std::function<double()>& f) {
 }
 
 void ExpectGradientsMatch(const std::vector<float>& analytic, float* values,
-                          const std::function<double()>& f,
-                          const std::string& what) {
+                          const std::function<double()>& f, const std::string& what) {
   for (size_t i = 0; i < analytic.size(); ++i) {
     const double numeric = NumericalDerivative(&values[i], f);
     EXPECT_NEAR(analytic[i], numeric, kAbsTol + kRelTol * std::abs(numeric))
@@ -63,8 +61,7 @@ void ExpectGradientsMatch(const std::vector<float>& analytic, float* values,
 }
 
 // n inputs drawn from [lo, hi] with |x| >= min_abs.
-std::vector<float> RandomInput(int64_t n, float lo, float hi,
-                               float min_abs = 0) {
+std::vector<float> RandomInput(int64_t n, float lo, float hi, float min_abs = 0) {
   std::mt19937 rng(7);
   std::vector<float> x = RandomVector(n, lo, hi, &rng);
   for (float& v : x) {
@@ -79,8 +76,7 @@ void CheckLayerGradients(Layer& layer, int64_t batch, std::vector<float> x) {
   ASSERT_EQ(static_cast<int64_t>(x.size()), batch * layer.in_dim());
   ASSERT_TRUE(layer.Reserve(batch).ok());
   std::mt19937 rng(8);
-  const std::vector<float> r =
-      RandomVector(batch * layer.out_dim(), -1, 1, &rng);
+  const std::vector<float> r = RandomVector(batch * layer.out_dim(), -1, 1, &rng);
 
   const std::vector<VariableSpec> specs = layer.Variables();
   std::vector<std::vector<float>> params, grads;
@@ -105,8 +101,8 @@ void CheckLayerGradients(Layer& layer, int64_t batch, std::vector<float> x) {
   };
   f();
   std::vector<float> dx(x.size(), 123.0f);
-  layer.Backward(param_ptrs.data(), x.data(), y.data(), r.data(),
-                 grad_ptrs.data(), dx.data(), batch);
+  layer.Backward(param_ptrs.data(), x.data(), y.data(), r.data(), grad_ptrs.data(), dx.data(),
+                 batch);
 
   ExpectGradientsMatch(dx, x.data(), f, "dx");
   for (size_t k = 0; k < specs.size(); ++k) {
@@ -116,8 +112,7 @@ void CheckLayerGradients(Layer& layer, int64_t batch, std::vector<float> x) {
   // A null dx skips the input gradient and leaves the others unchanged.
   std::vector<std::vector<float>> again = grads;
   for (size_t k = 0; k < specs.size(); ++k) grad_ptrs[k] = again[k].data();
-  layer.Backward(param_ptrs.data(), x.data(), y.data(), r.data(),
-                 grad_ptrs.data(), nullptr, batch);
+  layer.Backward(param_ptrs.data(), x.data(), y.data(), r.data(), grad_ptrs.data(), nullptr, batch);
   EXPECT_EQ(again, grads);
 }
 
@@ -152,8 +147,7 @@ TEST(ReluTest, GradientMatchesFiniteDifferencesAwayFromZero) {
   Relu relu(6, kernels);
   EXPECT_TRUE(relu.Variables().empty());
   // |x| >= 0.1 > kEps: no step crosses the kink.
-  CheckLayerGradients(relu, /*batch=*/3,
-                      RandomInput(3 * 6, -1, 1, /*min_abs=*/0.1f));
+  CheckLayerGradients(relu, /*batch=*/3, RandomInput(3 * 6, -1, 1, /*min_abs=*/0.1f));
 }
 
 TEST(Conv2DTest, DeclaresHwioWeightsThenBias) {
@@ -229,8 +223,7 @@ TEST(DropoutTest, TrainingDropsAndRescalesWithTheSameMaskInBackward) {
   const std::vector<float> dy = RandomInput(batch * dim, -1, 1);
   std::vector<float> y(x.size()), dx(x.size());
   dropout.Forward(nullptr, x.data(), y.data(), batch, /*training=*/true);
-  dropout.Backward(nullptr, x.data(), y.data(), dy.data(), nullptr, dx.data(),
-                   batch);
+  dropout.Backward(nullptr, x.data(), y.data(), dy.data(), nullptr, dx.data(), batch);
   int64_t dropped = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     if (y[i] == 0.0f) {
@@ -282,39 +275,28 @@ TEST(SoftmaxCrossEntropyTest, GradientMatchesFiniteDifferences) {
   loss.Loss(logits.data(), labels.data(), dlogits.data(), batch);
   ExpectGradientsMatch(
       dlogits, logits.data(),
-      [&]() {
-        return double{loss.Loss(logits.data(), labels.data(), nullptr, batch)};
-      },
-      "dlogits");
+      [&]() { return double{loss.Loss(logits.data(), labels.data(), nullptr, batch)}; }, "dlogits");
 }
 
 TEST(SoftmaxCrossEntropyTest, CountsCorrectArgmax) {
   CpuKernels kernels;
   SoftmaxCrossEntropy loss(3, kernels);
   const std::vector<float> logits = {0, 1, 0, 5, 1, 2};
-  EXPECT_EQ(
-      loss.CountCorrect(logits.data(), std::vector<int32_t>{1, 0}.data(), 2),
-      2);
-  EXPECT_EQ(
-      loss.CountCorrect(logits.data(), std::vector<int32_t>{1, 2}.data(), 2),
-      1);
+  EXPECT_EQ(loss.CountCorrect(logits.data(), std::vector<int32_t>{1, 0}.data(), 2), 2);
+  EXPECT_EQ(loss.CountCorrect(logits.data(), std::vector<int32_t>{1, 2}.data(), 2), 1);
 }
 
 TEST(LayerTest, Describe) {
   CpuKernels kernels;
-  EXPECT_EQ(Dense("dense1", 800, 500, kernels).Describe(),
-            "dense1 (Dense 800->500)");
+  EXPECT_EQ(Dense("dense1", 800, 500, kernels).Describe(), "dense1 (Dense 800->500)");
   EXPECT_EQ(Conv2D("conv0", ConvShape(28, 28, 1, 5, 5, 20), kernels).Describe(),
             "conv0 (Conv2D 5x5x1->20)");
-  EXPECT_EQ(Conv2D("conv2", ConvShape(7, 6, 2, 3, 3, 3, 2, 1), kernels)
-                .Describe(),
+  EXPECT_EQ(Conv2D("conv2", ConvShape(7, 6, 2, 3, 3, 3, 2, 1), kernels).Describe(),
             "conv2 (Conv2D 3x3x2->3, stride 2, padding 1)");
   EXPECT_EQ(Relu(11520, kernels).Describe(), "relu (11520)");
   EXPECT_EQ(Sigmoid(100, kernels).Describe(), "sigmoid (100)");
-  EXPECT_EQ(MaxPool2x2(24, 24, 20, kernels).Describe(),
-            "max_pool (2x2, 24x24x20->12x12x20)");
-  EXPECT_EQ(Dropout(100, 0.5, 1, kernels).Describe(),
-            "dropout (rate 0.5, 100)");
+  EXPECT_EQ(MaxPool2x2(24, 24, 20, kernels).Describe(), "max_pool (2x2, 24x24x20->12x12x20)");
+  EXPECT_EQ(Dropout(100, 0.5, 1, kernels).Describe(), "dropout (rate 0.5, 100)");
 }
 
 // What one training Forward and Backward of a layer produce.
@@ -324,8 +306,7 @@ struct LayerRun {
 };
 
 // Host values into a new buffer of `kernels`.
-std::unique_ptr<DeviceBuffer> ToDevice(Kernels& kernels,
-                                       const std::vector<float>& host) {
+std::unique_ptr<DeviceBuffer> ToDevice(Kernels& kernels, const std::vector<float>& host) {
   std::unique_ptr<DeviceBuffer> buffer =
       std::move(kernels.Allocate(host.size() * sizeof(float))).value();
   kernels.CopyToDevice(host.data(), buffer->data(), host.size() * sizeof(float));
@@ -341,8 +322,7 @@ std::vector<float> ToHost(Kernels& kernels, DeviceBuffer& buffer, size_t n) {
 // Runs the layer that `make` builds on `kernels` with every buffer in the
 // kernels' memory: a training Forward (twice, so that dropout draws a second
 // mask), Backward, then an inference Forward.
-LayerRun RunOn(Kernels& kernels,
-               const std::function<std::unique_ptr<Layer>(Kernels&)>& make,
+LayerRun RunOn(Kernels& kernels, const std::function<std::unique_ptr<Layer>(Kernels&)>& make,
                int64_t batch) {
   std::unique_ptr<Layer> layer = make(kernels);
   std::mt19937 rng(4);
@@ -366,13 +346,12 @@ LayerRun RunOn(Kernels& kernels,
   for (int i = 0; i < 2; ++i) {
     layer->Forward(param_ptrs.data(), x->f32(), y->f32(), batch, true);
   }
-  layer->Backward(param_ptrs.data(), x->f32(), y->f32(), dy->f32(),
-                  grad_ptrs.data(), dx->f32(), batch);
+  layer->Backward(param_ptrs.data(), x->f32(), y->f32(), dy->f32(), grad_ptrs.data(), dx->f32(),
+                  batch);
   run.y = ToHost(kernels, *y, out);
   run.dx = ToHost(kernels, *dx, in);
   for (size_t k = 0; k < grads.size(); ++k) {
-    run.grads.push_back(ToHost(kernels, *grads[k],
-                               NumElements(layer->Variables()[k].shape)));
+    run.grads.push_back(ToHost(kernels, *grads[k], NumElements(layer->Variables()[k].shape)));
   }
   layer->Forward(param_ptrs.data(), x->f32(), y->f32(), batch, false);
   run.y_inference = ToHost(kernels, *y, out);
@@ -390,13 +369,10 @@ TEST(LayerTest, DeviceBackEndMatchesCpuExactly) {
       {"relu", [](Kernels& k) { return std::make_unique<Relu>(9, k); }},
       {"conv2d",
        [](Kernels& k) {
-         return std::make_unique<Conv2D>("c", ConvShape(7, 6, 2, 3, 3, 3, 2, 1),
-                                         k);
+         return std::make_unique<Conv2D>("c", ConvShape(7, 6, 2, 3, 3, 3, 2, 1), k);
        }},
-      {"max_pool",
-       [](Kernels& k) { return std::make_unique<MaxPool2x2>(5, 6, 3, k); }},
-      {"dropout",
-       [](Kernels& k) { return std::make_unique<Dropout>(50, 0.4, 3, k); }},
+      {"max_pool", [](Kernels& k) { return std::make_unique<MaxPool2x2>(5, 6, 3, k); }},
+      {"dropout", [](Kernels& k) { return std::make_unique<Dropout>(50, 0.4, 3, k); }},
   };
   for (const auto& [name, make] : layers) {
     SCOPED_TRACE(name);

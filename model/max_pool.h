@@ -22,20 +22,17 @@ class MaxPool2x2 : public Layer {
   MaxPool2x2(int64_t height, int64_t width, int64_t channels, Kernels& kernels);
 
   int64_t in_dim() const override { return height_ * width_ * channels_; }
-  int64_t out_dim() const override {
-    return (height_ / 2) * (width_ / 2) * channels_;
-  }
+  int64_t out_dim() const override { return (height_ / 2) * (width_ / 2) * channels_; }
   // "max_pool (2x2, 24x24x20->12x12x20)"
   std::string Describe() const override;
   std::vector<VariableSpec> Variables() const override { return {}; }
   InferenceOp Inference() const override;
 
   Status Reserve(int64_t batch) override;
-  void Forward(const float* const* params, const float* x, float* y,
-               int64_t batch, bool training) override;
-  void Backward(const float* const* params, const float* x, const float* y,
-                const float* dy, float* const* grads, float* dx,
-                int64_t batch) override;
+  void Forward(const float* const* params, const float* x, float* y, int64_t batch,
+               bool training) override;
+  void Backward(const float* const* params, const float* x, const float* y, const float* dy,
+                float* const* grads, float* dx, int64_t batch) override;
 
  private:
   const int64_t height_, width_, channels_;

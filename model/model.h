@@ -49,8 +49,7 @@ class Model {
   // device has no memory left for the batch; a failure the device reported
   // during the step (a CUDA error, naming the device), after which *grads
   // is unspecified.
-  virtual StatusOr<float> ComputeGradients(const std::vector<Tensor>& params,
-                                           const Batch& batch,
+  virtual StatusOr<float> ComputeGradients(const std::vector<Tensor>& params, const Batch& batch,
                                            std::vector<Tensor>* grads) = 0;
 
   struct EvalResult {
@@ -59,8 +58,7 @@ class Model {
     int64_t count = 0;    // examples evaluated
   };
   // Forward only. Errors as for ComputeGradients.
-  virtual StatusOr<EvalResult> Evaluate(const std::vector<Tensor>& params,
-                                        const Batch& batch) = 0;
+  virtual StatusOr<EvalResult> Evaluate(const std::vector<Tensor>& params, const Batch& batch) = 0;
 
   // Forward only: each example's class probabilities (the softmax of its
   // logits), batch.size x num_classes() row-major, into *probabilities

@@ -21,14 +21,12 @@ namespace {
 
 // A zoo model on one back end the test made; *kernels keeps a view of it.
 template <typename K>
-std::unique_ptr<Model> ModelOn(const std::string& name, int64_t input_dim,
-                               K** kernels) {
+std::unique_ptr<Model> ModelOn(const std::string& name, int64_t input_dim, K** kernels) {
   auto owned = std::make_unique<K>();
   *kernels = owned.get();
   std::vector<std::unique_ptr<Kernels>> list;
   list.push_back(std::move(owned));
-  auto model = MakeModelOnKernels(name, input_dim, /*num_classes=*/10,
-                                  std::move(list));
+  auto model = MakeModelOnKernels(name, input_dim, /*num_classes=*/10, std::move(list));
   CHECK(model.ok()) << model.status().ToString();
   return std::move(model).value();
 }
@@ -40,8 +38,7 @@ int64_t Bytes(const std::vector<Tensor>& tensors) {
 }
 
 bool BitEqual(const Tensor& a, const Tensor& b) {
-  return a.num_bytes() == b.num_bytes() &&
-         std::memcmp(a.data(), b.data(), a.num_bytes()) == 0;
+  return a.num_bytes() == b.num_bytes() && std::memcmp(a.data(), b.data(), a.num_bytes()) == 0;
 }
 
 class DeviceModelTest : public ::testing::TestWithParam<const char*> {};
@@ -58,10 +55,8 @@ TEST_P(DeviceModelTest, MatchesTheCpuExactly) {
   std::vector<Tensor> got = AlignedGrads(*on_device);
   for (int step = 0; step < 2; ++step) {
     const Batch batch = RandomBatch(16, 784, 10, 2 + step);
-    const StatusOr<float> want_loss =
-        on_cpu->ComputeGradients(params, batch, &want);
-    const StatusOr<float> got_loss =
-        on_device->ComputeGradients(params, batch, &got);
+    const StatusOr<float> want_loss = on_cpu->ComputeGradients(params, batch, &want);
+    const StatusOr<float> got_loss = on_device->ComputeGradients(params, batch, &got);
     ASSERT_TRUE(want_loss.ok()) << want_loss.status().ToString();
     ASSERT_TRUE(got_loss.ok()) << got_loss.status().ToString();
     EXPECT_EQ(*got_loss, *want_loss);
@@ -93,24 +88,19 @@ TEST_P(DeviceModelTest, StepsOfASeenBatchSizeAllocateNothing) {
   ASSERT_TRUE(model->ComputeGradients(params, batch, &grads).ok());
   EXPECT_EQ(device->allocations(), allocations);
   // A step copies its inputs in and its gradients out, and nothing else.
-  const int64_t batch_bytes =
-      batch.size * (batch.feature_dim * sizeof(float) + sizeof(int32_t));
-  EXPECT_EQ(device->bytes_to_device() - to_device,
-            Bytes(params) + batch_bytes);
+  const int64_t batch_bytes = batch.size * (batch.feature_dim * sizeof(float) + sizeof(int32_t));
+  EXPECT_EQ(device->bytes_to_device() - to_device, Bytes(params) + batch_bytes);
   EXPECT_EQ(device->bytes_to_host() - to_host, Bytes(grads));
 
   // A smaller (last) batch and evaluation reuse the buffers too.
-  ASSERT_TRUE(
-      model->ComputeGradients(params, RandomBatch(5, 784, 10, 3), &grads).ok());
+  ASSERT_TRUE(model->ComputeGradients(params, RandomBatch(5, 784, 10, 3), &grads).ok());
   ASSERT_TRUE(model->Evaluate(params, RandomBatch(7, 784, 10, 4)).ok());
   EXPECT_EQ(device->allocations(), allocations);
   // A larger one grows them, once.
-  ASSERT_TRUE(
-      model->ComputeGradients(params, RandomBatch(32, 784, 10, 5), &grads).ok());
+  ASSERT_TRUE(model->ComputeGradients(params, RandomBatch(32, 784, 10, 5), &grads).ok());
   const int64_t grown = device->allocations();
   EXPECT_GT(grown, allocations);
-  ASSERT_TRUE(
-      model->ComputeGradients(params, RandomBatch(32, 784, 10, 6), &grads).ok());
+  ASSERT_TRUE(model->ComputeGradients(params, RandomBatch(32, 784, 10, 6), &grads).ok());
   EXPECT_EQ(device->allocations(), grown);
 }
 
@@ -142,8 +132,7 @@ TEST_P(DeviceModelTest, OutOfDeviceMemoryIsAnErrorNotACrash) {
   auto model = ModelOn(GetParam(), 784, &device);
   const std::vector<Tensor> params = InitialParams(*model, 1);
   std::vector<Tensor> grads;
-  ASSERT_TRUE(
-      model->ComputeGradients(params, RandomBatch(8, 784, 10, 2), &grads).ok());
+  ASSERT_TRUE(model->ComputeGradients(params, RandomBatch(8, 784, 10, 2), &grads).ok());
   // 1 MiB more than batch 8 takes; batch 4096's features alone are 12.8 MB.
   device->set_memory_limit(device->live_bytes() + (1 << 20));
 
@@ -153,12 +142,10 @@ TEST_P(DeviceModelTest, OutOfDeviceMemoryIsAnErrorNotACrash) {
   EXPECT_EQ(big.status().code(), Code::kResourceExhausted);
   EXPECT_NE(big.status().message().find("fake:0"), std::string::npos);
   // The model still runs the batch size that fits.
-  EXPECT_TRUE(
-      model->ComputeGradients(params, RandomBatch(8, 784, 10, 4), &grads).ok());
+  EXPECT_TRUE(model->ComputeGradients(params, RandomBatch(8, 784, 10, 4), &grads).ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, DeviceModelTest,
-                         ::testing::Values("mlp", "mlp_relu", "cnn"));
+INSTANTIATE_TEST_SUITE_P(Zoo, DeviceModelTest, ::testing::Values("mlp", "mlp_relu", "cnn"));
 
 }  // namespace
 }  // namespace pst

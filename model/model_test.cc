@@ -19,8 +19,7 @@ namespace {
 
 int64_t CountParameters(const Model& model) {
   int64_t n = 0;
-  for (const VariableSpec& spec : model.variables())
-    n += NumElements(spec.shape);
+  for (const VariableSpec& spec : model.variables()) n += NumElements(spec.shape);
   return n;
 }
 
@@ -41,14 +40,12 @@ TEST(ModelZooTest, MlpVariables) {
 }
 
 TEST(ModelZooTest, ParameterCounts) {
-  EXPECT_EQ(CountParameters(*MustMakeModel("mlp")),
-            784 * 100 + 100 + 100 * 10 + 10);
+  EXPECT_EQ(CountParameters(*MustMakeModel("mlp")), 784 * 100 + 100 + 100 * 10 + 10);
   EXPECT_EQ(CountParameters(*MustMakeModel("mlp_relu")),
             784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10);
   auto wide = MustMakeModel("wide_mlp");
   EXPECT_EQ(wide->variables().size(), 6u);
-  EXPECT_EQ(CountParameters(*wide),
-            784 * 2048 + 2048 + 2048 * 2048 + 2048 + 2048 * 10 + 10);
+  EXPECT_EQ(CountParameters(*wide), 784 * 2048 + 2048 + 2048 * 2048 + 2048 + 2048 * 10 + 10);
 }
 
 TEST(ModelZooTest, CnnVariables) {
@@ -82,19 +79,18 @@ TEST(ModelZooTest, CnnVariables) {
 TEST(ModelZooTest, CnnPlacementListsEveryLayerAndTheLoss) {
   auto model = MustMakeModel("cnn");
   EXPECT_EQ(model->device(), "cpu");
-  EXPECT_EQ(model->Placement(),
-            (std::vector<std::string>{
-                "conv0 (Conv2D 5x5x1->20) on cpu",
-                "relu (11520) on cpu",
-                "max_pool (2x2, 24x24x20->12x12x20) on cpu",
-                "conv1 (Conv2D 5x5x20->50) on cpu",
-                "relu (3200) on cpu",
-                "max_pool (2x2, 8x8x50->4x4x50) on cpu",
-                "dense0 (Dense 800->500) on cpu",
-                "relu (500) on cpu",
-                "dense1 (Dense 500->10) on cpu",
-                "softmax_cross_entropy (10 classes) on cpu",
-            }));
+  EXPECT_EQ(model->Placement(), (std::vector<std::string>{
+                                    "conv0 (Conv2D 5x5x1->20) on cpu",
+                                    "relu (11520) on cpu",
+                                    "max_pool (2x2, 24x24x20->12x12x20) on cpu",
+                                    "conv1 (Conv2D 5x5x20->50) on cpu",
+                                    "relu (3200) on cpu",
+                                    "max_pool (2x2, 8x8x50->4x4x50) on cpu",
+                                    "dense0 (Dense 800->500) on cpu",
+                                    "relu (500) on cpu",
+                                    "dense1 (Dense 500->10) on cpu",
+                                    "softmax_cross_entropy (10 classes) on cpu",
+                                }));
 }
 
 TEST(ModelZooTest, Errors) {
@@ -107,16 +103,14 @@ TEST(ModelZooTest, Errors) {
   }
   EXPECT_EQ(MakeModel("mlp", 0).status().code(), Code::kInvalidArgument);
   EXPECT_EQ(MakeModel("mlp", 784, 1).status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(MakeModel("mlp", 784, 10, "gpu:99").status().code(),
-            Code::kFailedPrecondition);
-  EXPECT_EQ(MakeModel("mlp", 784, 10, "abacus").status().code(),
-            Code::kInvalidArgument);
+  EXPECT_EQ(MakeModel("mlp", 784, 10, "gpu:99").status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(MakeModel("mlp", 784, 10, "abacus").status().code(), Code::kInvalidArgument);
 }
 
 struct GradientCheck {
-  float eps;                 // the central-difference step
-  double abs_tol = 2e-4;     // plus 1% of the numerical derivative
-  InputShape input = 20;     // of the model and the random batch
+  float eps;              // the central-difference step
+  double abs_tol = 2e-4;  // plus 1% of the numerical derivative
+  InputShape input = 20;  // of the model and the random batch
   int64_t batch_size = 6;
 };
 
@@ -139,8 +133,7 @@ void CheckModelGradients(const std::string& name, const GradientCheck& check, Cp
   };
   std::mt19937 rng(8);
   for (size_t v = 0; v < params.size(); ++v) {
-    std::uniform_int_distribution<int64_t> pick(0,
-                                                params[v].num_elements() - 1);
+    std::uniform_int_distribution<int64_t> pick(0, params[v].num_elements() - 1);
     for (int trial = 0; trial < 6; ++trial) {
       const int64_t i = pick(rng);
       float* p = &params[v].f32()[i];
@@ -153,8 +146,7 @@ void CheckModelGradients(const std::string& name, const GradientCheck& check, Cp
       const double loss_lo = loss();
       *p = saved;
       const double numeric = (loss_hi - loss_lo) / (double{hi} - double{lo});
-      EXPECT_NEAR(grads[v].f32()[i], numeric,
-                  check.abs_tol + 1e-2 * std::abs(numeric))
+      EXPECT_NEAR(grads[v].f32()[i], numeric, check.abs_tol + 1e-2 * std::abs(numeric))
           << model->variables()[v].name << "[" << i << "]";
     }
   }
@@ -217,9 +209,7 @@ TEST(SequentialModelTest, GradientsAreOverwrittenNotAccumulated) {
     const float loss1 = model->ComputeGradients(params, batch, &first).value();
     for (const Tensor& t : first) second.push_back(t.Clone());
     // A different batch size in between resizes the scratch buffers.
-    ASSERT_TRUE(
-        model->ComputeGradients(params, RandomBatch(5, 784, 10, 3), &second)
-            .ok());
+    ASSERT_TRUE(model->ComputeGradients(params, RandomBatch(5, 784, 10, 3), &second).ok());
     const float loss2 = model->ComputeGradients(params, batch, &second).value();
     EXPECT_NEAR(loss1, loss2, 1e-6f * std::abs(loss1));
     // Accumulating would double the gradients. Bit equality is not promised:
@@ -304,8 +294,8 @@ TEST(SequentialModelTest, RejectsMismatchedParamsGradsAndBatches) {
 
 // Points in [0,1]^D labelled by the argmax of a fixed random linear map:
 // linearly separable, so every model here should fit it.
-Batch TeacherBatch(int64_t size, int64_t dim, int num_classes,
-                   const std::vector<float>& teacher, std::mt19937* rng) {
+Batch TeacherBatch(int64_t size, int64_t dim, int num_classes, const std::vector<float>& teacher,
+                   std::mt19937* rng) {
   std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
   Batch batch;
   batch.size = size;
@@ -315,11 +305,10 @@ Batch TeacherBatch(int64_t size, int64_t dim, int num_classes,
     for (int64_t d = 0; d < dim; ++d) {
       const float x = pixel(*rng);
       batch.features.push_back(x);
-      for (int c = 0; c < num_classes; ++c)
-        scores[c] += x * teacher[d * num_classes + c];
+      for (int c = 0; c < num_classes; ++c) scores[c] += x * teacher[d * num_classes + c];
     }
-    batch.labels.push_back(static_cast<int32_t>(
-        std::max_element(scores.begin(), scores.end()) - scores.begin()));
+    batch.labels.push_back(
+        static_cast<int32_t>(std::max_element(scores.begin(), scores.end()) - scores.begin()));
   }
   return batch;
 }
@@ -339,8 +328,7 @@ void CheckSgdLearns(const std::string& name, float learning_rate) {
   for (float& t : teacher) t = normal(rng);
   const Batch test = TeacherBatch(1000, dim, classes, teacher, &rng);
 
-  const double initial_loss =
-      model->Evaluate(params, test).value().loss_sum / test.size;
+  const double initial_loss = model->Evaluate(params, test).value().loss_sum / test.size;
   std::vector<Tensor> grads;
   for (int step = 0; step < 400; ++step) {
     const Batch batch = TeacherBatch(32, dim, classes, teacher, &rng);
@@ -379,8 +367,7 @@ Batch StrokeBatch(int64_t size, std::mt19937* rng) {
     const int width = label == 0 ? 8 : label == 1 ? 2 : 4;
     for (int h = 0; h < 28; ++h) {
       for (int w = 0; w < 28; ++w) {
-        const bool ink =
-            h >= top && h < top + height && w >= left && w < left + width;
+        const bool ink = h >= top && h < top + height && w >= left && w < left + width;
         batch.features.push_back(ink ? 1.0f : noise(*rng));
       }
     }
@@ -397,12 +384,10 @@ TEST(SequentialModelTest, CnnSgdLearnsStrokes) {
   }
   std::mt19937 rng(13);
   const Batch test = StrokeBatch(300, &rng);
-  const double initial_loss =
-      model->Evaluate(params, test).value().loss_sum / test.size;
+  const double initial_loss = model->Evaluate(params, test).value().loss_sum / test.size;
   std::vector<Tensor> grads;
   for (int step = 0; step < 200; ++step) {
-    ASSERT_TRUE(
-        model->ComputeGradients(params, StrokeBatch(16, &rng), &grads).ok());
+    ASSERT_TRUE(model->ComputeGradients(params, StrokeBatch(16, &rng), &grads).ok());
     for (size_t v = 0; v < params.size(); ++v) {
       for (int64_t i = 0; i < params[v].num_elements(); ++i) {
         params[v].f32()[i] -= 0.1f * grads[v].f32()[i];

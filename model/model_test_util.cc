@@ -53,9 +53,8 @@ std::vector<Tensor> AlignedGrads(const Model& model) {
   for (const VariableSpec& spec : model.variables()) {
     const size_t bytes = NumElements(spec.shape) * DTypeSize(spec.dtype);
     const size_t rounded = (bytes + 63) / 64 * 64;
-    std::shared_ptr<uint8_t[]> memory(
-        static_cast<uint8_t*>(std::aligned_alloc(64, rounded)),
-        [](uint8_t* p) { std::free(p); });
+    std::shared_ptr<uint8_t[]> memory(static_cast<uint8_t*>(std::aligned_alloc(64, rounded)),
+                                      [](uint8_t* p) { std::free(p); });
     CHECK(memory != nullptr);
     std::fill(memory.get(), memory.get() + rounded, 0);
     grads.push_back(Tensor::Wrap(spec.dtype, spec.shape, std::move(memory)));
@@ -67,8 +66,7 @@ double NormwiseRelDiff(const Tensor& got, const Tensor& want) {
   CHECK_EQ(got.num_elements(), want.num_elements());
   double max_diff = 0, max_want = 0;
   for (int64_t i = 0; i < want.num_elements(); ++i) {
-    max_diff = std::max(
-        max_diff, std::abs(double{got.f32()[i]} - double{want.f32()[i]}));
+    max_diff = std::max(max_diff, std::abs(double{got.f32()[i]} - double{want.f32()[i]}));
     max_want = std::max(max_want, std::abs(double{want.f32()[i]}));
   }
   return max_want == 0 ? max_diff : max_diff / max_want;

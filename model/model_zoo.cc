@@ -43,16 +43,16 @@ std::vector<MlpSpec> Mlps() {
 
 // Dense layers "dense0", "dense1", ... with the activation between them
 // (none after the last: the loss takes logits).
-LayerStack MlpLayers(const MlpSpec& spec, int64_t input_dim,
-                     int64_t num_classes, Kernels& kernels) {
+LayerStack MlpLayers(const MlpSpec& spec, int64_t input_dim, int64_t num_classes,
+                     Kernels& kernels) {
   std::vector<int64_t> widths = {input_dim};
   widths.insert(widths.end(), spec.hidden.begin(), spec.hidden.end());
   widths.push_back(num_classes);
 
   LayerStack layers;
   for (size_t i = 0; i + 1 < widths.size(); ++i) {
-    layers.push_back(std::make_unique<Dense>(
-        "dense" + std::to_string(i), widths[i], widths[i + 1], kernels));
+    layers.push_back(
+        std::make_unique<Dense>("dense" + std::to_string(i), widths[i], widths[i + 1], kernels));
     if (i + 2 == widths.size()) break;
     if (spec.activation == Activation::kSigmoid) {
       layers.push_back(std::make_unique<Sigmoid>(widths[i + 1], kernels));
@@ -97,8 +97,7 @@ LayerStack CnnLayers(const InputShape& image, int64_t num_classes, Kernels& kern
     const int64_t conv_height = shape.out_height(), conv_width = shape.out_width();
     layers.push_back(std::make_unique<Conv2D>(stage.name, shape, kernels));
     layers.push_back(std::make_unique<Relu>(conv_height * conv_width * stage.filters, kernels));
-    layers.push_back(
-        std::make_unique<MaxPool2x2>(conv_height, conv_width, stage.filters, kernels));
+    layers.push_back(std::make_unique<MaxPool2x2>(conv_height, conv_width, stage.filters, kernels));
     height = conv_height / 2;
     width = conv_width / 2;
     channels = stage.filters;
@@ -117,8 +116,7 @@ struct ZooModel {
   std::string name;
   float learning_rate;  // plain SGD, batch 100: measured on MNIST
   std::function<StatusOr<InputShape>(const InputShape& input)> takes;
-  std::function<LayerStack(const InputShape& input, int64_t num_classes, Kernels& kernels)>
-      layers;
+  std::function<LayerStack(const InputShape& input, int64_t num_classes, Kernels& kernels)> layers;
 };
 
 std::vector<ZooModel> Zoo();
@@ -140,10 +138,10 @@ std::vector<ZooModel> Zoo() {
                    }});
   }
   // 0.3 diverges (a dead network); 0.1 reaches 0.988 in 2000 async steps.
-  zoo.push_back({"cnn", 0.1f, CnnImage,
-                 [](const InputShape& input, int64_t num_classes, Kernels& kernels) {
-                   return CnnLayers(*CnnImage(input), num_classes, kernels);
-                 }});
+  zoo.push_back(
+      {"cnn", 0.1f, CnnImage, [](const InputShape& input, int64_t num_classes, Kernels& kernels) {
+         return CnnLayers(*CnnImage(input), num_classes, kernels);
+       }});
   return zoo;
 }
 
@@ -223,25 +221,22 @@ StatusOr<LayerStack> MakeLayers(const std::string& name, const InputShape& input
   return model.layers(input, num_classes, kernels);
 }
 
-StatusOr<std::unique_ptr<Model>> MakeModelOnKernels(
-    const std::string& name, const InputShape& input, int64_t num_classes,
-    std::vector<std::unique_ptr<Kernels>> kernels) {
+StatusOr<std::unique_ptr<Model>> MakeModelOnKernels(const std::string& name,
+                                                    const InputShape& input, int64_t num_classes,
+                                                    std::vector<std::unique_ptr<Kernels>> kernels) {
   PST_ASSIGN_OR_RETURN(const ZooModel model, FindModel(name, input, num_classes));
   if (kernels.empty()) return InvalidArgument("no device to run on");
   std::vector<std::unique_ptr<Model>> replicas;
   for (std::unique_ptr<Kernels>& k : kernels) {
     LayerStack layers = model.layers(input, num_classes, *k);
-    replicas.push_back(
-        std::make_unique<SequentialModel>(std::move(k), std::move(layers)));
+    replicas.push_back(std::make_unique<SequentialModel>(std::move(k), std::move(layers)));
   }
   if (replicas.size() == 1) return std::move(replicas.front());
   return std::unique_ptr<Model>(new ReplicatedModel(std::move(replicas)));
 }
 
-StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
-                                           const InputShape& input,
-                                           int64_t num_classes,
-                                           const std::string& device,
+StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name, const InputShape& input,
+                                           int64_t num_classes, const std::string& device,
                                            const KernelsOptions& options) {
   // Checked before any device is touched: starting a GPU takes a while.
   PST_RETURN_IF_ERROR(FindModel(name, input, num_classes).status());

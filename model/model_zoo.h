@@ -49,8 +49,7 @@ Status CheckModelTakes(const std::string& name, const InputShape& input, int64_t
 // ones), an empty input or fewer than 2 classes, an input the model cannot
 // take (naming model and input) or an empty device in the list; the
 // devices' errors from MakeKernels.
-StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
-                                           const InputShape& input = 784,
+StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name, const InputShape& input = 784,
                                            int64_t num_classes = 10,
                                            const std::string& device = "cpu",
                                            const KernelsOptions& options = {});
@@ -58,9 +57,9 @@ StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name,
 // As MakeModel, on back ends the caller made (a test's fake device, say):
 // one replica per element of `kernels` (at least one; a single one gives a
 // plain SequentialModel), which the model takes over.
-StatusOr<std::unique_ptr<Model>> MakeModelOnKernels(
-    const std::string& name, const InputShape& input, int64_t num_classes,
-    std::vector<std::unique_ptr<Kernels>> kernels);
+StatusOr<std::unique_ptr<Model>> MakeModelOnKernels(const std::string& name,
+                                                    const InputShape& input, int64_t num_classes,
+                                                    std::vector<std::unique_ptr<Kernels>> kernels);
 
 // The layer stack of model `name` for `input` and `num_classes`, on
 // `kernels` (borrowed; allocates nothing until Reserve): what a model is

@@ -41,8 +41,7 @@ ReplicatedModel::ReplicatedModel(std::vector<std::unique_ptr<Model>> replicas)
       const VariableSpec& a = replica->variables()[v];
       const VariableSpec& b = first.variables()[v];
       CHECK(a.name == b.name && a.dtype == b.dtype && a.shape == b.shape)
-          << "replicas differ at variable " << v << ": " << a.name << " vs "
-          << b.name;
+          << "replicas differ at variable " << v << ": " << a.name << " vs " << b.name;
     }
   }
 }
@@ -83,16 +82,15 @@ void ReplicatedModel::CopySlice(const Batch& batch, int i) {
 Status ReplicatedModel::FirstError() const {
   for (int i = 0; i < num_replicas(); ++i) {
     if (!statuses_[i].ok()) {
-      return Status(statuses_[i].code(), "replica " + std::to_string(i) +
-                                             ": " + statuses_[i].message());
+      return Status(statuses_[i].code(),
+                    "replica " + std::to_string(i) + ": " + statuses_[i].message());
     }
   }
   return Status::OK();
 }
 
-StatusOr<float> ReplicatedModel::ComputeGradients(
-    const std::vector<Tensor>& params, const Batch& batch,
-    std::vector<Tensor>* grads) {
+StatusOr<float> ReplicatedModel::ComputeGradients(const std::vector<Tensor>& params,
+                                                  const Batch& batch, std::vector<Tensor>* grads) {
   CHECK(grads != nullptr);
   // Checked here too (each replica checks its slice again) so that a bad
   // batch gets the same error as from one model, with example indices
@@ -106,8 +104,7 @@ StatusOr<float> ReplicatedModel::ComputeGradients(
     losses_[i] = 0;
     if (SliceSize(i) == 0) return;
     CopySlice(batch, i);
-    StatusOr<float> loss =
-        replicas_[i]->ComputeGradients(params, slices_[i], &replica_grads_[i]);
+    StatusOr<float> loss = replicas_[i]->ComputeGradients(params, slices_[i], &replica_grads_[i]);
     if (loss.ok()) {
       losses_[i] = *loss;
     } else {
@@ -123,8 +120,7 @@ StatusOr<float> ReplicatedModel::ComputeGradients(
   return static_cast<float>(loss);
 }
 
-void ReplicatedModel::CombineGradients(int64_t batch_size,
-                                       std::vector<Tensor>* grads) {
+void ReplicatedModel::CombineGradients(int64_t batch_size, std::vector<Tensor>* grads) {
   using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
   using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
   team_.Run([&](int t) {
@@ -138,8 +134,8 @@ void ReplicatedModel::CombineGradients(int64_t batch_size,
       bool first = true;
       for (int i = 0; i < num_replicas(); ++i) {
         if (SliceSize(i) == 0) continue;
-        const float weight = static_cast<float>(
-            static_cast<double>(SliceSize(i)) / static_cast<double>(batch_size));
+        const float weight =
+            static_cast<float>(static_cast<double>(SliceSize(i)) / static_cast<double>(batch_size));
         ConstArrayMap g(replica_grads_[i][v].f32() + begin, end - begin);
         if (first) {
           out = weight * g;
@@ -152,8 +148,8 @@ void ReplicatedModel::CombineGradients(int64_t batch_size,
   });
 }
 
-StatusOr<Model::EvalResult> ReplicatedModel::Evaluate(
-    const std::vector<Tensor>& params, const Batch& batch) {
+StatusOr<Model::EvalResult> ReplicatedModel::Evaluate(const std::vector<Tensor>& params,
+                                                      const Batch& batch) {
   PST_RETURN_IF_ERROR(ValidateParams(params, variables()));
   PST_RETURN_IF_ERROR(ValidateBatch(batch, input_dim(), num_classes()));
   SplitOffsets(batch.size);

@@ -31,17 +31,13 @@ class ReplicatedModel : public Model {
     return replicas_.front()->variables();
   }
   int64_t input_dim() const override { return replicas_.front()->input_dim(); }
-  int64_t num_classes() const override {
-    return replicas_.front()->num_classes();
-  }
+  int64_t num_classes() const override { return replicas_.front()->num_classes(); }
   const std::string& device() const override { return device_; }
   std::vector<std::string> Placement() const override;
 
-  StatusOr<float> ComputeGradients(const std::vector<Tensor>& params,
-                                   const Batch& batch,
+  StatusOr<float> ComputeGradients(const std::vector<Tensor>& params, const Batch& batch,
                                    std::vector<Tensor>* grads) override;
-  StatusOr<EvalResult> Evaluate(const std::vector<Tensor>& params,
-                                const Batch& batch) override;
+  StatusOr<EvalResult> Evaluate(const std::vector<Tensor>& params, const Batch& batch) override;
   Status Predict(const std::vector<Tensor>& params, const Batch& batch,
                  std::vector<float>* probabilities) override;
 
@@ -52,9 +48,7 @@ class ReplicatedModel : public Model {
   // Copies replica i's slice of `batch` into slices_[i], whose vectors keep
   // their capacity from step to step. Runs on the replica's thread.
   void CopySlice(const Batch& batch, int i);
-  int64_t SliceSize(int i) const {
-    return slice_begin_[i + 1] - slice_begin_[i];
-  }
+  int64_t SliceSize(int i) const { return slice_begin_[i + 1] - slice_begin_[i]; }
   // OK, or the first failed replica's error, naming the replica.
   Status FirstError() const;
   // grads[v] = sum over replicas of (slice size / batch size) *

@@ -19,10 +19,8 @@ namespace {
 
 // The loss and gradients of `devices` against "cpu" on the same batch, within
 // relative 1e-5 (the slices' float sums round differently).
-void ExpectSameAsOneCpu(const std::string& name, const std::string& devices,
-                        int64_t batch_size) {
-  SCOPED_TRACE(name + " on " + devices + ", batch " +
-               std::to_string(batch_size));
+void ExpectSameAsOneCpu(const std::string& name, const std::string& devices, int64_t batch_size) {
+  SCOPED_TRACE(name + " on " + devices + ", batch " + std::to_string(batch_size));
   auto one = MustMakeModel(name);
   auto replicated = MustMakeModel(name, 784, 10, devices);
   const std::vector<Tensor> params = InitialParams(*one, 1);
@@ -31,22 +29,18 @@ void ExpectSameAsOneCpu(const std::string& name, const std::string& devices,
   for (uint32_t seed : {2, 3}) {
     const Batch batch = RandomBatch(batch_size, 784, 10, seed);
     const float want_loss = one->ComputeGradients(params, batch, &want).value();
-    const StatusOr<float> got_loss =
-        replicated->ComputeGradients(params, batch, &got);
+    const StatusOr<float> got_loss = replicated->ComputeGradients(params, batch, &got);
     ASSERT_TRUE(got_loss.ok()) << got_loss.status().ToString();
     EXPECT_NEAR(*got_loss, want_loss, 1e-5 * std::abs(want_loss));
     ASSERT_EQ(got.size(), want.size());
     for (size_t v = 0; v < want.size(); ++v) {
-      EXPECT_LT(NormwiseRelDiff(got[v], want[v]), 1e-5)
-          << one->variables()[v].name;
+      EXPECT_LT(NormwiseRelDiff(got[v], want[v]), 1e-5) << one->variables()[v].name;
     }
 
     const Model::EvalResult want_eval = one->Evaluate(params, batch).value();
-    const StatusOr<Model::EvalResult> got_eval =
-        replicated->Evaluate(params, batch);
+    const StatusOr<Model::EvalResult> got_eval = replicated->Evaluate(params, batch);
     ASSERT_TRUE(got_eval.ok()) << got_eval.status().ToString();
-    EXPECT_NEAR(got_eval->loss_sum, want_eval.loss_sum,
-                1e-5 * want_eval.loss_sum);
+    EXPECT_NEAR(got_eval->loss_sum, want_eval.loss_sum, 1e-5 * want_eval.loss_sum);
     EXPECT_EQ(got_eval->correct, want_eval.correct);
     EXPECT_EQ(got_eval->count, batch_size);
   }
@@ -82,8 +76,7 @@ TEST(ReplicatedModelTest, DevicesVariablesAndPlacement) {
   const std::vector<std::string> lines = model->Placement();
   ASSERT_EQ(lines.size(), 2 * one->Placement().size());
   EXPECT_EQ(lines.front(), "replica 0: dense0 (Dense 784->100) on cpu");
-  EXPECT_EQ(lines.back(),
-            "replica 1: softmax_cross_entropy (10 classes) on cpu");
+  EXPECT_EQ(lines.back(), "replica 1: softmax_cross_entropy (10 classes) on cpu");
 }
 
 TEST(ReplicatedModelTest, RejectsWhatOneModelRejects) {
@@ -98,24 +91,17 @@ TEST(ReplicatedModelTest, RejectsWhatOneModelRejects) {
   // Counted in the whole batch, not in replica 1's slice.
   EXPECT_NE(loss.status().message().find("example 5"), std::string::npos)
       << loss.status().message();
-  EXPECT_EQ(model->Evaluate(params, Batch{0, 784, {}, {}}).status().code(),
-            Code::kInvalidArgument);
+  EXPECT_EQ(model->Evaluate(params, Batch{0, 784, {}, {}}).status().code(), Code::kInvalidArgument);
   std::vector<Tensor> too_few(params.begin(), params.end() - 1);
-  EXPECT_EQ(model->Evaluate(too_few, RandomBatch(4, 784, 10, 3))
-                .status()
-                .code(),
+  EXPECT_EQ(model->Evaluate(too_few, RandomBatch(4, 784, 10, 3)).status().code(),
             Code::kInvalidArgument);
 }
 
 TEST(ReplicatedModelTest, DeviceListErrors) {
-  EXPECT_EQ(MakeModel("mlp", 784, 10, "cpu,").status().code(),
-            Code::kInvalidArgument);
-  EXPECT_EQ(MakeModel("mlp", 784, 10, ",cpu").status().code(),
-            Code::kInvalidArgument);
-  EXPECT_EQ(MakeModel("mlp", 784, 10, "cpu,abacus").status().code(),
-            Code::kInvalidArgument);
-  EXPECT_EQ(MakeModel("resnet", 784, 10, "cpu,cpu").status().code(),
-            Code::kInvalidArgument);
+  EXPECT_EQ(MakeModel("mlp", 784, 10, "cpu,").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(MakeModel("mlp", 784, 10, ",cpu").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(MakeModel("mlp", 784, 10, "cpu,abacus").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(MakeModel("resnet", 784, 10, "cpu,cpu").status().code(), Code::kInvalidArgument);
 }
 
 // Two fake devices: each replica keeps to its own device's memory and
@@ -142,8 +128,7 @@ TEST(ReplicatedModelTest, OnFakeDevices) {
     EXPECT_LT(NormwiseRelDiff(grads[v], want[v]), 1e-5);
   }
 
-  const int64_t allocations[] = {devices[0]->allocations(),
-                                 devices[1]->allocations()};
+  const int64_t allocations[] = {devices[0]->allocations(), devices[1]->allocations()};
   ASSERT_TRUE(model->ComputeGradients(params, batch, &grads).ok());
   EXPECT_EQ(devices[0]->allocations(), allocations[0]);
   EXPECT_EQ(devices[1]->allocations(), allocations[1]);
@@ -152,8 +137,7 @@ TEST(ReplicatedModelTest, OnFakeDevices) {
   const StatusOr<float> failed = model->ComputeGradients(params, batch, &grads);
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.status().code(), Code::kInternal);
-  EXPECT_EQ(failed.status().message(),
-            "replica 1: CUDA error: out of memory");
+  EXPECT_EQ(failed.status().message(), "replica 1: CUDA error: out of memory");
   EXPECT_TRUE(model->ComputeGradients(params, batch, &grads).ok());
 }
 

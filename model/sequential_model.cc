@@ -18,8 +18,7 @@ int64_t LastOutputDim(const std::vector<std::unique_ptr<Layer>>& layers) {
   return layers.back()->out_dim();
 }
 
-std::vector<VariableSpec> AllVariables(
-    const std::vector<std::unique_ptr<Layer>>& layers) {
+std::vector<VariableSpec> AllVariables(const std::vector<std::unique_ptr<Layer>>& layers) {
   std::vector<VariableSpec> variables;
   for (const std::unique_ptr<Layer>& layer : layers) {
     for (VariableSpec& spec : layer->Variables()) {
@@ -55,8 +54,7 @@ std::vector<std::string> SequentialModel::Placement() const {
   for (const std::unique_ptr<Layer>& layer : layers_) {
     lines.push_back(layer->Describe() + on);
   }
-  lines.push_back("softmax_cross_entropy (" + std::to_string(num_classes()) +
-                  " classes)" + on);
+  lines.push_back("softmax_cross_entropy (" + std::to_string(num_classes()) + " classes)" + on);
   return lines;
 }
 
@@ -66,8 +64,7 @@ Status SequentialModel::Reserve(int64_t batch, bool backward) {
     const size_t bytes = batch * layers_[i]->out_dim() * sizeof(float);
     PST_RETURN_IF_ERROR(EnsureBuffer(*kernels_, bytes, &activations_[i]));
     if (backward) {
-      PST_RETURN_IF_ERROR(
-          EnsureBuffer(*kernels_, bytes, &activation_grads_[i]));
+      PST_RETURN_IF_ERROR(EnsureBuffer(*kernels_, bytes, &activation_grads_[i]));
     }
     PST_RETURN_IF_ERROR(layers_[i]->Reserve(batch));
   }
@@ -78,16 +75,14 @@ const float* SequentialModel::Forward(int64_t batch, bool training) {
   const float* x = io_.features();
   for (size_t i = 0; i < layers_.size(); ++i) {
     float* y = activations_[i]->f32();
-    layers_[i]->Forward(io_.params() + first_variable_[i], x, y, batch,
-                        training);
+    layers_[i]->Forward(io_.params() + first_variable_[i], x, y, batch, training);
     x = y;
   }
   return x;
 }
 
-StatusOr<float> SequentialModel::ComputeGradients(
-    const std::vector<Tensor>& params, const Batch& batch,
-    std::vector<Tensor>* grads) {
+StatusOr<float> SequentialModel::ComputeGradients(const std::vector<Tensor>& params,
+                                                  const Batch& batch, std::vector<Tensor>* grads) {
   CHECK(grads != nullptr);
   PST_RETURN_IF_ERROR(ValidateParams(params, variables_));
   PST_RETURN_IF_ERROR(ValidateBatch(batch, input_dim(), num_classes()));
@@ -98,22 +93,21 @@ StatusOr<float> SequentialModel::ComputeGradients(
   io_.SetGrads(grads);
 
   const float* logits = Forward(batch.size, /*training=*/true);
-  const float loss = loss_.Loss(logits, io_.labels(),
-                                activation_grads_.back()->f32(), batch.size);
+  const float loss = loss_.Loss(logits, io_.labels(), activation_grads_.back()->f32(), batch.size);
   for (size_t i = layers_.size(); i-- > 0;) {
     const float* x = i == 0 ? io_.features() : activations_[i - 1]->f32();
     float* dx = i == 0 ? nullptr : activation_grads_[i - 1]->f32();
-    layers_[i]->Backward(io_.params() + first_variable_[i], x,
-                         activations_[i]->f32(), activation_grads_[i]->f32(),
-                         io_.grads() + first_variable_[i], dx, batch.size);
+    layers_[i]->Backward(io_.params() + first_variable_[i], x, activations_[i]->f32(),
+                         activation_grads_[i]->f32(), io_.grads() + first_variable_[i], dx,
+                         batch.size);
   }
   io_.FetchGrads(grads);
   PST_RETURN_IF_ERROR(kernels_->TakeError());
   return loss;
 }
 
-StatusOr<Model::EvalResult> SequentialModel::Evaluate(
-    const std::vector<Tensor>& params, const Batch& batch) {
+StatusOr<Model::EvalResult> SequentialModel::Evaluate(const std::vector<Tensor>& params,
+                                                      const Batch& batch) {
   PST_RETURN_IF_ERROR(ValidateParams(params, variables_));
   PST_RETURN_IF_ERROR(ValidateBatch(batch, input_dim(), num_classes()));
   PST_RETURN_IF_ERROR(Reserve(batch.size, /*backward=*/false));
@@ -124,8 +118,7 @@ StatusOr<Model::EvalResult> SequentialModel::Evaluate(
   EvalResult result;
   result.count = batch.size;
   result.loss_sum = static_cast<double>(loss_.Loss(logits, io_.labels(),
-                                                   /*dlogits=*/nullptr,
-                                                   batch.size)) *
+                                                   /*dlogits=*/nullptr, batch.size)) *
                     static_cast<double>(batch.size);
   result.correct = loss_.CountCorrect(logits, io_.labels(), batch.size);
   PST_RETURN_IF_ERROR(kernels_->TakeError());

@@ -26,22 +26,17 @@ class SequentialModel : public Model {
   // Owns `kernels` and `layers`; the layers (which borrow the kernels) must
   // chain: layers[i].out_dim() == layers[i+1].in_dim() (CHECKed), and the
   // last out_dim() is the number of classes (at least 2).
-  SequentialModel(std::unique_ptr<Kernels> kernels,
-                  std::vector<std::unique_ptr<Layer>> layers);
+  SequentialModel(std::unique_ptr<Kernels> kernels, std::vector<std::unique_ptr<Layer>> layers);
 
-  const std::vector<VariableSpec>& variables() const override {
-    return variables_;
-  }
+  const std::vector<VariableSpec>& variables() const override { return variables_; }
   int64_t input_dim() const override { return layers_.front()->in_dim(); }
   int64_t num_classes() const override { return loss_.num_classes(); }
   const std::string& device() const override { return kernels_->device(); }
   std::vector<std::string> Placement() const override;
 
-  StatusOr<float> ComputeGradients(const std::vector<Tensor>& params,
-                                   const Batch& batch,
+  StatusOr<float> ComputeGradients(const std::vector<Tensor>& params, const Batch& batch,
                                    std::vector<Tensor>* grads) override;
-  StatusOr<EvalResult> Evaluate(const std::vector<Tensor>& params,
-                                const Batch& batch) override;
+  StatusOr<EvalResult> Evaluate(const std::vector<Tensor>& params, const Batch& batch) override;
   Status Predict(const std::vector<Tensor>& params, const Batch& batch,
                  std::vector<float>* probabilities) override;
 

@@ -19,12 +19,10 @@ class SoftmaxCrossEntropy {
   // logits is (B,C), labels is (B) with values in [0,C) (the caller checks),
   // dlogits is (B,C) or null. Returns the mean loss over the batch and, unless
   // dlogits is null, writes its gradient w.r.t. the logits.
-  float Loss(const float* logits, const int32_t* labels, float* dlogits,
-             int64_t batch);
+  float Loss(const float* logits, const int32_t* labels, float* dlogits, int64_t batch);
 
   // logits is (B,C), labels is (B): rows whose argmax is the label.
-  int64_t CountCorrect(const float* logits, const int32_t* labels,
-                       int64_t batch);
+  int64_t CountCorrect(const float* logits, const int32_t* labels, int64_t batch);
 
  private:
   const int64_t num_classes_;

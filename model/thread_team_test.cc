@@ -44,8 +44,7 @@ TEST(ThreadTeamTest, RunsEveryIndexConcurrently) {
     std::unique_lock<std::mutex> lock(mu);
     ++calls[i];
     if (++arrived == n) all_in.notify_all();
-    if (!all_in.wait_for(lock, std::chrono::seconds(10),
-                         [&] { return arrived == n; })) {
+    if (!all_in.wait_for(lock, std::chrono::seconds(10), [&] { return arrived == n; })) {
       timed_out = true;
     }
   });
@@ -59,8 +58,7 @@ TEST(ThreadTeamTest, EachIndexKeepsItsThreadAcrossRuns) {
   std::vector<std::thread::id> first(n);
   team.Run([&](int i) { first[i] = std::this_thread::get_id(); });
   EXPECT_EQ(first[0], std::this_thread::get_id());
-  EXPECT_EQ(std::set<std::thread::id>(first.begin(), first.end()).size(),
-            static_cast<size_t>(n));
+  EXPECT_EQ(std::set<std::thread::id>(first.begin(), first.end()).size(), static_cast<size_t>(n));
   std::atomic<int> mismatches{0};
   std::atomic<int64_t> calls{0};
   for (int run = 0; run < 2000; ++run) {

@@ -20,13 +20,11 @@ Status ValidateParams(const std::vector<Tensor>& params,
 
 // OK when `batch` is non-empty, holds size x input_dim features and size
 // labels, each in [0, num_classes).
-Status ValidateBatch(const Batch& batch, int64_t input_dim,
-                     int64_t num_classes);
+Status ValidateBatch(const Batch& batch, int64_t input_dim, int64_t num_classes);
 
 // Allocates one zero tensor per variable when *grads is empty; otherwise
 // checks that they match `variables` as ValidateParams does.
-Status PrepareGrads(const std::vector<VariableSpec>& variables,
-                    std::vector<Tensor>* grads);
+Status PrepareGrads(const std::vector<VariableSpec>& variables, std::vector<Tensor>* grads);
 
 }  // namespace pst
 

@@ -16,7 +16,7 @@ namespace pst {
 
 struct PredictOptions {
   std::string model_file;
-  DataOptions data;    // the test split of it is predicted
+  DataOptions data;  // the test split of it is predicted
   // CSV "label,predicted,p0,p1,..." per example, probabilities written
   // to float precision (9 significant digits); "" = none.
   std::string output;

@@ -18,8 +18,7 @@ OutgoingMessage Reply(wire::MessageType type, Status status = Status::OK()) {
 }
 
 StatusOr<ShardConfig> ConfigFromWire(const wire::InitParams* init) {
-  if (init == nullptr || init->optimizer() == nullptr ||
-      init->optimizer()->name() == nullptr) {
+  if (init == nullptr || init->optimizer() == nullptr || init->optimizer()->name() == nullptr) {
     return InvalidArgument("init request without optimizer parameters");
   }
   const wire::OptimizerParams& o = *init->optimizer();
@@ -39,8 +38,8 @@ StatusOr<ShardConfig> ConfigFromWire(const wire::InitParams* init) {
     default: return InvalidArgument("unknown staleness policy");
   }
   config.max_staleness = init->max_staleness();
-  config.mode = init->mode() == wire::TrainingMode::Sync ? TrainingMode::kSync
-                                                         : TrainingMode::kAsync;
+  config.mode =
+      init->mode() == wire::TrainingMode::Sync ? TrainingMode::kSync : TrainingMode::kAsync;
   config.replicas_to_aggregate = init->replicas_to_aggregate();
   if (init->global_step_variable()) {
     config.global_step_variable = init->global_step_variable()->str();
@@ -78,8 +77,7 @@ std::vector<Gradient> Gradients(const ReceivedMessage& request) {
 
 }  // namespace
 
-OutgoingMessage PsService::Handle(const ReceivedMessage& request,
-                                  std::string_view peer_address) {
+OutgoingMessage PsService::Handle(const ReceivedMessage& request, std::string_view peer_address) {
   const bool from_chief = SentByChief(request, peer_address);
   if (from_chief) {
     last_chief_contact_.store(std::chrono::steady_clock::now().time_since_epoch().count());
@@ -141,9 +139,8 @@ OutgoingMessage PsService::HandleInit(const ReceivedMessage& request) {
   Status status = store_.Initialize(*config, std::move(values));
   if (status.ok()) {
     if (server_->cluster_id() == 0) server_->set_cluster_id(request.header().cluster_id());
-    LOG(INFO) << "initialized " << count << " variables (optimizer "
-              << config->optimizer.name << ", cluster "
-              << request.header().cluster_id() << ")";
+    LOG(INFO) << "initialized " << count << " variables (optimizer " << config->optimizer.name
+              << ", cluster " << request.header().cluster_id() << ")";
   }
   return Reply(wire::MessageType::InitReply, status);
 }
@@ -197,8 +194,8 @@ OutgoingMessage PsService::PushReply(const PushOutcome& o) {
   reply.extras = [o](flatbuffers::FlatBufferBuilder& fbb) {
     HeaderExtras extras;
     extras.push_result =
-        wire::CreatePushResult(fbb, o.applied, o.dropped, o.scaled, o.max_staleness,
-                               o.global_step, o.stale, o.duplicate, o.shard_step);
+        wire::CreatePushResult(fbb, o.applied, o.dropped, o.scaled, o.max_staleness, o.global_step,
+                               o.stale, o.duplicate, o.shard_step);
     return extras;
   };
   return reply;
@@ -212,12 +209,11 @@ StatusOr<std::string> PsService::PartPath(const ReceivedMessage& request) const 
   const std::string name = c && c->name() ? c->name()->str() : "";
   // A folder name, never a path: a peer cannot make the ps write elsewhere.
   const bool valid = !name.empty() && name != "." && name != ".." &&
-                     name.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
-                                            "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
-                         std::string::npos;
+                     name.find_first_not_of(
+                         "abcdefghijklmnopqrstuvwxyz"
+                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == std::string::npos;
   if (!valid) return InvalidArgument("bad checkpoint name '" + name + "'");
-  return options_.checkpoint_dir + "/" + name + "/ps-" + std::to_string(options_.shard) +
-         ".part";
+  return options_.checkpoint_dir + "/" + name + "/ps-" + std::to_string(options_.shard) + ".part";
 }
 
 OutgoingMessage PsService::HandleSave(const ReceivedMessage& request) {
@@ -265,10 +261,10 @@ OutgoingMessage PsService::HandleStatus() {
   reply.extras = [s, in, out, queued](flatbuffers::FlatBufferBuilder& fbb) {
     HeaderExtras extras;
     extras.shard_stats = wire::CreateShardStats(
-        fbb, s.variables, s.bytes, s.updates_applied, s.gradients_dropped,
-        s.gradients_scaled, in, out, s.staleness_sum, s.staleness_max,
-        s.staleness_count, s.global_step, s.initialized, s.sync_step, s.stale_pushes,
-        s.duplicate_pushes, fbb.CreateVector(s.aggregated_per_worker), queued);
+        fbb, s.variables, s.bytes, s.updates_applied, s.gradients_dropped, s.gradients_scaled, in,
+        out, s.staleness_sum, s.staleness_max, s.staleness_count, s.global_step, s.initialized,
+        s.sync_step, s.stale_pushes, s.duplicate_pushes, fbb.CreateVector(s.aggregated_per_worker),
+        queued);
     return extras;
   };
   return reply;

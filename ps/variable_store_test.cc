@@ -71,8 +71,7 @@ TEST_F(VariableStoreTest, BadGradientChangesNothing) {
   auto outcome = store_.Push({View("w", good, 0), View("w", wrong_shape, 0)}, true);
   EXPECT_EQ(outcome.status().code(), Code::kInvalidArgument);
   EXPECT_NE(outcome.status().message().find("[4]"), std::string::npos);
-  EXPECT_EQ(store_.Push({View("nope", good, 0)}, false).status().code(),
-            Code::kNotFound);
+  EXPECT_EQ(store_.Push({View("nope", good, 0)}, false).status().code(), Code::kNotFound);
   std::vector<VariableValue> out;
   ASSERT_TRUE(store_.Pull({"w", "global_step"}, &out).ok());
   EXPECT_FLOAT_EQ(out[0].tensor.f32()[0], 1.0f);
@@ -100,7 +99,7 @@ TEST_F(VariableStoreTest, DropPolicyDropsTooStale) {
   ASSERT_TRUE(stale.ok());
   EXPECT_EQ(stale->dropped, 1u);
   EXPECT_EQ(stale->max_staleness, 2);
-  EXPECT_EQ(stale->global_step, 2);  // not incremented
+  EXPECT_EQ(stale->global_step, 2);                // not incremented
   auto ok = store_.Push({View("w", g, 1)}, true);  // staleness 1
   EXPECT_EQ(ok->applied, 1u);
   EXPECT_EQ(store_.Stats().gradients_dropped, 1u);
@@ -110,7 +109,7 @@ TEST_F(VariableStoreTest, ScalePolicyScalesLearningRate) {
   Init(StalenessPolicy::kScale);
   Tensor g = Filled({2, 2}, 0.5f);
   ASSERT_TRUE(store_.Push({View("w", g, 0)}, false).ok());  // w = 0.5
-  auto scaled = store_.Push({View("w", g, 0)}, false);     // staleness 1: lr/2
+  auto scaled = store_.Push({View("w", g, 0)}, false);      // staleness 1: lr/2
   EXPECT_EQ(scaled->scaled, 1u);
   std::vector<VariableValue> out;
   ASSERT_TRUE(store_.Pull({"w"}, &out).ok());
@@ -339,15 +338,13 @@ TEST(VariableStoreNonFiniteTest, RefusalNamesTheSliceAndTheElement) {
   ASSERT_TRUE(store.Initialize(config, std::move(values)).ok());
   for (int bad : {0, 63, 64, 70, 99}) {
     Tensor g = Filled({100}, 0.5f);
-    g.f32()[bad] = bad % 2 ? std::numeric_limits<float>::quiet_NaN()
-                           : -std::numeric_limits<float>::infinity();
+    g.f32()[bad] =
+        bad % 2 ? std::numeric_limits<float>::quiet_NaN() : -std::numeric_limits<float>::infinity();
     auto outcome = store.Push({View("emb/part_1", g, 0)}, false);
     EXPECT_EQ(outcome.status().code(), Code::kInvalidArgument);
     const std::string& message = outcome.status().message();
     EXPECT_NE(message.find("'emb/part_1'"), std::string::npos) << message;
-    EXPECT_NE(message.find("element " + std::to_string(bad) + ")"),
-              std::string::npos)
-        << message;
+    EXPECT_NE(message.find("element " + std::to_string(bad) + ")"), std::string::npos) << message;
   }
   std::vector<VariableValue> out;
   ASSERT_TRUE(store.Pull({"emb/part_1"}, &out).ok());

@@ -20,7 +20,9 @@ std::string DescribeSender(const wire::Header& h) {
 }  // namespace
 
 bool ChiefService::SentBy(const wire::Header& h, wire::Role role) const {
-  const int tasks = role == wire::Role::Ps ? num_ps_ : role == wire::Role::Worker ? num_workers_ : 0;
+  const int tasks = role == wire::Role::Ps       ? num_ps_
+                    : role == wire::Role::Worker ? num_workers_
+                                                 : 0;
   return h.sender_role() == role && h.sender_index() >= 0 && h.sender_index() < tasks;
 }
 
@@ -42,11 +44,9 @@ OutgoingMessage ChiefService::Handle(const ReceivedMessage& request, RequestCont
   switch (request.type()) {
     case wire::MessageType::JoinRequest:
     case wire::MessageType::ReportRequest:
-    case wire::MessageType::TokenRequest:
-      return HandleWorker(request, context);
+    case wire::MessageType::TokenRequest: return HandleWorker(request, context);
     case wire::MessageType::ShardAppliedRequest: return HandleStepDone(request);
-    case wire::MessageType::HeartbeatRequest:
-      return HandleHeartbeat(request);
+    case wire::MessageType::HeartbeatRequest: return HandleHeartbeat(request);
     default:
       return Error(wire::MessageType::ErrorReply,
                    InvalidArgument(std::string("the chief does not serve ") +
@@ -76,12 +76,12 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
                                         "every task"));
       }
       if (h.join() == nullptr || h.join()->placement_hash() != state_->placement_hash()) {
-        return Error(reply_type,
-                     FailedPrecondition(
-                         "worker:" + std::to_string(worker) +
-                         " computed another variable placement than the chief: --model, "
-                         "--placement, --partition_bytes and --ps_hosts must be the same on "
-                         "every task"));
+        return Error(
+            reply_type,
+            FailedPrecondition("worker:" + std::to_string(worker) +
+                               " computed another variable placement than the chief: --model, "
+                               "--placement, --partition_bytes and --ps_hosts must be the same on "
+                               "every task"));
       }
       if (state_->state() != wire::ClusterState::Starting) {
         state_->RecordJoin(worker);

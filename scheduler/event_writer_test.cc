@@ -1,5 +1,6 @@
 #include "scheduler/event_writer.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,8 +13,6 @@
 #include <ostream>
 #include <string_view>
 #include <tuple>
-
-#include <gtest/gtest.h>
 
 #include "scheduler/crc32c.h"
 

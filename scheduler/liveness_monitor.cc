@@ -1,8 +1,8 @@
 #include "scheduler/liveness_monitor.h"
 
-#include <algorithm>
-
 #include <glog/logging.h>
+
+#include <algorithm>
 
 namespace pst {
 namespace {

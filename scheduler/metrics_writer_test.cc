@@ -1,9 +1,9 @@
 #include "scheduler/metrics_writer.h"
 
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <limits>
-
-#include <gtest/gtest.h>
 
 namespace pst {
 namespace {

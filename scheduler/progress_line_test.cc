@@ -1,9 +1,9 @@
 #include "scheduler/progress_line.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <cstdlib>
-
-#include <gtest/gtest.h>
 
 namespace pst {
 namespace {

@@ -6,7 +6,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/usage.sh" "$@"
 
 readonly PACKAGES=(
-  build-essential cmake pkg-config git
+  build-essential cmake pkg-config git clang-format
   libzmq3-dev cppzmq-dev libflatbuffers-dev flatbuffers-compiler
   libeigen3-dev libdnnl-dev libgflags-dev libgoogle-glog-dev libgtest-dev zlib1g-dev
   python3 python3-matplotlib python3-venv

@@ -1,9 +1,9 @@
 // Channel <-> RpcServer over real ZeroMQ TCP on 127.0.0.1.
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <mutex>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "transport/channel.h"
 #include "transport/server.h"
@@ -30,8 +30,7 @@ OutgoingMessage Echo(const ReceivedMessage& request, RequestContext&) {
 
 class ChannelServerTest : public ::testing::Test {
  protected:
-  void StartServer(uint64_t cluster_id,
-                   std::vector<wire::MessageType> open_types = {}) {
+  void StartServer(uint64_t cluster_id, std::vector<wire::MessageType> open_types = {}) {
     ServerOptions options;
     options.name = "echo:0";
     options.endpoint = "tcp://127.0.0.1:*";
@@ -139,8 +138,7 @@ TEST_F(ChannelServerTest, DeadlineNamesSilentPeer) {
   Channel channel(context_, options);
   auto reply = channel.Call(Request(1));
   EXPECT_EQ(reply.status().code(), Code::kDeadlineExceeded);
-  EXPECT_NE(reply.status().message().find("ps:3 (tcp://127.0.0.1:1)"),
-            std::string::npos);
+  EXPECT_NE(reply.status().message().find("ps:3 (tcp://127.0.0.1:1)"), std::string::npos);
 }
 
 TEST_F(ChannelServerTest, GarbageGetsErrorReplyAndServerKeepsServing) {
@@ -193,12 +191,11 @@ TEST(DeferredReplyTest, RepliesSentLaterReachTheirRequests) {
   ServerOptions options;
   options.name = "deferring";
   options.endpoint = "tcp://127.0.0.1:*";
-  RpcServer server(context, options,
-                   [&](const ReceivedMessage& request, RequestContext& ctx) {
-                     std::lock_guard<std::mutex> lock(mu);
-                     parked.emplace_back(ctx.Defer(), request.step());
-                     return OutgoingMessage();
-                   });
+  RpcServer server(context, options, [&](const ReceivedMessage& request, RequestContext& ctx) {
+    std::lock_guard<std::mutex> lock(mu);
+    parked.emplace_back(ctx.Defer(), request.step());
+    return OutgoingMessage();
+  });
   ASSERT_TRUE(server.Start().ok());
   ChannelOptions channel_options;
   channel_options.peer_name = "deferring";

@@ -11,7 +11,6 @@
 #define PST_TRANSPORT_CURVE_H_
 
 #include <string>
-
 #include <zmq.hpp>
 
 #include "common/status.h"

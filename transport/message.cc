@@ -13,8 +13,7 @@ void ReleaseBuffer(void* /*data*/, void* hint) {
 zmq::message_t ZeroCopyFrame(const Tensor& tensor) {
   if (tensor.num_bytes() == 0) return zmq::message_t();
   auto* ref = new std::shared_ptr<uint8_t[]>(tensor.buffer());
-  return zmq::message_t(const_cast<void*>(tensor.data()), tensor.num_bytes(),
-                        ReleaseBuffer, ref);
+  return zmq::message_t(const_cast<void*>(tensor.data()), tensor.num_bytes(), ReleaseBuffer, ref);
 }
 
 // The verifier only promises 4-byte alignment for a vector's elements, so
@@ -25,8 +24,7 @@ Shape ReadShape(const flatbuffers::Vector<int64_t>& dims) {
   return shape;
 }
 
-Status CheckDescriptor(const wire::TensorDesc* desc, size_t index,
-                       size_t frame_bytes) {
+Status CheckDescriptor(const wire::TensorDesc* desc, size_t index, size_t frame_bytes) {
   const std::string where = "tensor " + std::to_string(index);
   if (desc == nullptr || desc->name() == nullptr || desc->name()->size() == 0) {
     return InvalidArgument(where + " has no name");
@@ -36,8 +34,7 @@ Status CheckDescriptor(const wire::TensorDesc* desc, size_t index,
   if (!dtype.ok()) return InvalidArgument(named + " has " + dtype.status().message());
   if (desc->shape() == nullptr) return InvalidArgument(named + " has no shape");
   if (desc->shape()->size() > kMaxRank) {
-    return InvalidArgument(named + " has rank " +
-                           std::to_string(desc->shape()->size()) + " > " +
+    return InvalidArgument(named + " has rank " + std::to_string(desc->shape()->size()) + " > " +
                            std::to_string(kMaxRank));
   }
   uint64_t elements = 1;
@@ -53,10 +50,8 @@ Status CheckDescriptor(const wire::TensorDesc* desc, size_t index,
   }
   const uint64_t expected = elements * DTypeSize(*dtype);
   if (desc->byte_length() != expected) {
-    return InvalidArgument(named + " declares " +
-                           std::to_string(desc->byte_length()) +
-                           " bytes but its shape needs " +
-                           std::to_string(expected));
+    return InvalidArgument(named + " declares " + std::to_string(desc->byte_length()) +
+                           " bytes but its shape needs " + std::to_string(expected));
   }
   if (frame_bytes != expected) {
     return InvalidArgument(named + " frame holds " + std::to_string(frame_bytes) +
@@ -68,10 +63,9 @@ Status CheckDescriptor(const wire::TensorDesc* desc, size_t index,
 }  // namespace
 
 Status MessageTooLarge(size_t max_message_bytes) {
-  return ResourceExhausted("message exceeds --max_message_bytes=" +
-                           std::to_string(max_message_bytes) + " (counting " +
-                           std::to_string(FrameCost(0)) +
-                           " bytes per frame besides its data)");
+  return ResourceExhausted(
+      "message exceeds --max_message_bytes=" + std::to_string(max_message_bytes) + " (counting " +
+      std::to_string(FrameCost(0)) + " bytes per frame besides its data)");
 }
 
 wire::DataType ToWire(DType dtype) {
@@ -98,18 +92,17 @@ std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
   std::vector<flatbuffers::Offset<wire::TensorDesc>> descs;
   descs.reserve(message.tensors.size());
   for (const OutTensor& t : message.tensors) {
-    descs.push_back(wire::CreateTensorDesc(
-        fbb, fbb.CreateString(t.name), ToWire(t.tensor.dtype()),
-        fbb.CreateVector(t.tensor.shape()), t.tensor.num_bytes(), t.version));
+    descs.push_back(wire::CreateTensorDesc(fbb, fbb.CreateString(t.name), ToWire(t.tensor.dtype()),
+                                           fbb.CreateVector(t.tensor.shape()), t.tensor.num_bytes(),
+                                           t.version));
   }
   auto tensors = fbb.CreateVector(descs);
-  auto status_message = message.status.ok()
-                            ? flatbuffers::Offset<flatbuffers::String>()
-                            : fbb.CreateString(message.status.message());
-  auto names = message.names.empty()
-                   ? flatbuffers::Offset<flatbuffers::Vector<
-                         flatbuffers::Offset<flatbuffers::String>>>()
-                   : fbb.CreateVectorOfStrings(message.names);
+  auto status_message = message.status.ok() ? flatbuffers::Offset<flatbuffers::String>()
+                                            : fbb.CreateString(message.status.message());
+  auto names =
+      message.names.empty()
+          ? flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>>()
+          : fbb.CreateVectorOfStrings(message.names);
   HeaderExtras extras;
   if (message.extras) extras = message.extras(fbb);
 
@@ -184,22 +177,19 @@ StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
   options.max_depth = 16;
   options.max_tables = 100000;
   flatbuffers::Verifier verifier(bytes, frames[0].size(), options);
-  if (frames[0].size() < sizeof(flatbuffers::uoffset_t) ||
-      !wire::VerifyHeaderBuffer(verifier)) {
+  if (frames[0].size() < sizeof(flatbuffers::uoffset_t) || !wire::VerifyHeaderBuffer(verifier)) {
     return InvalidArgument("header of " + std::to_string(frames[0].size()) +
                            " bytes failed FlatBuffers verification");
   }
   const wire::Header* header = wire::GetHeader(bytes);
-  if (header->type() == wire::MessageType::Invalid ||
-      header->type() > wire::MessageType::MAX) {
+  if (header->type() == wire::MessageType::Invalid || header->type() > wire::MessageType::MAX) {
     return InvalidArgument("unknown message type " +
                            std::to_string(static_cast<int>(header->type())));
   }
   const size_t declared = header->tensors() ? header->tensors()->size() : 0;
   if (declared != frames.size() - 1) {
-    return InvalidArgument("header declares " + std::to_string(declared) +
-                           " tensors but " + std::to_string(frames.size() - 1) +
-                           " tensor frames arrived");
+    return InvalidArgument("header declares " + std::to_string(declared) + " tensors but " +
+                           std::to_string(frames.size() - 1) + " tensor frames arrived");
   }
   message.tensors_.reserve(declared);
   for (size_t i = 0; i < declared; ++i) {

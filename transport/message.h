@@ -13,7 +13,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "common/status.h"
@@ -62,8 +61,7 @@ struct Envelope {
   int32_t index = 0;
 };
 
-std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
-                                          const Envelope& envelope);
+std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message, const Envelope& envelope);
 
 // A tensor inside a received message: points into the received frame.
 struct TensorView {
@@ -97,8 +95,7 @@ class ReceivedMessage {
   size_t total_bytes() const { return total_bytes_; }
 
  private:
-  friend StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t>,
-                                                 size_t);
+  friend StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t>, size_t);
   std::vector<zmq::message_t> frames_;
   // Copies of frames whose bytes were not 8-byte aligned (ZeroMQ keeps
   // small frames inline, anywhere): typed reads need aligned memory.
@@ -111,9 +108,7 @@ class ReceivedMessage {
 // What a frame costs a receiver, as counted against max_message_bytes: its
 // bytes plus the zmq_msg_t that holds it, so that a message of a million
 // empty frames is limited like one of a few big ones.
-inline size_t FrameCost(size_t frame_bytes) {
-  return frame_bytes + sizeof(zmq_msg_t);
-}
+inline size_t FrameCost(size_t frame_bytes) { return frame_bytes + sizeof(zmq_msg_t); }
 
 // Verifies frames (header with the FlatBuffers Verifier, every tensor frame
 // against its descriptor, the frames' total FrameCost against

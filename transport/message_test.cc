@@ -1,8 +1,8 @@
 #include "transport/message.h"
 
-#include <cstring>
-
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 namespace pst {
 namespace {
@@ -88,15 +88,12 @@ TEST(MessageTest, RejectsTruncatedHeader) {
   EXPECT_LE(accepted, 7u);
 }
 
-TEST(MessageTest, RejectsEmptyMessage) {
-  EXPECT_FALSE(DecodeMessage({}, kLimit).ok());
-}
+TEST(MessageTest, RejectsEmptyMessage) { EXPECT_FALSE(DecodeMessage({}, kLimit).ok()); }
 
 TEST(MessageTest, RejectsOversizedMessage) {
   auto decoded = DecodeMessage(SampleFrames(), 64);
   EXPECT_EQ(decoded.status().code(), Code::kResourceExhausted);
-  EXPECT_NE(decoded.status().message().find("max_message_bytes"),
-            std::string::npos);
+  EXPECT_NE(decoded.status().message().find("max_message_bytes"), std::string::npos);
 }
 
 TEST(MessageTest, CountsEveryFrameAgainstTheLimit) {
@@ -112,8 +109,7 @@ TEST(MessageTest, RejectsMissingTensorFrame) {
   frames.pop_back();
   auto decoded = DecodeMessage(std::move(frames), kLimit);
   EXPECT_EQ(decoded.status().code(), Code::kInvalidArgument);
-  EXPECT_NE(decoded.status().message().find("declares 2 tensors"),
-            std::string::npos);
+  EXPECT_NE(decoded.status().message().find("declares 2 tensors"), std::string::npos);
 }
 
 TEST(MessageTest, RejectsFrameOfWrongLength) {

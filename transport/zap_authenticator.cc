@@ -42,8 +42,12 @@ void ZapAuthenticator::Serve(zmq::socket_t& socket) {
       LOG(WARNING) << "refused a " << request[5].to_string() << " client from "
                    << request[3].to_string() << ": not the cluster's key";
     }
-    const std::string reply[] = {"1.0", request[1].to_string(), allowed ? "200" : "400",
-                                 allowed ? "OK" : "not the cluster's key", "", ""};
+    const std::string reply[] = {"1.0",
+                                 request[1].to_string(),
+                                 allowed ? "200" : "400",
+                                 allowed ? "OK" : "not the cluster's key",
+                                 "",
+                                 ""};
     for (size_t i = 0; i < 6; ++i) {
       socket.send(zmq::buffer(reply[i]), i < 5 ? zmq::send_flags::sndmore : zmq::send_flags::none);
     }

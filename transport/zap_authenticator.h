@@ -10,7 +10,6 @@
 #include <atomic>
 #include <string>
 #include <thread>
-
 #include <zmq.hpp>
 
 #include "transport/curve.h"

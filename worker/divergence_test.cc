@@ -1,9 +1,9 @@
 #include "worker/divergence.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <limits>
-
-#include <gtest/gtest.h>
 
 namespace pst {
 namespace {

@@ -21,18 +21,18 @@ namespace pst {
 struct WorkerOptions {
   ClusterSpec cluster;
   int task_index = 0;
-  uint64_t cluster_id = 0;  // 0: learn it from the chief
-  JobOptions job;           // the data and the model
-  std::string device = "cpu";          // cpu | gpu:N | a list: gpu:0,gpu:1 splits each batch
-  bool allow_soft_placement = false;   // an unusable GPU falls back to the CPU
-  bool log_device_placement = false;   // log where each layer runs
-  double gpu_memory_fraction = 1.0;    // cap on the GPU memory the model takes
+  uint64_t cluster_id = 0;            // 0: learn it from the chief
+  JobOptions job;                     // the data and the model
+  std::string device = "cpu";         // cpu | gpu:N | a list: gpu:0,gpu:1 splits each batch
+  bool allow_soft_placement = false;  // an unusable GPU falls back to the CPU
+  bool log_device_placement = false;  // log where each layer runs
+  double gpu_memory_fraction = 1.0;   // cap on the GPU memory the model takes
   CpuKernelsKind cpu_kernels = DefaultCpuKernels();  // what runs on "cpu"
   int intra_op_threads = 1;                          // threads of each oneDNN call
   int64_t batch_size = 100;
   uint64_t seed = 1;
-  int64_t warmup_steps = 0;  // only worker 0 trains until the global step reaches this
-  bool sync = false;         // take a token from the chief before each step
+  int64_t warmup_steps = 0;    // only worker 0 trains until the global step reaches this
+  bool sync = false;           // take a token from the chief before each step
   int simulated_delay_ms = 0;  // sleep this long in each step before pushing (a straggler)
   int64_t log_every_steps = 100;
   int64_t report_every_steps = 10;

@@ -19,8 +19,7 @@ const char* Hint(cudaError_t error) {
     case cudaErrorNoKernelImageForDevice:
       return "the binary has no code for this GPU's architecture; rebuild "
              "with CMAKE_CUDA_ARCHITECTURES including it";
-    default:
-      return "rerun under compute-sanitizer to locate the fault";
+    default: return "rerun under compute-sanitizer to locate the fault";
   }
 }
 
@@ -35,10 +34,8 @@ const char* Hint(cublasStatus_t status) {
     case CUBLAS_STATUS_INVALID_VALUE:
       return "a matrix dimension is out of cuBLAS's range (negative, or "
              "above 2^31-1): check the shapes passed to the kernel";
-    case CUBLAS_STATUS_ARCH_MISMATCH:
-      return "this GPU lacks a feature the call needs";
-    default:
-      return "rerun under compute-sanitizer to locate the fault";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "this GPU lacks a feature the call needs";
+    default: return "rerun under compute-sanitizer to locate the fault";
   }
 }
 
@@ -46,12 +43,11 @@ const char* Hint(cublasStatus_t status) {
 
 Status GpuCallError(Code code, const char* expr, const char* file, int line,
                     const std::string& error, const char* hint) {
-  return Status(code, std::string(file) + ":" + std::to_string(line) + ": " +
-                          expr + " failed: " + error + "; hint: " + hint);
+  return Status(code, std::string(file) + ":" + std::to_string(line) + ": " + expr +
+                          " failed: " + error + "; hint: " + hint);
 }
 
-Status CudaStatus(cudaError_t error, const char* expr, const char* file,
-                  int line) {
+Status CudaStatus(cudaError_t error, const char* expr, const char* file, int line) {
   if (error == cudaSuccess) return Status::OK();
   cudaGetLastError();
   Code code = Code::kInternal;
@@ -62,13 +58,11 @@ Status CudaStatus(cudaError_t error, const char* expr, const char* file,
     code = Code::kResourceExhausted;
   }
   return GpuCallError(code, expr, file, line,
-                      std::string(cudaGetErrorName(error)) + " (" +
-                          cudaGetErrorString(error) + ")",
+                      std::string(cudaGetErrorName(error)) + " (" + cudaGetErrorString(error) + ")",
                       Hint(error));
 }
 
-Status CudaStatus(cublasStatus_t status, const char* expr, const char* file,
-                  int line) {
+Status CudaStatus(cublasStatus_t status, const char* expr, const char* file, int line) {
   if (status == CUBLAS_STATUS_SUCCESS) return Status::OK();
   Code code = Code::kInternal;
   if (status == CUBLAS_STATUS_ALLOC_FAILED) {
@@ -76,10 +70,10 @@ Status CudaStatus(cublasStatus_t status, const char* expr, const char* file,
   } else if (status == CUBLAS_STATUS_NOT_INITIALIZED) {
     code = Code::kFailedPrecondition;
   }
-  return GpuCallError(code, expr, file, line,
-                      std::string(cublasGetStatusName(status)) + " (" +
-                          cublasGetStatusString(status) + ")",
-                      Hint(status));
+  return GpuCallError(
+      code, expr, file, line,
+      std::string(cublasGetStatusName(status)) + " (" + cublasGetStatusString(status) + ")",
+      Hint(status));
 }
 
 }  // namespace pst

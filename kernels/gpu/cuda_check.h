@@ -25,12 +25,10 @@ namespace pst {
 // driver), ResourceExhausted (out of GPU memory) or Internal. Also clears
 // CUDA's last-error slot so that the failure is not reported a second time
 // by an unrelated later call.
-Status CudaStatus(cudaError_t error, const char* expr, const char* file,
-                  int line);
+Status CudaStatus(cudaError_t error, const char* expr, const char* file, int line);
 // OK for CUBLAS_STATUS_SUCCESS; otherwise ResourceExhausted (out of GPU
 // memory), FailedPrecondition (cuBLAS could not start) or Internal.
-Status CudaStatus(cublasStatus_t status, const char* expr, const char* file,
-                  int line);
+Status CudaStatus(cublasStatus_t status, const char* expr, const char* file, int line);
 
 // The failure of one library call, for the CudaStatus overloads:
 // "FILE:LINE: EXPR failed: ERROR; hint: HINT".

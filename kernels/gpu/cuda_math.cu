@@ -20,17 +20,14 @@ constexpr unsigned kFullMask = 0xffffffffu;
 
 // Blocks of kThreads for one thread per item of `items`, at most kMaxBlocks.
 int Blocks(int64_t items, int64_t items_per_block = kThreads) {
-  return static_cast<int>(
-      std::min((items + items_per_block - 1) / items_per_block, kMaxBlocks));
+  return static_cast<int>(std::min((items + items_per_block - 1) / items_per_block, kMaxBlocks));
 }
 
 __device__ int64_t GlobalThread() {
   return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
 
-__device__ int64_t GridThreads() {
-  return static_cast<int64_t>(gridDim.x) * blockDim.x;
-}
+__device__ int64_t GridThreads() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
 // y is (N): y = value.
 __global__ void FillKernel(float* y, float value, int64_t n) {
@@ -39,8 +36,7 @@ __global__ void FillKernel(float* y, float value, int64_t n) {
 
 // x is (ROWS,COLS), y is (COLS,ROWS): y = x^T. One thread per element of y,
 // so that the writes are coalesced.
-__global__ void TransposeKernel(const float* x, float* y, int64_t rows,
-                                int64_t cols) {
+__global__ void TransposeKernel(const float* x, float* y, int64_t rows, int64_t cols) {
   const int64_t n = rows * cols;
   for (int64_t i = GlobalThread(); i < n; i += GridThreads()) {
     const int64_t c = i / rows, r = i % rows;
@@ -49,8 +45,7 @@ __global__ void TransposeKernel(const float* x, float* y, int64_t rows,
 }
 
 // y is (ROWS,COLS), b is (COLS): y[r,c] += b[c].
-__global__ void AddBiasKernel(float* y, const float* b, int64_t rows,
-                              int64_t cols) {
+__global__ void AddBiasKernel(float* y, const float* b, int64_t rows, int64_t cols) {
   const int64_t n = rows * cols;
   for (int64_t i = GlobalThread(); i < n; i += GridThreads()) {
     y[i] += b[i % cols];
@@ -65,8 +60,7 @@ __global__ void MapKernel(const float* x, float* y, int64_t n, Op op) {
 
 // a, b and y are (N): y = op(a, b).
 template <typename Op>
-__global__ void ZipKernel(const float* a, const float* b, float* y, int64_t n,
-                          Op op) {
+__global__ void ZipKernel(const float* a, const float* b, float* y, int64_t n, Op op) {
   for (int64_t i = GlobalThread(); i < n; i += GridThreads()) {
     y[i] = op(a[i], b[i]);
   }
@@ -75,22 +69,16 @@ __global__ void ZipKernel(const float* a, const float* b, float* y, int64_t n,
 struct Sigmoid {
   // expf(-x) overflows to +inf for x < -88 and the quotient is then exactly
   // 0, as on the CPU.
-  __device__ float operator()(float x) const {
-    return 1.0f / (1.0f + expf(-x));
-  }
+  __device__ float operator()(float x) const { return 1.0f / (1.0f + expf(-x)); }
 };
 struct SigmoidGrad {  // (y, dy) -> dx
-  __device__ float operator()(float y, float dy) const {
-    return dy * y * (1.0f - y);
-  }
+  __device__ float operator()(float y, float dy) const { return dy * y * (1.0f - y); }
 };
 struct Relu {
   __device__ float operator()(float x) const { return fmaxf(x, 0.0f); }
 };
 struct ReluGrad {  // (x, dy) -> dx
-  __device__ float operator()(float x, float dy) const {
-    return x > 0.0f ? dy : 0.0f;
-  }
+  __device__ float operator()(float x, float dy) const { return x > 0.0f ? dy : 0.0f; }
 };
 struct Product {
   __device__ float operator()(float a, float b) const { return a * b; }
@@ -105,8 +93,7 @@ Status Map(cudaStream_t stream, const float* x, float* y, int64_t n, Op op) {
 }
 
 template <typename Op>
-Status Zip(cudaStream_t stream, const float* a, const float* b, float* y,
-           int64_t n, Op op) {
+Status Zip(cudaStream_t stream, const float* a, const float* b, float* y, int64_t n, Op op) {
   if (n <= 0) return Status::OK();
   ZipKernel<<<Blocks(n), kThreads, 0, stream>>>(a, b, y, n, op);
   PST_CUDA_RETURN_IF_ERROR(cudaGetLastError());
@@ -114,10 +101,8 @@ Status Zip(cudaStream_t stream, const float* a, const float* b, float* y,
 }
 
 // x is (B,H,W,C); y and argmax are (B,H/2,W/2,C). One thread per output.
-__global__ void MaxPool2x2ForwardKernel(const float* x, float* y,
-                                        int32_t* argmax, int64_t batch,
-                                        int64_t height, int64_t width,
-                                        int64_t channels) {
+__global__ void MaxPool2x2ForwardKernel(const float* x, float* y, int32_t* argmax, int64_t batch,
+                                        int64_t height, int64_t width, int64_t channels) {
   const int64_t out_h = height / 2, out_w = width / 2;
   const int64_t n_out = batch * out_h * out_w * channels;
   for (int64_t i = GlobalThread(); i < n_out; i += GridThreads()) {
@@ -126,12 +111,10 @@ __global__ void MaxPool2x2ForwardKernel(const float* x, float* y,
     const int64_t col = pixel % out_w;
     const int64_t row = (pixel / out_w) % out_h;
     const int64_t n = pixel / (out_w * out_h);
-    const int64_t top_left =
-        ((n * height + 2 * row) * width + 2 * col) * channels + c;
+    const int64_t top_left = ((n * height + 2 * row) * width + 2 * col) * channels + c;
     // The window in row-major order; strictly greater: the first of tied
     // values wins, as on the CPU.
-    const int64_t window[4] = {top_left, top_left + channels,
-                               top_left + width * channels,
+    const int64_t window[4] = {top_left, top_left + channels, top_left + width * channels,
                                top_left + (width + 1) * channels};
     int64_t best = window[0];
     for (int k = 1; k < 4; ++k) {
@@ -144,9 +127,8 @@ __global__ void MaxPool2x2ForwardKernel(const float* x, float* y,
 
 // dy and argmax are (N_OUT), dx is (X_SIZE): dx[argmax[i]] = dy[i]. The
 // windows do not overlap, so no two threads write the same element.
-__global__ void MaxPool2x2BackwardKernel(const float* dy, const int32_t* argmax,
-                                         float* dx, int64_t n_out,
-                                         int64_t x_size) {
+__global__ void MaxPool2x2BackwardKernel(const float* dy, const int32_t* argmax, float* dx,
+                                         int64_t n_out, int64_t x_size) {
   for (int64_t i = GlobalThread(); i < n_out; i += GridThreads()) {
     const int64_t target = argmax[i];
     if (target >= 0 && target < x_size) dx[target] = dy[i];
@@ -175,9 +157,8 @@ __device__ int64_t GridWarps() { return GridThreads() / kWarpSize; }
 
 // logits and dlogits are (B,C), labels and row_loss are (B). One warp per
 // row: max, then sum of exp(z - max), then the loss and the gradient.
-__global__ void SoftmaxCrossEntropyKernel(const float* logits,
-                                          const int32_t* labels, float* dlogits,
-                                          float* row_loss, int64_t batch,
+__global__ void SoftmaxCrossEntropyKernel(const float* logits, const int32_t* labels,
+                                          float* dlogits, float* row_loss, int64_t batch,
                                           int64_t classes, float inv_batch) {
   const int lane = threadIdx.x % kWarpSize;
   for (int64_t row = FirstWarpRow(); row < batch; row += GridWarps()) {
@@ -203,8 +184,7 @@ __global__ void SoftmaxCrossEntropyKernel(const float* logits,
 }
 
 // Whether (value, index) beats the best so far: larger, or equal and first.
-__device__ bool Beats(float value, int64_t index, float best,
-                      int64_t best_index) {
+__device__ bool Beats(float value, int64_t index, float best, int64_t best_index) {
   return value > best || (value == best && index < best_index);
 }
 
@@ -228,8 +208,7 @@ __global__ void ArgmaxCorrectKernel(const float* logits, const int32_t* labels,
     }
     for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
       const float other = __shfl_xor_sync(kFullMask, best, offset);
-      const int64_t other_index =
-          __shfl_xor_sync(kFullMask, best_index, offset);
+      const int64_t other_index = __shfl_xor_sync(kFullMask, best_index, offset);
       if (Beats(other, other_index, best, best_index)) {
         best = other;
         best_index = other_index;
@@ -248,93 +227,79 @@ Status CudaFill(cudaStream_t stream, float* y, float value, int64_t n) {
   return Status::OK();
 }
 
-Status CudaTranspose(cudaStream_t stream, const float* x, float* y,
-                     int64_t rows, int64_t cols) {
+Status CudaTranspose(cudaStream_t stream, const float* x, float* y, int64_t rows, int64_t cols) {
   if (rows <= 0 || cols <= 0) return Status::OK();
-  TransposeKernel<<<Blocks(rows * cols), kThreads, 0, stream>>>(x, y, rows,
-                                                                cols);
+  TransposeKernel<<<Blocks(rows * cols), kThreads, 0, stream>>>(x, y, rows, cols);
   PST_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::OK();
 }
 
-Status CudaAddBias(cudaStream_t stream, float* y, const float* b, int64_t rows,
-                   int64_t cols) {
+Status CudaAddBias(cudaStream_t stream, float* y, const float* b, int64_t rows, int64_t cols) {
   if (rows <= 0 || cols <= 0) return Status::OK();
   AddBiasKernel<<<Blocks(rows * cols), kThreads, 0, stream>>>(y, b, rows, cols);
   PST_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::OK();
 }
 
-Status CudaSigmoidForward(cudaStream_t stream, const float* x, float* y,
-                          int64_t n) {
+Status CudaSigmoidForward(cudaStream_t stream, const float* x, float* y, int64_t n) {
   return Map(stream, x, y, n, Sigmoid());
 }
 
-Status CudaSigmoidBackward(cudaStream_t stream, const float* y, const float* dy,
-                           float* dx, int64_t n) {
+Status CudaSigmoidBackward(cudaStream_t stream, const float* y, const float* dy, float* dx,
+                           int64_t n) {
   return Zip(stream, y, dy, dx, n, SigmoidGrad());
 }
 
-Status CudaReluForward(cudaStream_t stream, const float* x, float* y,
-                       int64_t n) {
+Status CudaReluForward(cudaStream_t stream, const float* x, float* y, int64_t n) {
   return Map(stream, x, y, n, Relu());
 }
 
-Status CudaReluBackward(cudaStream_t stream, const float* x, const float* dy,
-                        float* dx, int64_t n) {
+Status CudaReluBackward(cudaStream_t stream, const float* x, const float* dy, float* dx,
+                        int64_t n) {
   return Zip(stream, x, dy, dx, n, ReluGrad());
 }
 
-Status CudaMultiply(cudaStream_t stream, const float* a, const float* b,
-                    float* y, int64_t n) {
+Status CudaMultiply(cudaStream_t stream, const float* a, const float* b, float* y, int64_t n) {
   return Zip(stream, a, b, y, n, Product());
 }
 
-Status CudaMaxPool2x2Forward(cudaStream_t stream, const float* x, float* y,
-                             int32_t* argmax, int64_t batch, int64_t height,
-                             int64_t width, int64_t channels) {
+Status CudaMaxPool2x2Forward(cudaStream_t stream, const float* x, float* y, int32_t* argmax,
+                             int64_t batch, int64_t height, int64_t width, int64_t channels) {
   const int64_t n_out = batch * (height / 2) * (width / 2) * channels;
   if (n_out <= 0) return Status::OK();
-  MaxPool2x2ForwardKernel<<<Blocks(n_out), kThreads, 0, stream>>>(
-      x, y, argmax, batch, height, width, channels);
+  MaxPool2x2ForwardKernel<<<Blocks(n_out), kThreads, 0, stream>>>(x, y, argmax, batch, height,
+                                                                  width, channels);
   PST_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::OK();
 }
 
-Status CudaMaxPool2x2Backward(cudaStream_t stream, const float* dy,
-                              const int32_t* argmax, float* dx, int64_t batch,
-                              int64_t height, int64_t width, int64_t channels) {
+Status CudaMaxPool2x2Backward(cudaStream_t stream, const float* dy, const int32_t* argmax,
+                              float* dx, int64_t batch, int64_t height, int64_t width,
+                              int64_t channels) {
   const int64_t x_size = batch * height * width * channels;
   const int64_t n_out = batch * (height / 2) * (width / 2) * channels;
   if (x_size <= 0) return Status::OK();
-  PST_CUDA_RETURN_IF_ERROR(
-      cudaMemsetAsync(dx, 0, x_size * sizeof(float), stream));
+  PST_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(dx, 0, x_size * sizeof(float), stream));
   if (n_out <= 0) return Status::OK();
-  MaxPool2x2BackwardKernel<<<Blocks(n_out), kThreads, 0, stream>>>(
-      dy, argmax, dx, n_out, x_size);
+  MaxPool2x2BackwardKernel<<<Blocks(n_out), kThreads, 0, stream>>>(dy, argmax, dx, n_out, x_size);
   PST_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::OK();
 }
 
-Status CudaSoftmaxCrossEntropy(cudaStream_t stream, const float* logits,
-                               const int32_t* labels, float* dlogits,
-                               float* row_loss, int64_t batch,
-                               int64_t classes) {
+Status CudaSoftmaxCrossEntropy(cudaStream_t stream, const float* logits, const int32_t* labels,
+                               float* dlogits, float* row_loss, int64_t batch, int64_t classes) {
   if (batch <= 0) return Status::OK();
   const float inv_batch = 1.0f / static_cast<float>(batch);
-  SoftmaxCrossEntropyKernel<<<Blocks(batch, kWarpsPerBlock), kThreads, 0,
-                              stream>>>(logits, labels, dlogits, row_loss,
-                                        batch, classes, inv_batch);
+  SoftmaxCrossEntropyKernel<<<Blocks(batch, kWarpsPerBlock), kThreads, 0, stream>>>(
+      logits, labels, dlogits, row_loss, batch, classes, inv_batch);
   PST_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::OK();
 }
 
-Status CudaArgmaxCorrect(cudaStream_t stream, const float* logits,
-                         const int32_t* labels,
+Status CudaArgmaxCorrect(cudaStream_t stream, const float* logits, const int32_t* labels,
                          unsigned long long* correct,  // NOLINT(runtime/int)
                          int64_t batch, int64_t classes) {
-  PST_CUDA_RETURN_IF_ERROR(
-      cudaMemsetAsync(correct, 0, sizeof(*correct), stream));
+  PST_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(correct, 0, sizeof(*correct), stream));
   if (batch <= 0 || classes <= 0) return Status::OK();
   ArgmaxCorrectKernel<<<Blocks(batch, kWarpsPerBlock), kThreads, 0, stream>>>(
       logits, labels, correct, batch, classes);

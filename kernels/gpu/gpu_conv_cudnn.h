@@ -35,23 +35,21 @@ class CudnnConv {
  public:
   // A cuDNN handle bound to `stream`. FailedPrecondition when cuDNN cannot
   // start on the current device.
-  static StatusOr<std::unique_ptr<CudnnConv>> Create(cudaStream_t stream,
-                                                     GpuMemory* memory);
+  static StatusOr<std::unique_ptr<CudnnConv>> Create(cudaStream_t stream, GpuMemory* memory);
   ~CudnnConv();
   CudnnConv(const CudnnConv&) = delete;
   CudnnConv& operator=(const CudnnConv&) = delete;
 
   // x is (B,H,W,C), w is (K,R,S,C), y is (B,P,Q,K): y = x conv w.
-  Status Forward(const float* x, const float* w, float* y,
-                 const Conv2DShape& shape, int64_t batch);
+  Status Forward(const float* x, const float* w, float* y, const Conv2DShape& shape, int64_t batch);
   // dy is (B,P,Q,K), w is (K,R,S,C), dx is (B,H,W,C): the gradient of
   // Forward w.r.t. x.
-  Status BackwardData(const float* dy, const float* w, float* dx,
-                      const Conv2DShape& shape, int64_t batch);
+  Status BackwardData(const float* dy, const float* w, float* dx, const Conv2DShape& shape,
+                      int64_t batch);
   // x is (B,H,W,C), dy is (B,P,Q,K), dw is (K,R,S,C): the gradient of
   // Forward w.r.t. w.
-  Status BackwardFilter(const float* x, const float* dy, float* dw,
-                        const Conv2DShape& shape, int64_t batch);
+  Status BackwardFilter(const float* x, const float* dy, float* dw, const Conv2DShape& shape,
+                        int64_t batch);
 
  private:
   struct Plan;  // one shape's descriptors, algorithms and workspace sizes

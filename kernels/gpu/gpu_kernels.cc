@@ -41,49 +41,41 @@ class GpuKernels : public Kernels {
   bool host_memory() const override { return false; }
 
   StatusOr<std::unique_ptr<DeviceBuffer>> Allocate(size_t bytes) override;
-  void CopyToDevice(const void* host_src, void* device_dst,
-                    size_t bytes) override;
-  void CopyToHost(const void* device_src, void* host_dst,
-                  size_t bytes) override;
+  void CopyToDevice(const void* host_src, void* device_dst, size_t bytes) override;
+  void CopyToHost(const void* device_src, void* host_dst, size_t bytes) override;
   Status TakeError() override;
 
-  void MatmulForward(const float* x, const float* w, const float* b, float* y,
-                     int64_t batch, int64_t in, int64_t out) override;
-  void MatmulBackwardInput(const float* dy, const float* w, float* dx,
-                           int64_t batch, int64_t in, int64_t out) override;
-  void MatmulBackwardWeights(const float* x, const float* dy, float* dw,
-                             int64_t batch, int64_t in, int64_t out) override;
-  void BiasBackward(const float* dy, float* db, int64_t batch,
-                    int64_t out) override;
+  void MatmulForward(const float* x, const float* w, const float* b, float* y, int64_t batch,
+                     int64_t in, int64_t out) override;
+  void MatmulBackwardInput(const float* dy, const float* w, float* dx, int64_t batch, int64_t in,
+                           int64_t out) override;
+  void MatmulBackwardWeights(const float* x, const float* dy, float* dw, int64_t batch, int64_t in,
+                             int64_t out) override;
+  void BiasBackward(const float* dy, float* db, int64_t batch, int64_t out) override;
 
   void SigmoidForward(const float* x, float* y, int64_t n) override;
-  void SigmoidBackward(const float* y, const float* dy, float* dx,
-                       int64_t n) override;
+  void SigmoidBackward(const float* y, const float* dy, float* dx, int64_t n) override;
   void ReluForward(const float* x, float* y, int64_t n) override;
-  void ReluBackward(const float* x, const float* dy, float* dx,
-                    int64_t n) override;
+  void ReluBackward(const float* x, const float* dy, float* dx, int64_t n) override;
 
   void Multiply(const float* a, const float* b, float* y, int64_t n) override;
   void Copy(const float* x, float* y, int64_t n) override;
 
   void Conv2DForward(const float* x, const float* w, const float* b, float* y,
                      const Conv2DShape& shape, int64_t batch) override;
-  void Conv2DBackwardInput(const float* dy, const float* w, float* dx,
-                           const Conv2DShape& shape, int64_t batch) override;
-  void Conv2DBackwardWeights(const float* x, const float* dy, float* dw,
-                             const Conv2DShape& shape, int64_t batch) override;
-  void MaxPool2x2Forward(const float* x, float* y, int32_t* argmax,
-                         int64_t batch, int64_t height, int64_t width,
-                         int64_t channels) override;
-  void MaxPool2x2Backward(const float* dy, const int32_t* argmax, float* dx,
-                          int64_t batch, int64_t height, int64_t width,
-                          int64_t channels) override;
+  void Conv2DBackwardInput(const float* dy, const float* w, float* dx, const Conv2DShape& shape,
+                           int64_t batch) override;
+  void Conv2DBackwardWeights(const float* x, const float* dy, float* dw, const Conv2DShape& shape,
+                             int64_t batch) override;
+  void MaxPool2x2Forward(const float* x, float* y, int32_t* argmax, int64_t batch, int64_t height,
+                         int64_t width, int64_t channels) override;
+  void MaxPool2x2Backward(const float* dy, const int32_t* argmax, float* dx, int64_t batch,
+                          int64_t height, int64_t width, int64_t channels) override;
 
-  float SoftmaxCrossEntropy(const float* logits, const int32_t* labels,
-                            float* dlogits, int64_t batch,
-                            int64_t classes) override;
-  int64_t ArgmaxCorrect(const float* logits, const int32_t* labels,
-                        int64_t batch, int64_t classes) override;
+  float SoftmaxCrossEntropy(const float* logits, const int32_t* labels, float* dlogits,
+                            int64_t batch, int64_t classes) override;
+  int64_t ArgmaxCorrect(const float* logits, const int32_t* labels, int64_t batch,
+                        int64_t classes) override;
 
  private:
   // Runs body() (returning Status) with this GPU current, unless an error
@@ -98,9 +90,8 @@ class GpuKernels : public Kernels {
   Status ReserveStaging(size_t bytes);
 
   // Column-major c (M,N) = op_a(a) (M,K) * op_b(b) (K,N) on cuBLAS.
-  Status Gemm(cublasOperation_t op_a, cublasOperation_t op_b, int64_t m,
-              int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-              int64_t ldb, float* c, int64_t ldc);
+  Status Gemm(cublasOperation_t op_a, cublasOperation_t op_b, int64_t m, int64_t n, int64_t k,
+              const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
   // ones_, holding at least n ones.
   StatusOr<const float*> Ones(int64_t n);
   // filter_, holding at least (R,S,C,K) floats.
@@ -115,28 +106,26 @@ class GpuKernels : public Kernels {
   void* staging_ = nullptr;          // pinned host memory
   size_t staging_bytes_ = 0;
   // Scratch in device memory, grown as needed.
-  std::unique_ptr<DeviceBuffer> ones_;    // BiasBackward's ones vector
-  int64_t ones_count_ = 0;                // leading elements of ones_ set to 1
-  std::unique_ptr<DeviceBuffer> filter_;  // a KRSC filter or its gradient
+  std::unique_ptr<DeviceBuffer> ones_;      // BiasBackward's ones vector
+  int64_t ones_count_ = 0;                  // leading elements of ones_ set to 1
+  std::unique_ptr<DeviceBuffer> filter_;    // a KRSC filter or its gradient
   std::unique_ptr<DeviceBuffer> row_loss_;  // SoftmaxCrossEntropy's (B)
   std::unique_ptr<DeviceBuffer> correct_;   // ArgmaxCorrect's counter
-  Status error_;  // the first failure since the last TakeError()
+  Status error_;                            // the first failure since the last TakeError()
 };
 
 // cuBLAS takes int sizes.
 Status CheckIntRange(std::initializer_list<int64_t> sizes) {
   for (int64_t v : sizes) {
     if (v > std::numeric_limits<int>::max()) {
-      return InvalidArgument("size " + std::to_string(v) +
-                             " is beyond cuBLAS's 32-bit range");
+      return InvalidArgument("size " + std::to_string(v) + " is beyond cuBLAS's 32-bit range");
     }
   }
   return Status::OK();
 }
 
 GpuKernels::GpuKernels(int device_index)
-    : device_index_(device_index),
-      device_("gpu:" + std::to_string(device_index)) {}
+    : device_index_(device_index), device_("gpu:" + std::to_string(device_index)) {}
 
 Status GpuKernels::Init(const KernelsOptions& options) {
   PST_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_index_));
@@ -144,12 +133,10 @@ Status GpuKernels::Init(const KernelsOptions& options) {
   PST_CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes));
   memory_ = std::make_unique<GpuMemory>(
       device_index_, device_,
-      static_cast<size_t>(options.gpu_memory_fraction *
-                          static_cast<double>(total_bytes)));
+      static_cast<size_t>(options.gpu_memory_fraction * static_cast<double>(total_bytes)));
   // Non-blocking: the stream does not wait for work on the legacy default
   // stream, which other code in the process may use.
-  PST_CUDA_RETURN_IF_ERROR(
-      cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  PST_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   // cuBLAS's default math mode keeps float32 GEMMs in float32 (TF32 is
   // opt-in), which the tolerance tests rely on.
   PST_CUDA_RETURN_IF_ERROR(cublasCreate(&blas_));
@@ -178,8 +165,7 @@ void GpuKernels::Run(const char* method, Fn body) {
     return body();
   }();
   if (!status.ok()) {
-    error_ =
-        Status(status.code(), device_ + " " + method + ": " + status.message());
+    error_ = Status(status.code(), device_ + " " + method + ": " + status.message());
   }
 }
 
@@ -205,81 +191,69 @@ Status GpuKernels::ReserveStaging(size_t bytes) {
   return Status::OK();
 }
 
-Status GpuKernels::StageToDevice(const void* host_src, void* device_dst,
-                                 size_t bytes) {
+Status GpuKernels::StageToDevice(const void* host_src, void* device_dst, size_t bytes) {
   if (bytes == 0) return Status::OK();
   // The staging buffer is free: every copy waits for itself to finish.
   PST_RETURN_IF_ERROR(ReserveStaging(bytes));
   std::memcpy(staging_, host_src, bytes);
-  PST_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device_dst, staging_, bytes,
-                                           cudaMemcpyHostToDevice, stream_));
+  PST_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(device_dst, staging_, bytes, cudaMemcpyHostToDevice, stream_));
   PST_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
   return Status::OK();
 }
 
-Status GpuKernels::StageToHost(const void* device_src, void* host_dst,
-                               size_t bytes) {
+Status GpuKernels::StageToHost(const void* device_src, void* host_dst, size_t bytes) {
   if (bytes == 0) return Status::OK();
   PST_RETURN_IF_ERROR(ReserveStaging(bytes));
-  PST_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(staging_, device_src, bytes,
-                                           cudaMemcpyDeviceToHost, stream_));
+  PST_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(staging_, device_src, bytes, cudaMemcpyDeviceToHost, stream_));
   PST_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
   std::memcpy(host_dst, staging_, bytes);
   return Status::OK();
 }
 
-void GpuKernels::CopyToDevice(const void* host_src, void* device_dst,
-                              size_t bytes) {
-  Run("CopyToDevice",
-      [&] { return StageToDevice(host_src, device_dst, bytes); });
+void GpuKernels::CopyToDevice(const void* host_src, void* device_dst, size_t bytes) {
+  Run("CopyToDevice", [&] { return StageToDevice(host_src, device_dst, bytes); });
 }
 
-void GpuKernels::CopyToHost(const void* device_src, void* host_dst,
-                            size_t bytes) {
+void GpuKernels::CopyToHost(const void* device_src, void* host_dst, size_t bytes) {
   Run("CopyToHost", [&] { return StageToHost(device_src, host_dst, bytes); });
 }
 
-Status GpuKernels::Gemm(cublasOperation_t op_a, cublasOperation_t op_b,
-                        int64_t m, int64_t n, int64_t k, const float* a,
-                        int64_t lda, const float* b, int64_t ldb, float* c,
-                        int64_t ldc) {
+Status GpuKernels::Gemm(cublasOperation_t op_a, cublasOperation_t op_b, int64_t m, int64_t n,
+                        int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                        float* c, int64_t ldc) {
   if (m == 0 || n == 0) return Status::OK();  // an empty result
   PST_RETURN_IF_ERROR(CheckIntRange({m, n, k, lda, ldb, ldc}));
   const float alpha = 1.0f, beta = 0.0f;  // c is overwritten
-  PST_CUDA_RETURN_IF_ERROR(
-      cublasSgemm(blas_, op_a, op_b, static_cast<int>(m), static_cast<int>(n),
-                  static_cast<int>(k), &alpha, a, static_cast<int>(lda), b,
-                  static_cast<int>(ldb), &beta, c, static_cast<int>(ldc)));
+  PST_CUDA_RETURN_IF_ERROR(cublasSgemm(blas_, op_a, op_b, static_cast<int>(m), static_cast<int>(n),
+                                       static_cast<int>(k), &alpha, a, static_cast<int>(lda), b,
+                                       static_cast<int>(ldb), &beta, c, static_cast<int>(ldc)));
   return Status::OK();
 }
 
-void GpuKernels::MatmulForward(const float* x, const float* w, const float* b,
-                               float* y, int64_t batch, int64_t in,
-                               int64_t out) {
+void GpuKernels::MatmulForward(const float* x, const float* w, const float* b, float* y,
+                               int64_t batch, int64_t in, int64_t out) {
   Run("MatmulForward", [&]() -> Status {
     // y^T (OUT,B) = w^T (OUT,IN) * x^T (IN,B).
-    PST_RETURN_IF_ERROR(
-        Gemm(CUBLAS_OP_N, CUBLAS_OP_N, out, batch, in, w, out, x, in, y, out));
+    PST_RETURN_IF_ERROR(Gemm(CUBLAS_OP_N, CUBLAS_OP_N, out, batch, in, w, out, x, in, y, out));
     return CudaAddBias(stream_, y, b, batch, out);
   });
 }
 
-void GpuKernels::MatmulBackwardInput(const float* dy, const float* w, float* dx,
-                                     int64_t batch, int64_t in, int64_t out) {
+void GpuKernels::MatmulBackwardInput(const float* dy, const float* w, float* dx, int64_t batch,
+                                     int64_t in, int64_t out) {
   Run("MatmulBackwardInput", [&] {
     // dx^T (IN,B) = w (IN,OUT) * dy^T (OUT,B); w is w^T's transpose.
-    return Gemm(CUBLAS_OP_T, CUBLAS_OP_N, in, batch, out, w, out, dy, out, dx,
-                in);
+    return Gemm(CUBLAS_OP_T, CUBLAS_OP_N, in, batch, out, w, out, dy, out, dx, in);
   });
 }
 
-void GpuKernels::MatmulBackwardWeights(const float* x, const float* dy,
-                                       float* dw, int64_t batch, int64_t in,
-                                       int64_t out) {
+void GpuKernels::MatmulBackwardWeights(const float* x, const float* dy, float* dw, int64_t batch,
+                                       int64_t in, int64_t out) {
   Run("MatmulBackwardWeights", [&] {
     // dw^T (OUT,IN) = dy^T (OUT,B) * x (B,IN); x is x^T's transpose.
-    return Gemm(CUBLAS_OP_N, CUBLAS_OP_T, out, in, batch, dy, out, x, in, dw,
-                out);
+    return Gemm(CUBLAS_OP_N, CUBLAS_OP_T, out, in, batch, dy, out, x, in, dw, out);
   });
 }
 
@@ -292,22 +266,20 @@ StatusOr<const float*> GpuKernels::Ones(int64_t n) {
   return ones_->f32();
 }
 
-void GpuKernels::BiasBackward(const float* dy, float* db, int64_t batch,
-                              int64_t out) {
+void GpuKernels::BiasBackward(const float* dy, float* db, int64_t batch, int64_t out) {
   Run("BiasBackward", [&]() -> Status {
     if (out == 0) return Status::OK();
     if (batch == 0) {  // cuBLAS would leave db untouched
-      PST_CUDA_RETURN_IF_ERROR(
-          cudaMemsetAsync(db, 0, out * sizeof(float), stream_));
+      PST_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(db, 0, out * sizeof(float), stream_));
       return Status::OK();
     }
     PST_RETURN_IF_ERROR(CheckIntRange({batch, out}));
     PST_ASSIGN_OR_RETURN(const float* ones, Ones(batch));
     // db (OUT) = dy^T (OUT,B) * ones (B): the column sums of dy.
     const float alpha = 1.0f, beta = 0.0f;
-    PST_CUDA_RETURN_IF_ERROR(cublasSgemv(
-        blas_, CUBLAS_OP_N, static_cast<int>(out), static_cast<int>(batch),
-        &alpha, dy, static_cast<int>(out), ones, 1, &beta, db, 1));
+    PST_CUDA_RETURN_IF_ERROR(cublasSgemv(blas_, CUBLAS_OP_N, static_cast<int>(out),
+                                         static_cast<int>(batch), &alpha, dy, static_cast<int>(out),
+                                         ones, 1, &beta, db, 1));
     return Status::OK();
   });
 }
@@ -316,18 +288,15 @@ void GpuKernels::SigmoidForward(const float* x, float* y, int64_t n) {
   Run("SigmoidForward", [&] { return CudaSigmoidForward(stream_, x, y, n); });
 }
 
-void GpuKernels::SigmoidBackward(const float* y, const float* dy, float* dx,
-                                 int64_t n) {
-  Run("SigmoidBackward",
-      [&] { return CudaSigmoidBackward(stream_, y, dy, dx, n); });
+void GpuKernels::SigmoidBackward(const float* y, const float* dy, float* dx, int64_t n) {
+  Run("SigmoidBackward", [&] { return CudaSigmoidBackward(stream_, y, dy, dx, n); });
 }
 
 void GpuKernels::ReluForward(const float* x, float* y, int64_t n) {
   Run("ReluForward", [&] { return CudaReluForward(stream_, x, y, n); });
 }
 
-void GpuKernels::ReluBackward(const float* x, const float* dy, float* dx,
-                              int64_t n) {
+void GpuKernels::ReluBackward(const float* x, const float* dy, float* dx, int64_t n) {
   Run("ReluBackward", [&] { return CudaReluBackward(stream_, x, dy, dx, n); });
 }
 
@@ -338,15 +307,15 @@ void GpuKernels::Multiply(const float* a, const float* b, float* y, int64_t n) {
 void GpuKernels::Copy(const float* x, float* y, int64_t n) {
   Run("Copy", [&]() -> Status {
     if (n <= 0) return Status::OK();
-    PST_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
-        y, x, n * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
+    PST_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(y, x, n * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
     return Status::OK();
   });
 }
 
 StatusOr<float*> GpuKernels::FilterScratch(const Conv2DShape& shape) {
-  const int64_t size = shape.filter_height * shape.filter_width *
-                       shape.in_channels * shape.out_channels;
+  const int64_t size =
+      shape.filter_height * shape.filter_width * shape.in_channels * shape.out_channels;
   PST_RETURN_IF_ERROR(memory_->Reserve(size * sizeof(float), &filter_));
   return filter_->f32();
 }
@@ -354,19 +323,15 @@ StatusOr<float*> GpuKernels::FilterScratch(const Conv2DShape& shape) {
 // The filters: Kernels' HWIO w is the row-major (R*S*C, K) matrix whose
 // transpose, (K, R*S*C), is cuDNN's KRSC layout.
 
-void GpuKernels::Conv2DForward(const float* x, const float* w, const float* b,
-                               float* y, const Conv2DShape& shape,
-                               int64_t batch) {
+void GpuKernels::Conv2DForward(const float* x, const float* w, const float* b, float* y,
+                               const Conv2DShape& shape, int64_t batch) {
   Run("Conv2DForward", [&]() -> Status {
-    const int64_t rsc =
-        shape.filter_height * shape.filter_width * shape.in_channels;
+    const int64_t rsc = shape.filter_height * shape.filter_width * shape.in_channels;
     PST_ASSIGN_OR_RETURN(float* w_krsc, FilterScratch(shape));
-    PST_RETURN_IF_ERROR(
-        CudaTranspose(stream_, w, w_krsc, rsc, shape.out_channels));
+    PST_RETURN_IF_ERROR(CudaTranspose(stream_, w, w_krsc, rsc, shape.out_channels));
     PST_RETURN_IF_ERROR(conv_->Forward(x, w_krsc, y, shape, batch));
     // y is the (B*P*Q, K) matrix: NHWC.
-    return CudaAddBias(stream_, y, b,
-                       batch * shape.out_height() * shape.out_width(),
+    return CudaAddBias(stream_, y, b, batch * shape.out_height() * shape.out_width(),
                        shape.out_channels);
   });
 }
@@ -374,56 +339,46 @@ void GpuKernels::Conv2DForward(const float* x, const float* w, const float* b,
 void GpuKernels::Conv2DBackwardInput(const float* dy, const float* w, float* dx,
                                      const Conv2DShape& shape, int64_t batch) {
   Run("Conv2DBackwardInput", [&]() -> Status {
-    const int64_t rsc =
-        shape.filter_height * shape.filter_width * shape.in_channels;
+    const int64_t rsc = shape.filter_height * shape.filter_width * shape.in_channels;
     PST_ASSIGN_OR_RETURN(float* w_krsc, FilterScratch(shape));
-    PST_RETURN_IF_ERROR(
-        CudaTranspose(stream_, w, w_krsc, rsc, shape.out_channels));
+    PST_RETURN_IF_ERROR(CudaTranspose(stream_, w, w_krsc, rsc, shape.out_channels));
     return conv_->BackwardData(dy, w_krsc, dx, shape, batch);
   });
 }
 
-void GpuKernels::Conv2DBackwardWeights(const float* x, const float* dy,
-                                       float* dw, const Conv2DShape& shape,
-                                       int64_t batch) {
+void GpuKernels::Conv2DBackwardWeights(const float* x, const float* dy, float* dw,
+                                       const Conv2DShape& shape, int64_t batch) {
   Run("Conv2DBackwardWeights", [&]() -> Status {
-    const int64_t rsc =
-        shape.filter_height * shape.filter_width * shape.in_channels;
+    const int64_t rsc = shape.filter_height * shape.filter_width * shape.in_channels;
     PST_ASSIGN_OR_RETURN(float* dw_krsc, FilterScratch(shape));
     PST_RETURN_IF_ERROR(conv_->BackwardFilter(x, dy, dw_krsc, shape, batch));
     return CudaTranspose(stream_, dw_krsc, dw, shape.out_channels, rsc);
   });
 }
 
-void GpuKernels::MaxPool2x2Forward(const float* x, float* y, int32_t* argmax,
-                                   int64_t batch, int64_t height, int64_t width,
-                                   int64_t channels) {
-  Run("MaxPool2x2Forward", [&] {
-    return CudaMaxPool2x2Forward(stream_, x, y, argmax, batch, height, width,
-                                 channels);
-  });
+void GpuKernels::MaxPool2x2Forward(const float* x, float* y, int32_t* argmax, int64_t batch,
+                                   int64_t height, int64_t width, int64_t channels) {
+  Run("MaxPool2x2Forward",
+      [&] { return CudaMaxPool2x2Forward(stream_, x, y, argmax, batch, height, width, channels); });
 }
 
-void GpuKernels::MaxPool2x2Backward(const float* dy, const int32_t* argmax,
-                                    float* dx, int64_t batch, int64_t height,
-                                    int64_t width, int64_t channels) {
+void GpuKernels::MaxPool2x2Backward(const float* dy, const int32_t* argmax, float* dx,
+                                    int64_t batch, int64_t height, int64_t width,
+                                    int64_t channels) {
   Run("MaxPool2x2Backward", [&] {
-    return CudaMaxPool2x2Backward(stream_, dy, argmax, dx, batch, height, width,
-                                  channels);
+    return CudaMaxPool2x2Backward(stream_, dy, argmax, dx, batch, height, width, channels);
   });
 }
 
-float GpuKernels::SoftmaxCrossEntropy(const float* logits,
-                                      const int32_t* labels, float* dlogits,
+float GpuKernels::SoftmaxCrossEntropy(const float* logits, const int32_t* labels, float* dlogits,
                                       int64_t batch, int64_t classes) {
   float mean = std::numeric_limits<float>::quiet_NaN();
   Run("SoftmaxCrossEntropy", [&]() -> Status {
     PST_RETURN_IF_ERROR(memory_->Reserve(batch * sizeof(float), &row_loss_));
-    PST_RETURN_IF_ERROR(CudaSoftmaxCrossEntropy(
-        stream_, logits, labels, dlogits, row_loss_->f32(), batch, classes));
+    PST_RETURN_IF_ERROR(CudaSoftmaxCrossEntropy(stream_, logits, labels, dlogits, row_loss_->f32(),
+                                                batch, classes));
     std::vector<float> row_loss(batch);
-    PST_RETURN_IF_ERROR(
-        StageToHost(row_loss_->data(), row_loss.data(), batch * sizeof(float)));
+    PST_RETURN_IF_ERROR(StageToHost(row_loss_->data(), row_loss.data(), batch * sizeof(float)));
     double sum = 0.0;  // double, in row order, as on the CPU
     for (float loss : row_loss) sum += loss;
     mean = static_cast<float>(sum / static_cast<double>(batch));
@@ -432,15 +387,14 @@ float GpuKernels::SoftmaxCrossEntropy(const float* logits,
   return mean;
 }
 
-int64_t GpuKernels::ArgmaxCorrect(const float* logits, const int32_t* labels,
-                                  int64_t batch, int64_t classes) {
+int64_t GpuKernels::ArgmaxCorrect(const float* logits, const int32_t* labels, int64_t batch,
+                                  int64_t classes) {
   unsigned long long correct = 0;  // NOLINT(runtime/int): atomicAdd's type
   Run("ArgmaxCorrect", [&]() -> Status {
     PST_RETURN_IF_ERROR(memory_->Reserve(sizeof(correct), &correct_));
     auto* counter = static_cast<unsigned long long*>(  // NOLINT(runtime/int)
         correct_->data());
-    PST_RETURN_IF_ERROR(
-        CudaArgmaxCorrect(stream_, logits, labels, counter, batch, classes));
+    PST_RETURN_IF_ERROR(CudaArgmaxCorrect(stream_, logits, labels, counter, batch, classes));
     return StageToHost(counter, &correct, sizeof(correct));
   });
   return static_cast<int64_t>(correct);
@@ -448,16 +402,12 @@ int64_t GpuKernels::ArgmaxCorrect(const float* logits, const int32_t* labels,
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Kernels>> MakeGpuKernels(
-    int device_index, const KernelsOptions& options) {
-  const std::string unusable =
-      "device 'gpu:" + std::to_string(device_index) + "' is not usable: ";
-  if (!(options.gpu_memory_fraction > 0.0 &&
-        options.gpu_memory_fraction <= 1.0)) {
+StatusOr<std::unique_ptr<Kernels>> MakeGpuKernels(int device_index, const KernelsOptions& options) {
+  const std::string unusable = "device 'gpu:" + std::to_string(device_index) + "' is not usable: ";
+  if (!(options.gpu_memory_fraction > 0.0 && options.gpu_memory_fraction <= 1.0)) {
     return InvalidArgument("gpu_memory_fraction must be in (0, 1], got " +
                            std::to_string(options.gpu_memory_fraction) +
-                           " for device 'gpu:" + std::to_string(device_index) +
-                           "'");
+                           " for device 'gpu:" + std::to_string(device_index) + "'");
   }
   int count = 0;
   const Status counted = [&]() -> Status {
@@ -465,16 +415,14 @@ StatusOr<std::unique_ptr<Kernels>> MakeGpuKernels(
     return Status::OK();
   }();
   if (!counted.ok() || count == 0) {
-    return FailedPrecondition(
-        unusable + "no CUDA GPU or driver" +
-        (counted.ok() ? "" : " (" + counted.message() + ")") +
-        "; use device 'cpu'");
+    return FailedPrecondition(unusable + "no CUDA GPU or driver" +
+                              (counted.ok() ? "" : " (" + counted.message() + ")") +
+                              "; use device 'cpu'");
   }
   if (device_index < 0 || device_index >= count) {
-    return FailedPrecondition(
-        unusable + "this process sees " + std::to_string(count) +
-        " CUDA GPU(s), gpu:0 to gpu:" + std::to_string(count - 1) +
-        " (CUDA_VISIBLE_DEVICES applies); use one of them or device 'cpu'");
+    return FailedPrecondition(unusable + "this process sees " + std::to_string(count) +
+                              " CUDA GPU(s), gpu:0 to gpu:" + std::to_string(count - 1) +
+                              " (CUDA_VISIBLE_DEVICES applies); use one of them or device 'cpu'");
   }
   auto kernels = std::make_unique<GpuKernels>(device_index);
   const Status init = kernels->Init(options);

@@ -42,8 +42,7 @@ namespace pst {
 // gpu:0 is the first GPU it lists. FailedPrecondition naming "gpu:N" when
 // there is no usable driver or GPU, or N is not below the device count;
 // InvalidArgument for a gpu_memory_fraction outside (0, 1].
-StatusOr<std::unique_ptr<Kernels>> MakeGpuKernels(
-    int device_index, const KernelsOptions& options);
+StatusOr<std::unique_ptr<Kernels>> MakeGpuKernels(int device_index, const KernelsOptions& options);
 
 }  // namespace pst
 

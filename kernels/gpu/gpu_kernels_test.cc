@@ -59,8 +59,7 @@ TEST(MakeGpuKernelsTest, MissingGpuIsFailedPreconditionNamingIt) {
     auto made = MakeKernels(device);
     ASSERT_FALSE(made.ok()) << device;
     EXPECT_EQ(made.status().code(), Code::kFailedPrecondition) << device;
-    EXPECT_NE(made.status().message().find(std::string("device '") + device +
-                                           "' is not usable"),
+    EXPECT_NE(made.status().message().find(std::string("device '") + device + "' is not usable"),
               std::string::npos)
         << made.status().message();
   }
@@ -70,9 +69,7 @@ TEST(MakeGpuKernelsTest, MemoryFractionOutsideZeroToOneIsInvalid) {
   for (double fraction : {0.0, -0.5, 1.5}) {
     KernelsOptions options;
     options.gpu_memory_fraction = fraction;
-    EXPECT_EQ(MakeKernels("gpu:0", options).status().code(),
-              Code::kInvalidArgument)
-        << fraction;
+    EXPECT_EQ(MakeKernels("gpu:0", options).status().code(), Code::kInvalidArgument) << fraction;
   }
 }
 
@@ -144,8 +141,7 @@ void PrintTo(const GemmShape& s, std::ostream* os) {
   *os << s.batch << "x" << s.in << "x" << s.out;
 }
 
-class GpuMatmulTest : public GpuKernelsTest,
-                      public ::testing::WithParamInterface<GemmShape> {};
+class GpuMatmulTest : public GpuKernelsTest, public ::testing::WithParamInterface<GemmShape> {};
 
 TEST_P(GpuMatmulTest, MatchesCpu) {
   const auto [B, IN, OUT] = GetParam();
@@ -159,10 +155,9 @@ TEST_P(GpuMatmulTest, MatchesCpu) {
   cpu_.MatmulBackwardWeights(x.data(), dy.data(), dw.data(), B, IN, OUT);
   cpu_.BiasBackward(dy.data(), db.data(), B, OUT);
 
-  const float *gx = Upload(x), *gw = Upload(w), *gb = Upload(b),
-              *gdy = Upload(dy);
-  float *gy = Make<float>(B * OUT), *gdx = Make<float>(B * IN),
-        *gdw = Make<float>(IN * OUT), *gdb = Make<float>(OUT);
+  const float *gx = Upload(x), *gw = Upload(w), *gb = Upload(b), *gdy = Upload(dy);
+  float *gy = Make<float>(B * OUT), *gdx = Make<float>(B * IN), *gdw = Make<float>(IN * OUT),
+        *gdb = Make<float>(OUT);
   gpu_->MatmulForward(gx, gw, gb, gy, B, IN, OUT);
   gpu_->MatmulBackwardInput(gdy, gw, gdx, B, IN, OUT);
   gpu_->MatmulBackwardWeights(gx, gdy, gdw, B, IN, OUT);
@@ -174,10 +169,8 @@ TEST_P(GpuMatmulTest, MatchesCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuMatmulTest,
-                         ::testing::Values(GemmShape{1, 1, 1},
-                                           GemmShape{7, 13, 5},
-                                           GemmShape{64, 784, 256},
-                                           GemmShape{33, 800, 500},
+                         ::testing::Values(GemmShape{1, 1, 1}, GemmShape{7, 13, 5},
+                                           GemmShape{64, 784, 256}, GemmShape{33, 800, 500},
                                            GemmShape{300, 37, 65}));
 
 TEST_F(GpuKernelsTest, BiasBackwardGrowsItsOnesVector) {
@@ -211,8 +204,7 @@ TEST_F(GpuKernelsTest, SigmoidMatchesCpu) {
   EXPECT_EQ(got_y[0], 0.0f);
   EXPECT_EQ(got_y[1], 1.0f);
   EXPECT_LT(ElementwiseRelError(got_y, ToDouble(y)), kElementwiseTol);
-  EXPECT_LT(ElementwiseRelError(Download(gdx, n), ToDouble(dx)),
-            kElementwiseTol);
+  EXPECT_LT(ElementwiseRelError(Download(gdx, n), ToDouble(dx)), kElementwiseTol);
 }
 
 TEST_F(GpuKernelsTest, ReluMultiplyAndCopyAreExact) {
@@ -226,8 +218,7 @@ TEST_F(GpuKernelsTest, ReluMultiplyAndCopyAreExact) {
   cpu_.Multiply(x.data(), dy.data(), product.data(), n);
 
   const float *gx = Upload(x), *gdy = Upload(dy);
-  float *gy = Make<float>(n), *gdx = Make<float>(n), *gp = Make<float>(n),
-        *gcopy = Make<float>(n);
+  float *gy = Make<float>(n), *gdx = Make<float>(n), *gp = Make<float>(n), *gcopy = Make<float>(n);
   gpu_->ReluForward(gx, gy, n);
   gpu_->ReluBackward(gx, gdy, gdx, n);
   gpu_->Multiply(gx, gdy, gp, n);
@@ -255,15 +246,13 @@ struct ConvCase {
 
 void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
 
-class GpuConvTest : public GpuKernelsTest,
-                    public ::testing::WithParamInterface<ConvCase> {};
+class GpuConvTest : public GpuKernelsTest, public ::testing::WithParamInterface<ConvCase> {};
 
 TEST_P(GpuConvTest, MatchesCpu) {
   const Conv2DShape& g = GetParam().shape;
   const int64_t B = GetParam().batch;
   const int64_t x_size = B * g.height * g.width * g.in_channels;
-  const int64_t w_size =
-      g.filter_height * g.filter_width * g.in_channels * g.out_channels;
+  const int64_t w_size = g.filter_height * g.filter_width * g.in_channels * g.out_channels;
   const int64_t pixels = B * g.out_height() * g.out_width();  // B*P*Q
   const int64_t y_size = pixels * g.out_channels;
   const auto x = RandomVector(x_size, -1, 1, 10);
@@ -277,8 +266,8 @@ TEST_P(GpuConvTest, MatchesCpu) {
   cpu_.BiasBackward(dy.data(), db.data(), pixels, g.out_channels);
 
   const float *gx = Upload(x), *gw = Upload(w), *gdy = Upload(dy);
-  float *gy = Make<float>(y_size), *gdx = Make<float>(x_size),
-        *gdw = Make<float>(w_size), *gdb = Make<float>(g.out_channels);
+  float *gy = Make<float>(y_size), *gdx = Make<float>(x_size), *gdw = Make<float>(w_size),
+        *gdb = Make<float>(g.out_channels);
   gpu_->Conv2DForward(gx, gw, Upload(b), gy, g, B);
   gpu_->Conv2DBackwardInput(gdy, gw, gdx, g, B);
   gpu_->Conv2DBackwardWeights(gx, gdy, gdw, g, B);
@@ -286,19 +275,17 @@ TEST_P(GpuConvTest, MatchesCpu) {
   EXPECT_LT(NormwiseRelError(Download(gy, y_size), ToDouble(y)), kGemmTol);
   EXPECT_LT(NormwiseRelError(Download(gdx, x_size), ToDouble(dx)), kGemmTol);
   EXPECT_LT(NormwiseRelError(Download(gdw, w_size), ToDouble(dw)), kGemmTol);
-  EXPECT_LT(NormwiseRelError(Download(gdb, g.out_channels), ToDouble(db)),
-            kGemmTol);
+  EXPECT_LT(NormwiseRelError(Download(gdb, g.out_channels), ToDouble(db)), kGemmTol);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, GpuConvTest,
-    ::testing::Values(
-        ConvCase{"LeNetConv0", 8, ConvShape(28, 28, 1, 5, 5, 20, 1, 0)},
-        ConvCase{"LeNetConv1", 8, ConvShape(12, 12, 20, 5, 5, 50, 1, 0)},
-        ConvCase{"Stride2Pad1", 3, ConvShape(9, 7, 3, 3, 3, 4, 2, 1)},
-        ConvCase{"NonSquareFilterPad2", 2, ConvShape(6, 11, 2, 2, 4, 3, 1, 2)},
-        ConvCase{"OneByOne", 4, ConvShape(5, 5, 16, 1, 1, 8, 1, 0)},
-        ConvCase{"Stride3", 2, ConvShape(13, 13, 3, 3, 3, 5, 3, 0)}));
+    ::testing::Values(ConvCase{"LeNetConv0", 8, ConvShape(28, 28, 1, 5, 5, 20, 1, 0)},
+                      ConvCase{"LeNetConv1", 8, ConvShape(12, 12, 20, 5, 5, 50, 1, 0)},
+                      ConvCase{"Stride2Pad1", 3, ConvShape(9, 7, 3, 3, 3, 4, 2, 1)},
+                      ConvCase{"NonSquareFilterPad2", 2, ConvShape(6, 11, 2, 2, 4, 3, 1, 2)},
+                      ConvCase{"OneByOne", 4, ConvShape(5, 5, 16, 1, 1, 8, 1, 0)},
+                      ConvCase{"Stride3", 2, ConvShape(13, 13, 3, 3, 3, 5, 3, 0)}));
 
 TEST_F(GpuKernelsTest, ConvAlternatingShapesReuseTheirPlans) {
   // The per-shape cache and the shared scratch: A, B, then A again.
@@ -308,8 +295,7 @@ TEST_F(GpuKernelsTest, ConvAlternatingShapesReuseTheirPlans) {
   for (const Conv2DShape& g : shapes) {
     const int64_t B = 2;
     const int64_t x_size = B * g.height * g.width * g.in_channels;
-    const int64_t w_size =
-        g.filter_height * g.filter_width * g.in_channels * g.out_channels;
+    const int64_t w_size = g.filter_height * g.filter_width * g.in_channels * g.out_channels;
     const int64_t y_size = B * g.out_height() * g.out_width() * g.out_channels;
     const auto x = RandomVector(x_size, -1, 1, 14);
     const auto w = RandomVector(w_size, -1, 1, 15);
@@ -330,8 +316,7 @@ void PrintTo(const PoolShape& s, std::ostream* os) {
   *os << s.batch << "x" << s.height << "x" << s.width << "x" << s.channels;
 }
 
-class GpuMaxPoolTest : public GpuKernelsTest,
-                       public ::testing::WithParamInterface<PoolShape> {};
+class GpuMaxPoolTest : public GpuKernelsTest, public ::testing::WithParamInterface<PoolShape> {};
 
 TEST_P(GpuMaxPoolTest, MatchesCpuExactlyWithTies) {
   const auto [B, H, W, C] = GetParam();
@@ -356,10 +341,8 @@ TEST_P(GpuMaxPoolTest, MatchesCpuExactlyWithTies) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuMaxPoolTest,
-                         ::testing::Values(PoolShape{1, 2, 2, 1},
-                                           PoolShape{3, 5, 7, 2},
-                                           PoolShape{64, 24, 24, 20},
-                                           PoolShape{4, 8, 9, 50}));
+                         ::testing::Values(PoolShape{1, 2, 2, 1}, PoolShape{3, 5, 7, 2},
+                                           PoolShape{64, 24, 24, 20}, PoolShape{4, 8, 9, 50}));
 
 struct SoftmaxShape {
   int64_t batch, classes;
@@ -370,34 +353,28 @@ void PrintTo(const SoftmaxShape& s, std::ostream* os) {
   *os << s.batch << "x" << s.classes << " scale " << s.scale;
 }
 
-class GpuSoftmaxTest : public GpuKernelsTest,
-                       public ::testing::WithParamInterface<SoftmaxShape> {};
+class GpuSoftmaxTest : public GpuKernelsTest, public ::testing::WithParamInterface<SoftmaxShape> {};
 
 TEST_P(GpuSoftmaxTest, MatchesCpu) {
   const auto [B, C, scale] = GetParam();
   const auto logits = RandomVector(B * C, -scale, scale, 20);
   const auto labels = RandomLabels(B, static_cast<int>(C), 21);
   std::vector<float> dlogits(B * C);
-  const float loss = cpu_.SoftmaxCrossEntropy(logits.data(), labels.data(),
-                                              dlogits.data(), B, C);
+  const float loss = cpu_.SoftmaxCrossEntropy(logits.data(), labels.data(), dlogits.data(), B, C);
 
   const float* glogits = Upload(logits);
   const int32_t* glabels = Upload(labels);
   float* gdlogits = Make<float>(B * C);
   const float got = gpu_->SoftmaxCrossEntropy(glogits, glabels, gdlogits, B, C);
-  EXPECT_LT(std::abs(got - loss) / std::abs(loss), kElementwiseTol)
-      << got << " vs " << loss;
-  EXPECT_LT(NormwiseRelError(Download(gdlogits, B * C), ToDouble(dlogits)),
-            kElementwiseTol);
+  EXPECT_LT(std::abs(got - loss) / std::abs(loss), kElementwiseTol) << got << " vs " << loss;
+  EXPECT_LT(NormwiseRelError(Download(gdlogits, B * C), ToDouble(dlogits)), kElementwiseTol);
   // Without dlogits: the same loss.
   EXPECT_EQ(gpu_->SoftmaxCrossEntropy(glogits, glabels, nullptr, B, C), got);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuSoftmaxTest,
-                         ::testing::Values(SoftmaxShape{16, 2, 3},
-                                           SoftmaxShape{64, 10, 5},
-                                           SoftmaxShape{100, 37, 5},
-                                           SoftmaxShape{64, 1000, 5},
+                         ::testing::Values(SoftmaxShape{16, 2, 3}, SoftmaxShape{64, 10, 5},
+                                           SoftmaxShape{100, 37, 5}, SoftmaxShape{64, 1000, 5},
                                            SoftmaxShape{5000, 10, 5},
                                            // exp() of these would overflow
                                            SoftmaxShape{16, 10, 1e4f}));
@@ -416,8 +393,7 @@ TEST_F(GpuKernelsTest, ArgmaxCorrectMatchesCpuWithTies) {
       labels[i] = arg;
     }
     const int64_t want = cpu_.ArgmaxCorrect(logits.data(), labels.data(), B, C);
-    EXPECT_EQ(gpu_->ArgmaxCorrect(Upload(logits), Upload(labels), B, C), want)
-        << C;
+    EXPECT_EQ(gpu_->ArgmaxCorrect(Upload(logits), Upload(labels), B, C), want) << C;
   }
 }
 
@@ -458,10 +434,8 @@ TEST_F(GpuKernelsTest, FirstErrorIsKeptUntilTaken) {
   const Status error = gpu_->TakeError();
   ASSERT_FALSE(error.ok());
   EXPECT_EQ(error.code(), Code::kResourceExhausted);
-  for (const char* part :
-       {"gpu:0 CopyToHost: ", "gpu_kernels.cc:", "cudaMallocHost", "hint: "}) {
-    EXPECT_NE(error.message().find(part), std::string::npos)
-        << part << " in " << error.message();
+  for (const char* part : {"gpu:0 CopyToHost: ", "gpu_kernels.cc:", "cudaMallocHost", "hint: "}) {
+    EXPECT_NE(error.message().find(part), std::string::npos) << part << " in " << error.message();
   }
   EXPECT_TRUE(gpu_->TakeError().ok()) << "taken errors are cleared";
   EXPECT_EQ(Download(y, 2), x) << "ReluForward ran with an error pending";
@@ -475,10 +449,8 @@ TEST_F(GpuKernelsTest, CublasAndCudnnErrorsNameTheirCall) {
   gpu_->MatmulForward(buffer, buffer, buffer, buffer, 2, -1, 2);
   Status error = gpu_->TakeError();
   ASSERT_FALSE(error.ok());
-  EXPECT_NE(error.message().find("gpu:0 MatmulForward: "), std::string::npos)
-      << error.message();
-  EXPECT_NE(error.message().find("cublasSgemm"), std::string::npos)
-      << error.message();
+  EXPECT_NE(error.message().find("gpu:0 MatmulForward: "), std::string::npos) << error.message();
+  EXPECT_NE(error.message().find("cublasSgemm"), std::string::npos) << error.message();
 
   // A 5x5 filter on a 3x3 image without padding: no output pixels, which
   // cuDNN rejects when describing the output.
@@ -489,8 +461,7 @@ TEST_F(GpuKernelsTest, CublasAndCudnnErrorsNameTheirCall) {
   ASSERT_FALSE(error.ok());
   for (const char* part : {"gpu:0 Conv2DForward: ", "gpu_conv_cudnn.cc:",
                            "cudnnSetTensor4dDescriptor", "CUDNN_STATUS_"}) {
-    EXPECT_NE(error.message().find(part), std::string::npos)
-        << part << " in " << error.message();
+    EXPECT_NE(error.message().find(part), std::string::npos) << part << " in " << error.message();
   }
 }
 

@@ -40,8 +40,7 @@ class Adagrad final : public Optimizer {
 }  // namespace
 
 StatusOr<std::unique_ptr<Optimizer>> NewAdagrad(const OptimizerConfig& config) {
-  PST_RETURN_IF_ERROR(
-      CheckPositive("initial_accumulator", config.initial_accumulator));
+  PST_RETURN_IF_ERROR(CheckPositive("initial_accumulator", config.initial_accumulator));
   return std::unique_ptr<Optimizer>(std::make_unique<Adagrad>(config));
 }
 

@@ -33,10 +33,9 @@ class Adam final : public Optimizer {
     // beta^t in double from the update count, where TF keeps a running float
     // product: same value, without rounding drift over many steps.
     const double t = static_cast<double>(slots->updates + 1);
-    const double bias_correction = std::sqrt(1.0 - std::pow(double{b2}, t)) /
-                                   (1.0 - std::pow(double{b1}, t));
-    const float lr_t =
-        static_cast<float>(config_.learning_rate * lr_scale * bias_correction);
+    const double bias_correction =
+        std::sqrt(1.0 - std::pow(double{b2}, t)) / (1.0 - std::pow(double{b1}, t));
+    const float lr_t = static_cast<float>(config_.learning_rate * lr_scale * bias_correction);
     FloatArray w(var, n);
     ConstFloatArray g(grad, n);
     FloatArray m(slots->values[0].data(), n);

@@ -44,8 +44,7 @@ class Momentum final : public Optimizer {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Optimizer>> NewMomentum(
-    const OptimizerConfig& config) {
+StatusOr<std::unique_ptr<Optimizer>> NewMomentum(const OptimizerConfig& config) {
   PST_RETURN_IF_ERROR(CheckFraction("momentum", config.momentum));
   return std::unique_ptr<Optimizer>(std::make_unique<Momentum>(config));
 }

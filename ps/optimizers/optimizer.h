@@ -64,8 +64,7 @@ class Optimizer {
 // Returns the optimizer that config.name names. InvalidArgument, naming the
 // field and its value, for an unknown name or an out-of-range field the
 // optimizer reads.
-StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(
-    const OptimizerConfig& config);
+StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(const OptimizerConfig& config);
 
 }  // namespace pst
 

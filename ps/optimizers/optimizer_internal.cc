@@ -8,12 +8,10 @@ namespace pst {
 namespace optimizers_internal {
 namespace {
 
-Status OutOfRangeField(const char* field, const char* requirement,
-                       float value) {
+Status OutOfRangeField(const char* field, const char* requirement, float value) {
   // A stream, not std::to_string, so that 1e-09 is not printed as 0.000000.
   std::ostringstream message;
-  message << "OptimizerConfig." << field << " must be " << requirement
-          << ", got " << value;
+  message << "OptimizerConfig." << field << " must be " << requirement << ", got " << value;
   return InvalidArgument(message.str());
 }
 
@@ -29,8 +27,7 @@ Status CheckFraction(const char* field, float value) {
   return OutOfRangeField(field, "in [0, 1)", value);
 }
 
-SlotSet NewSlots(std::initializer_list<std::string_view> names, int64_t n,
-                 float initial_value) {
+SlotSet NewSlots(std::initializer_list<std::string_view> names, int64_t n, float initial_value) {
   CHECK_GE(n, 0);
   SlotSet slots;
   for (std::string_view name : names) {
@@ -40,8 +37,7 @@ SlotSet NewSlots(std::initializer_list<std::string_view> names, int64_t n,
   return slots;
 }
 
-void CheckSlots(const SlotSet* slots,
-                std::initializer_list<std::string_view> names, int64_t n) {
+void CheckSlots(const SlotSet* slots, std::initializer_list<std::string_view> names, int64_t n) {
   CHECK(slots != nullptr);
   CHECK_GE(n, 0);
   CHECK_EQ(slots->names.size(), names.size());
@@ -49,8 +45,7 @@ void CheckSlots(const SlotSet* slots,
   size_t i = 0;
   for (std::string_view name : names) {
     CHECK_EQ(slots->names[i], name);
-    CHECK_EQ(static_cast<int64_t>(slots->values[i].size()), n)
-        << "slot " << name;
+    CHECK_EQ(static_cast<int64_t>(slots->values[i].size()), n) << "slot " << name;
     ++i;
   }
 }

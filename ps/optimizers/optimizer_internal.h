@@ -32,13 +32,11 @@ Status CheckPositive(const char* field, float value);
 Status CheckFraction(const char* field, float value);
 
 // Slots with these names, each n copies of initial_value.
-SlotSet NewSlots(std::initializer_list<std::string_view> names, int64_t n,
-                 float initial_value);
+SlotSet NewSlots(std::initializer_list<std::string_view> names, int64_t n, float initial_value);
 
 // CHECKs that slots is non-null and holds exactly these slot names, each of
 // n floats: anything else is a caller bug (wrong variable or optimizer).
-void CheckSlots(const SlotSet* slots,
-                std::initializer_list<std::string_view> names, int64_t n);
+void CheckSlots(const SlotSet* slots, std::initializer_list<std::string_view> names, int64_t n);
 
 }  // namespace optimizers_internal
 }  // namespace pst

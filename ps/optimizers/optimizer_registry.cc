@@ -8,8 +8,7 @@
 namespace pst {
 namespace {
 
-using Factory =
-    StatusOr<std::unique_ptr<Optimizer>> (*)(const OptimizerConfig& config);
+using Factory = StatusOr<std::unique_ptr<Optimizer>> (*)(const OptimizerConfig& config);
 
 struct Registration {
   const char* name;
@@ -35,12 +34,11 @@ Status UnknownName(const std::string& name) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(
-    const OptimizerConfig& config) {
+StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(const OptimizerConfig& config) {
   for (const Registration& r : kRegistry) {
     if (config.name == r.name) {
-      PST_RETURN_IF_ERROR(optimizers_internal::CheckPositive(
-          "learning_rate", config.learning_rate));
+      PST_RETURN_IF_ERROR(
+          optimizers_internal::CheckPositive("learning_rate", config.learning_rate));
       return r.make(config);
     }
   }

@@ -30,8 +30,7 @@ OptimizerConfig Config(const std::string& name) {
   return config;
 }
 
-void ExpectNear(const std::vector<float>& actual,
-                const std::vector<double>& expected) {
+void ExpectNear(const std::vector<float>& actual, const std::vector<double>& expected) {
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t i = 0; i < actual.size(); ++i) {
     EXPECT_NEAR(actual[i], expected[i], kTol) << "element " << i;
@@ -39,8 +38,7 @@ void ExpectNear(const std::vector<float>& actual,
 }
 
 // Applies kGrads[step] to var.
-void Step(const Optimizer& optimizer, int step, std::vector<float>* var,
-          SlotSet* slots) {
+void Step(const Optimizer& optimizer, int step, std::vector<float>* var, SlotSet* slots) {
   optimizer.Apply(var->data(), kGrads[step].data(), var->size(), 1.0f, slots);
 }
 
@@ -102,9 +100,9 @@ TEST(AdagradTest, ThreeUpdates) {
                    0.5 - 0.03 / std::sqrt(0.19)});
   Step(*adagrad, 1, &var, &slots);
   ExpectNear(slots.values[0], {0.27, 0.14, 0.44});
-  ExpectNear(var, {1.0 - 0.01 / std::sqrt(0.11) - 0.04 / std::sqrt(0.27),
-                   -2.0 + 0.02 / std::sqrt(0.14),
-                   0.5 - 0.03 / std::sqrt(0.19) + 0.05 / std::sqrt(0.44)});
+  ExpectNear(var,
+             {1.0 - 0.01 / std::sqrt(0.11) - 0.04 / std::sqrt(0.27), -2.0 + 0.02 / std::sqrt(0.14),
+              0.5 - 0.03 / std::sqrt(0.19) + 0.05 / std::sqrt(0.44)});
   Step(*adagrad, 2, &var, &slots);
   ExpectNear(slots.values[0], {0.36, 0.5, 0.48});
   ExpectNear(var, {0.94286883, -2.03140057, 0.477685603});
@@ -179,10 +177,8 @@ TEST_P(AllOptimizersTest, UnalignedPointersGiveSameResult) {
   SlotSet aligned_slots = optimizer->CreateSlots(kN);
   SlotSet shifted_slots = optimizer->CreateSlots(kN);
   for (int step = 0; step < 2; ++step) {
-    optimizer->Apply(aligned_var.data(), aligned_grad.data(), kN, 1.0f,
-                     &aligned_slots);
-    optimizer->Apply(shifted_var.data() + 1, shifted_grad.data() + 3, kN, 1.0f,
-                     &shifted_slots);
+    optimizer->Apply(aligned_var.data(), aligned_grad.data(), kN, 1.0f, &aligned_slots);
+    optimizer->Apply(shifted_var.data() + 1, shifted_grad.data() + 3, kN, 1.0f, &shifted_slots);
   }
   for (int i = 0; i < kN; ++i) {
     EXPECT_FLOAT_EQ(shifted_var[i + 1], aligned_var[i]) << "element " << i;
@@ -226,8 +222,7 @@ TEST(SlotsTest, NamesAndSizes) {
 TEST(SlotsTest, InitialAccumulatorIsConfigurable) {
   OptimizerConfig config = Config("adagrad");
   config.initial_accumulator = 0.5f;
-  EXPECT_EQ(Make(config)->CreateSlots(2).values[0],
-            std::vector<float>(2, 0.5f));
+  EXPECT_EQ(Make(config)->CreateSlots(2).values[0], std::vector<float>(2, 0.5f));
 }
 
 TEST(SlotsDeathTest, ForeignSlotsAreABug) {
@@ -293,11 +288,9 @@ TEST(MakeOptimizerTest, IgnoresFieldsOfOtherOptimizers) {
 }
 
 TEST(MakeOptimizerTest, UnknownNameListsKnownOnes) {
-  StatusOr<std::unique_ptr<Optimizer>> optimizer =
-      MakeOptimizer(Config("Adam"));
+  StatusOr<std::unique_ptr<Optimizer>> optimizer = MakeOptimizer(Config("Adam"));
   ASSERT_FALSE(optimizer.ok());
-  EXPECT_NE(optimizer.status().message().find("sgd, momentum, adagrad, adam"),
-            std::string::npos)
+  EXPECT_NE(optimizer.status().message().find("sgd, momentum, adagrad, adam"), std::string::npos)
       << optimizer.status().message();
 }
 

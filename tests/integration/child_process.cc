@@ -15,9 +15,9 @@ extern char** environ;
 
 namespace pst {
 
-StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(
-    std::vector<std::string> argv, const std::string& log_path,
-    const std::vector<std::string>& env) {
+StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(std::vector<std::string> argv,
+                                                            const std::string& log_path,
+                                                            const std::vector<std::string>& env) {
   std::vector<std::string> environment;
   for (char** e = environ; *e; ++e) environment.emplace_back(*e);
   for (const std::string& entry : env) {

@@ -20,9 +20,9 @@ class ChildProcess {
  public:
   // Starts argv[0] with stdout and stderr appended to log_path. `env` holds
   // extra "NAME=value" entries (NAME= alone removes NAME).
-  static StatusOr<std::unique_ptr<ChildProcess>> Start(
-      std::vector<std::string> argv, const std::string& log_path,
-      const std::vector<std::string>& env = {});
+  static StatusOr<std::unique_ptr<ChildProcess>> Start(std::vector<std::string> argv,
+                                                       const std::string& log_path,
+                                                       const std::vector<std::string>& env = {});
   ~ChildProcess();
 
   pid_t pid() const { return pid_; }

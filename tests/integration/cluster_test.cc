@@ -1,9 +1,9 @@
 // Real ps, worker and chief processes on 127.0.0.1, trained on a small
 // synthetic data set in MNIST's format.
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "tests/integration/local_cluster.h"
 #include "tests/integration/synthetic_data_test.h"
@@ -17,9 +17,14 @@ using std::chrono::seconds;
 class ClusterTest : public SyntheticDataTest {
  protected:
   static std::vector<std::string> TrainingFlags(int train_steps) {
-    return {"--data_dir=" + data_dir(), "--model=mlp", "--batch_size=50",
-            "--learning_rate=0.5", "--train_steps=" + std::to_string(train_steps),
-            "--eval_every_steps=100", "--log_every_steps=50", "--rpc_timeout_ms=20000"};
+    return {"--data_dir=" + data_dir(),
+            "--model=mlp",
+            "--batch_size=50",
+            "--learning_rate=0.5",
+            "--train_steps=" + std::to_string(train_steps),
+            "--eval_every_steps=100",
+            "--log_every_steps=50",
+            "--rpc_timeout_ms=20000"};
   }
   // Trains to the end and checks what every run must show.
   static void TrainAndCheck(int num_ps, int num_workers, const std::string& name) {
@@ -30,8 +35,9 @@ class ClusterTest : public SyntheticDataTest {
     const auto exits = cluster.WaitAll(seconds(180));
     for (const TaskExit& e : exits) {
       EXPECT_EQ(e.code, 0) << e.name << " (all: " << DescribeExits(exits) << ")\n"
-                           << cluster.task(e.name.substr(0, e.name.find('-')),
-                                           std::stoi(e.name.substr(e.name.find('-') + 1)))
+                           << cluster
+                                  .task(e.name.substr(0, e.name.find('-')),
+                                        std::stoi(e.name.substr(e.name.find('-') + 1)))
                                   .Log();
     }
     const std::string chief = cluster.task("chief").Log();
@@ -87,8 +93,7 @@ TEST_F(ClusterTest, TfConfigReplacesClusterFlags) {
   for (const char* role : {"ps", "chief", "worker"}) {
     std::vector<std::string> argv = {BinDir() + "/" + role};
     for (const auto& f : TrainingFlags(100)) argv.push_back(f);
-    auto child = ChildProcess::Start(argv, cluster.dir() + "/" + role + ".log",
-                                     {tf_config(role)});
+    auto child = ChildProcess::Start(argv, cluster.dir() + "/" + role + ".log", {tf_config(role)});
     ASSERT_TRUE(child.ok());
     tasks.push_back(std::move(child).value());
   }
@@ -175,15 +180,14 @@ TEST_P(BadFlagTest, ExitsTwoWithOneLine) {
   EXPECT_NE(log.find(flag), std::string::npos) << log;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Flags, BadFlagTest,
-    ::testing::Values(std::vector<std::string>{"--task_index=9"},
-                      std::vector<std::string>{"--ps_hosts=nohost"},
-                      std::vector<std::string>{"--ps_hosts=h:70000"},
-                      std::vector<std::string>{"--task_index=abc"},
-                      std::vector<std::string>{"--no_such_flag=1"},
-                      std::vector<std::string>{"--rpc_timeout_ms=0"},
-                      std::vector<std::string>{"--mode=bogus"}));
+INSTANTIATE_TEST_SUITE_P(Flags, BadFlagTest,
+                         ::testing::Values(std::vector<std::string>{"--task_index=9"},
+                                           std::vector<std::string>{"--ps_hosts=nohost"},
+                                           std::vector<std::string>{"--ps_hosts=h:70000"},
+                                           std::vector<std::string>{"--task_index=abc"},
+                                           std::vector<std::string>{"--no_such_flag=1"},
+                                           std::vector<std::string>{"--rpc_timeout_ms=0"},
+                                           std::vector<std::string>{"--mode=bogus"}));
 
 // Flags that name no flag stop a task too, wherever they are: on the command
 // line or in a --flagfile (run_local.sh passes every flag in one). The line
@@ -245,8 +249,8 @@ TEST(HelpTest, HelpshortListsTheProjectFlags) {
   ASSERT_TRUE(worker.ok());
   EXPECT_EQ((*worker)->Wait(std::chrono::seconds(30)), 0);
   const std::string help = (*worker)->Log();
-  for (const char* flag : {"--ps_hosts", "--worker_hosts", "--chief_host", "--task_index",
-                           "--mode", "--replicas_to_aggregate", "--rpc_timeout_ms"}) {
+  for (const char* flag : {"--ps_hosts", "--worker_hosts", "--chief_host", "--task_index", "--mode",
+                           "--replicas_to_aggregate", "--rpc_timeout_ms"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag << " missing from\n" << help;
   }
   EXPECT_EQ(help.find("--logtostderr"), std::string::npos) << "glog's flags are not ours";
@@ -262,11 +266,10 @@ class DeviceTest : public SyntheticDataTest {};
 
 TEST_F(DeviceTest, UnusableGpuIsAClearErrorNamingTheDevice) {
   LocalCluster cluster(1, 1, TestDir());
-  ChildProcess& worker = cluster.StartTask("worker", 0,
-                                           {"--data_dir=" + data_dir(), "--device=gpu:7"});
+  ChildProcess& worker =
+      cluster.StartTask("worker", 0, {"--data_dir=" + data_dir(), "--device=gpu:7"});
   EXPECT_EQ(worker.Wait(std::chrono::seconds(60)), 1);
-  EXPECT_NE(worker.Log().find("device 'gpu:7' is not usable"), std::string::npos)
-      << worker.Log();
+  EXPECT_NE(worker.Log().find("device 'gpu:7' is not usable"), std::string::npos) << worker.Log();
 }
 
 TEST_F(DeviceTest, SoftPlacementFallsBackToTheCpu) {

@@ -37,12 +37,11 @@ TEST(DatasetsTest, CsvProblemTrainsOnTwoPsAndTwoWorkers) {
   const auto centres = Centres(3, 20, rng);
   WriteCsv(dir + "/train.csv", 3000, centres, rng);
   WriteCsv(dir + "/test.csv", 600, centres, rng);
-  const std::string log =
-      Train(2, 2, dir,
-            {"--dataset=csv", "--train_file=" + dir + "/train.csv",
-             "--test_file=" + dir + "/test.csv", "--label_column=-1", "--normalize",
-             "--validation_examples=300", "--model=mlp_relu", "--batch_size=50",
-             "--train_steps=400", "--eval_every_steps=0"});
+  const std::string log = Train(
+      2, 2, dir,
+      {"--dataset=csv", "--train_file=" + dir + "/train.csv", "--test_file=" + dir + "/test.csv",
+       "--label_column=-1", "--normalize", "--validation_examples=300", "--model=mlp_relu",
+       "--batch_size=50", "--train_steps=400", "--eval_every_steps=0"});
   EXPECT_NE(log.find("job: dataset=csv input=20 features classes=3 model=mlp_relu; 2700 "
                      "training, 300 validation, 600 test examples"),
             std::string::npos)
@@ -95,8 +94,7 @@ TEST(DatasetsTest, AModelSpecTrainsAndAWorkerWithAnotherSpecIsRefused) {
                                         "dense classes\nlearning_rate 0.1\n";
   std::ofstream(dir + "/other.spec") << "dense 16 relu\ndense classes\nlearning_rate 0.1\n";
   const std::vector<std::string> data = {"--dataset=records", "--train_file=" + dir + "/train.bin",
-                                         "--test_file=" + dir + "/test.bin",
-                                         "--input_shape=8,8,3"};
+                                         "--test_file=" + dir + "/test.bin", "--input_shape=8,8,3"};
   std::vector<std::string> flags = data;
   flags.insert(flags.end(), {"--model_spec=" + dir + "/small.spec", "--batch_size=50",
                              "--train_steps=150", "--eval_every_steps=0"});

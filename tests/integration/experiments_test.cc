@@ -18,8 +18,8 @@ class ExperimentsTest : public SyntheticDataTest {
   std::string RunScript(const std::string& name) {
     const std::string results = TestDir() + "-results";
     auto script = ChildProcess::Start(
-        {"/bin/bash", std::string(std::getenv("PST_SOURCE_DIR")) + "/scripts/" + name,
-         "--quick", "--results=" + results, "--data_dir=" + data_dir()},
+        {"/bin/bash", std::string(std::getenv("PST_SOURCE_DIR")) + "/scripts/" + name, "--quick",
+         "--results=" + results, "--data_dir=" + data_dir()},
         TestDir() + ".log");
     CHECK(script.ok());
     EXPECT_EQ((*script)->Wait(std::chrono::seconds(300)), 0) << (*script)->Log();
@@ -72,9 +72,9 @@ TEST_F(ExperimentsTest, TuneShardsWritesItsTablePlotAndRecommendation) {
 TEST_F(ExperimentsTest, ChaosKillsTasksAndWritesItsSummary) {
   const std::string out = TestDir() + "-chaos";
   auto script = ChildProcess::Start(
-      {"/bin/bash", std::string(std::getenv("PST_SOURCE_DIR")) + "/scripts/chaos.sh",
-       "--runs=1", "--modes=async", "--train_steps=3000", "--model=mlp", "--kill_every=1:2",
-       "--stall_after=10", "--stop_after=20", "--run_timeout=40", "--out=" + out,
+      {"/bin/bash", std::string(std::getenv("PST_SOURCE_DIR")) + "/scripts/chaos.sh", "--runs=1",
+       "--modes=async", "--train_steps=3000", "--model=mlp", "--kill_every=1:2", "--stall_after=10",
+       "--stop_after=20", "--run_timeout=40", "--out=" + out,
        // Slow enough (about 5 s undisturbed) that the first kill lands.
        "--data_dir=" + data_dir(), "--", "--batch_size=50", "--simulated_delay_ms=5"},
       TestDir() + ".log");

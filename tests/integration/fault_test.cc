@@ -21,14 +21,20 @@ class FaultTest : public SyntheticDataTest {
  protected:
   std::vector<std::string> Flags(const std::string& mode, int train_steps) {
     // Fresh, so that --gtest_repeat does not restore the last run's model.
-    checkpoints_ = MakeTestDir(
-        ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-        std::string("-checkpoints"));
-    return {"--data_dir=" + data_dir(), "--model=mlp", "--batch_size=50",
-            "--mode=" + mode, "--train_steps=" + std::to_string(train_steps),
-            "--eval_every_steps=0", "--log_every_steps=20", "--simulated_delay_ms=4",
-            "--checkpoint_dir=" + checkpoints_, "--checkpoint_every_steps=50",
-            "--rpc_timeout_ms=2000", "--heartbeat_timeout_ms=3000"};
+    checkpoints_ = MakeTestDir(::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                               std::string("-checkpoints"));
+    return {"--data_dir=" + data_dir(),
+            "--model=mlp",
+            "--batch_size=50",
+            "--mode=" + mode,
+            "--train_steps=" + std::to_string(train_steps),
+            "--eval_every_steps=0",
+            "--log_every_steps=20",
+            "--simulated_delay_ms=4",
+            "--checkpoint_dir=" + checkpoints_,
+            "--checkpoint_every_steps=50",
+            "--rpc_timeout_ms=2000",
+            "--heartbeat_timeout_ms=3000"};
   }
   // Waits until the chief's report lines pass `step`.
   static void WaitForStep(ChildProcess& chief, int step) {
@@ -78,7 +84,8 @@ TEST_F(FaultTest, KilledPsIsRestartedAndTrainingResumesFromTheCheckpoint) {
   ExpectAllExitZero(cluster);
   const std::string log = chief.Log();
   EXPECT_NE(log.find("ps:1 declared dead: silent for more than --heartbeat_timeout_ms=3000"),
-            std::string::npos) << log;
+            std::string::npos)
+      << log;
   EXPECT_NE(log.find("ps:1 is alive again"), std::string::npos) << log;
   // The metrics say it too: one death, both ps alive at the end.
   const auto metrics = ReadLines(cluster.dir() + "/metrics.jsonl");
@@ -106,7 +113,8 @@ TEST_F(FaultTest, KilledChiefIsRestartedAndAsyncTrainingResumes) {
   // The ps kept their variables and the workers kept training: no rollback.
   std::smatch m;
   ASSERT_TRUE(std::regex_search(
-      log, m, std::regex("carrying on from global step (\\d+) without restoring"))) << log;
+      log, m, std::regex("carrying on from global step (\\d+) without restoring")))
+      << log;
   EXPECT_GT(std::stoi(m[1].str()), 150);
   EXPECT_EQ(log.find("restored checkpoint"), std::string::npos) << log;
 }

@@ -1,14 +1,13 @@
 #include "tests/integration/local_cluster.h"
 
 #include <arpa/inet.h>
+#include <glog/logging.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
-
-#include <glog/logging.h>
 
 namespace pst {
 namespace {
@@ -70,9 +69,9 @@ std::string BinDir() {
 }
 
 std::string MakeTestDir(const std::string& name) {
-  const std::string dir = (std::filesystem::temp_directory_path() /
-                           ("pst-" + name + "-" + std::to_string(::getpid())))
-                              .string();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("pst-" + name + "-" + std::to_string(::getpid())))
+          .string();
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

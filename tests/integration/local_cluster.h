@@ -39,8 +39,7 @@ class LocalCluster {
 
   // Starts a task of `role` ("ps", "worker", "chief") with the cluster flags,
   // --task_index and `flags`. Its log is <dir>/<role>-<index>.log.
-  ChildProcess& StartTask(const std::string& role, int index,
-                          const std::vector<std::string>& flags,
+  ChildProcess& StartTask(const std::string& role, int index, const std::vector<std::string>& flags,
                           const std::vector<std::string>& env = {});
   // Starts every ps, the chief and every worker with `flags`.
   void StartAll(const std::vector<std::string>& flags);

@@ -1,8 +1,8 @@
 // End to end on the real MNIST (needs MNIST_DIR; skipped without it):
 // asynchronous training, 2 ps, 2 workers, mlp_relu, to >= 0.97 test accuracy.
-#include <cstdlib>
-
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 
 #include "tests/integration/local_cluster.h"
 #include "tests/integration/test_util.h"
@@ -22,8 +22,9 @@ class MnistEndToEndTest : public ::testing::Test {
   // Trains on a local cluster (mlp_relu unless `flags` say otherwise);
   // returns the chief's test accuracy.
   double Train(int num_ps, int num_workers, std::vector<std::string> flags) {
-    LocalCluster cluster(num_ps, num_workers,
-                         MakeTestDir(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    LocalCluster cluster(
+        num_ps, num_workers,
+        MakeTestDir(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     flags.insert(flags.begin(), "--model=mlp_relu");  // a later --model wins
     flags.push_back("--data_dir=" + mnist_dir_);
     flags.push_back("--run_dir=" + cluster.dir());
@@ -41,8 +42,9 @@ TEST_F(MnistEndToEndTest, AsyncTwoPsTwoWorkersReaches97Percent) {
 }
 
 TEST_F(MnistEndToEndTest, SyncTwoPsThreeWorkersOneSpareReaches97Percent) {
-  EXPECT_GE(Train(2, 3, {"--mode=sync", "--replicas_to_aggregate=2", "--train_steps=1500",
-                         "--eval_every_steps=500"}),
+  EXPECT_GE(Train(2, 3,
+                  {"--mode=sync", "--replicas_to_aggregate=2", "--train_steps=1500",
+                   "--eval_every_steps=500"}),
             0.97);
 }
 
@@ -52,4 +54,3 @@ TEST_F(MnistEndToEndTest, AsyncCnnOnCpuReaches98Point5Percent) {
 
 }  // namespace
 }  // namespace pst
-

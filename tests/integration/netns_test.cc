@@ -21,12 +21,20 @@ TEST_F(MultiHostTest, CuttingAWorkersLinkDoesNotStopSyncTrainingWithASpare) {
   const std::vector<std::string> flags = {
       "--chief_host=" + net.address(0) + ":2210",
       "--ps_hosts=" + net.address(0) + ":2220," + net.address(1) + ":2220",
-      "--worker_hosts=" + net.address(2) + ":2230," + net.address(3) + ":2230," +
-          net.address(4) + ":2230",
-      "--data_dir=" + data_dir(), "--model=mlp", "--batch_size=50", "--mode=sync",
-      "--replicas_to_aggregate=2", "--train_steps=400", "--eval_every_steps=0",
-      "--log_every_steps=20", "--simulated_delay_ms=5", "--heartbeat_timeout_ms=2000",
-      "--rpc_timeout_ms=3000", "--join_timeout_ms=20000"};
+      "--worker_hosts=" + net.address(2) + ":2230," + net.address(3) + ":2230," + net.address(4) +
+          ":2230",
+      "--data_dir=" + data_dir(),
+      "--model=mlp",
+      "--batch_size=50",
+      "--mode=sync",
+      "--replicas_to_aggregate=2",
+      "--train_steps=400",
+      "--eval_every_steps=0",
+      "--log_every_steps=20",
+      "--simulated_delay_ms=5",
+      "--heartbeat_timeout_ms=2000",
+      "--rpc_timeout_ms=3000",
+      "--join_timeout_ms=20000"};
   const std::string dir = TestDir();
   std::vector<std::unique_ptr<ChildProcess>> tasks;
   auto start = [&](int host, const std::string& role, int index) -> ChildProcess& {

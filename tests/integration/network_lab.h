@@ -26,7 +26,8 @@ class NetworkLab {
   Status CutLink(int host);
 
  private:
-  NetworkLab(std::string tag, std::string prefix) : tag_(std::move(tag)), prefix_(std::move(prefix)) {}
+  NetworkLab(std::string tag, std::string prefix)
+      : tag_(std::move(tag)), prefix_(std::move(prefix)) {}
   Status Run(const std::string& command);
   std::string Host(int host) const;
   std::string SwitchPort(int host) const;

@@ -27,8 +27,7 @@ void PsFixture::StartPs(const std::vector<VariableSpec>& variables,
   ASSERT_TRUE(placement.ok());
   placement_ = std::make_unique<Placement>(*placement);
   auto chief = NewChiefClient();
-  ASSERT_TRUE(chief->GetShardStatus(0, Clock::now() + std::chrono::seconds(30)).ok())
-      << ps_->Log();
+  ASSERT_TRUE(chief->GetShardStatus(0, Clock::now() + std::chrono::seconds(30)).ok()) << ps_->Log();
   std::vector<Tensor> values;
   for (const VariableSpec& spec : placement_->variables()) {
     values.push_back(InitializeVariable(spec, 1));
@@ -44,9 +43,8 @@ std::unique_ptr<PsClient> PsFixture::NewChiefClient() {
   return NewClientWithKeys(curve_, 20000, 0, wire::Role::Chief);
 }
 
-std::unique_ptr<PsClient> PsFixture::NewClientWithKeys(
-    std::optional<CurveKeys> curve, int timeout_ms, int index,
-    wire::Role role) {
+std::unique_ptr<PsClient> PsFixture::NewClientWithKeys(std::optional<CurveKeys> curve,
+                                                       int timeout_ms, int index, wire::Role role) {
   ClusterSpec spec;
   spec.ps = {{"127.0.0.1", cluster_->ports()[1]}};
   ClientIdentity identity;
@@ -66,8 +64,7 @@ std::string PsFixture::endpoint() const {
 size_t PsFixture::StatusBytes(const std::string& key) const {
   std::ifstream in("/proc/" + std::to_string(ps_->pid()) + "/status");
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind(key, 0) == 0)
-      return std::stoull(line.substr(key.size())) * 1024;  // kB
+    if (line.rfind(key, 0) == 0) return std::stoull(line.substr(key.size())) * 1024;  // kB
   }
   ADD_FAILURE() << "no " << key << " for the ps";
   return 0;
@@ -79,9 +76,7 @@ RawZmtpPeer::RawZmtpPeer(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
   address.sin_family = AF_INET;
   address.sin_port = htons(port);
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  CHECK_EQ(
-      ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)),
-      0);
+  CHECK_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
 }
 
 RawZmtpPeer::~RawZmtpPeer() { ::close(fd_); }
@@ -89,16 +84,13 @@ RawZmtpPeer::~RawZmtpPeer() { ::close(fd_); }
 bool RawZmtpPeer::Handshake() {
   // Signature, version 3.1, mechanism "NULL" padded to 20 bytes, as-server 0,
   // 31 bytes of filler: 64 bytes.
-  std::string greeting = std::string("\xff") + std::string(8, '\0') +
-                         "\x7f\x03\x01" + "NULL" + std::string(16, '\0') +
-                         std::string(1 + 31, '\0');
+  std::string greeting = std::string("\xff") + std::string(8, '\0') + "\x7f\x03\x01" + "NULL" +
+                         std::string(16, '\0') + std::string(1 + 31, '\0');
   const std::string property =
       std::string("\x0bSocket-Type") + std::string("\0\0\0\x06", 4) + "DEALER";
   const std::string ready = std::string("\x05READY") + property;
-  const std::string command =
-      std::string("\x04") + static_cast<char>(ready.size()) + ready;
-  if (::send(fd_, greeting.data(), greeting.size(), MSG_NOSIGNAL) != 64)
-    return false;
+  const std::string command = std::string("\x04") + static_cast<char>(ready.size()) + ready;
+  if (::send(fd_, greeting.data(), greeting.size(), MSG_NOSIGNAL) != 64) return false;
   std::string theirs;
   if (!ReadExactly(64, &theirs)) return false;
   if (::send(fd_, command.data(), command.size(), MSG_NOSIGNAL) !=
@@ -111,8 +103,7 @@ bool RawZmtpPeer::Handshake() {
 }
 
 void RawZmtpPeer::SendFrame(const std::string& bytes, bool more, size_t sent) {
-  std::string frame(
-      1, static_cast<char>((more ? 1 : 0) | (bytes.size() > 255 ? 2 : 0)));
+  std::string frame(1, static_cast<char>((more ? 1 : 0) | (bytes.size() > 255 ? 2 : 0)));
   if (bytes.size() > 255) {
     for (int shift = 56; shift >= 0; shift -= 8)
       frame += static_cast<char>(uint64_t{bytes.size()} >> shift);
@@ -122,8 +113,7 @@ void RawZmtpPeer::SendFrame(const std::string& bytes, bool more, size_t sent) {
   frame += bytes;
   frame.resize(std::min(sent, frame.size()));
   for (size_t done = 0; done < frame.size();) {
-    const ssize_t n =
-        ::send(fd_, frame.data() + done, frame.size() - done, MSG_NOSIGNAL);
+    const ssize_t n = ::send(fd_, frame.data() + done, frame.size() - done, MSG_NOSIGNAL);
     if (n <= 0) return;  // closed by the server: the test sees it afterwards
     done += n;
   }

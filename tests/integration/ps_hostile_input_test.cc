@@ -24,8 +24,8 @@ class PsHostileInputTest : public PsFixture {
 
   void SendFrames(std::vector<zmq::message_t> frames) {
     for (size_t i = 0; i < frames.size(); ++i) {
-      raw_->send(frames[i], i + 1 < frames.size() ? zmq::send_flags::sndmore
-                                                   : zmq::send_flags::none);
+      raw_->send(frames[i],
+                 i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
     }
   }
   // The next reply on the raw socket, decoded.
@@ -113,8 +113,7 @@ TEST_F(PsHostileInputTest, AnotherClustersMessageLearnsNothing) {
   EXPECT_EQ(reply.status().code(), Code::kPermissionDenied);
   // Neither the refusal nor its envelope tells a stranger the cluster id.
   EXPECT_EQ(reply.header().cluster_id(), 0u);
-  EXPECT_EQ(reply.status().message().find(std::to_string(kClusterId)),
-            std::string::npos)
+  EXPECT_EQ(reply.status().message().find(std::to_string(kClusterId)), std::string::npos)
       << reply.status().message();
 }
 
@@ -162,18 +161,15 @@ TEST_F(PsHostileInputTest, OversizedMessageOfManyBigFrames) {
   static const std::string kChunk(60000, 'x');
   std::vector<zmq::message_t> frames = Push("w", {4, 4});
   frames.pop_back();
-  for (int i = 0; i < 400; ++i)
-    frames.emplace_back(kChunk.data(), kChunk.size());
+  for (int i = 0; i < 400; ++i) frames.emplace_back(kChunk.data(), kChunk.size());
   SendFrames(std::move(frames));
   ReceivedMessage reply = NextReply();
-  EXPECT_EQ(reply.status().code(), Code::kResourceExhausted)
-      << reply.status().ToString();
+  EXPECT_EQ(reply.status().code(), Code::kResourceExhausted) << reply.status().ToString();
   EXPECT_LT(PsPeakResidentBytes(), rss_before + 24 * kMiB + 16 * kMiB);
   const size_t rss_after = ResidentBytesOnceBelow(rss_before + 8 * kMiB);
   EXPECT_LT(rss_after, rss_before + 8 * kMiB);
-  std::cerr << "RSS before " << rss_before / 1024 << " kB, peak "
-            << PsPeakResidentBytes() / 1024 << " kB, after "
-            << rss_after / 1024 << " kB\n";
+  std::cerr << "RSS before " << rss_before / 1024 << " kB, peak " << PsPeakResidentBytes() / 1024
+            << " kB, after " << rss_after / 1024 << " kB\n";
 }
 
 // 200000 empty frames: 0 bytes of data, but each frame costs the ps a
@@ -186,15 +182,13 @@ TEST_F(PsHostileInputTest, OversizedMessageOfManyEmptyFrames) {
   for (int i = 0; i < 200000; ++i) frames.emplace_back();
   SendFrames(std::move(frames));
   ReceivedMessage reply = NextReply();
-  EXPECT_EQ(reply.status().code(), Code::kResourceExhausted)
-      << reply.status().ToString();
+  EXPECT_EQ(reply.status().code(), Code::kResourceExhausted) << reply.status().ToString();
   // ZeroMQ's copy: 200000 * 64 bytes = 12.2 MiB.
   EXPECT_LT(PsPeakResidentBytes(), rss_before + 13 * kMiB + 8 * kMiB);
   const size_t rss_after = ResidentBytesOnceBelow(rss_before + 8 * kMiB);
   EXPECT_LT(rss_after, rss_before + 8 * kMiB);
-  std::cerr << "RSS before " << rss_before / 1024 << " kB, peak "
-            << PsPeakResidentBytes() / 1024 << " kB, after "
-            << rss_after / 1024 << " kB\n";
+  std::cerr << "RSS before " << rss_before / 1024 << " kB, peak " << PsPeakResidentBytes() / 1024
+            << " kB, after " << rss_after / 1024 << " kB\n";
 }
 
 // 2000 connections that finish the handshake and then say nothing. While
@@ -210,9 +204,8 @@ TEST_F(PsHostileInputTest, TwoThousandIdleConnections) {
     }
     std::vector<Tensor> values;
     EXPECT_TRUE(NewClient()->Pull({1}, &values).ok());
-    std::cerr << "RSS before " << rss_before / 1024
-              << " kB, with 2000 connections " << PsResidentBytes() / 1024
-              << " kB\n";
+    std::cerr << "RSS before " << rss_before / 1024 << " kB, with 2000 connections "
+              << PsResidentBytes() / 1024 << " kB\n";
   }
   const size_t rss_after = ResidentBytesOnceBelow(rss_before + 8 * kMiB);
   std::cerr << "RSS after they closed " << rss_after / 1024 << " kB\n";
@@ -239,9 +232,8 @@ TEST_F(PsHostileInputTest, SenderStoppingHalfWay) {
   EXPECT_TRUE(peer.ClosedByServerWithin(std::chrono::seconds(25)));
   const size_t rss_after = ResidentBytesOnceBelow(rss_before + 8 * kMiB);
   EXPECT_LT(rss_after, rss_before + 8 * kMiB);
-  std::cerr << "RSS before " << rss_before / 1024
-            << " kB, holding the half-sent message " << rss_held / 1024
-            << " kB, after the drop " << rss_after / 1024 << " kB\n";
+  std::cerr << "RSS before " << rss_before / 1024 << " kB, holding the half-sent message "
+            << rss_held / 1024 << " kB, after the drop " << rss_after / 1024 << " kB\n";
 }
 
 // A connection that never starts the handshake is dropped too.

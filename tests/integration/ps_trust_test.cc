@@ -22,9 +22,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 struct ModelState {
   std::vector<std::string> bytes;
   std::vector<int64_t> versions;
-  bool operator==(const ModelState& o) const {
-    return bytes == o.bytes && versions == o.versions;
-  }
+  bool operator==(const ModelState& o) const { return bytes == o.bytes && versions == o.versions; }
 };
 
 class PsTrustTest : public PsFixture {
@@ -44,8 +42,8 @@ class PsTrustTest : public PsFixture {
     // libzmq's "source;destination" form picks the address we connect from.
     socket.connect("tcp://" + source + ":0;127.0.0.1:" + std::to_string(cluster_->ports()[1]));
     for (size_t i = 0; i < frames.size(); ++i) {
-      socket.send(frames[i], i + 1 < frames.size() ? zmq::send_flags::sndmore
-                                                   : zmq::send_flags::none);
+      socket.send(frames[i],
+                  i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
     }
     std::vector<zmq::message_t> reply;
     do {
@@ -59,8 +57,7 @@ class PsTrustTest : public PsFixture {
   ModelState Model() {
     OutgoingMessage pull;
     pull.type = wire::MessageType::PullRequest;
-    for (const VariableSpec& v : placement_->variables())
-      pull.names.push_back(v.name);
+    for (const VariableSpec& v : placement_->variables()) pull.names.push_back(v.name);
     auto reply = Call(std::move(pull), wire::Role::Worker, "127.0.0.1");
     EXPECT_TRUE(reply.ok() && reply->status().ok())
         << (reply.ok() ? reply->status() : reply.status()).ToString();
@@ -95,8 +92,7 @@ class PsAdminTest : public PsTrustTest {
   static std::vector<OutgoingMessage> AdminRequests() {
     std::vector<OutgoingMessage> requests(4);
     requests[0].type = wire::MessageType::InitRequest;
-    requests[0].tensors.push_back(
-        {kGlobalStepName, 0, Tensor(DType::kInt64, {})});
+    requests[0].tensors.push_back({kGlobalStepName, 0, Tensor(DType::kInt64, {})});
     requests[0].tensors.push_back({"w", 0, Filled({4}, 0.0f)});
     requests[0].extras = [](flatbuffers::FlatBufferBuilder& fbb) {
       HeaderExtras extras;
@@ -107,37 +103,30 @@ class PsAdminTest : public PsTrustTest {
     requests[1].type = wire::MessageType::SaveRequest;
     requests[1].extras = [](flatbuffers::FlatBufferBuilder& fbb) {
       HeaderExtras extras;
-      extras.checkpoint =
-          wire::CreateCheckpointParams(fbb, fbb.CreateString("ckpt-new"));
+      extras.checkpoint = wire::CreateCheckpointParams(fbb, fbb.CreateString("ckpt-new"));
       return extras;
     };
     requests[2].type = wire::MessageType::RestoreRequest;
     requests[2].extras = [](flatbuffers::FlatBufferBuilder& fbb) {
       HeaderExtras extras;
-      extras.checkpoint =
-          wire::CreateCheckpointParams(fbb, fbb.CreateString("ckpt-good"));
+      extras.checkpoint = wire::CreateCheckpointParams(fbb, fbb.CreateString("ckpt-good"));
       return extras;
     };
     requests[3].type = wire::MessageType::ShutdownRequest;
     return requests;
   }
 
-  void ExpectEveryAdminRequestRefused(wire::Role role,
-                                      const std::string& source) {
+  void ExpectEveryAdminRequestRefused(wire::Role role, const std::string& source) {
     for (OutgoingMessage& request : AdminRequests()) {
       const std::string type = wire::EnumNameMessageType(request.type);
       auto reply = Call(std::move(request), role, source);
       ASSERT_TRUE(reply.ok()) << type << ": " << reply.status().ToString();
       const Status status = reply->status();
-      EXPECT_EQ(status.code(), Code::kPermissionDenied)
-          << type << ": " << status.ToString();
-      EXPECT_NE(status.message().find(type), std::string::npos)
-          << status.message();
+      EXPECT_EQ(status.code(), Code::kPermissionDenied) << type << ": " << status.ToString();
+      EXPECT_NE(status.message().find(type), std::string::npos) << status.message();
       // Nothing a prober could use: no address, no cluster id.
-      EXPECT_EQ(status.message().find("127.0.0"), std::string::npos)
-          << status.message();
-      EXPECT_EQ(status.message().find(std::to_string(kClusterId)),
-                std::string::npos)
+      EXPECT_EQ(status.message().find("127.0.0"), std::string::npos) << status.message();
+      EXPECT_EQ(status.message().find(std::to_string(kClusterId)), std::string::npos)
           << status.message();
     }
     EXPECT_FALSE(std::filesystem::exists(checkpoint_dir_ + "/ckpt-new"));
@@ -169,8 +158,7 @@ TEST_F(PsAdminTest, TheChiefAdministersTheShard) {
     const std::string type = wire::EnumNameMessageType(requests[i].type);
     auto reply = Call(std::move(requests[i]), wire::Role::Chief, "127.0.0.1");
     ASSERT_TRUE(reply.ok()) << type << ": " << reply.status().ToString();
-    EXPECT_TRUE(reply->status().ok())
-        << type << ": " << reply->status().ToString();
+    EXPECT_TRUE(reply->status().ok()) << type << ": " << reply->status().ToString();
   }
   EXPECT_TRUE(std::filesystem::exists(checkpoint_dir_ + "/ckpt-new"));
   EXPECT_FALSE(Model() == before_);  // initialized to zeros
@@ -195,21 +183,18 @@ class PsNonFiniteGradientTest : public PsTrustTest {
     const ModelState before = Model();
     auto client = NewClient();
     auto pushed = client->Push({1, 2}, {Filled({4}, 0.5f), bad_b}, true);
-    EXPECT_EQ(pushed.status().code(), Code::kInvalidArgument)
-        << pushed.status().ToString();
+    EXPECT_EQ(pushed.status().code(), Code::kInvalidArgument) << pushed.status().ToString();
     EXPECT_NE(pushed.status().message().find("'b'"), std::string::npos)
         << pushed.status().message();
     EXPECT_TRUE(Model() == before);
 
-    auto good =
-        client->Push({1, 2}, {Filled({4}, 0.5f), Filled({3}, 2.0f)}, true);
+    auto good = client->Push({1, 2}, {Filled({4}, 0.5f), Filled({3}, 2.0f)}, true);
     ASSERT_TRUE(good.ok()) << good.status().ToString();
     EXPECT_EQ(good->applied, 2u);
     EXPECT_EQ(good->global_step, 1);
     std::vector<Tensor> b;
     ASSERT_TRUE(client->Pull({2}, &b).ok());
-    for (int i = 0; i < 3; ++i)
-      EXPECT_EQ(b[0].f32()[i], -2.0f);  // SGD, lr 1, from 0
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(b[0].f32()[i], -2.0f);  // SGD, lr 1, from 0
     EXPECT_TRUE(ps_->Running()) << ps_->Log();
   }
 };
@@ -250,8 +235,7 @@ TEST_F(PsNonFiniteGradientTest, SyncNaNPushIsNotAccumulated) {
   Tensor bad = Filled({3}, 1.0f);
   bad.f32()[1] = kNaN;
   auto refused = worker1->SyncPush({1}, {bad}, 0);
-  EXPECT_EQ(refused.status().code(), Code::kInvalidArgument)
-      << refused.status().ToString();
+  EXPECT_EQ(refused.status().code(), Code::kInvalidArgument) << refused.status().ToString();
   EXPECT_NE(refused.status().message().find("'w'"), std::string::npos)
       << refused.status().message();
   EXPECT_TRUE(Model() == before);
@@ -262,8 +246,7 @@ TEST_F(PsNonFiniteGradientTest, SyncNaNPushIsNotAccumulated) {
   EXPECT_EQ(good->duplicate_shards, 0u);
   std::vector<Tensor> w;
   ASSERT_TRUE(worker0->Pull({1}, &w).ok());
-  for (int i = 0; i < 3; ++i)
-    EXPECT_EQ(w[0].f32()[i], -2.0f);  // lr 1 * mean(1, 3)
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(w[0].f32()[i], -2.0f);  // lr 1 * mean(1, 3)
   EXPECT_TRUE(ps_->Running()) << ps_->Log();
 }
 

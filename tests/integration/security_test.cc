@@ -22,8 +22,7 @@ class CurvePsTest : public PsFixture {
     keys_dir_ = MakeTestDir("curve-keys");
     curve_ = *NewCurveKeys();
     ASSERT_TRUE(SaveCurveKeys(keys_dir_, *curve_).ok());
-    StartPs({{"w", DType::kFloat32, {4}, Initializer::kZeros}},
-            {"--curve_keys_dir=" + keys_dir_});
+    StartPs({{"w", DType::kFloat32, {4}, Initializer::kZeros}}, {"--curve_keys_dir=" + keys_dir_});
   }
   std::string keys_dir_;
 };

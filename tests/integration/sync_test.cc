@@ -1,5 +1,6 @@
 // Synchronous training with real processes: exactness against one process,
 // averaging, spare replicas against a straggler, and a killed worker.
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <filesystem>
@@ -7,14 +8,12 @@
 #include <map>
 #include <thread>
 
-#include <gtest/gtest.h>
-
+#include "common/tensor_file.h"
 #include "data/idx_reader.h"
 #include "data/input_pipeline.h"
 #include "model/initializer.h"
 #include "model/model_zoo.h"
 #include "ps/optimizers/optimizer.h"
-#include "common/tensor_file.h"
 #include "tests/integration/local_cluster.h"
 #include "tests/integration/synthetic_data_test.h"
 #include "tests/integration/test_util.h"
@@ -29,11 +28,14 @@ constexpr int kBatch = 50;
 class SyncTest : public SyntheticDataTest {
  protected:
   static std::vector<std::string> SyncFlags(int replicas, int train_steps) {
-    return {"--data_dir=" + data_dir(), "--model=mlp", "--mode=sync",
+    return {"--data_dir=" + data_dir(),
+            "--model=mlp",
+            "--mode=sync",
             "--replicas_to_aggregate=" + std::to_string(replicas),
             "--batch_size=" + std::to_string(kBatch),
             "--learning_rate=" + std::to_string(kLearningRate),
-            "--train_steps=" + std::to_string(train_steps), "--eval_every_steps=0",
+            "--train_steps=" + std::to_string(train_steps),
+            "--eval_every_steps=0",
             "--rpc_timeout_ms=20000"};
   }
 
@@ -177,8 +179,8 @@ TEST_F(SyncTest, WithoutSpareEveryStepWaitsForTheStraggler) {
 TEST_F(SyncTest, KilledWorkerWithASpareDoesNotStopTraining) {
   auto cluster = std::make_unique<LocalCluster>(2, 3, TestDir());
   std::vector<std::string> flags = SyncFlags(/*replicas=*/2, /*train_steps=*/500);
-  for (const char* f : {"--log_every_steps=20", "--simulated_delay_ms=5",
-                        "--heartbeat_timeout_ms=1000"}) {
+  for (const char* f :
+       {"--log_every_steps=20", "--simulated_delay_ms=5", "--heartbeat_timeout_ms=1000"}) {
     flags.push_back(f);
   }
   cluster->StartAll(flags);
@@ -198,9 +200,8 @@ TEST_F(SyncTest, KilledWorkerWithASpareDoesNotStopTraining) {
 
 TEST(SyncFlagsTest, ReplicasAboveWorkersExitTwo) {
   LocalCluster cluster(1, 2, MakeTestDir("bad-replicas"));
-  ChildProcess& chief = cluster.StartTask("chief", 0,
-                                          {"--mode=sync", "--replicas_to_aggregate=3",
-                                           "--data_dir=/nonexistent"});
+  ChildProcess& chief = cluster.StartTask(
+      "chief", 0, {"--mode=sync", "--replicas_to_aggregate=3", "--data_dir=/nonexistent"});
   EXPECT_EQ(chief.Wait(seconds(30)), 2);
   EXPECT_NE(chief.Log().find("--replicas_to_aggregate=3 must be in 1..2"), std::string::npos)
       << chief.Log();

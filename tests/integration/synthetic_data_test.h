@@ -3,10 +3,10 @@
 #ifndef PST_TESTS_INTEGRATION_SYNTHETIC_DATA_TEST_H_
 #define PST_TESTS_INTEGRATION_SYNTHETIC_DATA_TEST_H_
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "tests/integration/local_cluster.h"
 #include "tests/integration/synthetic_mnist.h"
@@ -16,8 +16,7 @@ namespace pst {
 class SyntheticDataTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    const std::string suite =
-        ::testing::UnitTest::GetInstance()->current_test_suite()->name();
+    const std::string suite = ::testing::UnitTest::GetInstance()->current_test_suite()->name();
     data_dir_ = new std::string(MakeTestDir(suite + "-data"));
     WriteSyntheticMnist(*data_dir_, 3000, 500);
   }

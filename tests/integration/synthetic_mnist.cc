@@ -1,11 +1,11 @@
 #include "tests/integration/synthetic_mnist.h"
 
+#include <glog/logging.h>
+
 #include <cstdint>
 #include <fstream>
 #include <random>
 #include <vector>
-
-#include <glog/logging.h>
 
 namespace pst {
 namespace {
@@ -16,8 +16,7 @@ void PutBigEndian(std::ofstream& out, uint32_t v) {
   out.write(bytes, 4);
 }
 
-void WriteSplit(const std::string& dir, const std::string& prefix, int count,
-                std::mt19937& rng) {
+void WriteSplit(const std::string& dir, const std::string& prefix, int count, std::mt19937& rng) {
   std::ofstream images(dir + "/" + prefix + "-images-idx3-ubyte", std::ios::binary);
   std::ofstream labels(dir + "/" + prefix + "-labels-idx1-ubyte", std::ios::binary);
   CHECK(images && labels) << "cannot write synthetic MNIST into " << dir;

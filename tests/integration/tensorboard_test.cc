@@ -1,5 +1,7 @@
 // The chief's TensorBoard event files, read with TensorBoard's own reader:
 // training scalars every --log_every_steps, one sub-folder per run.
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -7,8 +9,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "tests/integration/local_cluster.h"
 #include "tests/integration/synthetic_data_test.h"
