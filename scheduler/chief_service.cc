@@ -45,7 +45,7 @@ OutgoingMessage ChiefService::Handle(const ReceivedMessage& request, RequestCont
     case wire::MessageType::JoinRequest:
     case wire::MessageType::ReportRequest:
     case wire::MessageType::TokenRequest: return HandleWorker(request, context);
-    case wire::MessageType::ShardAppliedRequest: return HandleStepDone(request);
+    case wire::MessageType::ShardAppliedRequest: return HandleShardApplied(request);
     case wire::MessageType::HeartbeatRequest: return HandleHeartbeat(request);
     default:
       return Error(wire::MessageType::ErrorReply,
@@ -103,7 +103,7 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
   }
 }
 
-OutgoingMessage ChiefService::HandleStepDone(const ReceivedMessage& request) {
+OutgoingMessage ChiefService::HandleShardApplied(const ReceivedMessage& request) {
   const wire::Header& h = request.header();
   if (!SentBy(h, wire::Role::Ps)) {
     return Error(wire::MessageType::ShardAppliedReply,

@@ -23,7 +23,7 @@ class ChiefService {
   bool SentBy(const wire::Header& h, wire::Role role) const;
   OutgoingMessage StateReply(wire::MessageType type) const;
   OutgoingMessage HandleWorker(const ReceivedMessage& request, RequestContext& context);
-  OutgoingMessage HandleStepDone(const ReceivedMessage& request);
+  OutgoingMessage HandleShardApplied(const ReceivedMessage& request);
   OutgoingMessage HandleHeartbeat(const ReceivedMessage& request);
   void AdoptIfTraining(int worker);
 

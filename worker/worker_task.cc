@@ -54,8 +54,11 @@ struct SyncCounts {
 
 class Worker {
  public:
-  Worker(const WorkerOptions& options, const std::atomic<bool>& stop)
-      : options_(options), stop_(stop), me_("worker:" + std::to_string(options.task_index)) {}
+  Worker(const WorkerOptions& options, Transport& transport, const std::atomic<bool>& stop)
+      : options_(options),
+        stop_(stop),
+        me_("worker:" + std::to_string(options.task_index)),
+        transport_(transport) {}
 
   Status Run() {
     PST_RETURN_IF_ERROR(Prepare());
@@ -291,8 +294,7 @@ class Worker {
   const WorkerOptions& options_;
   const std::atomic<bool>& stop_;
   const std::string me_;
-  zmq::context_t context_{1};
-  ZmqTransport transport_{context_};
+  Transport& transport_;
   std::unique_ptr<Model> model_;
   Dataset train_;
   std::string job_description_;  // Job::Describe(), which the chief checks
@@ -316,12 +318,18 @@ class Worker {
 
 }  // namespace
 
+Status RunWorkerOn(const WorkerOptions& options, Transport& transport,
+                   const std::atomic<bool>& stop) {
+  return Worker(options, transport, stop).Run();
+}
+
 Status RunWorker(const WorkerOptions& options) {
   // First, before any thread exists, so every thread inherits the blocked signals.
   std::atomic<bool> stop{false};
   SignalWatcher signals([&stop](int) { stop.store(true); });
-  Worker worker(options, stop);
-  return worker.Run();
+  zmq::context_t context(1);
+  ZmqTransport transport(context);
+  return RunWorkerOn(options, transport, stop);
 }
 
 }  // namespace pst

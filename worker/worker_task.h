@@ -4,6 +4,7 @@
 #ifndef PST_WORKER_WORKER_TASK_H_
 #define PST_WORKER_WORKER_TASK_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "job/job.h"
 #include "kernels/kernels.h"
 #include "transport/curve.h"
+#include "transport/transport.h"
 
 namespace pst {
 
@@ -50,6 +52,12 @@ struct WorkerOptions {
 // reaches the train steps), then leaves. Errors: bad data, a placement that
 // differs from the chief's, an unreachable ps or chief.
 Status RunWorker(const WorkerOptions& options);
+
+// The same over `transport` (an in-process one in tests), until done or
+// `stop` is set; RunWorker makes a ZeroMQ transport and sets `stop` on
+// SIGINT/SIGTERM.
+Status RunWorkerOn(const WorkerOptions& options, Transport& transport,
+                   const std::atomic<bool>& stop);
 
 }  // namespace pst
 

@@ -1,0 +1,142 @@
+// The worker's whole loop against an in-process ps shard and chief (the real
+// PsService and ChiefService over an InProcessTransport): no sockets, no
+// processes, no sleeps.
+#include "worker/worker_task.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model/initializer.h"
+#include "model/model_zoo.h"
+#include "ps/testing/in_process_shards.h"
+#include "scheduler/chief_service.h"
+#include "scheduler/chief_state.h"
+
+namespace pst {
+namespace {
+
+constexpr uint64_t kCluster = 5;
+constexpr int64_t kTrainSteps = 40;
+
+// 300 rows of 4 features, 3 classes around centres of their own.
+std::string WriteCsv(const std::string& dir) {
+  std::mt19937 rng(1);
+  std::normal_distribution<float> noise(0.0f, 0.5f);
+  const std::string path = dir + "/train.csv";
+  std::ofstream out(path);
+  for (int i = 0; i < 300; ++i) {
+    const int label = i % 3;
+    out << label;
+    for (int j = 0; j < 4; ++j) out << "," << (j == label ? 2.0f : 0.0f) + noise(rng);
+    out << "\n";
+  }
+  return path;
+}
+
+class WorkerTaskTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("worker_task_test_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    options_.cluster.ps = {{"127.0.0.1", 2000}};  // where InProcessShards serves
+    options_.cluster.workers = {{"127.0.0.1", 3000}};
+    options_.cluster.chief = {"127.0.0.1", 1999};
+    options_.cluster_id = kCluster;
+    options_.job.data.format = "csv";
+    options_.job.data.train_file = WriteCsv(dir_.string());
+    options_.job.model = "mlp";
+    options_.batch_size = 20;
+    options_.rpc_timeout_ms = 5000;
+    options_.join_timeout_ms = 5000;
+    options_.report_every_steps = 5;
+
+    // What the chief would compute and do before opening training.
+    Job job = LoadJob(options_.job, /*with_test=*/false).value();
+    std::unique_ptr<Model> model = MakeModel(job.model, job.input, job.num_classes).value();
+    PlacementOptions placement;
+    placement.num_shards = 1;
+    placement_ = std::make_unique<Placement>(
+        Placement::Compute(WithGlobalStep(model->variables()), placement).value());
+    std::vector<Tensor> values;
+    for (const VariableSpec& spec : placement_->variables()) {
+      values.push_back(InitializeVariable(spec, 1));
+    }
+    ShardConfig config;
+    config.optimizer.learning_rate = 0.5f;
+    config.global_step_variable = kGlobalStepName;
+    ASSERT_TRUE(
+        shards_.Client(*placement_, kCluster, wire::Role::Chief)->Initialize(config, values).ok());
+    initial_ = values;
+
+    state_ = std::make_unique<ChiefState>(placement_->Hash(), kTrainSteps, 1, 1, job.Describe());
+    state_->set_state(wire::ClusterState::Training);
+    service_ = std::make_unique<ChiefService>(state_.get(), nullptr, 1, 1);
+    ServerOptions chief;
+    chief.name = "chief";
+    chief.endpoint = options_.cluster.chief.Endpoint();
+    chief.role = wire::Role::Chief;
+    chief.cluster_id = kCluster;
+    chief_ = shards_.transport().Listen(chief, [this](const ReceivedMessage& r, RequestContext& c) {
+      return service_->Handle(r, c);
+    });
+    ASSERT_TRUE(chief_->Start().ok());
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::filesystem::path dir_;
+  WorkerOptions options_;
+  InProcessShards shards_{1};
+  std::unique_ptr<Placement> placement_;
+  std::vector<Tensor> initial_;
+  std::unique_ptr<ChiefState> state_;
+  std::unique_ptr<ChiefService> service_;
+  std::unique_ptr<Server> chief_;
+};
+
+TEST_F(WorkerTaskTest, JoinsTrainsToTheStepCountReportsAndLeaves) {
+  std::atomic<bool> stop{false};
+  const Status ran = RunWorkerOn(options_, shards_.transport(), stop);
+  ASSERT_TRUE(ran.ok()) << ran.ToString();
+
+  EXPECT_TRUE(state_->AllJoinedWorkersLeft());
+  // A report every 5 local steps; the 40th step ends training before its own.
+  const ReportWindow reports = state_->TakeWindow();
+  EXPECT_EQ(reports.reports, (kTrainSteps - 1) / options_.report_every_steps);
+  EXPECT_EQ(reports.examples, reports.reports * options_.report_every_steps * options_.batch_size);
+
+  std::vector<Tensor> now;
+  std::unique_ptr<PsClient> client = shards_.Client(*placement_, kCluster);
+  std::vector<int> all(placement_->variables().size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  ASSERT_TRUE(client->Pull(all, &now).ok());
+  EXPECT_EQ(now[0].i64()[0], kTrainSteps);  // the global step: one push per step
+  bool changed = false;
+  for (size_t v = 1; v < now.size(); ++v) {
+    for (int64_t i = 0; i < now[v].num_elements(); ++i) {
+      changed |= now[v].f32()[i] != initial_[v].f32()[i];
+    }
+  }
+  EXPECT_TRUE(changed) << "the worker's pushes changed no variable";
+}
+
+TEST_F(WorkerTaskTest, AWorkerOfAnotherJobIsRefused) {
+  options_.job.model = "mlp_relu";
+  std::atomic<bool> stop{false};
+  const Status ran = RunWorkerOn(options_, shards_.transport(), stop);
+  ASSERT_FALSE(ran.ok());
+  EXPECT_EQ(ran.code(), Code::kFailedPrecondition) << ran.ToString();
+  EXPECT_NE(ran.message().find("runs another job than the chief"), std::string::npos)
+      << ran.ToString();
+  EXPECT_EQ(state_->live_workers(), 0);  // not admitted
+}
+
+}  // namespace
+}  // namespace pst
