@@ -1,8 +1,6 @@
 // The worker's whole loop against an in-process ps shard and chief (the real
 // PsService and ChiefService over an InProcessTransport): no sockets, no
-// processes, no sleeps.
-#include "worker/worker_task.h"
-
+// processes, no sleeps. Here, above both, since it joins the worker to the chief.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -18,6 +16,7 @@
 #include "ps/testing/in_process_shards.h"
 #include "scheduler/chief_service.h"
 #include "scheduler/chief_state.h"
+#include "worker/worker_task.h"
 
 namespace pst {
 namespace {
@@ -40,11 +39,11 @@ std::string WriteCsv(const std::string& dir) {
   return path;
 }
 
-class WorkerTaskTest : public ::testing::Test {
+class WorkerLoopTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("worker_task_test_" + std::to_string(getpid()));
+           ("worker_loop_test_" + std::to_string(getpid()));
     std::filesystem::create_directories(dir_);
     options_.cluster.ps = {{"127.0.0.1", 2000}};  // where InProcessShards serves
     options_.cluster.workers = {{"127.0.0.1", 3000}};
@@ -101,7 +100,7 @@ class WorkerTaskTest : public ::testing::Test {
   std::unique_ptr<Server> chief_;
 };
 
-TEST_F(WorkerTaskTest, JoinsTrainsToTheStepCountReportsAndLeaves) {
+TEST_F(WorkerLoopTest, JoinsTrainsToTheStepCountReportsAndLeaves) {
   std::atomic<bool> stop{false};
   const Status ran = RunWorkerOn(options_, shards_.transport(), stop);
   ASSERT_TRUE(ran.ok()) << ran.ToString();
@@ -127,7 +126,7 @@ TEST_F(WorkerTaskTest, JoinsTrainsToTheStepCountReportsAndLeaves) {
   EXPECT_TRUE(changed) << "the worker's pushes changed no variable";
 }
 
-TEST_F(WorkerTaskTest, AWorkerOfAnotherJobIsRefused) {
+TEST_F(WorkerLoopTest, AWorkerOfAnotherJobIsRefused) {
   options_.job.model = "mlp_relu";
   std::atomic<bool> stop{false};
   const Status ran = RunWorkerOn(options_, shards_.transport(), stop);
