@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the project and runs the whole test suite, in two stages:
-#   1. the formatting of every C++ file (scripts/check_format.sh), then
+#   1. the formatting of every C++ file (scripts/check_format.sh) and the
+#      include layering (scripts/check_includes.py), then
 #      build/ (Release): every test, with ctest;
 #   2. build-asan/ (clang, ASan + UBSan, scripts/sanitize.sh --fuzz): every
 #      test again under the sanitizers but experiments_test (the experiment
@@ -33,6 +34,7 @@ if [[ -z "${MNIST_DIR:-}" && -d "$root/../shared/data/mnist" ]]; then
 fi
 echo "test.sh: stage 1: Release build, MNIST_DIR=${MNIST_DIR:-<unset: full-MNIST tests will skip>}"
 "$root/scripts/check_format.sh"
+"$root/scripts/check_includes.py"
 "$root/scripts/build.sh"
 "$root/scripts/test_venv.sh" || echo "test.sh: no test venv: the Python-based tests will skip" >&2
 ctest --test-dir "${BUILD_DIR:-$root/build}" --output-on-failure -j "$(nproc)"
