@@ -94,7 +94,8 @@ const std::string* Initializer(const Fields& graph, const std::string& name,
   for (const std::string& tensor : graph.All(5)) {
     const Fields t = Decode(tensor);
     if (t.One(8) != name) continue;
-    std::string_view packed = t.One(1);
+    const std::string dims_bytes = t.One(1);
+    std::string_view packed = dims_bytes;
     dims->clear();
     while (!packed.empty()) dims->push_back(static_cast<int64_t>(ReadVarint(&packed)));
     raw = t.One(9);
