@@ -146,10 +146,30 @@ StatusOr<PushSummary> PsClient::SyncPush(const std::vector<int>& variables,
   return PushToShards(variables, grads, false, step);
 }
 
+Status PsClient::CheckGradients(const std::vector<int>& variables,
+                                const std::vector<Tensor>& grads) const {
+  if (variables.size() != grads.size()) {
+    return InvalidArgument(std::to_string(grads.size()) + " gradients for " +
+                           std::to_string(variables.size()) + " variables");
+  }
+  for (size_t i = 0; i < variables.size(); ++i) {
+    const VariableSpec& spec = placement_.variables()[variables[i]];
+    // Slices are cut by the variable's rows, so a gradient of another shape
+    // with as many elements would reach every shard looking right.
+    if (grads[i].dtype() != spec.dtype || grads[i].shape() != spec.shape) {
+      return InvalidArgument("the gradient of '" + spec.name + "' is " +
+                             DTypeName(grads[i].dtype()) + " " + ShapeToString(grads[i].shape()) +
+                             "; the variable is " + DTypeName(spec.dtype) + " " +
+                             ShapeToString(spec.shape));
+    }
+  }
+  return Status::OK();
+}
+
 StatusOr<PushSummary> PsClient::PushToShards(const std::vector<int>& variables,
                                              const std::vector<Tensor>& grads,
                                              bool increment_global_step, int64_t step) {
-  CHECK_EQ(variables.size(), grads.size());
+  PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
   const int shards = num_shards();
   std::vector<OutgoingMessage> requests(shards);
   std::vector<bool> send(shards, false);

@@ -101,6 +101,8 @@ class PsClient {
   // Whether values of this dtype travel narrowed to bfloat16.
   bool Narrowed(DType variable_dtype) const;
 
+  // InvalidArgument unless grads[i] has variables[i]'s dtype and shape.
+  Status CheckGradients(const std::vector<int>& variables, const std::vector<Tensor>& grads) const;
   StatusOr<PushSummary> PushToShards(const std::vector<int>& variables,
                                      const std::vector<Tensor>& grads, bool increment_global_step,
                                      int64_t step);

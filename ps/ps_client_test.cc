@@ -79,5 +79,25 @@ TEST_F(PsClientTest, PushSplitsTheGradientRowByRow) {
   EXPECT_EQ(*step, 1);
 }
 
+// Same element count, other shape: the row split would hand every shard a
+// slice that looks right, so the client must refuse it whole.
+TEST_F(PsClientTest, PushRefusesAGradientOfAnotherShapeAndChangesNothing) {
+  const std::vector<float> before = PullW();
+  auto transposed = client_->Push({1}, {Tensor(DType::kFloat32, {4, 6})}, true);
+  ASSERT_FALSE(transposed.ok());
+  EXPECT_EQ(transposed.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(
+      transposed.status().message().find("'w' is float32 [4,6]; the variable is float32 [6,4]"),
+      std::string::npos)
+      << transposed.status().message();
+  EXPECT_FALSE(
+      client_->Push({1}, {Tensor(DType::kFloat32, {6, 4}), Tensor(DType::kFloat32, {4})}, true)
+          .ok());
+  EXPECT_EQ(PullW(), before);
+  auto step = client_->GlobalStep();
+  ASSERT_TRUE(step.ok());
+  EXPECT_EQ(*step, 0);
+}
+
 }  // namespace
 }  // namespace pst
