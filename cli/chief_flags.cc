@@ -2,6 +2,7 @@
 
 #include <gflags/gflags.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "cli/flags.h"
@@ -12,7 +13,7 @@
 
 DECLARE_uint64(cluster_id);
 DECLARE_string(mode);
-DECLARE_int32(replicas_to_aggregate);
+DECLARE_string(replicas_to_aggregate);
 DECLARE_int32(heartbeat_timeout_ms);
 DECLARE_uint64(seed);
 DECLARE_string(optimizer);
@@ -48,11 +49,18 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   o.cluster_id = FLAGS_cluster_id;
   if (FLAGS_mode == "sync") {
     const int workers = static_cast<int>(o.cluster.workers.size());
-    const int n = FLAGS_replicas_to_aggregate == 0 ? workers : FLAGS_replicas_to_aggregate;
-    if (n < 1 || n > workers) {
-      return InvalidArgument(
-          "--replicas_to_aggregate=" + std::to_string(FLAGS_replicas_to_aggregate) +
-          " must be in 1.." + std::to_string(workers) + " (the number of workers)");
+    o.auto_replicas = FLAGS_replicas_to_aggregate == "auto";
+    int n = workers;
+    if (!o.auto_replicas) {
+      const std::string& given = FLAGS_replicas_to_aggregate;
+      char* end = nullptr;
+      const long value = std::strtol(given.c_str(), &end, 10);
+      if (given.empty() || *end != '\0' || value < 0 || value > workers) {
+        return InvalidArgument("--replicas_to_aggregate=" + given + " must be in 1.." +
+                               std::to_string(workers) +
+                               " (the number of workers), 0 (all of them) or auto");
+      }
+      if (value > 0) n = static_cast<int>(value);
     }
     o.shard.mode = TrainingMode::kSync;
     o.shard.replicas_to_aggregate = n;

@@ -40,9 +40,10 @@ DEFINE_string(curve_keys_dir, "",
               "socket and refuses peers without the key; the same on every task");
 // Training.
 DEFINE_string(mode, "async", "Training mode: async (apply each gradient on arrival) or sync");
-DEFINE_int32(replicas_to_aggregate, 0,
-             "Sync: gradients averaged per step (0: the number of workers); "
-             "workers beyond it are spares");
+DEFINE_string(replicas_to_aggregate, "0",
+              "Sync: gradients averaged per step (0: the number of workers); workers beyond it "
+              "are spares. auto: the chief picks it each step from when the workers' gradients "
+              "arrived, for the most batches per second, and logs each change");
 DEFINE_string(model, "mlp",
               "Model: mlp (input-100-classes sigmoid), mlp_relu, wide_mlp, cnn (LeNet-style, "
               "any HxWxC image)");
@@ -131,6 +132,9 @@ DEFINE_int32(intra_op_threads, 1,
              "Worker: threads of each oneDNN kernel call; more than 1 for one worker per "
              "machine (the eigen kernels use one)");
 DEFINE_int32(simulated_delay_ms, 0, "Worker: sleep this long in each step before pushing");
+DEFINE_int64(simulated_delay_from_step, 0,
+             "Worker: --simulated_delay_ms starts at this step of the worker's own (a straggler "
+             "that turns slow mid-run)");
 DEFINE_int32(heartbeat_timeout_ms, 10000, "Chief: declare a task dead after this silence");
 DEFINE_int32(heartbeat_interval_ms, 0,
              "ps and workers: send the chief a heartbeat this often "

@@ -67,7 +67,7 @@ const std::vector<FlagGroup>& Groups() {
         "heartbeat_interval_ms", "stop_grace_ms"}},
       {"Monitoring", kChief | kPs, {"metrics_port"}},
       {"Security", kAll, {"curve_keys_dir"}},
-      {"Testing", kWorker, {"simulated_delay_ms"}},
+      {"Testing", kWorker, {"simulated_delay_ms", "simulated_delay_from_step"}},
   };
   return *groups;
 }

@@ -12,6 +12,7 @@
 DECLARE_uint64(cluster_id);
 DECLARE_string(mode);
 DECLARE_int32(simulated_delay_ms);
+DECLARE_int64(simulated_delay_from_step);
 DECLARE_string(device);
 DECLARE_bool(allow_soft_placement);
 DECLARE_bool(log_device_placement);
@@ -36,6 +37,10 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   o.sync = FLAGS_mode == "sync";
   if (FLAGS_simulated_delay_ms < 0) return InvalidArgument("--simulated_delay_ms must be >= 0");
   o.simulated_delay_ms = FLAGS_simulated_delay_ms;
+  if (FLAGS_simulated_delay_from_step < 0) {
+    return InvalidArgument("--simulated_delay_from_step must be >= 0");
+  }
+  o.simulated_delay_from_step = FLAGS_simulated_delay_from_step;
   PST_ASSIGN_OR_RETURN(o.job, JobFromFlags());
   o.device = FLAGS_device;
   o.allow_soft_placement = FLAGS_allow_soft_placement;

@@ -138,12 +138,13 @@ Status PsClient::Pull(const std::vector<int>& variables, std::vector<Tensor>* va
 
 StatusOr<PushSummary> PsClient::Push(const std::vector<int>& variables,
                                      const std::vector<Tensor>& grads, bool increment_global_step) {
-  return PushToShards(variables, grads, increment_global_step, 0);
+  return PushToShards(variables, grads, increment_global_step, 0, 0);
 }
 
 StatusOr<PushSummary> PsClient::SyncPush(const std::vector<int>& variables,
-                                         const std::vector<Tensor>& grads, int64_t step) {
-  return PushToShards(variables, grads, false, step);
+                                         const std::vector<Tensor>& grads, int64_t step,
+                                         int replicas) {
+  return PushToShards(variables, grads, false, step, replicas);
 }
 
 Status PsClient::CheckGradients(const std::vector<int>& variables,
@@ -168,7 +169,8 @@ Status PsClient::CheckGradients(const std::vector<int>& variables,
 
 StatusOr<PushSummary> PsClient::PushToShards(const std::vector<int>& variables,
                                              const std::vector<Tensor>& grads,
-                                             bool increment_global_step, int64_t step) {
+                                             bool increment_global_step, int64_t step,
+                                             int replicas) {
   PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
   const int shards = num_shards();
   std::vector<OutgoingMessage> requests(shards);
@@ -176,6 +178,13 @@ StatusOr<PushSummary> PsClient::PushToShards(const std::vector<int>& variables,
   for (auto& r : requests) {
     r.type = wire::MessageType::PushRequest;
     r.step = step;
+    if (replicas > 0) {
+      r.extras = [replicas](flatbuffers::FlatBufferBuilder& fbb) {
+        HeaderExtras extras;
+        extras.push = wire::CreatePushParams(fbb, false, replicas);
+        return extras;
+      };
+    }
   }
   for (size_t i = 0; i < variables.size(); ++i) {
     const auto& slices = placement_.SlicesOfVariable(variables[i]);

@@ -77,9 +77,10 @@ class PsClient {
                              bool increment_global_step);
 
   // Sync mode: pushes grads[i] for variables[i] for the step of the
-  // worker's token.
+  // worker's token, which aggregates `replicas` gradients (0: the shards'
+  // configured N).
   StatusOr<PushSummary> SyncPush(const std::vector<int>& variables,
-                                 const std::vector<Tensor>& grads, int64_t step);
+                                 const std::vector<Tensor>& grads, int64_t step, int replicas = 0);
 
   // Initializes every shard: values[i] is the initial value of variable i.
   Status Initialize(const ShardConfig& config, const std::vector<Tensor>& values);
@@ -105,7 +106,7 @@ class PsClient {
   Status CheckGradients(const std::vector<int>& variables, const std::vector<Tensor>& grads) const;
   StatusOr<PushSummary> PushToShards(const std::vector<int>& variables,
                                      const std::vector<Tensor>& grads, bool increment_global_step,
-                                     int64_t step);
+                                     int64_t step, int replicas);
 
   // Sends one message per shard (skipping shards with nothing to send unless
   // `always`), waits for all replies.

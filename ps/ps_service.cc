@@ -177,7 +177,8 @@ OutgoingMessage PsService::HandlePush(const ReceivedMessage& request) {
   const std::vector<Gradient> gradients = Gradients(request);
   StatusOr<PushOutcome> outcome = [&]() -> StatusOr<PushOutcome> {
     if (store_.mode() == TrainingMode::kSync) {
-      return store_.SyncPush(gradients, h.sender_index(), h.step());
+      const int replicas = h.push() != nullptr ? h.push()->replicas_to_aggregate() : 0;
+      return store_.SyncPush(gradients, h.sender_index(), h.step(), replicas);
     }
     const bool increment = h.push() != nullptr && h.push()->increment_global_step();
     return store_.Push(gradients, increment);

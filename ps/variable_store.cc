@@ -227,7 +227,7 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
 }
 
 StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<Gradient>& gradients, int worker,
-                                              int64_t step) {
+                                              int64_t step, int replicas) {
   ReaderMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
   if (config_.mode != TrainingMode::kSync) {
@@ -236,6 +236,12 @@ StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<Gradient>& gradi
   if (worker < 0 || worker >= kMaxWorkers) {
     return InvalidArgument("bad worker index " + std::to_string(worker));
   }
+  if (replicas < 0 || replicas > config_.replicas_to_aggregate) {
+    return InvalidArgument("a sync push for a step of " + std::to_string(replicas) +
+                           " gradients; this shard aggregates 1.." +
+                           std::to_string(config_.replicas_to_aggregate));
+  }
+  const size_t needed = replicas > 0 ? replicas : config_.replicas_to_aggregate;
   std::vector<Variable*> targets(gradients.size());
   for (size_t i = 0; i < gradients.size(); ++i) {
     PST_RETURN_IF_ERROR(CheckGradient(gradients[i], &targets[i]));
@@ -273,7 +279,7 @@ StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<Gradient>& gradi
       }
     }
     contributors_.push_back(worker);
-    if (static_cast<int>(contributors_.size()) == config_.replicas_to_aggregate) {
+    if (contributors_.size() >= needed) {
       outcome.completed_step = sync_step_;
       outcome.applied = static_cast<uint32_t>(gradients.size());
       ApplyAccumulated();
@@ -284,7 +290,7 @@ StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<Gradient>& gradi
 }
 
 void VariableStore::ApplyAccumulated() {
-  const float scale = 1.0f / config_.replicas_to_aggregate;
+  const float scale = 1.0f / contributors_.size();
   for (auto& [name, v] : variables_) {
     if (v->dtype != DType::kFloat32) continue;
     MutexLock vlock(v->mu);

@@ -7,7 +7,8 @@
 // different variables update in parallel.
 //
 // Sync mode (replicas_to_aggregate = N): a push carries the step of the
-// worker's token and the gradients of every variable of the shard. The shard
+// worker's token (and the step's N when the chief picks N per step) and the
+// gradients of every variable of the shard. The shard
 // accumulates pushes for its current step s; a push for another step is
 // dropped as stale (older: the step is over; newer: computed before a restore
 // rolled the shard back), a second push of one worker for s as a duplicate. The Nth
@@ -99,8 +100,12 @@ class VariableStore {
   // the shard for `step`, checked as Push checks them: a refused push is not
   // accumulated and is not the worker's push for the step. Stale and
   // duplicate pushes are reported in the outcome (not errors) and change
-  // nothing.
-  StatusOr<PushOutcome> SyncPush(const std::vector<Gradient>& gradients, int worker, int64_t step);
+  // nothing. `replicas`: the gradients the step aggregates, as the worker's
+  // token said (--replicas_to_aggregate=auto; 0: the config's N, which is
+  // also the most a push may ask for); the step applies the mean of what it
+  // holds once it holds that many.
+  StatusOr<PushOutcome> SyncPush(const std::vector<Gradient>& gradients, int worker, int64_t step,
+                                 int replicas = 0);
 
   StoreStats Stats() const;
 

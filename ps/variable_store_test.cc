@@ -191,9 +191,9 @@ class SyncStoreTest : public ::testing::Test {
     values.emplace_back("w", Filled({2}, 0.0f));
     ASSERT_TRUE(store_.Initialize(config, std::move(values)).ok());
   }
-  StatusOr<PushOutcome> PushValue(int worker, int64_t step, float g) {
+  StatusOr<PushOutcome> PushValue(int worker, int64_t step, float g, int replicas = 0) {
     grads_.push_back(Filled({2}, g));
-    return store_.SyncPush({View("w", grads_.back(), 0)}, worker, step);
+    return store_.SyncPush({View("w", grads_.back(), 0)}, worker, step, replicas);
   }
   float Value() {
     std::vector<VariableValue> out;
@@ -203,6 +203,42 @@ class SyncStoreTest : public ::testing::Test {
   std::deque<Tensor> grads_;
   VariableStore store_;
 };
+
+// --replicas_to_aggregate=auto: the shard is configured for all 3 workers;
+// each push says how many its step aggregates.
+TEST_F(SyncStoreTest, TheStepsNComesWithItsPushes) {
+  Init(3);
+  ASSERT_TRUE(PushValue(0, 0, 1.0f, 2).ok());
+  auto second = PushValue(1, 0, 3.0f, 2);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->completed_step, 0);  // 2 of 3 closed the step
+  EXPECT_EQ(Value(), -2.0f);             // the mean of the two
+  auto spare = PushValue(2, 0, 100.0f, 2);
+  ASSERT_TRUE(spare.ok());
+  EXPECT_TRUE(spare->stale);
+  // Step 1 aggregates all three.
+  ASSERT_TRUE(PushValue(0, 1, 3.0f, 3).ok());
+  ASSERT_TRUE(PushValue(1, 1, 3.0f, 3).ok());
+  EXPECT_EQ(Value(), -2.0f);
+  auto third = PushValue(2, 1, 6.0f, 3);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->completed_step, 1);
+  EXPECT_EQ(Value(), -6.0f);
+}
+
+TEST_F(SyncStoreTest, APushAskingForMoreThanTheConfiguredNIsRefused) {
+  Init(2);
+  for (int replicas : {3, -1}) {
+    auto refused = PushValue(0, 0, 1.0f, replicas);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find("aggregates 1..2"), std::string::npos)
+        << refused.status().message();
+  }
+  // Refused pushes are not this worker's push for the step.
+  ASSERT_TRUE(PushValue(0, 0, 1.0f).ok());
+  EXPECT_EQ(PushValue(1, 0, 3.0f)->completed_step, 0);
+}
 
 TEST_F(SyncStoreTest, BFloat16AndFloat32PushesAverage) {
   Init(2);

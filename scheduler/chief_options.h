@@ -23,6 +23,9 @@ struct ChiefOptions {
   JobOptions job;           // the data and the model
   uint64_t seed = 1;
   ShardConfig shard;  // optimizer and staleness policy, applied on every ps
+  // Sync, --replicas_to_aggregate=auto: N is picked per step;
+  // shard.replicas_to_aggregate (every worker) is then the most it can be.
+  bool auto_replicas = false;
   PlacementOptions placement;
   int64_t train_steps = 1000;
   int64_t eval_every_steps = 500;

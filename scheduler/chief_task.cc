@@ -85,8 +85,10 @@ class Chief {
       return service_->Handle(r, c);
     });
     if (options_.shard.mode == TrainingMode::kSync) {
+      SyncReplicas replicas;
+      replicas.fixed = options_.auto_replicas ? 0 : options_.shard.replicas_to_aggregate;
       sync_ = std::make_unique<SyncCoordinator>(SyncShards(ps_.placement()), num_workers(),
-                                                options_.train_steps, &server);
+                                                options_.train_steps, &server, replicas);
     }
     service_ =
         std::make_unique<ChiefService>(&state_, sync_.get(), num_workers(), ps_.num_shards());
@@ -109,9 +111,11 @@ class Chief {
     const double earlier_seconds = checkpoints.InheritRunStart(start_step);
     LOG(INFO) << "training opened: " << num_workers() << " workers, " << options_.cluster.ps.size()
               << " ps, " << options_.train_steps << " steps, "
-              << (sync_ ? "sync, " + std::to_string(options_.shard.replicas_to_aggregate) +
-                              " replicas to aggregate"
-                        : std::string("async"));
+              << (!sync_ ? std::string("async")
+                  : options_.auto_replicas
+                      ? std::string("sync, replicas to aggregate: auto")
+                      : "sync, " + std::to_string(options_.shard.replicas_to_aggregate) +
+                            " replicas to aggregate");
     ChiefTimeline timeline(options_, state_, sync_.get(), keeper, checkpoints, reporter_,
                            evaluator_, stop);
     PST_RETURN_IF_ERROR(timeline.Run(start_step, opened, earlier_seconds));

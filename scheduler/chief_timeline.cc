@@ -174,7 +174,7 @@ Status ChiefTimeline::Recover(const std::string& why) {
 void ChiefTimeline::SayIfTooFewWorkers() {
   if (!sync_ || Clock::now() < next_too_few_notice_) return;
   const int live = state_.live_workers();
-  const int needed = options_.shard.replicas_to_aggregate;
+  const int needed = sync_->replicas();
   if (live >= needed || Seconds(start_) * 1000 < options_.heartbeat_timeout_ms) return;
   LOG(WARNING) << "waiting: " << live << " live workers, each step needs " << needed;
   next_too_few_notice_ = Clock::now() + std::chrono::milliseconds(options_.heartbeat_timeout_ms);

@@ -6,34 +6,52 @@
 namespace pst {
 
 SyncCoordinator::SyncCoordinator(std::vector<int> sync_shards, int num_workers, int64_t train_steps,
-                                 ReplySender* replies)
-    : train_steps_(train_steps), replies_(replies), tokens_(num_workers) {
+                                 ReplySender* replies, SyncReplicas replicas)
+    : train_steps_(train_steps),
+      replies_(replies),
+      tokens_(num_workers),
+      clock_(*replicas.clock),
+      replicas_(replicas.fixed > 0 ? replicas.fixed : num_workers) {
+  if (replicas.fixed == 0) adaptive_.emplace(num_workers, replicas.window);
   const int shards =
       sync_shards.empty() ? 0 : *std::max_element(sync_shards.begin(), sync_shards.end()) + 1;
   applied_.assign(shards, -1);
   for (int k : sync_shards) applied_[k] = 0;
 }
 
-OutgoingMessage TokenReply(int64_t step) {
+OutgoingMessage TokenReply(int64_t step, int replicas) {
   OutgoingMessage reply;
   reply.type = wire::MessageType::TokenReply;
   reply.step = step;
   const wire::ClusterState state =
       step < 0 ? wire::ClusterState::Stopping : wire::ClusterState::Training;
-  reply.extras = [state](flatbuffers::FlatBufferBuilder& fbb) {
+  reply.extras = [state, replicas](flatbuffers::FlatBufferBuilder& fbb) {
     HeaderExtras extras;
-    extras.join = wire::CreateJoinInfo(fbb, 0, state);
+    extras.join = wire::CreateJoinInfo(fbb, 0, state, 0, 0, replicas);
     return extras;
   };
   return reply;
 }
 
-void SyncCoordinator::Send(std::vector<TokenGrant> grants) {
-  for (TokenGrant& g : grants) replies_->SendDeferred(std::move(g.to), TokenReply(g.step));
+void SyncCoordinator::Send(std::vector<TokenGrant> grants, int replicas) {
+  for (TokenGrant& g : grants) {
+    replies_->SendDeferred(std::move(g.to), TokenReply(g.step, replicas));
+  }
+}
+
+void SyncCoordinator::StepOpens(int64_t step) {
+  if (!adaptive_) return;
+  const int n = adaptive_->StepOpened(step, clock_.Now());
+  if (n == replicas_) return;
+  LOG(INFO) << "replicas_to_aggregate=auto: step " << step << " aggregates " << n
+            << " gradients (was " << replicas_ << "): expected " << adaptive_->ExpectedRate(n)
+            << " batches/s against " << adaptive_->ExpectedRate(replicas_);
+  replicas_ = n;
 }
 
 void SyncCoordinator::Open(int64_t step) {
   std::vector<TokenGrant> grants;
+  int replicas;
   {
     MutexLock lock(mu_);
     global_step_ = step;
@@ -42,20 +60,29 @@ void SyncCoordinator::Open(int64_t step) {
     for (int64_t& a : applied_) {
       if (a >= 0) a = step;
     }
+    if (adaptive_) adaptive_->Forget();
+    StepOpens(step);
+    replicas = replicas_;
     grants = tokens_.Reset(step);
   }
-  Send(std::move(grants));
+  Send(std::move(grants), replicas);
 }
 
 OutgoingMessage SyncCoordinator::HandleTokenRequest(int worker, int64_t last_received,
                                                     RequestContext& context) {
+  MutexLock lock(mu_);
+  // The request that follows a worker's push of step `last_received`.
+  if (adaptive_ && last_received >= 0) {
+    adaptive_->GradientArrived(worker, last_received, clock_.Now());
+  }
   std::optional<int64_t> step = tokens_.TakeOrPark(worker, last_received, context);
   // Parked: the return value is ignored. Closed and not parked: stop.
-  return TokenReply(step.value_or(-1));
+  return TokenReply(step.value_or(-1), replicas_);
 }
 
 void SyncCoordinator::ShardApplied(int shard, int64_t step) {
   std::vector<TokenGrant> grants;
+  int replicas;
   {
     MutexLock lock(mu_);
     if (shard < 0 || shard >= static_cast<int>(applied_.size()) || applied_[shard] < 0) {
@@ -81,9 +108,13 @@ void SyncCoordinator::ShardApplied(int shard, int64_t step) {
     // --train_steps no step opens and the workers wait until the chief has
     // secured the result and Close()s: a ps lost before that is recovered
     // with the workers still there to train the lost steps again.
-    if (global_step_ < train_steps_ && !paused_) grants = tokens_.Advance(global_step_);
+    if (global_step_ < train_steps_ && !paused_) {
+      StepOpens(global_step_);
+      grants = tokens_.Advance(global_step_);
+    }
+    replicas = replicas_;
   }
-  Send(std::move(grants));
+  Send(std::move(grants), replicas);
 }
 
 StatusOr<int64_t> SyncCoordinator::Pause(std::chrono::steady_clock::time_point deadline) {
@@ -118,14 +149,17 @@ bool SyncCoordinator::Settled() const {
 
 void SyncCoordinator::Resume() {
   std::vector<TokenGrant> grants;
+  int replicas;
   {
     MutexLock lock(mu_);
     paused_ = false;
     const std::optional<int64_t> out = tokens_.current_step();
     if (global_step_ >= train_steps_ || (out && *out >= global_step_)) return;
+    StepOpens(global_step_);
     grants = tokens_.Advance(global_step_);
+    replicas = replicas_;
   }
-  Send(std::move(grants));
+  Send(std::move(grants), replicas);
 }
 
 void SyncCoordinator::Close() {
@@ -135,12 +169,17 @@ void SyncCoordinator::Close() {
     closed_ = true;
     grants = tokens_.Close();
   }
-  Send(std::move(grants));
+  Send(std::move(grants), 0);
 }
 
 int64_t SyncCoordinator::global_step() const {
   MutexLock lock(mu_);
   return global_step_;
+}
+
+int SyncCoordinator::replicas() const {
+  MutexLock lock(mu_);
+  return replicas_;
 }
 
 }  // namespace pst

@@ -4,6 +4,11 @@
 // token queue releases the tokens of s+1. At --train_steps it releases none:
 // the workers wait until the chief has its final checkpoint and Close()s.
 //
+// Each token carries the N (gradients aggregated) of its step: the fixed
+// --replicas_to_aggregate, or with `auto` the N an AdaptiveReplicas picks as
+// the step opens, from when the workers' gradients arrived in recent steps;
+// every change of N is logged.
+//
 // Checkpoints need every shard at the same step: Pause() stops releasing
 // tokens and waits until the step in flight is applied everywhere; Resume()
 // releases the tokens held back.
@@ -13,25 +18,35 @@
 #define PST_SCHEDULER_SYNC_COORDINATOR_H_
 
 #include <chrono>
+#include <optional>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/mutex.h"
 #include "common/status.h"
+#include "scheduler/adaptive_replicas.h"
 #include "scheduler/token_queue.h"
 #include "transport/request_context.h"
 
 namespace pst {
 
-// The reply to a token request: the step to train, or -1 (state Stopping):
-// stop.
-OutgoingMessage TokenReply(int64_t step);
+// The reply to a token request: the step to train and the gradients it
+// aggregates, or step -1 (state Stopping): stop.
+OutgoingMessage TokenReply(int64_t step, int replicas);
+
+// How many gradients each sync step aggregates.
+struct SyncReplicas {
+  int fixed = 0;    // N, or 0: chosen per step (--replicas_to_aggregate=auto)
+  int window = 20;  // auto: steps of arrival times that decide N
+  const MonotonicClock* clock = &SteadyClock();  // auto: times the arrivals
+};
 
 class SyncCoordinator {
  public:
   // `sync_shards`: the shards that accumulate gradients (hold a trainable
   // variable). `replies` (borrowed) sends the parked token replies.
   SyncCoordinator(std::vector<int> sync_shards, int num_workers, int64_t train_steps,
-                  ReplySender* replies);
+                  ReplySender* replies, SyncReplicas replicas);
 
   // Releases the tokens of `step` (0, or a restored checkpoint's step;
   // call once the variables are initialized or restored). Called again
@@ -56,9 +71,13 @@ class SyncCoordinator {
 
   // Steps every sync shard has applied.
   int64_t global_step() const;
+  // The N of the step whose tokens are out.
+  int replicas() const;
 
  private:
-  void Send(std::vector<TokenGrant> grants);
+  void Send(std::vector<TokenGrant> grants, int replicas);
+  // Tokens of `step` go out now: fixes its N (auto: logs a change).
+  void StepOpens(int64_t step) REQUIRES(mu_);
   // What Pause() waits for (see there).
   bool Settled() const REQUIRES(mu_);
 
@@ -71,6 +90,9 @@ class SyncCoordinator {
   int64_t global_step_ GUARDED_BY(mu_) = 0;
   bool paused_ GUARDED_BY(mu_) = false;
   bool closed_ GUARDED_BY(mu_) = false;  // by Close() until Open()
+  const MonotonicClock& clock_;
+  std::optional<AdaptiveReplicas> adaptive_ GUARDED_BY(mu_);  // auto only
+  int replicas_ GUARDED_BY(mu_);                              // N of the step whose tokens are out
 };
 
 }  // namespace pst

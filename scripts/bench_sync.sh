@@ -5,8 +5,13 @@
 #   (a) N=3 of W=3, no straggler           the baseline
 #   (b) N=3 of W=3, worker 2 delayed       the straggler gates every step
 #   (c) N=2 of W=3, worker 2 delayed       one spare replica absorbs it
+#   (d) auto, no straggler                 --replicas_to_aggregate=auto
+# and with worker 2 turning slow half-way through the run (a straggler that
+# appears), every fixed N against auto:
+#   (e) N=3   (f) N=2   (g) N=1   (h) auto
 # The delay is three times the baseline's step time. Prints steps/s of each
-# and (b)/(a), (c)/(a); the last line is "spare_ratio: X" = (c)/(a).
+# and its ratio to (a), then "spare_ratio: X" = (c)/(a) and, last,
+# "auto_vs_best_fixed: X" = (h) / the best of (e), (f), (g).
 #
 #   MNIST_DIR=... scripts/bench_sync.sh [--train_steps=N]
 set -euo pipefail
@@ -37,16 +42,29 @@ a=$(run baseline 3)
 delay=$(python3 -c "print(max(10, round(3 * 1000 / $a)))")
 b=$(run straggler_no_spare 3 --slow_worker=2:"$delay")
 c=$(run straggler_one_spare 2 --slow_worker=2:"$delay")
+d=$(run auto auto)
+half=$((steps / 2))
+e=$(run appears_n3 3 --slow_worker=2:"$delay@$half")
+f=$(run appears_n2 2 --slow_worker=2:"$delay@$half")
+g=$(run appears_n1 1 --slow_worker=2:"$delay@$half")
+h=$(run appears_auto auto --slow_worker=2:"$delay@$half")
+changes=$(grep -c "replicas_to_aggregate=auto: step" "$out/appears_auto.log" || true)
 
-python3 - "$a" "$b" "$c" "$delay" "$steps" <<'PY'
+python3 - "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" "$delay" "$steps" "$changes" <<'PY'
 import sys
-a, b, c = map(float, sys.argv[1:4])
-delay, steps = sys.argv[4], sys.argv[5]
+a, b, c, d, e, f, g, h = map(float, sys.argv[1:9])
+delay, steps, changes = sys.argv[9:12]
 print(f"sync steps/s, 2 ps, 3 workers, mlp_relu, {steps} steps; straggler: worker 2 sleeps {delay} ms per step")
-print(f"{'configuration':<40} {'steps/s':>9} {'vs (a)':>8}")
-for label, v in [("(a) N=3, no straggler", a), ("(b) N=3, straggler (no spare)", b),
-                 ("(c) N=2, straggler (one spare)", c)]:
-    print(f"{label:<40} {v:9.1f} {v / a:8.2f}")
+print(f"{'configuration':<50} {'steps/s':>9} {'vs (a)':>8}")
+rows = [("(a) N=3, no straggler", a), ("(b) N=3, straggler (no spare)", b),
+        ("(c) N=2, straggler (one spare)", c), ("(d) auto, no straggler", d),
+        (f"(e) N=3, straggler from step {int(steps) // 2}", e),
+        (f"(f) N=2, straggler from step {int(steps) // 2}", f),
+        (f"(g) N=1, straggler from step {int(steps) // 2}", g),
+        (f"(h) auto, straggler from step {int(steps) // 2} ({changes} changes of N)", h)]
+for label, v in rows:
+    print(f"{label:<50} {v:9.1f} {v / a:8.2f}")
 print(f"gate_ratio: {b / a:.2f}")
 print(f"spare_ratio: {c / a:.2f}")
+print(f"auto_vs_best_fixed: {h / max(e, f, g):.2f}")
 PY

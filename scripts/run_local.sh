@@ -17,7 +17,8 @@
 # the run folder (--logdir=PARENT, one sub-folder per run, unless --logdir is
 # given); the command that shows them is printed.
 #
-# --slow_worker=I:D makes worker I a straggler: it sleeps D ms in every step.
+# --slow_worker=I:D makes worker I a straggler: it sleeps D ms in every step;
+# --slow_worker=I:D@S from its own step S on (it turns slow mid-run).
 # --restart_failed restarts a task that dies (exponential backoff from 1 s to
 # 16 s, back to 1 s once a task has run for 10 s; at most --max_restarts=5
 # times per task) instead of stopping the run; with --checkpoint_dir the
@@ -30,7 +31,7 @@ num_ps=1
 num_workers=2
 run_dir=""
 task_flags=()
-declare -A worker_delay_ms
+declare -A worker_delay_ms worker_delay_from
 restart_failed=0
 max_restarts=5
 
@@ -50,11 +51,12 @@ while [[ $# -gt 0 ]]; do
     --max_restarts=*) max_restarts="${1#*=}" ;;
     --slow_worker=*)
       spec="${1#*=}"
-      if ! [[ "$spec" =~ ^([0-9]+):([0-9]+)$ ]]; then
-        echo "run_local.sh: --slow_worker=$spec is not WORKER_INDEX:DELAY_MS" >&2
+      if ! [[ "$spec" =~ ^([0-9]+):([0-9]+)(@([0-9]+))?$ ]]; then
+        echo "run_local.sh: --slow_worker=$spec is not WORKER_INDEX:DELAY_MS[@FROM_STEP]" >&2
         exit 2
       fi
       worker_delay_ms[${BASH_REMATCH[1]}]="${BASH_REMATCH[2]}"
+      worker_delay_from[${BASH_REMATCH[1]}]="${BASH_REMATCH[4]:-0}"
       ;;
     --quiet|--console=chief) quiet=1 ;;
     --console=all) quiet=0 ;;
@@ -190,7 +192,8 @@ echo "$tensorboard_hint" >&2
 for ((k = 0; k < num_ps; k++)); do start_task "ps-$k" ps --task_index="$k"; done
 start_task chief chief --run_dir="$run_dir" "${chief_flags[@]}"
 for ((k = 0; k < num_workers; k++)); do
-  start_task "worker-$k" worker --task_index="$k" --simulated_delay_ms="${worker_delay_ms[$k]:-0}"
+  start_task "worker-$k" worker --task_index="$k" --simulated_delay_ms="${worker_delay_ms[$k]:-0}" \
+    --simulated_delay_from_step="${worker_delay_from[$k]:-0}"
 done
 
 # Follow the tasks: the chief's end ends the run; any other failure stops it

@@ -48,8 +48,8 @@ StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash, const std::string&
   }
 }
 
-StatusOr<std::optional<int64_t>> ChiefLink::TakeToken(Clock::time_point deadline,
-                                                      const std::atomic<bool>& stop) {
+StatusOr<std::optional<SyncToken>> ChiefLink::TakeToken(Clock::time_point deadline,
+                                                        const std::atomic<bool>& stop) {
   OutgoingMessage request;
   request.type = wire::MessageType::TokenRequest;
   request.step = last_token_;
@@ -65,10 +65,11 @@ StatusOr<std::optional<int64_t>> ChiefLink::TakeToken(Clock::time_point deadline
       const wire::JoinInfo* join = reply->header().join();
       if (reply->step() < 0 || (join && join->state() == wire::ClusterState::Stopping)) {
         stopping_ = true;
-        return std::optional<int64_t>();
+        return std::optional<SyncToken>();
       }
       last_token_ = reply->step();
-      return std::optional<int64_t>(last_token_);
+      return std::optional<SyncToken>(
+          SyncToken{last_token_, join != nullptr ? join->replicas_to_aggregate() : 0});
     }
     if (reply.status().code() != Code::kDeadlineExceeded) return reply.status();
     if (Clock::now() >= deadline) {

@@ -17,6 +17,12 @@
 
 namespace pst {
 
+// Sync mode: the step a worker trains next, and the gradients it aggregates.
+struct SyncToken {
+  int64_t step = 0;
+  int replicas = 0;  // 0: the shards' configured N (a chief of before auto)
+};
+
 struct JoinResult {
   uint64_t cluster_id = 0;
   int64_t train_steps = 0;
@@ -46,13 +52,13 @@ class ChiefLink {
   StatusOr<JoinResult> Join(uint64_t placement_hash, const std::string& job,
                             Clock::time_point deadline, const std::atomic<bool>& stop);
 
-  // Sync mode: the step of this worker's next token, or nullopt when the
-  // chief is stopping the cluster. The request is repeated every second
+  // Sync mode: this worker's next token, or nullopt when the chief is
+  // stopping the cluster. The request is repeated every second
   // while waiting (the chief may have restarted); a token answering any of
   // them is taken. DeadlineExceeded after `deadline` (--join_timeout_ms),
   // Aborted within a second of `stop` being set (a signal).
-  StatusOr<std::optional<int64_t>> TakeToken(Clock::time_point deadline,
-                                             const std::atomic<bool>& stop);
+  StatusOr<std::optional<SyncToken>> TakeToken(Clock::time_point deadline,
+                                               const std::atomic<bool>& stop);
 
   // Sends a report without waiting for the answer.
   Status Report(const TrainingReport& report);

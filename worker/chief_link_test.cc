@@ -38,10 +38,16 @@ class ChiefLinkTest : public ::testing::Test {
     link.role = wire::Role::Worker;
     link_ = std::make_unique<ChiefLink>(transport_, link);
   }
+  // A token of `step`, aggregating step % 3 + 1 gradients.
   static OutgoingMessage Token(int64_t step) {
     OutgoingMessage reply;
     reply.type = wire::MessageType::TokenReply;
     reply.step = step;
+    reply.extras = [step](flatbuffers::FlatBufferBuilder& fbb) {
+      HeaderExtras extras;
+      extras.join = wire::CreateJoinInfo(fbb, 0, wire::ClusterState::Training, 0, 0, step % 3 + 1);
+      return extras;
+    };
     return reply;
   }
   std::vector<int64_t> steps_sent() {
@@ -60,16 +66,20 @@ class ChiefLinkTest : public ::testing::Test {
   std::unique_ptr<ChiefLink> link_;
 };
 
-TEST_F(ChiefLinkTest, RequestsSayWhichTokenTheWorkerLastReceived) {
+TEST_F(ChiefLinkTest, RequestsSayWhichTokenTheWorkerLastReceivedAndTokensTheirN) {
   StartChief(
       [](const ReceivedMessage& request, RequestContext&) { return Token(request.step() + 5); });
   const auto deadline = Clock::now() + std::chrono::seconds(10);
   auto first = link_->TakeToken(deadline, stop_);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  EXPECT_EQ(*first, 4);
+  ASSERT_TRUE(first->has_value());
+  EXPECT_EQ((*first)->step, 4);
+  EXPECT_EQ((*first)->replicas, 2);
   auto second = link_->TakeToken(deadline, stop_);
   ASSERT_TRUE(second.ok()) << second.status().ToString();
-  EXPECT_EQ(*second, 9);
+  ASSERT_TRUE(second->has_value());
+  EXPECT_EQ((*second)->step, 9);
+  EXPECT_EQ((*second)->replicas, 1);
   EXPECT_EQ(steps_sent(), (std::vector<int64_t>{-1, 4}));
 }
 
@@ -92,7 +102,8 @@ TEST_F(ChiefLinkTest, TakesTheTokenAnsweringAnEarlierRequest) {
   link_.reset();
   server_.reset();
   ASSERT_TRUE(token.ok()) << token.status().ToString();
-  EXPECT_EQ(*token, 3);
+  ASSERT_TRUE(token->has_value());
+  EXPECT_EQ((*token)->step, 3);
   EXPECT_EQ(steps_sent().size(), 2u);
 }
 

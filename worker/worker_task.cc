@@ -173,34 +173,35 @@ class Worker {
     return Status::OK();
   }
 
-  // Sync: the step of the next token, or nullopt when the chief is stopping.
-  StatusOr<std::optional<int64_t>> TakeToken() {
-    PST_ASSIGN_OR_RETURN(std::optional<int64_t> token,
+  // Sync: the next token, or nullopt when the chief is stopping.
+  StatusOr<std::optional<SyncToken>> TakeToken() {
+    PST_ASSIGN_OR_RETURN(std::optional<SyncToken> token,
                          chief_->TakeToken(After(options_.join_timeout_ms), stop_));
     if (token && sync_.last_token >= 0) {
-      sync_.max_token_gap = std::max(sync_.max_token_gap, *token - sync_.last_token);
+      sync_.max_token_gap = std::max(sync_.max_token_gap, token->step - sync_.last_token);
     }
-    if (token) sync_.last_token = *token;
+    if (token) sync_.last_token = token->step;
     return token;
   }
 
   // Pull -> compute -> push; `token` is the sync step (unused in async).
   // A non-finite loss or gradient is not pushed: *diverged says what it was.
-  StatusOr<PushSummary> Step(const PipelineBatch& next, int64_t token, float* loss,
+  StatusOr<PushSummary> Step(const PipelineBatch& next, const SyncToken& token, float* loss,
                              std::optional<std::string>* diverged) {
     PST_RETURN_IF_ERROR(ps_->Pull(variables_, &params_));
     PST_ASSIGN_OR_RETURN(*loss, model_->ComputeGradients(params_, next.batch, &grads_));
     *diverged = NonFiniteStep(*loss, grads_, model_->variables());
     if (*diverged) return PushSummary();
-    if (options_.simulated_delay_ms > 0) {
+    if (options_.simulated_delay_ms > 0 && local_steps_ >= options_.simulated_delay_from_step) {
       std::this_thread::sleep_for(std::chrono::milliseconds(options_.simulated_delay_ms));
     }
     if (!options_.sync) return ps_->Push(variables_, grads_, /*increment_global_step=*/true);
-    PST_ASSIGN_OR_RETURN(PushSummary pushed, ps_->SyncPush(variables_, grads_, token));
+    PST_ASSIGN_OR_RETURN(PushSummary pushed,
+                         ps_->SyncPush(variables_, grads_, token.step, token.replicas));
     ++sync_.pushes;
     sync_.stale += pushed.stale_shards > 0;
     sync_.duplicate += pushed.duplicate_shards > 0;
-    pushed.global_step = token;
+    pushed.global_step = token.step;
     return pushed;
   }
 
@@ -247,9 +248,9 @@ class Worker {
   Status Train() {
     StepLog log(options_.log_every_steps);
     while (!stop_.load()) {
-      int64_t token = 0;
+      SyncToken token;
       if (options_.sync) {
-        StatusOr<std::optional<int64_t>> granted = TakeToken();
+        StatusOr<std::optional<SyncToken>> granted = TakeToken();
         if (!granted.ok() && stop_.load()) break;  // a signal
         PST_RETURN_IF_ERROR(granted.status());
         if (!*granted) return Status::OK();  // the chief is stopping the cluster
@@ -262,7 +263,7 @@ class Worker {
       StatusOr<PushSummary> stepped = Step(next, token, &loss, &diverged);
       // The global step of the parameters this step started from, as far as
       // this worker knows (async: the step after its previous push).
-      const int64_t global_step = options_.sync ? token : last_report_.step;
+      const int64_t global_step = options_.sync ? token.step : last_report_.step;
       if (diverged) return EndDiverged(*diverged, global_step, loss);
       if (IsNonFiniteRefusal(stepped.status())) {
         return EndDiverged(stepped.status().message(), global_step, loss);

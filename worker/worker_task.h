@@ -36,6 +36,7 @@ struct WorkerOptions {
   int64_t warmup_steps = 0;    // only worker 0 trains until the global step reaches this
   bool sync = false;           // take a token from the chief before each step
   int simulated_delay_ms = 0;  // sleep this long in each step before pushing (a straggler)
+  int64_t simulated_delay_from_step = 0;  // ... from this local step on (a straggler later)
   int64_t log_every_steps = 100;
   int64_t report_every_steps = 10;
   PlacementOptions placement;

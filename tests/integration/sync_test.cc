@@ -27,11 +27,11 @@ constexpr int kBatch = 50;
 
 class SyncTest : public SyntheticDataTest {
  protected:
-  static std::vector<std::string> SyncFlags(int replicas, int train_steps) {
+  static std::vector<std::string> SyncFlags(const std::string& replicas, int train_steps) {
     return {"--data_dir=" + data_dir(),
             "--model=mlp",
             "--mode=sync",
-            "--replicas_to_aggregate=" + std::to_string(replicas),
+            "--replicas_to_aggregate=" + replicas,
             "--batch_size=" + std::to_string(kBatch),
             "--learning_rate=" + std::to_string(kLearningRate),
             "--train_steps=" + std::to_string(train_steps),
@@ -49,7 +49,7 @@ class SyncTest : public SyntheticDataTest {
   // Runs a sync cluster (2 ps) to the end; every task must exit 0.
   static std::unique_ptr<LocalCluster> Run(int workers, int replicas, int train_steps) {
     auto cluster = std::make_unique<LocalCluster>(2, workers, TestDir());
-    std::vector<std::string> flags = SyncFlags(replicas, train_steps);
+    std::vector<std::string> flags = SyncFlags(std::to_string(replicas), train_steps);
     flags.push_back("--run_dir=" + cluster->dir());
     cluster->StartAll(flags);
     ExpectAllExitZero(*cluster);
@@ -57,8 +57,11 @@ class SyncTest : public SyntheticDataTest {
   }
 
   // 2 ps, 3 workers; worker 2 sleeps `delay_ms` in every step.
-  static std::unique_ptr<LocalCluster> RunWithStraggler(int replicas, int train_steps,
-                                                        int delay_ms) {
+  // 2 ps, 3 workers; worker 2 sleeps `delay_ms` in every step from its
+  // step `from_step` on. `replicas`: --replicas_to_aggregate.
+  static std::unique_ptr<LocalCluster> RunWithStraggler(const std::string& replicas,
+                                                        int train_steps, int delay_ms,
+                                                        int64_t from_step = 0) {
     auto cluster = std::make_unique<LocalCluster>(2, 3, TestDir());
     const std::vector<std::string> flags = SyncFlags(replicas, train_steps);
     for (int k = 0; k < 2; ++k) cluster->StartTask("ps", k, flags);
@@ -67,6 +70,7 @@ class SyncTest : public SyntheticDataTest {
     cluster->StartTask("worker", 1, flags);
     std::vector<std::string> slow = flags;
     slow.push_back("--simulated_delay_ms=" + std::to_string(delay_ms));
+    slow.push_back("--simulated_delay_from_step=" + std::to_string(from_step));
     cluster->StartTask("worker", 2, slow);
     ExpectAllExitZero(*cluster);
     return cluster;
@@ -157,7 +161,7 @@ TEST_F(SyncTest, ThreeWorkersEqualOneProcessAveraging) {
 }
 
 TEST_F(SyncTest, SpareReplicaLetsTheStepRateIgnoreAStraggler) {
-  auto cluster = RunWithStraggler(/*replicas=*/2, /*train_steps=*/400, /*delay_ms=*/100);
+  auto cluster = RunWithStraggler(/*replicas=*/"2", /*train_steps=*/400, /*delay_ms=*/100);
   const std::string straggler = cluster->task("worker", 2).Log();
   // Several steps pass between two consecutive pushes of the straggler, and
   // its late gradients are reported stale.
@@ -170,15 +174,35 @@ TEST_F(SyncTest, SpareReplicaLetsTheStepRateIgnoreAStraggler) {
 }
 
 TEST_F(SyncTest, WithoutSpareEveryStepWaitsForTheStraggler) {
-  auto cluster = RunWithStraggler(/*replicas=*/3, /*train_steps=*/30, /*delay_ms=*/30);
+  auto cluster = RunWithStraggler(/*replicas=*/"3", /*train_steps=*/30, /*delay_ms=*/30);
   const std::string chief = cluster->task("chief").Log();
   EXPECT_EQ(ReportValue(chief, "worker:2="), 30) << chief;  // every step aggregated it
   EXPECT_EQ(ReportValue(chief, "Stale-Gradients-Dropped: "), 0) << chief;
 }
 
+// --replicas_to_aggregate=auto: all three gradients while the workers are
+// alike; worker 2 turns 100 ms slow at its step 300 and the chief stops
+// waiting for it (DESIGN section 7, adaptive spares).
+TEST_F(SyncTest, AutoReplicasStopWaitingForAWorkerThatTurnsSlow) {
+  constexpr int kSteps = 500;
+  auto cluster = RunWithStraggler("auto", kSteps, /*delay_ms=*/100, /*from_step=*/300);
+  const std::string chief = cluster->task("chief").Log();
+  EXPECT_EQ(ReportValue(chief, "Global-Step: "), kSteps) << chief;
+  EXPECT_NE(chief.find("replicas to aggregate: auto"), std::string::npos) << chief;
+  // The N it ended with is below 3 (steps before 300 may have seen changes
+  // too: three workers share two cores here).
+  EXPECT_LT(ReportValue(chief, " aggregates ").value_or(3), 3) << chief;
+  // Fixed at 3, every step would wait for its gradient: 500 of them.
+  const int64_t straggler = ReportValue(chief, "worker:2=").value_or(kSteps);
+  EXPECT_LT(straggler, 300 + (kSteps - 300) / 2) << chief;
+  // The others did not wait: steps passed between two of its tokens.
+  const std::string slow = cluster->task("worker", 2).Log();
+  EXPECT_GE(ReportValue(slow, "largest token gap ").value_or(0), 3) << slow;
+}
+
 TEST_F(SyncTest, KilledWorkerWithASpareDoesNotStopTraining) {
   auto cluster = std::make_unique<LocalCluster>(2, 3, TestDir());
-  std::vector<std::string> flags = SyncFlags(/*replicas=*/2, /*train_steps=*/500);
+  std::vector<std::string> flags = SyncFlags(/*replicas=*/"2", /*train_steps=*/500);
   for (const char* f :
        {"--log_every_steps=20", "--simulated_delay_ms=5", "--heartbeat_timeout_ms=1000"}) {
     flags.push_back(f);
