@@ -4,6 +4,16 @@
 #include "cli/flags.h"
 #include "cli/predict_flags.h"
 
+namespace {
+
+// Says why the run failed; returns its exit status.
+int Failed(const pst::Status& status) {
+  LOG(ERROR) << status.ToString();
+  return 1;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   pst::InitProgram(pst::Program::kPredict, &argc, &argv,
                    "predict --model_file=RUN_DIR/model.bin [--dataset=... and its flags] "
@@ -15,10 +25,7 @@ int main(int argc, char** argv) {
     auto ensemble = pst::EnsembleOptionsFromFlags();
     if (!ensemble.ok()) return pst::ReportFlagError(ensemble.status());
     const pst::StatusOr<pst::EnsembleReport> report = pst::RunEnsemble(*ensemble);
-    if (!report.ok()) {
-      LOG(ERROR) << report.status().ToString();
-      return 1;
-    }
+    if (!report.ok()) return Failed(report.status());
     std::cout << report->Format() << std::flush;
     return 0;
   }
@@ -26,17 +33,13 @@ int main(int argc, char** argv) {
   if (!options.ok()) return pst::ReportFlagError(options.status());
   if (!options->export_onnx.empty()) {
     if (const pst::Status exported = pst::ExportOnnx(*options); !exported.ok()) {
-      LOG(ERROR) << exported.ToString();
-      return 1;
+      return Failed(exported);
     }
     std::cout << "ONNX model: " << options->export_onnx << "\n";
   }
   if (!options->predict) return 0;
   const pst::StatusOr<pst::PredictionReport> report = pst::RunPredict(*options);
-  if (!report.ok()) {
-    LOG(ERROR) << report.status().ToString();
-    return 1;
-  }
+  if (!report.ok()) return Failed(report.status());
   std::cout << report->Format() << std::flush;
   return 0;
 }

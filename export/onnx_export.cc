@@ -52,8 +52,8 @@ ProtoWriter IntsAttribute(const std::string& name, const std::vector<int64_t>& v
 }
 
 // A float32 or int64 tensor of `dims` whose little-endian bytes are `raw`.
-ProtoWriter Tensor(const std::string& name, onnx::DataType type, const std::vector<int64_t>& dims,
-                   std::string_view raw) {
+ProtoWriter TensorProto(const std::string& name, onnx::DataType type,
+                        const std::vector<int64_t>& dims, std::string_view raw) {
   ProtoWriter t;
   t.PackedInt64s(onnx::kDims, dims).Varint(onnx::kDataType, type).Bytes(onnx::kTensorName, name);
   return t.Bytes(onnx::kRawData, raw);
@@ -144,7 +144,7 @@ class GraphWriter {
 
   void Initializer(const std::string& name, onnx::DataType type, const std::vector<int64_t>& dims,
                    std::string_view raw) {
-    graph_.Message(onnx::kInitializer, Tensor(name, type, dims, raw));
+    graph_.Message(onnx::kInitializer, TensorProto(name, type, dims, raw));
   }
 
   // Adds `op` reading `inputs`; its output (named `output`, or after the

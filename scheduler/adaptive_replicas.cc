@@ -6,6 +6,8 @@ namespace {
 // Steps that may still hear from a worker after they close: a step's
 // arrivals go to the chooser when the second step after it opens.
 constexpr int64_t kHorizonSteps = 2;
+// How much better another N must be expected to do before N changes.
+constexpr double kMinGain = 1.05;
 
 }  // namespace
 
@@ -20,7 +22,9 @@ int AdaptiveReplicas::StepOpened(int64_t step, TimePoint now) {
     steps_.erase(steps_.begin());
   }
   steps_[step] = OpenStep{now, std::vector<std::optional<double>>(num_workers_)};
-  replicas_ = chooser_.Choose();
+  const int best = chooser_.Choose();
+  const double current = chooser_.ProgressPerSecond(replicas_);
+  if (current == 0 || chooser_.ProgressPerSecond(best) > kMinGain * current) replicas_ = best;
   return replicas_;
 }
 

@@ -7,7 +7,9 @@
 // later steps have opened: a worker that arrives within that horizon counts
 // even when the step closed without it, so a worker that stops straggling
 // is seen again; one later than that counts as never. Each step that opens
-// gets the chooser's N, fixed for that step.
+// gets the chooser's N, fixed for that step, unless the current N is
+// expected to do within 5% as well: arrival times are noisy, and N should
+// not flap between two near-equal choices.
 //
 // A plain object: the SyncCoordinator tells it what happened under its own
 // lock and sends the N it returns with the tokens. Not thread-safe.

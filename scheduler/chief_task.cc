@@ -139,19 +139,21 @@ class Chief {
   std::unique_ptr<ChiefService> service_;
 };
 
+// Creates `folder` and its parents ("": nothing to do); `what` names it in
+// the error.
+Status CreateFolder(const std::filesystem::path& folder, const std::string& what) {
+  if (folder.empty()) return Status::OK();
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  if (error) return FileError("cannot create " + what, error.value());
+  return Status::OK();
+}
+
 Status RunChiefUntil(const ChiefOptions& options, const std::atomic<bool>& stop) {
-  if (!options.run_dir.empty()) {
-    std::error_code error;
-    std::filesystem::create_directories(options.run_dir, error);
-    if (error) return FileError("cannot create --run_dir=" + options.run_dir, error.value());
-  }
+  PST_RETURN_IF_ERROR(CreateFolder(options.run_dir, "--run_dir=" + options.run_dir));
   // Found unwritable now rather than after training.
-  if (const auto folder = std::filesystem::path(options.export_onnx).parent_path();
-      !folder.empty()) {
-    std::error_code error;
-    std::filesystem::create_directories(folder, error);
-    if (error) return FileError("cannot create the folder of --export_onnx", error.value());
-  }
+  PST_RETURN_IF_ERROR(CreateFolder(std::filesystem::path(options.export_onnx).parent_path(),
+                                   "the folder of --export_onnx"));
   PST_ASSIGN_OR_RETURN(Job job, LoadJob(options.job, /*with_test=*/true));
   LOG(INFO) << "job: " << job.Describe() << "; " << job.data.train.size << " training, "
             << job.data.validation.size << " validation, " << job.data.test.size

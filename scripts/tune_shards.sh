@@ -35,33 +35,32 @@ python=/usr/bin/python3
 rm -rf "$results/runs"
 mkdir -p "$results/runs"
 
+# run NAME PS [FLAGS for every task...]: one wide_mlp run into the next
+# numbered folder of $results/runs.
 n=0
-for ps in "${shard_counts[@]}"; do
-  for partition in 0 1048576; do
-    for placement in round_robin greedy; do
-      n=$((n + 1))
-      name="ps${ps}_$([[ $partition == 0 ]] && echo whole || echo parts1MiB)_$placement"
-      dir="$results/runs/$(printf '%02d' "$n")-$name"
-      mkdir -p "$dir"
-      echo "tune_shards.sh: $name" >&2
-      "$root/scripts/run_local.sh" --num_ps="$ps" --num_workers=2 --mode=async \
-        --model=wide_mlp --train_steps="$steps" --run_dir="$dir" -- \
-        --partition_bytes="$partition" --placement="$placement" --eval_every_steps=0 \
-        "${data_flag[@]}" >"$dir/launcher.log" 2>&1 ||
-        { echo "tune_shards.sh: run $name failed, see $dir/launcher.log" >&2; exit 1; }
-    done
-  done
-done
-for ps in "${shard_counts[@]}"; do
+run() {
+  local name="$1" ps="$2"
+  shift 2
   n=$((n + 1))
-  name="ps${ps}_whole_round_robin_bf16"
-  dir="$results/runs/$(printf '%02d' "$n")-$name"
+  local dir="$results/runs/$(printf '%02d' "$n")-$name"
   mkdir -p "$dir"
   echo "tune_shards.sh: $name" >&2
   "$root/scripts/run_local.sh" --num_ps="$ps" --num_workers=2 --mode=async \
     --model=wide_mlp --train_steps="$steps" --run_dir="$dir" -- \
-    --wire_dtype=bfloat16 --eval_every_steps=0 "${data_flag[@]}" >"$dir/launcher.log" 2>&1 ||
+    --eval_every_steps=0 "${data_flag[@]}" "$@" >"$dir/launcher.log" 2>&1 ||
     { echo "tune_shards.sh: run $name failed, see $dir/launcher.log" >&2; exit 1; }
+}
+
+for ps in "${shard_counts[@]}"; do
+  for partition in 0 1048576; do
+    for placement in round_robin greedy; do
+      run "ps${ps}_$([[ $partition == 0 ]] && echo whole || echo parts1MiB)_$placement" "$ps" \
+        --partition_bytes="$partition" --placement="$placement"
+    done
+  done
+done
+for ps in "${shard_counts[@]}"; do
+  run "ps${ps}_whole_round_robin_bf16" "$ps" --wire_dtype=bfloat16
 done
 
 "$python" "$root/scripts/summarize_runs.py" shards "$results/runs" "$results"
