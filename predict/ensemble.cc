@@ -62,21 +62,30 @@ double Accuracy(const std::vector<float>& probabilities, const std::vector<int32
 }
 
 std::string EnsembleReport::Format() const {
-  size_t width = std::string("ensemble").size();
-  for (const std::string& m : members) width = std::max(width, m.size());
-  const auto pad = [width](const std::string& s) { return s + std::string(width - s.size(), ' '); };
+  const auto pad = [](const std::string& s, size_t width) {
+    return s + std::string(width > s.size() ? width - s.size() : 0, ' ');
+  };
+  size_t name_width = std::string("ensemble").size();
+  for (const std::string& m : members) name_width = std::max(name_width, m.size());
+  // Each split's column fits its name and every accuracy in it.
+  std::vector<std::vector<std::string>> cells(splits.size());
+  std::vector<size_t> widths(splits.size());
+  for (size_t c = 0; c < splits.size(); ++c) {
+    for (double accuracy : splits[c].members) cells[c].push_back(Cell(accuracy));
+    cells[c].push_back(Cell(splits[c].ensemble));
+    widths[c] = splits[c].split.size();
+    for (const std::string& cell : cells[c]) widths[c] = std::max(widths[c], cell.size());
+  }
+  const auto row = [&](const std::string& name, const auto& cell_of) {
+    std::string line = pad(name, name_width);
+    for (size_t c = 0; c < splits.size(); ++c) line += "  " + pad(cell_of(c), widths[c]);
+    return line.erase(line.find_last_not_of(' ') + 1) + "\n";
+  };
   std::string out = "Ensemble of " + std::to_string(members.size()) +
-                    " models (the mean of their class probabilities)\n" + pad("model");
-  for (const SplitAccuracy& s : splits) out += "  " + s.split;
-  out += "\n";
+                    " models (the mean of their class probabilities)\n" +
+                    row("model", [&](size_t c) { return splits[c].split; });
   for (size_t m = 0; m <= members.size(); ++m) {
-    out += pad(m < members.size() ? members[m] : "ensemble");
-    for (const SplitAccuracy& s : splits) {
-      const std::string cell = Cell(m < members.size() ? s.members[m] : s.ensemble);
-      out += "  " + cell +
-             std::string(s.split.size() > cell.size() ? s.split.size() - cell.size() : 0, ' ');
-    }
-    out += "\n";
+    out += row(m < members.size() ? members[m] : "ensemble", [&](size_t c) { return cells[c][m]; });
   }
   for (const SplitAccuracy& s : splits) {
     out += (s.split == "test" ? "Ensemble-Test-Accuracy: " : "Ensemble-Validation-Accuracy: ") +

@@ -47,10 +47,23 @@ TEST(EnsembleTest, FormatHasARowPerMemberAndTheEnsembleLines) {
   report.members = {"a.bin (mlp)", "b.bin (cnn)"};
   report.splits = {{"validation", 10, {0.5, 0.7}, 0.8}, {"test", 20, {0.55, 0.65}, 0.75}};
   const std::string text = report.Format();
-  EXPECT_NE(text.find("a.bin (mlp)  0.5000      0.5500"), std::string::npos) << text;
+  // Columns as wide as their name or their widest accuracy, whichever is wider.
+  EXPECT_NE(text.find("model        validation  test\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("a.bin (mlp)  0.5000      0.5500\n"), std::string::npos) << text;
   EXPECT_NE(text.find("ensemble     0.8000      0.7500"), std::string::npos) << text;
   EXPECT_NE(text.find("Ensemble-Validation-Accuracy: 0.8000\n"), std::string::npos) << text;
   EXPECT_NE(text.find("Ensemble-Test-Accuracy: 0.7500\n"), std::string::npos) << text;
+}
+
+// A split name narrower than its accuracies ("test") does not shift the
+// columns after it.
+TEST(EnsembleTest, ColumnsLineUpWhateverTheSplitNames) {
+  EnsembleReport report;
+  report.members = {"a.bin", "b.bin"};
+  report.splits = {{"test", 20, {0.55, 0.65}, 0.75}, {"validation", 10, {0.5, 0.7}, 0.8}};
+  const std::string text = report.Format();
+  EXPECT_NE(text.find("model     test    validation\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("a.bin     0.5500  0.5000\n"), std::string::npos) << text;
 }
 
 TEST(EnsembleTest, OneMemberOrAWrongDeviceCountIsRefused) {
