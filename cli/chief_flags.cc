@@ -2,12 +2,12 @@
 
 #include <gflags/gflags.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "cli/flags.h"
 #include "cli/job_flags.h"
 #include "cli/task_flags.h"
+#include "common/parse_number.h"
 #include "model/model_zoo.h"
 #include "ps/shard_config.h"
 
@@ -53,14 +53,13 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
     int n = workers;
     if (!o.auto_replicas) {
       const std::string& given = FLAGS_replicas_to_aggregate;
-      char* end = nullptr;
-      const long value = std::strtol(given.c_str(), &end, 10);
-      if (given.empty() || *end != '\0' || value < 0 || value > workers) {
+      int value = -1;
+      if (!ParseNumber(given, &value) || value < 0 || value > workers) {
         return InvalidArgument("--replicas_to_aggregate=" + given + " must be in 1.." +
                                std::to_string(workers) +
                                " (the number of workers), 0 (all of them) or auto");
       }
-      if (value > 0) n = static_cast<int>(value);
+      if (value > 0) n = value;
     }
     o.shard.mode = TrainingMode::kSync;
     o.shard.replicas_to_aggregate = n;

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <string_view>
 #include <vector>
+
+#include "common/parse_number.h"
 
 namespace pst {
 namespace {
@@ -27,14 +28,6 @@ void SplitFields(std::string_view line, std::vector<std::string_view>* fields) {
     if (comma == std::string_view::npos) return;
     line.remove_prefix(comma + 1);
   }
-}
-
-// std::from_chars: locale-independent, and it must consume the whole field.
-template <typename T>
-bool ParseNumber(std::string_view field, T* value) {
-  const char* end = field.data() + field.size();
-  const std::from_chars_result result = std::from_chars(field.data(), end, *value);
-  return result.ec == std::errc() && result.ptr == end;
 }
 
 bool IsHeader(const std::vector<std::string_view>& fields) {

@@ -1,8 +1,8 @@
 #include "model/model_spec.h"
 
-#include <charconv>
 #include <sstream>
 
+#include "common/parse_number.h"
 #include "model/activations.h"
 #include "model/conv2d.h"
 #include "model/dense.h"
@@ -11,13 +11,6 @@
 
 namespace pst {
 namespace {
-
-template <typename T>
-bool ParseNumber(const std::string& word, T* value) {
-  const char* end = word.data() + word.size();
-  const std::from_chars_result r = std::from_chars(word.data(), end, *value);
-  return r.ec == std::errc() && r.ptr == end;
-}
 
 // "5x5" -> 5, 5.
 bool ParseWindow(const std::string& word, int64_t* height, int64_t* width) {
