@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 
+#include "common/input_shape.h"
 #include "common/split.h"
 #include "data/csv_reader.h"
 #include "data/idx_reader.h"
@@ -89,9 +90,8 @@ StatusOr<const SplitReader*> FindReader(const std::string& format) {
 }
 
 std::string ShapeOf(const Dataset& d) {
-  if (d.example_shape.size() != 3) return std::to_string(d.feature_dim) + " features";
-  return std::to_string(d.example_shape[0]) + "x" + std::to_string(d.example_shape[1]) + "x" +
-         std::to_string(d.example_shape[2]);
+  return (d.example_shape.empty() ? InputShape(d.feature_dim) : InputShape(d.example_shape))
+      .ToString();
 }
 
 }  // namespace

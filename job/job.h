@@ -7,9 +7,9 @@
 
 #include <string>
 
+#include "common/input_shape.h"
 #include "common/status.h"
 #include "data/data_source.h"
-#include "model/input_shape.h"
 
 namespace pst {
 

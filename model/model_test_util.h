@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "common/batch.h"
+#include "common/input_shape.h"
 #include "common/tensor.h"
 #include "kernels/kernels.h"
-#include "model/input_shape.h"
 #include "model/model.h"
 
 namespace pst {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "common/input_shape.h"
 #include "common/status.h"
 #include "kernels/kernels.h"
-#include "model/input_shape.h"
 #include "model/layer.h"
 #include "model/model.h"
 

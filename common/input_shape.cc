@@ -1,4 +1,4 @@
-#include "model/input_shape.h"
+#include "common/input_shape.h"
 
 namespace pst {
 

@@ -1,7 +1,7 @@
 // InputShape: one example as a model takes it, an image (H, W, C, stored
 // HWC as the models read NHWC batches) or a vector of D features.
-#ifndef PST_MODEL_INPUT_SHAPE_H_
-#define PST_MODEL_INPUT_SHAPE_H_
+#ifndef PST_COMMON_INPUT_SHAPE_H_
+#define PST_COMMON_INPUT_SHAPE_H_
 
 #include <cstdint>
 #include <string>
@@ -32,4 +32,4 @@ class InputShape {
 
 }  // namespace pst
 
-#endif  // PST_MODEL_INPUT_SHAPE_H_
+#endif  // PST_COMMON_INPUT_SHAPE_H_
