@@ -34,6 +34,7 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   PST_ASSIGN_OR_RETURN(o.cluster, ClusterFromFlags(TaskType::kWorker, &o.task_index));
   o.cluster_id = FLAGS_cluster_id;
   o.sync = FLAGS_mode == "sync";
+  o.ssp = FLAGS_mode == "ssp";
   if (FLAGS_simulated_delay_ms < 0) return InvalidArgument("--simulated_delay_ms must be >= 0");
   o.simulated_delay_ms = FLAGS_simulated_delay_ms;
   PST_ASSIGN_OR_RETURN(o.job, JobFromFlags());

@@ -23,6 +23,9 @@ struct ChiefOptions {
   JobOptions job;           // the data and the model
   uint64_t seed = 1;
   ShardConfig shard;  // optimizer and staleness policy, applied on every ps
+  // --mode=ssp: how many steps a worker may run ahead of the slowest live
+  // one (the ps run their async path); unset in the other modes.
+  std::optional<int64_t> staleness_bound;
   PlacementOptions placement;
   int64_t train_steps = 1000;
   int64_t eval_every_steps = 500;

@@ -148,6 +148,13 @@ int ChiefState::live_workers() const {
   return live;
 }
 
+std::vector<bool> ChiefState::live_worker_mask() const {
+  MutexLock lock(mu_);
+  std::vector<bool> live;
+  for (const WorkerInfo& w : workers_) live.push_back(w.joined && !w.left && !w.dead);
+  return live;
+}
+
 int ChiefState::live_ps() const {
   MutexLock lock(mu_);
   int live = 0;

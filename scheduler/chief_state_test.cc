@@ -57,6 +57,7 @@ TEST_F(ChiefStateTest, WorkerFollowedFromJoinUntilItLeaves) {
   state.RecordHeartbeat(wire::Role::Worker, 1);
   EXPECT_EQ(state.DeclareSilentTasksDead(kTimeout), std::vector<std::string>{"worker:0"});
   EXPECT_EQ(state.live_workers(), 1);
+  EXPECT_EQ(state.live_worker_mask(), (std::vector<bool>{false, true}));
   EXPECT_FALSE(state.AllJoinedWorkersLeft());
   // A restarted worker joins again and is alive.
   state.RecordJoin(0);
@@ -69,6 +70,7 @@ TEST_F(ChiefStateTest, WorkerFollowedFromJoinUntilItLeaves) {
   Silence();
   EXPECT_TRUE(state.DeclareSilentTasksDead(kTimeout).empty());
   EXPECT_TRUE(state.AllJoinedWorkersLeft());
+  EXPECT_EQ(state.live_worker_mask(), (std::vector<bool>{false, false}));
   EXPECT_EQ(state.deaths(), 1);
 }
 
