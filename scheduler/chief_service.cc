@@ -106,7 +106,7 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
       }
       state_->RecordSeen(worker);
       if (state_->state() == wire::ClusterState::Stopping) ssp_->Close();
-      return ssp_->HandleClockRequest(worker, h.step(), state_->live_worker_mask(), context);
+      return ssp_->HandleClockRequest(worker, h.step(), state_->gone_worker_mask(), context);
     default:  // TokenRequest
       if (sync_ == nullptr) {
         return Error(reply_type, FailedPrecondition("tokens exist only in --mode=sync"));

@@ -148,11 +148,11 @@ int ChiefState::live_workers() const {
   return live;
 }
 
-std::vector<bool> ChiefState::live_worker_mask() const {
+std::vector<bool> ChiefState::gone_worker_mask() const {
   MutexLock lock(mu_);
-  std::vector<bool> live;
-  for (const WorkerInfo& w : workers_) live.push_back(w.joined && !w.left && !w.dead);
-  return live;
+  std::vector<bool> gone;
+  for (const WorkerInfo& w : workers_) gone.push_back(w.left || w.dead);
+  return gone;
 }
 
 int ChiefState::live_ps() const {

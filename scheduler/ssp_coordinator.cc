@@ -38,14 +38,14 @@ void SspCoordinator::Send(std::vector<ClockGrant> grants, bool stop) {
 }
 
 OutgoingMessage SspCoordinator::HandleClockRequest(int worker, int64_t completed,
-                                                   const std::vector<bool>& live,
+                                                   const std::vector<bool>& gone,
                                                    RequestContext& context) {
   std::vector<ClockGrant> released;
   Admission admission;
   {
     MutexLock lock(mu_);
-    for (int other = 0; other < static_cast<int>(live.size()); ++other) {
-      if (other == worker || live[other]) continue;
+    for (int other = 0; other < static_cast<int>(gone.size()); ++other) {
+      if (other == worker || !gone[other]) continue;
       for (ClockGrant& g : gate_.Leave(other)) released.push_back(std::move(g));
     }
     admission = gate_.Ask(worker, completed, context);

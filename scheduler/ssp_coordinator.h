@@ -4,10 +4,10 @@
 // and writes every grant to the clock log (docs/FORMATS.md), from which the
 // bound can be checked after the run.
 //
-// Liveness comes with each request: the workers that are not live (they
-// left, or the chief declared them dead) stop being counted. A parked worker
-// repeats its request every second (ChiefLink::AwaitClock), so a death
-// declared while it waits lets it go within a second.
+// Liveness comes with each request: the workers that are gone (they left, or
+// the chief declared them dead) stop being counted. A parked worker repeats
+// its request every second (ChiefLink::AwaitClock), so a death declared
+// while it waits lets it go within a second.
 //
 // Thread safety: all methods are thread-safe.
 #ifndef PST_SCHEDULER_SSP_COORDINATOR_H_
@@ -35,9 +35,9 @@ class SspCoordinator {
                  std::unique_ptr<std::ostream> log);
 
   // `worker` has completed `completed` steps and asks to start the next
-  // one: the reply now, or none (the request is parked). `live[i]`: worker
-  // i is live (ChiefState::live_worker_mask()).
-  OutgoingMessage HandleClockRequest(int worker, int64_t completed, const std::vector<bool>& live,
+  // one: the reply now, or none (the request is parked). `gone[i]`: worker
+  // i left or was declared dead (ChiefState::gone_worker_mask()).
+  OutgoingMessage HandleClockRequest(int worker, int64_t completed, const std::vector<bool>& gone,
                                      RequestContext& context);
   // `worker` said goodbye after a push that took the global step to
   // `global_step`. Once that is --train_steps every worker is done after its

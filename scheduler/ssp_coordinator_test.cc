@@ -1,5 +1,5 @@
-// SspCoordinator: replies now or later, the clock log, liveness from the
-// caller, the end of training. A fake sender catches the deferred replies.
+// SspCoordinator: replies now or later, the clock log, the workers gone
+// (from the caller), the end of training. A fake sender catches the deferred replies.
 #include "scheduler/ssp_coordinator.h"
 
 #include <gtest/gtest.h>
@@ -30,9 +30,10 @@ class SspCoordinatorTest : public ::testing::Test {
                                             &replies_, std::move(log));
   }
   // The clock of the reply now, or nullopt when the request is parked.
-  std::optional<int64_t> Ask(int worker, int64_t completed, std::vector<bool> live = {true, true}) {
+  std::optional<int64_t> Ask(int worker, int64_t completed,
+                             std::vector<bool> gone = {false, false}) {
     RequestContext context("worker:" + std::to_string(worker), ++request_id_);
-    const OutgoingMessage reply = ssp_->HandleClockRequest(worker, completed, live, context);
+    const OutgoingMessage reply = ssp_->HandleClockRequest(worker, completed, gone, context);
     if (context.deferred()) return std::nullopt;
     EXPECT_EQ(reply.type, wire::MessageType::ClockReply);
     return reply.step;
@@ -59,12 +60,12 @@ TEST_F(SspCoordinatorTest, LogsEveryGrantInOrder) {
             "1\t1\t1\n");
 }
 
-TEST_F(SspCoordinatorTest, AWorkerNotLiveStopsHoldingTheOthers) {
+TEST_F(SspCoordinatorTest, AWorkerGoneStopsHoldingTheOthers) {
   EXPECT_EQ(Ask(0, 0), 0);
   EXPECT_EQ(Ask(1, 0), 0);
   EXPECT_EQ(Ask(0, 1), std::nullopt);
   // Repeated a second later, after worker 1 was declared dead.
-  EXPECT_EQ(Ask(0, 1, {true, false}), 1);
+  EXPECT_EQ(Ask(0, 1, {false, true}), 1);
 }
 
 TEST_F(SspCoordinatorTest, AGoodbyeBeforeTheLastStepReleasesTheParked) {

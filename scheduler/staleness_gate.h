@@ -7,16 +7,17 @@
 // until the slowest clock moves, a worker stops being counted, or the gate
 // closes. s = 0 is lock-step (bulk-synchronous); a large s is async.
 //
-// Counted: a worker is counted from its first request until Leave() (it is
-// done, or the chief declared it dead). So a worker that is lost stops
-// holding the others back as soon as the caller says so, and one not yet
-// heard from holds nobody.
+// Counted: every worker of the cluster counts from the start, at clock 0, so
+// that s = 0 is lock-step from the first step (like sync with every worker
+// needed, the others wait for a worker that has not come yet, at most s
+// steps). Leave() (the worker is done, or the chief declared it dead) stops
+// counting it: a lost worker holds nobody back once the caller says so.
 //
-// Clocks never go backwards and a (re)joining worker does not freeze the
+// Clocks never go backwards and a returning worker does not freeze the
 // others: the gate adds an offset to the count each worker reports.
-//  - A worker that starts being counted (its first request, or the first
-//    after Leave) is raised to the slowest counted clock: it missed those
-//    steps and must not make the others wait while it does them again.
+//  - A worker that counts again (its first request after Leave) is raised to
+//    the slowest counted clock: it missed those steps and must not make the
+//    others wait while it does them again.
 //  - A count lower than the last one the worker reported means it restarted
 //    (its count starts again at 0): its clock stays where it was.
 //
@@ -68,12 +69,12 @@ class StalenessGate {
   // No more steps: returns every parked request (to be told to stop).
   std::vector<ClockGrant> Close();
 
-  // The slowest counted clock; nullopt when no worker is counted.
+  // The slowest counted clock; nullopt when no worker is counted (all left).
   std::optional<int64_t> slowest() const;
 
  private:
   struct WorkerClock {
-    bool counted = false;
+    bool counted = true;
     int64_t reported = 0;  // the last count the worker sent
     int64_t offset = 0;    // clock = reported + offset
     std::optional<DeferredReply> parked;

@@ -126,14 +126,15 @@ TEST_F(StalenessGateTest, AWorkerThatComesBackStartsAtTheSlowestClock) {
   EXPECT_EQ(Ask(gate, 2, 1).clock, 6);
 }
 
-TEST_F(StalenessGateTest, AWorkerThatJoinsLateStartsAtTheSlowestClock) {
-  StalenessGate gate(/*num_workers=*/2, /*bound=*/0);
-  for (int64_t c = 0; c <= 3; ++c) EXPECT_EQ(Ask(gate, 0, c).verdict, Verdict::kGo);
-  const Admission late = Ask(gate, 1, 0);
-  EXPECT_EQ(late.verdict, Verdict::kGo);
-  EXPECT_EQ(late.clock, 3);
-  EXPECT_EQ(Ask(gate, 0, 4).verdict, Verdict::kWait);
-  EXPECT_EQ(Of(Ask(gate, 1, 1).released), (Grants{{0, 4, 4}}));
+TEST_F(StalenessGateTest, EveryWorkerCountsFromTheStart) {
+  StalenessGate gate(/*num_workers=*/2, /*bound=*/1);
+  EXPECT_EQ(gate.slowest(), 0);
+  // Worker 1 has not asked yet: it is at 0 and holds worker 0 at 1.
+  EXPECT_EQ(Ask(gate, 0, 0).verdict, Verdict::kGo);
+  EXPECT_EQ(Ask(gate, 0, 1).verdict, Verdict::kGo);
+  EXPECT_EQ(Ask(gate, 0, 2).verdict, Verdict::kWait);
+  EXPECT_TRUE(Ask(gate, 1, 0).released.empty());
+  EXPECT_EQ(Of(Ask(gate, 1, 1).released), (Grants{{0, 2, 1}}));
 }
 
 TEST_F(StalenessGateTest, ARestartedWorkerKeepsItsClock) {
@@ -162,9 +163,10 @@ TEST_F(StalenessGateTest, CloseStopsTheParkedAndEveryLaterRequest) {
   EXPECT_EQ(Ask(gate, 0, 1).verdict, Verdict::kStop);
 }
 
-TEST_F(StalenessGateTest, NobodyCountedBeforeTheFirstRequest) {
+TEST_F(StalenessGateTest, NoSlowestOnceEveryWorkerLeft) {
   StalenessGate gate(/*num_workers=*/2, /*bound=*/3);
-  EXPECT_EQ(gate.slowest(), std::nullopt);
+  EXPECT_TRUE(gate.Leave(0).empty());
+  EXPECT_EQ(gate.slowest(), 0);
   EXPECT_TRUE(gate.Leave(1).empty());
   EXPECT_EQ(gate.slowest(), std::nullopt);
 }
