@@ -24,7 +24,8 @@ SspCoordinator::SspCoordinator(int num_workers, int64_t bound, int64_t train_ste
       replies_(replies),
       gate_(num_workers, bound),
       log_(std::move(log)) {
-  if (log_) *log_ << "worker\tclock\tslowest\n" << std::flush;
+  // docs/FORMATS.md: a version line, the column names, a line per grant.
+  if (log_) *log_ << "# ssp_clocks 1\nworker\tclock\tslowest\n" << std::flush;
 }
 
 void SspCoordinator::Log(int worker, int64_t clock, int64_t slowest) {

@@ -53,6 +53,7 @@ TEST_F(SspCoordinatorTest, LogsEveryGrantInOrder) {
   EXPECT_EQ(Ask(1, 1), 1);
   EXPECT_EQ(Sent(0), Clocks{1});
   EXPECT_EQ(log_->str(),
+            "# ssp_clocks 1\n"
             "worker\tclock\tslowest\n"
             "0\t0\t0\n"
             "1\t0\t0\n"
