@@ -1,11 +1,13 @@
 // Bounded staleness (--mode=ssp) with real processes: from the chief's clock
 // log, no worker ever started a step more than s ahead of the slowest live
-// one, for s = 0 and s = 2, with a straggler; and s = 0 trains each worker
-// for the steps sync mode gives it.
+// one, for s = 0 and s = 2, with a straggler; s = 0 trains each worker for
+// the steps sync mode gives it; a killed slow worker stops holding the others.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "tests/integration/local_cluster.h"
 #include "tests/integration/synthetic_data_test.h"
@@ -137,6 +139,43 @@ TEST_F(SspTest, BoundZeroIsLockStepAndGivesSyncsStepCounts) {
   EXPECT_EQ(ssp_steps, each);
 }
 
+// The slowest worker is killed: once the chief declares it dead the others
+// are no longer held by it, run past its clock and finish.
+TEST_F(SspTest, AKilledSlowWorkerReleasesTheOthers) {
+  auto cluster = std::make_unique<LocalCluster>(2, kWorkers, TestDir());
+  std::vector<std::string> flags = Flags({"--mode=ssp", "--staleness_bound=1"}, 300);
+  flags.push_back("--run_dir=" + cluster->dir());
+  flags.push_back("--heartbeat_timeout_ms=1000");
+  flags.push_back("--log_every_steps=10");
+  for (int k = 0; k < 2; ++k) cluster->StartTask("ps", k, flags);
+  cluster->StartTask("chief", 0, flags);
+  for (int w = 0; w < kWorkers; ++w) {
+    std::vector<std::string> mine = flags;
+    if (w == kStraggler) mine.push_back("--simulated_delay_ms=50");
+    cluster->StartTask("worker", w, mine);
+  }
+  ChildProcess& chief = cluster->task("chief");
+  for (int i = 0; i < 2000 && ReportValue(chief.Log(), "Step: ").value_or(0) < 20; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(cluster->task("worker", kStraggler).Running()) << "the run ended before the kill";
+  cluster->task("worker", kStraggler).Signal(SIGKILL);
+  EXPECT_EQ(chief.Wait(seconds(240)), 0) << chief.Log();
+  EXPECT_NE(chief.Log().find("worker:2 declared dead"), std::string::npos) << chief.Log();
+  for (int w = 0; w < kStraggler; ++w) EXPECT_EQ(cluster->task("worker", w).Wait(seconds(60)), 0);
+  for (int k : {0, 1}) EXPECT_EQ(cluster->task("ps", k).Wait(seconds(60)), 0);
+  const std::vector<Grant> grants = ReadClockLog(*cluster);
+  int64_t dead_at = 0, furthest = 0;
+  for (const Grant& g : grants) {
+    if (g.worker == kStraggler) dead_at = std::max(dead_at, g.clock + 1);
+    furthest = std::max(furthest, g.clock);
+    EXPECT_LE(g.clock - g.slowest, 1);
+  }
+  // Held by the dead worker, nobody would have started a step past
+  // dead_at + 1.
+  EXPECT_GT(furthest, dead_at + 1);
+}
+
 TEST(SspFlagsTest, ANegativeBoundExitsTwo) {
   LocalCluster cluster(1, 1, MakeTestDir("bad-staleness-bound"));
   ChildProcess& chief = cluster.StartTask(
@@ -153,6 +192,15 @@ TEST(SspFlagsTest, ABoundWithoutSspExitsTwo) {
   EXPECT_EQ(chief.Wait(seconds(30)), 2);
   EXPECT_NE(chief.Log().find("--staleness_bound applies only with --mode=ssp"), std::string::npos)
       << chief.Log();
+}
+
+TEST(SspFlagsTest, AWarmUpExitsTwo) {
+  LocalCluster cluster(1, 1, MakeTestDir("ssp-warmup"));
+  ChildProcess& worker =
+      cluster.StartTask("worker", 0, {"--mode=ssp", "--warmup_steps=5", "--data_dir=/nonexistent"});
+  EXPECT_EQ(worker.Wait(seconds(30)), 2);
+  EXPECT_NE(worker.Log().find("--warmup_steps does not go with --mode=ssp"), std::string::npos)
+      << worker.Log();
 }
 
 }  // namespace
