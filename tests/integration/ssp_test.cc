@@ -146,6 +146,8 @@ TEST_F(SspTest, AKilledSlowWorkerReleasesTheOthers) {
   std::vector<std::string> flags = Flags({"--mode=ssp", "--staleness_bound=1"}, 300);
   flags.push_back("--run_dir=" + cluster->dir());
   flags.push_back("--heartbeat_timeout_ms=1000");
+  // Held for good by the dead worker, the others would give up after this.
+  flags.push_back("--join_timeout_ms=30000");
   flags.push_back("--log_every_steps=10");
   for (int k = 0; k < 2; ++k) cluster->StartTask("ps", k, flags);
   cluster->StartTask("chief", 0, flags);
