@@ -13,6 +13,7 @@
 
 DECLARE_uint64(cluster_id);
 DECLARE_string(mode);
+DECLARE_int64(staleness_bound);
 DECLARE_string(replicas_to_aggregate);
 DECLARE_int32(heartbeat_timeout_ms);
 DECLARE_uint64(seed);
@@ -63,6 +64,15 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
     }
     o.shard.mode = TrainingMode::kSync;
     o.shard.replicas_to_aggregate = n;
+  }
+  if (FLAGS_mode == "ssp") {
+    if (FLAGS_staleness_bound < 0) {
+      return InvalidArgument("--staleness_bound=" + std::to_string(FLAGS_staleness_bound) +
+                             " must be >= 0");
+    }
+    o.staleness_bound = FLAGS_staleness_bound;
+  } else if (FlagGiven("staleness_bound")) {
+    return InvalidArgument("--staleness_bound applies only with --mode=ssp");
   }
   o.heartbeat_timeout_ms = FLAGS_heartbeat_timeout_ms;
   PST_ASSIGN_OR_RETURN(o.job, JobFromFlags());

@@ -39,7 +39,12 @@ DEFINE_string(curve_keys_dir, "",
               "Folder with the cluster's CURVE key (scripts/gen_keys.sh): encrypts every "
               "socket and refuses peers without the key; the same on every task");
 // Training.
-DEFINE_string(mode, "async", "Training mode: async (apply each gradient on arrival) or sync");
+DEFINE_string(mode, "async",
+              "Training mode: async (apply each gradient on arrival), sync, or ssp (async with "
+              "bounded staleness: --staleness_bound)");
+DEFINE_int64(staleness_bound, 3,
+             "SSP: a worker may start a step at most this many steps ahead of the slowest live "
+             "worker (0: lock-step)");
 DEFINE_string(replicas_to_aggregate, "0",
               "Sync: gradients averaged per step (0: the number of workers); workers beyond it "
               "are spares. auto: the chief picks it each step from when the workers' gradients "

@@ -46,7 +46,7 @@ const std::vector<FlagGroup>& Groups() {
         "momentum", "seed", "warmup_steps"}},
       {"Sync and staleness",
        kChief | kWorker,
-       {"mode", "replicas_to_aggregate", "staleness_policy", "max_staleness"}},
+       {"mode", "replicas_to_aggregate", "staleness_bound", "staleness_policy", "max_staleness"}},
       {"Checkpoints",
        kChief | kPs,
        {"checkpoint_dir", "checkpoint_every_steps", "checkpoint_every_secs", "keep_checkpoints",

@@ -81,8 +81,8 @@ StatusOr<PlacementOptions> PlacementFromFlags() {
 }
 
 Status CheckTaskFlags() {
-  if (FLAGS_mode != "async" && FLAGS_mode != "sync") {
-    return InvalidArgument("--mode=" + FLAGS_mode + " is not one of: async, sync");
+  if (FLAGS_mode != "async" && FLAGS_mode != "sync" && FLAGS_mode != "ssp") {
+    return InvalidArgument("--mode=" + FLAGS_mode + " is not one of: async, sync, ssp");
   }
   PST_RETURN_IF_ERROR(CheckPositiveFlag("rpc_timeout_ms", FLAGS_rpc_timeout_ms));
   PST_RETURN_IF_ERROR(CheckPositiveFlag("max_message_bytes", FLAGS_max_message_bytes));

@@ -35,6 +35,7 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   PST_ASSIGN_OR_RETURN(o.cluster, ClusterFromFlags(TaskType::kWorker, &o.task_index));
   o.cluster_id = FLAGS_cluster_id;
   o.sync = FLAGS_mode == "sync";
+  o.ssp = FLAGS_mode == "ssp";
   if (FLAGS_simulated_delay_ms < 0) return InvalidArgument("--simulated_delay_ms must be >= 0");
   o.simulated_delay_ms = FLAGS_simulated_delay_ms;
   if (FLAGS_simulated_delay_from_step < 0) {
@@ -57,6 +58,11 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   o.batch_size = FLAGS_batch_size;
   o.seed = FLAGS_seed;
   if (FLAGS_warmup_steps < 0) return InvalidArgument("--warmup_steps must be >= 0");
+  if (o.ssp && FLAGS_warmup_steps > 0) {
+    return InvalidArgument(
+        "--warmup_steps does not go with --mode=ssp: worker 0 would wait for the others to "
+        "come within --staleness_bound, and they for it to finish the warm-up");
+  }
   o.warmup_steps = FLAGS_warmup_steps;
   PST_RETURN_IF_ERROR(CheckPositiveFlag("worker_log_every_steps", FLAGS_worker_log_every_steps));
   o.log_every_steps = FLAGS_worker_log_every_steps;

@@ -26,6 +26,9 @@ struct ChiefOptions {
   // Sync, --replicas_to_aggregate=auto: N is picked per step;
   // shard.replicas_to_aggregate (every worker) is then the most it can be.
   bool auto_replicas = false;
+  // --mode=ssp: how many steps a worker may run ahead of the slowest live
+  // one (the ps run their async path); unset in the other modes.
+  std::optional<int64_t> staleness_bound;
   PlacementOptions placement;
   int64_t train_steps = 1000;
   int64_t eval_every_steps = 500;

@@ -44,7 +44,8 @@ OutgoingMessage ChiefService::Handle(const ReceivedMessage& request, RequestCont
   switch (request.type()) {
     case wire::MessageType::JoinRequest:
     case wire::MessageType::ReportRequest:
-    case wire::MessageType::TokenRequest: return HandleWorker(request, context);
+    case wire::MessageType::TokenRequest:
+    case wire::MessageType::ClockRequest: return HandleWorker(request, context);
     case wire::MessageType::ShardAppliedRequest: return HandleShardApplied(request);
     case wire::MessageType::HeartbeatRequest: return HandleHeartbeat(request);
     default:
@@ -92,7 +93,20 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
         return Error(reply_type, InvalidArgument("report request without a report"));
       }
       state_->RecordReport(worker, *h.report());
+      if (ssp_ != nullptr && h.report()->done()) ssp_->WorkerLeft(worker, h.step());
       return StateReply(wire::MessageType::ReportReply);
+    case wire::MessageType::ClockRequest:
+      if (ssp_ == nullptr) {
+        return Error(reply_type, FailedPrecondition("clocks exist only in --mode=ssp"));
+      }
+      // header.step: the steps the worker has completed.
+      if (h.step() < 0) {
+        return Error(reply_type, InvalidArgument("clock request for " + std::to_string(h.step()) +
+                                                 " completed steps"));
+      }
+      state_->RecordSeen(worker);
+      if (state_->state() == wire::ClusterState::Stopping) ssp_->Close();
+      return ssp_->HandleClockRequest(worker, h.step(), state_->gone_worker_mask(), context);
     default:  // TokenRequest
       if (sync_ == nullptr) {
         return Error(reply_type, FailedPrecondition("tokens exist only in --mode=sync"));

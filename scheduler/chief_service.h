@@ -1,9 +1,10 @@
 // ChiefService: answers workers' join requests and training reports, sync
-// tokens and step notices, and every task's heartbeats.
+// tokens and step notices, ssp clock requests, and every task's heartbeats.
 #ifndef PST_SCHEDULER_CHIEF_SERVICE_H_
 #define PST_SCHEDULER_CHIEF_SERVICE_H_
 
 #include "scheduler/chief_state.h"
+#include "scheduler/ssp_coordinator.h"
 #include "scheduler/sync_coordinator.h"
 #include "transport/request_context.h"
 
@@ -11,10 +12,11 @@ namespace pst {
 
 class ChiefService {
  public:
-  // `state` and `sync` (null in async mode) are borrowed and must outlive
-  // the service.
-  ChiefService(ChiefState* state, SyncCoordinator* sync, int num_workers, int num_ps)
-      : state_(state), sync_(sync), num_workers_(num_workers), num_ps_(num_ps) {}
+  // `state`, `sync` (null unless --mode=sync) and `ssp` (null unless
+  // --mode=ssp) are borrowed and must outlive the service.
+  ChiefService(ChiefState* state, SyncCoordinator* sync, int num_workers, int num_ps,
+               SspCoordinator* ssp = nullptr)
+      : state_(state), sync_(sync), ssp_(ssp), num_workers_(num_workers), num_ps_(num_ps) {}
 
   OutgoingMessage Handle(const ReceivedMessage& request, RequestContext& context);
 
@@ -29,6 +31,7 @@ class ChiefService {
 
   ChiefState* state_;
   SyncCoordinator* sync_;
+  SspCoordinator* ssp_;
   const int num_workers_;
   const int num_ps_;
 };

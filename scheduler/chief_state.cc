@@ -148,6 +148,13 @@ int ChiefState::live_workers() const {
   return live;
 }
 
+std::vector<bool> ChiefState::gone_worker_mask() const {
+  MutexLock lock(mu_);
+  std::vector<bool> gone;
+  for (const WorkerInfo& w : workers_) gone.push_back(w.left || w.dead);
+  return gone;
+}
+
 int ChiefState::live_ps() const {
   MutexLock lock(mu_);
   int live = 0;

@@ -78,6 +78,9 @@ class ChiefState {
   int64_t total_examples() const;
   // Workers that joined and are neither gone nor declared dead.
   int live_workers() const;
+  // By worker: element i is true when worker i left or was declared dead
+  // (and has not joined again since).
+  std::vector<bool> gone_worker_mask() const;
   // Ps that sent a heartbeat and are not declared dead.
   int live_ps() const;
   // How many times a task was declared dead since the chief started.

@@ -57,10 +57,12 @@ TEST_F(ChiefStateTest, WorkerFollowedFromJoinUntilItLeaves) {
   state.RecordHeartbeat(wire::Role::Worker, 1);
   EXPECT_EQ(state.DeclareSilentTasksDead(kTimeout), std::vector<std::string>{"worker:0"});
   EXPECT_EQ(state.live_workers(), 1);
+  EXPECT_EQ(state.gone_worker_mask(), (std::vector<bool>{true, false}));
   EXPECT_FALSE(state.AllJoinedWorkersLeft());
   // A restarted worker joins again and is alive.
   state.RecordJoin(0);
   EXPECT_EQ(state.live_workers(), 2);
+  EXPECT_EQ(state.gone_worker_mask(), (std::vector<bool>{false, false}));
   // One that said goodbye is never declared dead.
   flatbuffers::FlatBufferBuilder fbb;
   fbb.Finish(wire::CreateReport(fbb, 0, 0, 0, 0, 0, 0, /*done=*/true));
@@ -69,6 +71,7 @@ TEST_F(ChiefStateTest, WorkerFollowedFromJoinUntilItLeaves) {
   Silence();
   EXPECT_TRUE(state.DeclareSilentTasksDead(kTimeout).empty());
   EXPECT_TRUE(state.AllJoinedWorkersLeft());
+  EXPECT_EQ(state.gone_worker_mask(), (std::vector<bool>{true, true}));
   EXPECT_EQ(state.deaths(), 1);
 }
 

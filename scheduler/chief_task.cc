@@ -1,7 +1,9 @@
 #include "scheduler/chief_task.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <system_error>
 
@@ -19,6 +21,7 @@
 #include "scheduler/liveness_monitor.h"
 #include "scheduler/metrics_writer.h"
 #include "scheduler/shard_keeper.h"
+#include "scheduler/ssp_coordinator.h"
 #include "scheduler/sync_coordinator.h"
 #include "transport/bind_address.h"
 #include "transport/server.h"
@@ -90,8 +93,11 @@ class Chief {
       sync_ = std::make_unique<SyncCoordinator>(SyncShards(ps_.placement()), num_workers(),
                                                 options_.train_steps, &server, replicas);
     }
-    service_ =
-        std::make_unique<ChiefService>(&state_, sync_.get(), num_workers(), ps_.num_shards());
+    if (options_.staleness_bound) {
+      PST_ASSIGN_OR_RETURN(ssp_, MakeSspCoordinator(&server));
+    }
+    service_ = std::make_unique<ChiefService>(&state_, sync_.get(), num_workers(), ps_.num_shards(),
+                                              ssp_.get());
     PST_RETURN_IF_ERROR(server.Start());
     PST_ASSIGN_OR_RETURN(std::unique_ptr<MetricsHttpServer> endpoint,
                          reporter_.StartEndpoint(bind.address));
@@ -110,12 +116,7 @@ class Chief {
     checkpoints.Restart(start_step, opened);
     const double earlier_seconds = checkpoints.InheritRunStart(start_step);
     LOG(INFO) << "training opened: " << num_workers() << " workers, " << options_.cluster.ps.size()
-              << " ps, " << options_.train_steps << " steps, "
-              << (!sync_ ? std::string("async")
-                  : options_.auto_replicas
-                      ? std::string("sync, replicas to aggregate: auto")
-                      : "sync, " + std::to_string(options_.shard.replicas_to_aggregate) +
-                            " replicas to aggregate");
+              << " ps, " << options_.train_steps << " steps, " << ModeLine();
     ChiefTimeline timeline(options_, state_, sync_.get(), keeper, checkpoints, reporter_,
                            evaluator_, stop);
     PST_RETURN_IF_ERROR(timeline.Run(start_step, opened, earlier_seconds));
@@ -125,6 +126,26 @@ class Chief {
 
  private:
   int num_workers() const { return static_cast<int>(options_.cluster.workers.size()); }
+  // How this run trains, for the log.
+  std::string ModeLine() const {
+    if (ssp_) return "ssp, staleness bound " + std::to_string(*options_.staleness_bound);
+    if (!sync_) return "async";
+    if (options_.auto_replicas) return "sync, replicas to aggregate: auto";
+    return "sync, " + std::to_string(options_.shard.replicas_to_aggregate) +
+           " replicas to aggregate";
+  }
+
+  // --mode=ssp; the clock log goes to --run_dir/ssp_clocks.tsv.
+  StatusOr<std::unique_ptr<SspCoordinator>> MakeSspCoordinator(ReplySender* replies) {
+    std::unique_ptr<std::ofstream> log;
+    if (!options_.run_dir.empty()) {
+      const std::string path = options_.run_dir + "/ssp_clocks.tsv";
+      log = std::make_unique<std::ofstream>(path);
+      if (!*log) return FileError("cannot write " + path, errno);
+    }
+    return std::make_unique<SspCoordinator>(num_workers(), *options_.staleness_bound,
+                                            options_.train_steps, replies, std::move(log));
+  }
 
   const ChiefOptions& options_;
   const uint64_t cluster_id_;
@@ -136,6 +157,7 @@ class Chief {
   ChiefReporter reporter_;
   std::unique_ptr<Checkpointer> checkpointer_;  // null without --checkpoint_dir
   std::unique_ptr<SyncCoordinator> sync_;       // null in async mode
+  std::unique_ptr<SspCoordinator> ssp_;         // null unless --mode=ssp
   std::unique_ptr<ChiefService> service_;
 };
 

@@ -5,8 +5,8 @@
 # with the chief's status. RUN_DIR/tasks.pid lists the running tasks, one
 # "NAME PID" a line, rewritten whenever one starts, restarts or ends.
 #
-#   scripts/run_local.sh --num_ps=2 --num_workers=2 --mode=async|sync \
-#       [--replicas_to_aggregate=N] [--slow_worker=I:D ...] \
+#   scripts/run_local.sh --num_ps=2 --num_workers=2 --mode=async|sync|ssp \
+#       [--replicas_to_aggregate=N] [--staleness_bound=S] [--slow_worker=I:D ...] \
 #       [--train_steps=S] [--model=M] [--run_dir=DIR] [--quiet|--console=chief|all]
 #       [-- FLAGS for every task]
 #

@@ -17,6 +17,7 @@ wire::MessageType ReplyTypeOf(wire::MessageType request) {
     case T::SaveRequest: return T::SaveReply;
     case T::RestoreRequest: return T::RestoreReply;
     case T::HeartbeatRequest: return T::HeartbeatReply;
+    case T::ClockRequest: return T::ClockReply;
     default: return T::Invalid;
   }
 }

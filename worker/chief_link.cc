@@ -4,6 +4,15 @@
 #include <vector>
 
 namespace pst {
+namespace {
+
+// True when `reply` (to a token or clock request) says the cluster is stopping.
+bool SaysStop(const ReceivedMessage& reply) {
+  const wire::JoinInfo* join = reply.header().join();
+  return reply.step() < 0 || (join && join->state() == wire::ClusterState::Stopping);
+}
+
+}  // namespace
 
 ChiefLink::ChiefLink(Transport& transport, ChannelOptions options)
     : channel_(transport.Connect(std::move(options))) {}
@@ -48,35 +57,51 @@ StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash, const std::string&
   }
 }
 
+StatusOr<ReceivedMessage> ChiefLink::AskRepeatedly(const OutgoingMessage& request,
+                                                   Clock::time_point deadline,
+                                                   const std::atomic<bool>& stop,
+                                                   const std::string& what) {
+  // A restarted chief may answer any request queued while it was down.
+  std::vector<uint64_t> sent;
+  for (;;) {
+    if (stop.load()) return Aborted("stopped by a signal while waiting for the chief's " + what);
+    PST_ASSIGN_OR_RETURN(uint64_t id, channel_->Send(request));
+    sent.push_back(id);
+    auto reply =
+        channel_->ReceiveAny(sent, std::min(deadline, Clock::now() + std::chrono::seconds(1)));
+    if (reply.ok() || reply.status().code() != Code::kDeadlineExceeded) return reply;
+    if (Clock::now() >= deadline) {
+      return DeadlineExceeded("the chief at " + channel_->endpoint() + " sent no " + what +
+                              " within --join_timeout_ms");
+    }
+  }
+}
+
 StatusOr<std::optional<SyncToken>> ChiefLink::TakeToken(Clock::time_point deadline,
                                                         const std::atomic<bool>& stop) {
   OutgoingMessage request;
   request.type = wire::MessageType::TokenRequest;
   request.step = last_token_;
-  // A restarted chief may answer any request queued while it was down.
-  std::vector<uint64_t> sent;
-  for (;;) {
-    if (stop.load()) return Aborted("stopped by a signal while waiting for a token");
-    PST_ASSIGN_OR_RETURN(uint64_t id, channel_->Send(request));
-    sent.push_back(id);
-    auto reply =
-        channel_->ReceiveAny(sent, std::min(deadline, Clock::now() + std::chrono::seconds(1)));
-    if (reply.ok()) {
-      const wire::JoinInfo* join = reply->header().join();
-      if (reply->step() < 0 || (join && join->state() == wire::ClusterState::Stopping)) {
-        stopping_ = true;
-        return std::optional<SyncToken>();
-      }
-      last_token_ = reply->step();
-      return std::optional<SyncToken>(
-          SyncToken{last_token_, join != nullptr ? join->replicas_to_aggregate() : 0});
-    }
-    if (reply.status().code() != Code::kDeadlineExceeded) return reply.status();
-    if (Clock::now() >= deadline) {
-      return DeadlineExceeded("no token from the chief at " + channel_->endpoint() +
-                              " within --join_timeout_ms");
-    }
+  PST_ASSIGN_OR_RETURN(ReceivedMessage reply, AskRepeatedly(request, deadline, stop, "token"));
+  if (SaysStop(reply)) {
+    stopping_ = true;
+    return std::optional<SyncToken>();
   }
+  last_token_ = reply.step();
+  const wire::JoinInfo* join = reply.header().join();
+  return std::optional<SyncToken>(
+      SyncToken{last_token_, join != nullptr ? join->replicas_to_aggregate() : 0});
+}
+
+StatusOr<bool> ChiefLink::AwaitClock(int64_t completed, Clock::time_point deadline,
+                                     const std::atomic<bool>& stop) {
+  OutgoingMessage request;
+  request.type = wire::MessageType::ClockRequest;
+  request.step = completed;
+  PST_ASSIGN_OR_RETURN(ReceivedMessage reply,
+                       AskRepeatedly(request, deadline, stop, "leave to start a step"));
+  if (SaysStop(reply)) stopping_ = true;
+  return !stopping_;
 }
 
 OutgoingMessage ChiefLink::ReportMessage(const TrainingReport& r) const {

@@ -60,6 +60,14 @@ class ChiefLink {
   StatusOr<std::optional<SyncToken>> TakeToken(Clock::time_point deadline,
                                                const std::atomic<bool>& stop);
 
+  // SSP mode: waits until the chief lets this worker, which has completed
+  // `completed` steps, start the next one (true), or says the cluster is
+  // stopping (false). Repeated every second like TakeToken (each repeat
+  // also lets the chief act on a worker declared dead meanwhile); the same
+  // deadline and `stop`.
+  StatusOr<bool> AwaitClock(int64_t completed, Clock::time_point deadline,
+                            const std::atomic<bool>& stop);
+
   // Sends a report without waiting for the answer.
   Status Report(const TrainingReport& report);
   // Sends the final report; waits up to 2 s for the chief to acknowledge it.
@@ -69,6 +77,11 @@ class ChiefLink {
 
  private:
   OutgoingMessage ReportMessage(const TrainingReport& report) const;
+  // Sends `request` every second until one of them is answered; `what`
+  // names the answer in errors ("token").
+  StatusOr<ReceivedMessage> AskRepeatedly(const OutgoingMessage& request,
+                                          Clock::time_point deadline, const std::atomic<bool>& stop,
+                                          const std::string& what);
   void DrainReplies();
 
   std::unique_ptr<Connection> channel_;

@@ -256,6 +256,14 @@ class Worker {
         if (!*granted) return Status::OK();  // the chief is stopping the cluster
         token = **granted;
       }
+      if (options_.ssp) {
+        // The clock: the steps this worker completed (pushed).
+        StatusOr<bool> go =
+            chief_->AwaitClock(local_steps_, After(options_.join_timeout_ms), stop_);
+        if (!go.ok() && stop_.load()) break;  // a signal
+        PST_RETURN_IF_ERROR(go.status());
+        if (!*go) return Status::OK();  // the chief is stopping the cluster
+      }
       PST_ASSIGN_OR_RETURN(PipelineBatch next, input_->Next());
       const auto start = Clock::now();
       float loss = 0;

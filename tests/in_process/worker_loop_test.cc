@@ -8,7 +8,9 @@
 #include <fstream>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "model/initializer.h"
@@ -16,6 +18,7 @@
 #include "ps/testing/in_process_shards.h"
 #include "scheduler/chief_service.h"
 #include "scheduler/chief_state.h"
+#include "scheduler/ssp_coordinator.h"
 #include "worker/worker_task.h"
 
 namespace pst {
@@ -75,7 +78,8 @@ class WorkerLoopTest : public ::testing::Test {
         shards_.Client(*placement_, kCluster, wire::Role::Chief)->Initialize(config, values).ok());
     initial_ = values;
 
-    state_ = std::make_unique<ChiefState>(placement_->Hash(), kTrainSteps, 1, 1, job.Describe());
+    job_description_ = job.Describe();
+    state_ = std::make_unique<ChiefState>(placement_->Hash(), kTrainSteps, 1, 1, job_description_);
     state_->set_state(wire::ClusterState::Training);
     service_ = std::make_unique<ChiefService>(state_.get(), nullptr, 1, 1);
     ServerOptions chief;
@@ -95,7 +99,9 @@ class WorkerLoopTest : public ::testing::Test {
   InProcessShards shards_{1};
   std::unique_ptr<Placement> placement_;
   std::vector<Tensor> initial_;
+  std::string job_description_;
   std::unique_ptr<ChiefState> state_;
+  std::unique_ptr<SspCoordinator> ssp_;  // --mode=ssp only
   std::unique_ptr<ChiefService> service_;
   std::unique_ptr<Server> chief_;
 };
@@ -124,6 +130,48 @@ TEST_F(WorkerLoopTest, JoinsTrainsToTheStepCountReportsAndLeaves) {
     }
   }
   EXPECT_TRUE(changed) << "the worker's pushes changed no variable";
+}
+
+// Two workers with --mode=ssp --staleness_bound=0: lock-step, each let go
+// for exactly its half of the steps.
+TEST_F(WorkerLoopTest, SspBoundZeroTrainsTwoWorkersInLockStep) {
+  options_.cluster.workers = {{"127.0.0.1", 3000}, {"127.0.0.1", 3001}};
+  options_.ssp = true;
+  state_ = std::make_unique<ChiefState>(placement_->Hash(), kTrainSteps, 2, 1, job_description_);
+  state_->set_state(wire::ClusterState::Training);
+  auto log = std::make_unique<std::ostringstream>();
+  const std::ostringstream& clocks = *log;
+  ssp_ =
+      std::make_unique<SspCoordinator>(2, /*bound=*/0, kTrainSteps, chief_.get(), std::move(log));
+  service_ = std::make_unique<ChiefService>(state_.get(), nullptr, 2, 1, ssp_.get());
+
+  std::atomic<bool> stop{false};
+  WorkerOptions second = options_;
+  second.task_index = 1;
+  Status second_ran;
+  std::thread other([&] { second_ran = RunWorkerOn(second, shards_.transport(), stop); });
+  const Status ran = RunWorkerOn(options_, shards_.transport(), stop);
+  other.join();
+  ASSERT_TRUE(ran.ok()) << ran.ToString();
+  ASSERT_TRUE(second_ran.ok()) << second_ran.ToString();
+
+  std::istringstream lines(clocks.str());
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "# ssp_clocks 1");
+  std::getline(lines, line);
+  std::vector<int64_t> next_clock(2, 0);
+  int worker = 0;
+  int64_t clock = 0, slowest = 0;
+  while (lines >> worker >> clock >> slowest) {
+    ASSERT_TRUE(worker == 0 || worker == 1) << worker;
+    EXPECT_EQ(clock, next_clock[worker]++);
+    EXPECT_EQ(clock, slowest);  // nobody ahead of the slowest
+  }
+  EXPECT_EQ(next_clock, (std::vector<int64_t>{kTrainSteps / 2, kTrainSteps / 2}));
+  std::vector<Tensor> now;
+  ASSERT_TRUE(shards_.Client(*placement_, kCluster)->Pull({0}, &now).ok());
+  EXPECT_EQ(now[0].i64()[0], kTrainSteps);
 }
 
 TEST_F(WorkerLoopTest, AWorkerOfAnotherJobIsRefused) {
