@@ -5,7 +5,8 @@
 #   async; async with a straggler; async dropping stale gradients
 #   (--staleness_policy=drop --max_staleness=2); async scaling them (scale);
 #   sync N=3; sync N=3 with a straggler; sync N=2 (one spare); sync N=2 with
-#   a straggler; bounded staleness (--mode=ssp) with a straggler, for
+#   a straggler; sync with N picked per step (--replicas_to_aggregate=auto)
+#   with a straggler; bounded staleness (--mode=ssp) with a straggler, for
 #   --staleness_bound = 1, 3 and 10
 # (the straggler: worker 2 sleeping 30 ms per step, about three normal
 # steps). Writes into the results folder: runs/ (every run's logs and
@@ -71,6 +72,7 @@ run sync_n3 --mode=sync --replicas_to_aggregate=3
 run sync_n3_straggler --mode=sync --replicas_to_aggregate=3 --slow_worker=2:"$delay_ms"
 run sync_n2_spare --mode=sync --replicas_to_aggregate=2
 run sync_n2_spare_straggler --mode=sync --replicas_to_aggregate=2 --slow_worker=2:"$delay_ms"
+run sync_auto_straggler --mode=sync --replicas_to_aggregate=auto --slow_worker=2:"$delay_ms"
 for s in 1 3 10; do
   run "ssp_s${s}_straggler" --mode=ssp --staleness_bound="$s" --slow_worker=2:"$delay_ms"
 done

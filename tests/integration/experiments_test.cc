@@ -42,7 +42,7 @@ class ExperimentsTest : public SyntheticDataTest {
 
 TEST_F(ExperimentsTest, SyncVsAsyncWritesItsTableAndPlot) {
   const std::string results = RunScript("sync_vs_async.sh");
-  ASSERT_EQ(TableRows(results + "/table.md"), 11);
+  ASSERT_EQ(TableRows(results + "/table.md"), 12);
   EXPECT_TRUE(IsPng(results + "/accuracy.png"));
   EXPECT_NE(ReadLines(results + "/table.md")[0].find("time to 97%"), std::string::npos);
 }
