@@ -244,6 +244,7 @@ class InProcessPs {
     options.role = wire::Role::Ps;
     options.index = 0;
     options.num_threads = num_threads;
+    options.serve_inline = [this](const ReceivedMessage& r) { return service_->Quick(r); };
     server_ = std::make_unique<RpcServer>(
         context_, options,
         [this](const ReceivedMessage& r, RequestContext&) { return service_->Handle(r); });

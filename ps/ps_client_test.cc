@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "model/initializer.h"
@@ -77,6 +78,35 @@ TEST_F(PsClientTest, PushSplitsTheGradientRowByRow) {
   auto step = client_->GlobalStep();
   ASSERT_TRUE(step.ok());
   EXPECT_EQ(*step, 1);
+}
+
+// The push and the next pull sent back to back: the shards (in order here)
+// answer the pull with the push applied, the summary is the push's, and the
+// next push carries the versions of that pull (no staleness).
+TEST_F(PsClientTest, PushThenPullReturnsThePushSummaryAndTheValuesAfterIt) {
+  ASSERT_EQ(PullW().size(), 24u);  // versions for the push
+  Tensor grad(DType::kFloat32, {6, 4});
+  for (int i = 0; i < 24; ++i) grad.f32()[i] = 1.0f;
+  std::vector<Tensor> values;
+  auto summary =
+      client_->PushThenPull({1}, {grad}, /*increment_global_step=*/true, {1, 2}, &values);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->applied, 3u);
+  EXPECT_EQ(summary->global_step, 1);
+  ASSERT_EQ(values.size(), 2u);
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(values[0].f32()[i], i - 1.0f) << i;
+  EXPECT_EQ(values[1].shape(), (Shape{4}));
+  auto again = client_->Push({1}, {grad}, /*increment_global_step=*/false);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->max_staleness, 0);
+}
+
+TEST_F(PsClientTest, PushThenPullReportsARefusedPush) {
+  Tensor grad(DType::kFloat32, {6, 4});
+  grad.f32()[5] = std::nanf("");
+  std::vector<Tensor> values;
+  auto summary = client_->PushThenPull({1}, {grad}, /*increment_global_step=*/true, {1}, &values);
+  EXPECT_EQ(summary.status().code(), Code::kInvalidArgument) << summary.status().ToString();
 }
 
 }  // namespace

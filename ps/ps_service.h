@@ -47,6 +47,10 @@ class PsService {
   // (RequestContext::peer_address()); empty when unknown, which a ps with
   // chief_addresses never takes for the chief.
   OutgoingMessage Handle(const ReceivedMessage& request, std::string_view peer_address = {});
+  // True for the requests that are quick to serve and never block: pulls,
+  // status and async pushes (a sync push may wait on sending the chief a
+  // notice). What a ps serves on its I/O thread (ServerOptions::serve_inline).
+  bool Quick(const ReceivedMessage& request) const;
   VariableStore& store() { return store_; }
   // When the chief last sent this shard a request; none: never.
   std::optional<std::chrono::steady_clock::time_point> last_chief_contact() const;
