@@ -5,10 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <set>
 
 #include "model/initializer.h"
 #include "ps/testing/in_process_shards.h"
+#include "transport/server.h"
+#include "transport/zmq_transport.h"
 
 namespace pst {
 namespace {
@@ -107,6 +111,74 @@ TEST_F(PsClientTest, PushThenPullReportsARefusedPush) {
   std::vector<Tensor> values;
   auto summary = client_->PushThenPull({1}, {grad}, /*increment_global_step=*/true, {1}, &values);
   EXPECT_EQ(summary.status().code(), Code::kInvalidArgument) << summary.status().ToString();
+}
+
+// Opened once; Pass() waits for it. Opened at the latest when it goes, so
+// a failed test leaves no handler thread waiting.
+class Gate {
+ public:
+  ~Gate() { Open(); }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    opened_.notify_all();
+  }
+  void Pass() {
+    std::unique_lock<std::mutex> lock(mu_);
+    opened_.wait(lock, [this] { return open_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable opened_;
+  bool open_ = false;
+};
+
+// Over ZeroMQ, against a shard (2 handler threads, nothing served inline)
+// that answers a push only once the pull has arrived: PushThenPull does not
+// wait for the push's reply before it sends the pull.
+TEST(PsClientOverZmqTest, PushThenPullSendsThePullBeforeThePushIsAnswered) {
+  zmq::context_t context(1);
+  ServerOptions options;
+  options.name = "ps:0";
+  options.endpoint = "tcp://127.0.0.1:*";
+  options.num_threads = 2;
+  Gate* pulled = nullptr;
+  RpcServer server(context, options, [&pulled](const ReceivedMessage& request, RequestContext&) {
+    OutgoingMessage reply;
+    if (request.type() == wire::MessageType::PushRequest) {
+      pulled->Pass();
+      reply.type = wire::MessageType::PushReply;
+      reply.extras = [](flatbuffers::FlatBufferBuilder& fbb) {
+        HeaderExtras extras;
+        extras.push_result = wire::CreatePushResult(fbb, /*applied=*/1, 0, 0, 0, /*step=*/-1);
+        return extras;
+      };
+      return reply;
+    }
+    pulled->Open();
+    reply.type = wire::MessageType::PullReply;
+    reply.tensors.push_back({"b", 1, Tensor(DType::kFloat32, {4})});
+    return reply;
+  });
+  Gate gate;  // destroyed, so opened, before the server joins its handlers
+  pulled = &gate;
+  ASSERT_TRUE(server.Start().ok());
+  const std::string& endpoint = server.bound_endpoint();  // tcp://127.0.0.1:N
+  ClusterSpec cluster;
+  cluster.ps.push_back(*ParseHostPort("ps", endpoint.substr(endpoint.find("//") + 2)));
+  auto placement = Placement::Compute({{"b", DType::kFloat32, {4}}}, PlacementOptions{1});
+  ASSERT_TRUE(placement.ok()) << placement.status().ToString();
+  ZmqTransport transport(context);
+  ClientIdentity identity;
+  identity.rpc_timeout_ms = 5000;
+  PsClient client(transport, cluster, *placement, identity);
+  std::vector<Tensor> values;
+  auto summary = client.PushThenPull({0}, {Tensor(DType::kFloat32, {4})}, false, {0}, &values);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->applied, 1u);
+  ASSERT_EQ(values.size(), 1u);
+  EXPECT_EQ(values[0].shape(), (Shape{4}));
 }
 
 }  // namespace
