@@ -79,12 +79,13 @@ class PsClient {
   // Async mode: Push, then Pull(pull_variables, values) sent right after it,
   // without waiting for the push's reply; both replies are then collected
   // together, which saves the push's round trip. A shard that serves a
-  // connection's requests in order (a ps serves async pushes and pulls on
-  // its I/O thread) answers the pull with this push applied; one that does
-  // not may answer before applying it: the values then miss this push (and
-  // others' pushes since), and the next push carries their older versions,
-  // so the ps counts that staleness (DESIGN section 6). On an error of
-  // either, *values are unspecified: pull again.
+  // connection's requests in order (a ps serves pulls and async pushes up
+  // to PsService::kQuickPushBytes on its I/O thread, in arrival order)
+  // answers the pull with this push applied; one that does not (a larger
+  // push goes to a handler thread) may answer before applying it: the
+  // values then miss this push, and the next push carries their older
+  // versions, so the ps counts that staleness (DESIGN section 6). On an
+  // error of either, *values are unspecified: pull again.
   StatusOr<PushSummary> PushThenPull(const std::vector<int>& variables,
                                      const std::vector<Tensor>& grads, bool increment_global_step,
                                      const std::vector<int>& pull_variables,

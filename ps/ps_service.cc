@@ -108,7 +108,8 @@ bool PsService::Quick(const ReceivedMessage& request) const {
   switch (request.type()) {
     case wire::MessageType::PullRequest:
     case wire::MessageType::ShardStatusRequest: return true;
-    case wire::MessageType::PushRequest: return store_.mode() == TrainingMode::kAsync;
+    case wire::MessageType::PushRequest:
+      return store_.mode() == TrainingMode::kAsync && request.total_bytes() <= kQuickPushBytes;
     default: return false;
   }
 }
