@@ -113,11 +113,9 @@ TEST_F(PsClientTest, PushThenPullReportsARefusedPush) {
   EXPECT_EQ(summary.status().code(), Code::kInvalidArgument) << summary.status().ToString();
 }
 
-// Opened once; Pass() waits for it. Opened at the latest when it goes, so
-// a failed test leaves no handler thread waiting.
+// Opened once; Pass() waits for it.
 class Gate {
  public:
-  ~Gate() { Open(); }
   void Open() {
     std::lock_guard<std::mutex> lock(mu_);
     open_ = true;
@@ -134,6 +132,14 @@ class Gate {
   bool open_ = false;
 };
 
+// Opens the gate when it goes: declared after the server, it lets a handler
+// still held pass before the server joins its threads, even when the test
+// fails.
+struct OpenOnExit {
+  ~OpenOnExit() { gate.Open(); }
+  Gate& gate;
+};
+
 // Over ZeroMQ, against a shard (2 handler threads, nothing served inline)
 // that answers a push only once the pull has arrived: PushThenPull does not
 // wait for the push's reply before it sends the pull.
@@ -143,11 +149,11 @@ TEST(PsClientOverZmqTest, PushThenPullSendsThePullBeforeThePushIsAnswered) {
   options.name = "ps:0";
   options.endpoint = "tcp://127.0.0.1:*";
   options.num_threads = 2;
-  Gate* pulled = nullptr;
+  Gate pulled;
   RpcServer server(context, options, [&pulled](const ReceivedMessage& request, RequestContext&) {
     OutgoingMessage reply;
     if (request.type() == wire::MessageType::PushRequest) {
-      pulled->Pass();
+      pulled.Pass();
       reply.type = wire::MessageType::PushReply;
       reply.extras = [](flatbuffers::FlatBufferBuilder& fbb) {
         HeaderExtras extras;
@@ -156,13 +162,12 @@ TEST(PsClientOverZmqTest, PushThenPullSendsThePullBeforeThePushIsAnswered) {
       };
       return reply;
     }
-    pulled->Open();
+    pulled.Open();
     reply.type = wire::MessageType::PullReply;
     reply.tensors.push_back({"b", 1, Tensor(DType::kFloat32, {4})});
     return reply;
   });
-  Gate gate;  // destroyed, so opened, before the server joins its handlers
-  pulled = &gate;
+  OpenOnExit open_on_exit{pulled};
   ASSERT_TRUE(server.Start().ok());
   const std::string& endpoint = server.bound_endpoint();  // tcp://127.0.0.1:N
   ClusterSpec cluster;

@@ -237,12 +237,9 @@ TEST(DeferredReplyTest, RepliesSentLaterReachTheirRequests) {
 namespace pst {
 namespace {
 
-// Holds requests of one kind in the handler until released; released at
-// the latest when it goes, so a failed test does not leave a handler
-// thread waiting forever.
+// Holds requests of one kind in the handler until opened.
 class Gate {
  public:
-  ~Gate() { Open(); }
   void Open() {
     std::lock_guard<std::mutex> lock(mu_);
     open_ = true;
@@ -259,6 +256,14 @@ class Gate {
   bool open_ = false;
 };
 
+// Opens the gate when it goes: declared after the server, it lets a handler
+// still held pass before the server joins its threads, even when the test
+// fails.
+struct OpenOnExit {
+  ~OpenOnExit() { gate.Open(); }
+  Gate& gate;
+};
+
 // A request picked by serve_inline is answered by the I/O thread even while
 // the only handler thread is held: it never waits for a handler.
 TEST(InlineServingTest, InlineRequestIsAnsweredWhileTheHandlerIsBusy) {
@@ -270,17 +275,16 @@ TEST(InlineServingTest, InlineRequestIsAnsweredWhileTheHandlerIsBusy) {
   options.serve_inline = [](const ReceivedMessage& r) {
     return r.type() == wire::MessageType::PullRequest;
   };
-  Gate* gate_of_server = nullptr;
-  RpcServer server(context, options, [&](const ReceivedMessage& request, RequestContext&) {
-    if (request.type() == wire::MessageType::PushRequest) gate_of_server->Pass();
+  Gate gate;
+  RpcServer server(context, options, [&gate](const ReceivedMessage& request, RequestContext&) {
+    if (request.type() == wire::MessageType::PushRequest) gate.Pass();
     OutgoingMessage reply;
     reply.type = request.type() == wire::MessageType::PushRequest ? wire::MessageType::PushReply
                                                                   : wire::MessageType::PullReply;
     reply.step = request.step();
     return reply;
   });
-  Gate gate;  // destroyed, so opened, before the server joins its handler
-  gate_of_server = &gate;
+  OpenOnExit open_on_exit{gate};
   ASSERT_TRUE(server.Start().ok());
   ChannelOptions channel_options;
   channel_options.peer_name = "inline";
