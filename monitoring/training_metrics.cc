@@ -57,8 +57,8 @@ std::string ShardMetricsText(const ShardLoad& load) {
                shard);
   t.AddCounter("pstrain_ps_gradients_dropped_total", "Gradients dropped by the staleness policy",
                load.gradients_dropped, shard);
-  t.AddGauge("pstrain_ps_queue_depth", "Requests waiting for a handler thread", load.queue_depth,
-             shard);
+  t.AddGauge("pstrain_ps_queue_depth", "Requests received and not yet being served",
+             load.queue_depth, shard);
   return t.text();
 }
 

@@ -54,30 +54,29 @@ void PsClient::set_cluster_id(uint64_t id) {
   for (auto& c : channels_) c->set_cluster_id(id);
 }
 
-StatusOr<std::vector<ReceivedMessage>> PsClient::CallShards(std::vector<OutgoingMessage>& requests,
-                                                            const std::vector<bool>& send) {
+Status PsClient::CallShards(const std::vector<Round*>& rounds) {
   PendingCalls calls;
-  std::vector<int> shard_of_call;
-  for (size_t k = 0; k < channels_.size(); ++k) {
-    if (!send[k]) continue;
-    PST_ASSIGN_OR_RETURN(uint64_t id, channels_[k]->Send(requests[k]));
-    calls.Add(channels_[k].get(), id);
-    shard_of_call.push_back(static_cast<int>(k));
+  for (Round* round : rounds) {
+    for (size_t k = 0; k < channels_.size(); ++k) {
+      if (!round->send[k]) continue;
+      PST_ASSIGN_OR_RETURN(uint64_t id, channels_[k]->Send(round->requests[k]));
+      calls.Add(channels_[k].get(), id);
+    }
   }
   PST_RETURN_IF_ERROR(calls.WaitAll(channels_[0]->DefaultDeadline(), interrupt_));
-  std::vector<ReceivedMessage> replies(channels_.size());
-  for (size_t i = 0; i < shard_of_call.size(); ++i) {
-    replies[shard_of_call[i]] = std::move(calls.replies()[i]);
+  size_t call = 0;
+  for (Round* round : rounds) {
+    for (size_t k = 0; k < channels_.size(); ++k) {
+      if (round->send[k]) round->replies[k] = std::move(calls.replies()[call++]);
+    }
   }
-  return replies;
+  return Status::OK();
 }
 
-Status PsClient::Pull(const std::vector<int>& variables, std::vector<Tensor>* values) {
-  const int shards = num_shards();
-  std::vector<OutgoingMessage> requests(shards);
-  std::vector<bool> send(shards, false);
-  // For each shard, the slices asked for, in request order.
-  std::vector<std::vector<std::pair<int, int>>> wanted(shards);  // (value idx, slice)
+PsClient::Round PsClient::PullRound(const std::vector<int>& variables, std::vector<Tensor>* values,
+                                    Wanted* wanted) {
+  Round round(num_shards());
+  wanted->assign(num_shards(), {});
   values->resize(variables.size());
   for (size_t i = 0; i < variables.size(); ++i) {
     const VariableSpec& spec = placement_.variables()[variables[i]];
@@ -91,19 +90,22 @@ Status PsClient::Pull(const std::vector<int>& variables, std::vector<Tensor>* va
     }
     for (int s : placement_.SlicesOfVariable(variables[i])) {
       const int k = placement_.slices()[s].shard;
-      requests[k].type = wire::MessageType::PullRequest;
-      requests[k].pull_dtype = wire_dtype_;
-      requests[k].names.push_back(placement_.slices()[s].name);
-      wanted[k].emplace_back(static_cast<int>(i), s);
-      send[k] = true;
+      round.requests[k].type = wire::MessageType::PullRequest;
+      round.requests[k].pull_dtype = wire_dtype_;
+      round.requests[k].names.push_back(placement_.slices()[s].name);
+      (*wanted)[k].emplace_back(static_cast<int>(i), s);
+      round.send[k] = true;
     }
   }
-  PST_ASSIGN_OR_RETURN(std::vector<ReceivedMessage> replies, CallShards(requests, send));
-  for (int k = 0; k < shards; ++k) {
-    if (!send[k]) continue;
+  return round;
+}
+
+Status PsClient::TakePulled(Round& round, const Wanted& wanted, std::vector<Tensor>* values) {
+  for (int k = 0; k < num_shards(); ++k) {
+    if (!round.send[k]) continue;
     // Whole variables alias the reply's frames (no copy); the reply lives
     // as long as any tensor made from it.
-    auto reply = std::make_shared<ReceivedMessage>(std::move(replies[k]));
+    auto reply = std::make_shared<ReceivedMessage>(std::move(round.replies[k]));
     const auto& tensors = reply->tensors();
     if (tensors.size() != wanted[k].size()) {
       return Internal("ps:" + std::to_string(k) + " answered a pull of " +
@@ -136,15 +138,44 @@ Status PsClient::Pull(const std::vector<int>& variables, std::vector<Tensor>* va
   return Status::OK();
 }
 
+Status PsClient::Pull(const std::vector<int>& variables, std::vector<Tensor>* values) {
+  Wanted wanted;
+  Round round = PullRound(variables, values, &wanted);
+  PST_RETURN_IF_ERROR(CallShards({&round}));
+  return TakePulled(round, wanted, values);
+}
+
 StatusOr<PushSummary> PsClient::Push(const std::vector<int>& variables,
                                      const std::vector<Tensor>& grads, bool increment_global_step) {
-  return PushToShards(variables, grads, increment_global_step, 0, 0);
+  PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
+  Round round = PushRound(variables, grads, increment_global_step, 0, 0);
+  PST_RETURN_IF_ERROR(CallShards({&round}));
+  return TakePushed(round);
+}
+
+StatusOr<PushSummary> PsClient::PushThenPull(const std::vector<int>& variables,
+                                             const std::vector<Tensor>& grads,
+                                             bool increment_global_step,
+                                             const std::vector<int>& pull_variables,
+                                             std::vector<Tensor>* values) {
+  PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
+  // The push is built first: it carries the versions of the last pull.
+  Round push = PushRound(variables, grads, increment_global_step, 0, 0);
+  Wanted wanted;
+  Round pull = PullRound(pull_variables, values, &wanted);
+  PST_RETURN_IF_ERROR(CallShards({&push, &pull}));
+  PST_ASSIGN_OR_RETURN(PushSummary summary, TakePushed(push));
+  PST_RETURN_IF_ERROR(TakePulled(pull, wanted, values));
+  return summary;
 }
 
 StatusOr<PushSummary> PsClient::SyncPush(const std::vector<int>& variables,
                                          const std::vector<Tensor>& grads, int64_t step,
                                          int replicas) {
-  return PushToShards(variables, grads, false, step, replicas);
+  PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
+  Round round = PushRound(variables, grads, false, step, replicas);
+  PST_RETURN_IF_ERROR(CallShards({&round}));
+  return TakePushed(round);
 }
 
 Status PsClient::CheckGradients(const std::vector<int>& variables,
@@ -167,15 +198,11 @@ Status PsClient::CheckGradients(const std::vector<int>& variables,
   return Status::OK();
 }
 
-StatusOr<PushSummary> PsClient::PushToShards(const std::vector<int>& variables,
-                                             const std::vector<Tensor>& grads,
-                                             bool increment_global_step, int64_t step,
-                                             int replicas) {
-  PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
-  const int shards = num_shards();
-  std::vector<OutgoingMessage> requests(shards);
-  std::vector<bool> send(shards, false);
-  for (auto& r : requests) {
+PsClient::Round PsClient::PushRound(const std::vector<int>& variables,
+                                    const std::vector<Tensor>& grads, bool increment_global_step,
+                                    int64_t step, int replicas) {
+  Round round(num_shards());
+  for (auto& r : round.requests) {
     r.type = wire::MessageType::PushRequest;
     r.step = step;
     if (replicas > 0) {
@@ -199,25 +226,28 @@ StatusOr<PushSummary> PsClient::PushToShards(const std::vector<int>& variables,
       } else {
         part = slices.size() == 1 ? grads[i] : ExtractRows(slice, grads[i]);
       }
-      requests[slice.shard].tensors.push_back({slice.name, slice_versions_[s], part});
-      send[slice.shard] = true;
+      round.requests[slice.shard].tensors.push_back({slice.name, slice_versions_[s], part});
+      round.send[slice.shard] = true;
     }
   }
   if (increment_global_step) {
     CHECK_GE(global_step_slice_, 0) << "placement has no global step";
     const int k = placement_.slices()[global_step_slice_].shard;
-    send[k] = true;
-    requests[k].extras = [](flatbuffers::FlatBufferBuilder& fbb) {
+    round.send[k] = true;
+    round.requests[k].extras = [](flatbuffers::FlatBufferBuilder& fbb) {
       HeaderExtras extras;
       extras.push = wire::CreatePushParams(fbb, true);
       return extras;
     };
   }
-  PST_ASSIGN_OR_RETURN(std::vector<ReceivedMessage> replies, CallShards(requests, send));
+  return round;
+}
+
+StatusOr<PushSummary> PsClient::TakePushed(const Round& round) {
   PushSummary summary;
-  for (int k = 0; k < shards; ++k) {
-    if (!send[k]) continue;
-    const wire::PushResult* r = replies[k].header().push_result();
+  for (int k = 0; k < num_shards(); ++k) {
+    if (!round.send[k]) continue;
+    const wire::PushResult* r = round.replies[k].header().push_result();
     if (r == nullptr) return Internal("ps:" + std::to_string(k) + " sent no push result");
     summary.applied += r->applied();
     summary.dropped += r->dropped();
@@ -233,7 +263,8 @@ StatusOr<PushSummary> PsClient::PushToShards(const std::vector<int>& variables,
 Status PsClient::Initialize(const ShardConfig& config, const std::vector<Tensor>& values) {
   CHECK_EQ(values.size(), placement_.variables().size());
   const int shards = num_shards();
-  std::vector<OutgoingMessage> requests(shards);
+  Round round(shards);
+  std::vector<OutgoingMessage>& requests = round.requests;
   for (size_t s = 0; s < placement_.slices().size(); ++s) {
     const Slice& slice = placement_.slices()[s];
     const Tensor& full = values[slice.variable];
@@ -260,15 +291,17 @@ Status PsClient::Initialize(const ShardConfig& config, const std::vector<Tensor>
     };
   }
   std::fill(slice_versions_.begin(), slice_versions_.end(), 0);
-  return CallShards(requests, std::vector<bool>(shards, true)).status();
+  round.send.assign(shards, true);
+  return CallShards({&round});
 }
 
 namespace {
 
-std::vector<OutgoingMessage> CheckpointRequests(int shards, wire::MessageType type,
-                                                const std::string& name, int64_t step) {
-  std::vector<OutgoingMessage> requests(shards);
-  for (auto& r : requests) {
+// The same request of `type` to every shard.
+void FillCheckpointRequests(wire::MessageType type, const std::string& name, int64_t step,
+                            std::vector<OutgoingMessage>* requests, std::vector<bool>* send) {
+  send->assign(requests->size(), true);
+  for (auto& r : *requests) {
     r.type = type;
     r.step = step;
     r.extras = [name](flatbuffers::FlatBufferBuilder& fbb) {
@@ -277,18 +310,17 @@ std::vector<OutgoingMessage> CheckpointRequests(int shards, wire::MessageType ty
       return extras;
     };
   }
-  return requests;
 }
 
 }  // namespace
 
 StatusOr<std::vector<FileDigest>> PsClient::SaveCheckpoint(const std::string& name, int64_t step) {
-  auto requests = CheckpointRequests(num_shards(), wire::MessageType::SaveRequest, name, step);
-  PST_ASSIGN_OR_RETURN(std::vector<ReceivedMessage> replies,
-                       CallShards(requests, std::vector<bool>(num_shards(), true)));
+  Round round(num_shards());
+  FillCheckpointRequests(wire::MessageType::SaveRequest, name, step, &round.requests, &round.send);
+  PST_RETURN_IF_ERROR(CallShards({&round}));
   std::vector<FileDigest> digests;
   for (int k = 0; k < num_shards(); ++k) {
-    const wire::CheckpointParams* c = replies[k].header().checkpoint();
+    const wire::CheckpointParams* c = round.replies[k].header().checkpoint();
     if (c == nullptr) return Internal("ps:" + std::to_string(k) + " sent no part digest");
     digests.push_back({c->part_bytes(), c->part_crc32()});
   }
@@ -296,8 +328,10 @@ StatusOr<std::vector<FileDigest>> PsClient::SaveCheckpoint(const std::string& na
 }
 
 Status PsClient::RestoreCheckpoint(const std::string& name, int64_t step) {
-  auto requests = CheckpointRequests(num_shards(), wire::MessageType::RestoreRequest, name, step);
-  return CallShards(requests, std::vector<bool>(num_shards(), true)).status();
+  Round round(num_shards());
+  FillCheckpointRequests(wire::MessageType::RestoreRequest, name, step, &round.requests,
+                         &round.send);
+  return CallShards({&round});
 }
 
 StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, Clock::time_point deadline) {

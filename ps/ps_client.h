@@ -76,6 +76,21 @@ class PsClient {
   StatusOr<PushSummary> Push(const std::vector<int>& variables, const std::vector<Tensor>& grads,
                              bool increment_global_step);
 
+  // Async mode: Push, then Pull(pull_variables, values) sent right after it,
+  // without waiting for the push's reply; both replies are then collected
+  // together, which saves the push's round trip. A shard that serves a
+  // connection's requests in order (a ps serves pulls and async pushes up
+  // to PsService::kQuickPushBytes on its I/O thread, in arrival order)
+  // answers the pull with this push applied; one that does not (a larger
+  // push goes to a handler thread) may answer before applying it: the
+  // values then miss this push, and the next push carries their older
+  // versions, so the ps counts that staleness (DESIGN section 6). On an
+  // error of either, *values are unspecified: pull again.
+  StatusOr<PushSummary> PushThenPull(const std::vector<int>& variables,
+                                     const std::vector<Tensor>& grads, bool increment_global_step,
+                                     const std::vector<int>& pull_variables,
+                                     std::vector<Tensor>* values);
+
   // Sync mode: pushes grads[i] for variables[i] for the step of the
   // worker's token, which aggregates `replicas` gradients (0: the shards'
   // configured N).
@@ -102,16 +117,33 @@ class PsClient {
   // Whether values of this dtype travel narrowed to bfloat16.
   bool Narrowed(DType variable_dtype) const;
 
+  // One request per shard: requests[k] goes to shard k when send[k];
+  // replies[k] answers it.
+  struct Round {
+    explicit Round(int shards) : requests(shards), send(shards, false), replies(shards) {}
+    std::vector<OutgoingMessage> requests;
+    std::vector<bool> send;
+    std::vector<ReceivedMessage> replies;
+  };
+  // For each shard, the (value index, slice) pairs a pull asked for, in
+  // request order.
+  using Wanted = std::vector<std::vector<std::pair<int, int>>>;
+
+  // The pull of `variables` into *values (private buffers made ready where
+  // slices are reassembled or widened), and what it asks each shard for.
+  Round PullRound(const std::vector<int>& variables, std::vector<Tensor>* values, Wanted* wanted);
+  // Takes a pull's replies into *values.
+  Status TakePulled(Round& round, const Wanted& wanted, std::vector<Tensor>* values);
   // InvalidArgument unless grads[i] has variables[i]'s dtype and shape.
   Status CheckGradients(const std::vector<int>& variables, const std::vector<Tensor>& grads) const;
-  StatusOr<PushSummary> PushToShards(const std::vector<int>& variables,
-                                     const std::vector<Tensor>& grads, bool increment_global_step,
-                                     int64_t step, int replicas);
+  // A push of checked gradients (`replicas`: see SyncPush).
+  Round PushRound(const std::vector<int>& variables, const std::vector<Tensor>& grads,
+                  bool increment_global_step, int64_t step, int replicas);
+  StatusOr<PushSummary> TakePushed(const Round& round);
 
-  // Sends one message per shard (skipping shards with nothing to send unless
-  // `always`), waits for all replies.
-  StatusOr<std::vector<ReceivedMessage>> CallShards(std::vector<OutgoingMessage>& requests,
-                                                    const std::vector<bool>& send);
+  // Sends every round's requests, one round after the other, then waits
+  // for all their replies.
+  Status CallShards(const std::vector<Round*>& rounds);
 
   Placement placement_;
   std::vector<std::unique_ptr<Connection>> channels_;

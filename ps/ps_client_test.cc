@@ -4,10 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <set>
 
 #include "model/initializer.h"
 #include "ps/testing/in_process_shards.h"
+#include "transport/server.h"
+#include "transport/zmq_transport.h"
 
 namespace pst {
 namespace {
@@ -93,10 +98,119 @@ TEST_F(PsClientTest, PushRefusesAGradientOfAnotherShapeAndChangesNothing) {
   EXPECT_FALSE(
       client_->Push({1}, {Tensor(DType::kFloat32, {6, 4}), Tensor(DType::kFloat32, {4})}, true)
           .ok());
+  std::vector<Tensor> values;
+  EXPECT_EQ(client_->PushThenPull({1}, {Tensor(DType::kFloat32, {4, 6})}, true, {1}, &values)
+                .status()
+                .code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(client_->SyncPush({1}, {Tensor(DType::kFloat32, {4, 6})}, 0).status().code(),
+            Code::kInvalidArgument);
   EXPECT_EQ(PullW(), before);
   auto step = client_->GlobalStep();
   ASSERT_TRUE(step.ok());
   EXPECT_EQ(*step, 0);
+}
+
+// The push and the next pull sent back to back: the shards (in order here)
+// answer the pull with the push applied, the summary is the push's, and the
+// next push carries the versions of that pull (no staleness).
+TEST_F(PsClientTest, PushThenPullReturnsThePushSummaryAndTheValuesAfterIt) {
+  ASSERT_EQ(PullW().size(), 24u);  // versions for the push
+  Tensor grad(DType::kFloat32, {6, 4});
+  for (int i = 0; i < 24; ++i) grad.f32()[i] = 1.0f;
+  std::vector<Tensor> values;
+  auto summary =
+      client_->PushThenPull({1}, {grad}, /*increment_global_step=*/true, {1, 2}, &values);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->applied, 3u);
+  EXPECT_EQ(summary->global_step, 1);
+  ASSERT_EQ(values.size(), 2u);
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(values[0].f32()[i], i - 1.0f) << i;
+  EXPECT_EQ(values[1].shape(), (Shape{4}));
+  auto again = client_->Push({1}, {grad}, /*increment_global_step=*/false);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->max_staleness, 0);
+}
+
+TEST_F(PsClientTest, PushThenPullReportsARefusedPush) {
+  Tensor grad(DType::kFloat32, {6, 4});
+  grad.f32()[5] = std::nanf("");
+  std::vector<Tensor> values;
+  auto summary = client_->PushThenPull({1}, {grad}, /*increment_global_step=*/true, {1}, &values);
+  EXPECT_EQ(summary.status().code(), Code::kInvalidArgument) << summary.status().ToString();
+}
+
+// Opened once; Pass() waits for it.
+class Gate {
+ public:
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    opened_.notify_all();
+  }
+  void Pass() {
+    std::unique_lock<std::mutex> lock(mu_);
+    opened_.wait(lock, [this] { return open_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable opened_;
+  bool open_ = false;
+};
+
+// Opens the gate when it goes: declared after the server, it lets a handler
+// still held pass before the server joins its threads, even when the test
+// fails.
+struct OpenOnExit {
+  ~OpenOnExit() { gate.Open(); }
+  Gate& gate;
+};
+
+// Over ZeroMQ, against a shard (2 handler threads, nothing served inline)
+// that answers a push only once the pull has arrived: PushThenPull does not
+// wait for the push's reply before it sends the pull.
+TEST(PsClientOverZmqTest, PushThenPullSendsThePullBeforeThePushIsAnswered) {
+  zmq::context_t context(1);
+  ServerOptions options;
+  options.name = "ps:0";
+  options.endpoint = "tcp://127.0.0.1:*";
+  options.num_threads = 2;
+  Gate pulled;
+  RpcServer server(context, options, [&pulled](const ReceivedMessage& request, RequestContext&) {
+    OutgoingMessage reply;
+    if (request.type() == wire::MessageType::PushRequest) {
+      pulled.Pass();
+      reply.type = wire::MessageType::PushReply;
+      reply.extras = [](flatbuffers::FlatBufferBuilder& fbb) {
+        HeaderExtras extras;
+        extras.push_result = wire::CreatePushResult(fbb, /*applied=*/1, 0, 0, 0, /*step=*/-1);
+        return extras;
+      };
+      return reply;
+    }
+    pulled.Open();
+    reply.type = wire::MessageType::PullReply;
+    reply.tensors.push_back({"b", 1, Tensor(DType::kFloat32, {4})});
+    return reply;
+  });
+  OpenOnExit open_on_exit{pulled};
+  ASSERT_TRUE(server.Start().ok());
+  const std::string& endpoint = server.bound_endpoint();  // tcp://127.0.0.1:N
+  ClusterSpec cluster;
+  cluster.ps.push_back(*ParseHostPort("ps", endpoint.substr(endpoint.find("//") + 2)));
+  auto placement = Placement::Compute({{"b", DType::kFloat32, {4}}}, PlacementOptions{1});
+  ASSERT_TRUE(placement.ok()) << placement.status().ToString();
+  ZmqTransport transport(context);
+  ClientIdentity identity;
+  identity.rpc_timeout_ms = 5000;
+  PsClient client(transport, cluster, *placement, identity);
+  std::vector<Tensor> values;
+  auto summary = client.PushThenPull({0}, {Tensor(DType::kFloat32, {4})}, false, {0}, &values);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->applied, 1u);
+  ASSERT_EQ(values.size(), 1u);
+  EXPECT_EQ(values[0].shape(), (Shape{4}));
 }
 
 }  // namespace

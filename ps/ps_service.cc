@@ -104,6 +104,16 @@ OutgoingMessage PsService::Handle(const ReceivedMessage& request, std::string_vi
   }
 }
 
+bool PsService::Quick(const ReceivedMessage& request) const {
+  switch (request.type()) {
+    case wire::MessageType::PullRequest:
+    case wire::MessageType::ShardStatusRequest: return true;
+    case wire::MessageType::PushRequest:
+      return store_.mode() == TrainingMode::kAsync && request.total_bytes() <= kQuickPushBytes;
+    default: return false;
+  }
+}
+
 std::optional<std::chrono::steady_clock::time_point> PsService::last_chief_contact() const {
   const auto ticks = last_chief_contact_.load();
   if (ticks == 0) return std::nullopt;

@@ -47,6 +47,14 @@ class PsService {
   // (RequestContext::peer_address()); empty when unknown, which a ps with
   // chief_addresses never takes for the chief.
   OutgoingMessage Handle(const ReceivedMessage& request, std::string_view peer_address = {});
+  // True for the requests that are quick to serve and never block: pulls,
+  // status and async pushes of at most kQuickPushBytes. A sync push may wait
+  // on sending the chief a notice; a larger push goes to the handler
+  // threads, which apply several workers' pushes in parallel. What a ps
+  // serves on its I/O thread (ServerOptions::serve_inline).
+  bool Quick(const ReceivedMessage& request) const;
+  // About 0.1-0.5 ms of checking and applying on one core.
+  static constexpr size_t kQuickPushBytes = size_t{1} << 20;
   VariableStore& store() { return store_; }
   // When the chief last sent this shard a request; none: never.
   std::optional<std::chrono::steady_clock::time_point> last_chief_contact() const;

@@ -106,6 +106,32 @@ TEST_F(PsServiceTest, ServesNothingElse) {
   EXPECT_EQ(reply.status().code(), Code::kInvalidArgument) << reply.status().ToString();
 }
 
+// What a ps serves on its I/O thread: pulls, status and async pushes up to
+// kQuickPushBytes; never a sync push (it may notify the chief), a larger
+// push, nor init, save, restore, shutdown.
+TEST_F(PsServiceTest, QuickRequestsArePullsStatusAndSmallAsyncPushes) {
+  const auto quick = [this](const OutgoingMessage& m) {
+    auto request = DecodeMessage(EncodeMessage(m, {1, kCluster, wire::Role::Worker, 0}), 1 << 30);
+    EXPECT_TRUE(request.ok()) << request.status().ToString();
+    return request.ok() && shards_.service(0).Quick(*request);
+  };
+  OutgoingMessage other;
+  Init(TrainingMode::kAsync);
+  EXPECT_TRUE(quick(Pull("w")));
+  EXPECT_TRUE(quick(Push({2, 3}, 0.5f)));
+  EXPECT_FALSE(quick(Push({static_cast<int64_t>(PsService::kQuickPushBytes / 4)}, 0.5f)));
+  other.type = wire::MessageType::ShardStatusRequest;
+  EXPECT_TRUE(quick(other));
+  for (auto type : {wire::MessageType::InitRequest, wire::MessageType::SaveRequest,
+                    wire::MessageType::RestoreRequest, wire::MessageType::ShutdownRequest}) {
+    other.type = type;
+    EXPECT_FALSE(quick(other)) << wire::EnumNameMessageType(type);
+  }
+  Init(TrainingMode::kSync, /*replicas=*/2);
+  EXPECT_FALSE(quick(Push({2, 3}, 0.5f)));
+  EXPECT_TRUE(quick(Pull("w")));
+}
+
 // DESIGN section 7 on the shard: with N = 2, the step is applied once two
 // workers pushed; a second push of one worker is a duplicate; a push for an
 // old step is stale. The value moves once, by the average.

@@ -154,6 +154,8 @@ Status RunPs(const PsOptions& options) {
   server_options.num_threads = options.num_threads;
   server_options.cluster_id = options.cluster_id;
   server_options.curve = options.curve;
+  std::unique_ptr<PsService> service;
+  server_options.serve_inline = [&service](const ReceivedMessage& r) { return service->Quick(r); };
 
   zmq::context_t context(1);
   ChannelOptions chief;
@@ -164,7 +166,6 @@ Status RunPs(const PsOptions& options) {
   chief.curve = options.curve;
   ZmqTransport transport(context);
   ShardAppliedNotifier notifier(transport, chief);
-  std::unique_ptr<PsService> service;
   RpcServer server(context, server_options,
                    [&service](const ReceivedMessage& r, RequestContext& c) {
                      return service->Handle(r, c.peer_address());

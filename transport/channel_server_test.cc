@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -228,6 +229,83 @@ TEST(DeferredReplyTest, RepliesSentLaterReachTheirRequests) {
   for (int64_t step = 0; step < 3; ++step) {
     EXPECT_EQ(calls.replies()[step].step(), 100 + step);
   }
+}
+
+}  // namespace
+}  // namespace pst
+
+namespace pst {
+namespace {
+
+// Holds requests of one kind in the handler until opened.
+class Gate {
+ public:
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    opened_.notify_all();
+  }
+  void Pass() {
+    std::unique_lock<std::mutex> lock(mu_);
+    opened_.wait(lock, [this] { return open_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable opened_;
+  bool open_ = false;
+};
+
+// Opens the gate when it goes: declared after the server, it lets a handler
+// still held pass before the server joins its threads, even when the test
+// fails.
+struct OpenOnExit {
+  ~OpenOnExit() { gate.Open(); }
+  Gate& gate;
+};
+
+// A request picked by serve_inline is answered by the I/O thread even while
+// the only handler thread is held: it never waits for a handler.
+TEST(InlineServingTest, InlineRequestIsAnsweredWhileTheHandlerIsBusy) {
+  zmq::context_t context(1);
+  ServerOptions options;
+  options.name = "inline";
+  options.endpoint = "tcp://127.0.0.1:*";
+  options.num_threads = 1;
+  options.serve_inline = [](const ReceivedMessage& r) {
+    return r.type() == wire::MessageType::PullRequest;
+  };
+  Gate gate;
+  RpcServer server(context, options, [&gate](const ReceivedMessage& request, RequestContext&) {
+    if (request.type() == wire::MessageType::PushRequest) gate.Pass();
+    OutgoingMessage reply;
+    reply.type = request.type() == wire::MessageType::PushRequest ? wire::MessageType::PushReply
+                                                                  : wire::MessageType::PullReply;
+    reply.step = request.step();
+    return reply;
+  });
+  OpenOnExit open_on_exit{gate};
+  ASSERT_TRUE(server.Start().ok());
+  ChannelOptions channel_options;
+  channel_options.peer_name = "inline";
+  channel_options.endpoint = server.bound_endpoint();
+  channel_options.rpc_timeout_ms = 5000;
+  Channel channel(context, channel_options);
+  OutgoingMessage push;
+  push.type = wire::MessageType::PushRequest;
+  push.step = 1;
+  auto held = channel.Send(push);
+  ASSERT_TRUE(held.ok());
+  OutgoingMessage pull;
+  pull.type = wire::MessageType::PullRequest;
+  pull.step = 2;
+  auto pulled = channel.Call(pull);
+  ASSERT_TRUE(pulled.ok()) << pulled.status().ToString();
+  EXPECT_EQ(pulled->step(), 2);
+  gate.Open();
+  auto pushed = channel.Receive(*held, channel.DefaultDeadline());
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  EXPECT_EQ(pushed->step(), 1);
 }
 
 }  // namespace

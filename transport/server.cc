@@ -163,7 +163,7 @@ bool RpcServer::WaitFor(std::chrono::milliseconds timeout) {
 
 size_t RpcServer::queue_depth() const {
   MutexLock lock(mu_);
-  return jobs_.size();
+  return jobs_.size() + inline_queued_.load();
 }
 
 void RpcServer::SendRefusal(zmq::socket_t& router, zmq::message_t routing_id, const Status& status,
@@ -205,8 +205,8 @@ bool RpcServer::ReceiveRequest(zmq::socket_t& router, std::vector<zmq::message_t
   return true;
 }
 
-void RpcServer::OnRequest(zmq::socket_t& router, std::vector<zmq::message_t> frames,
-                          bool too_large) {
+void RpcServer::OnRequest(zmq::socket_t& router, std::vector<zmq::message_t> frames, bool too_large,
+                          std::deque<Job>* inline_jobs) {
   if (frames.size() < 2) return;  // a routing id with nothing after it
   zmq::message_t routing_id = std::move(frames[0]);
   frames.erase(frames.begin());
@@ -222,12 +222,27 @@ void RpcServer::OnRequest(zmq::socket_t& router, std::vector<zmq::message_t> fra
     SendRefusal(router, std::move(routing_id), status, request_id);
     return;
   }
+  Job job{std::move(routing_id), std::move(request).value(), std::move(peer_address)};
+  if (options_.serve_inline && options_.serve_inline(job.request)) {
+    inline_jobs->push_back(std::move(job));
+    ++inline_queued_;
+    return;
+  }
   {
     MutexLock lock(mu_);
-    jobs_.push_back(
-        Job{std::move(routing_id), std::move(request).value(), std::move(peer_address)});
+    jobs_.push_back(std::move(job));
   }
   jobs_cv_.NotifyOne();
+}
+
+bool RpcServer::Serve(Job& job, std::vector<zmq::message_t>* reply) {
+  RequestContext context(std::string(job.routing_id.data<char>(), job.routing_id.size()),
+                         job.request.request_id(), std::move(job.peer_address));
+  OutgoingMessage message = handler_(job.request, context);
+  if (context.deferred()) return false;  // SendDeferred counts its own
+  Envelope envelope{job.request.request_id(), cluster_id_.load(), options_.role, options_.index};
+  *reply = EncodeMessage(message, envelope);
+  return true;
 }
 
 void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socket_t& monitor) {
@@ -267,9 +282,15 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
     if (items[0].revents & ZMQ_POLLIN) {
       std::vector<zmq::message_t> request;
       bool too_large = false;
+      std::deque<Job> inline_jobs;
       while (ReceiveRequest(router, &request, &too_large)) {
         trim_due |= too_large;
-        OnRequest(router, std::move(request), too_large);
+        OnRequest(router, std::move(request), too_large, &inline_jobs);
+      }
+      for (Job& job : inline_jobs) {
+        --inline_queued_;
+        std::vector<zmq::message_t> reply;
+        if (Serve(job, &reply)) bytes_out_ += SendFrames(router, &job.routing_id, reply);
       }
     }
   }
@@ -295,18 +316,14 @@ void RpcServer::HandlerLoop(int /*thread_index*/) {
       jobs_.pop_front();
       ++jobs_in_flight_;
     }
-    RequestContext context(std::string(job.routing_id.data<char>(), job.routing_id.size()),
-                           job.request.request_id(), std::move(job.peer_address));
-    OutgoingMessage reply = handler_(job.request, context);
-    if (context.deferred()) {
-      // No reply on `out` for this job; SendDeferred counts its own.
-      MutexLock lock(mu_);
-      --jobs_in_flight_;
+    std::vector<zmq::message_t> reply;
+    if (Serve(job, &reply)) {
+      SendFrames(out, &job.routing_id, reply);
       continue;
     }
-    Envelope envelope{job.request.request_id(), cluster_id_.load(), options_.role, options_.index};
-    std::vector<zmq::message_t> frames = EncodeMessage(reply, envelope);
-    SendFrames(out, &job.routing_id, frames);
+    // No reply on `out` for this job.
+    MutexLock lock(mu_);
+    --jobs_in_flight_;
   }
 }
 

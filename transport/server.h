@@ -4,9 +4,13 @@
 // One I/O thread owns the ROUTER socket: it receives, verifies (DecodeMessage
 // and the cluster id) and queues requests; `num_threads` handler threads run
 // the Handler and hand replies back to the I/O thread over an inproc socket.
-// Requests that fail verification are answered with an ErrorReply and never
-// reach the handler. The Handler must not block for long and must not crash
-// on any input: it is called concurrently from the handler threads. A
+// Requests that ServerOptions::serve_inline picks are instead served by the
+// I/O thread itself, once it has taken every request ready, in arrival
+// order, and their replies sent at once: no thread hand-off. Requests that
+// fail verification are answered with an ErrorReply and never reach the
+// handler. The Handler must not block for long and must not crash on any
+// input: it is called concurrently from the handler threads and the I/O
+// thread. A
 // handler that cannot answer yet (a worker waiting for its next token)
 // calls context.Defer() and answers later, from any thread, with
 // SendDeferred().
@@ -62,7 +66,8 @@ class RpcServer : public Server {
   void set_cluster_id(uint64_t id) override { cluster_id_.store(id); }
   uint64_t bytes_in() const override { return bytes_in_.load(); }
   uint64_t bytes_out() const override { return bytes_out_.load(); }
-  // Requests queued for a handler thread right now.
+  // Requests received and not yet being served right now: queued for a
+  // handler thread, or for the I/O thread (served inline).
   size_t queue_depth() const override;
 
  private:
@@ -78,7 +83,13 @@ class RpcServer : public Server {
   // ready. Frames past max_message_bytes are released as they are taken:
   // then only the routing id and the header are kept, and *too_large is set.
   bool ReceiveRequest(zmq::socket_t& router, std::vector<zmq::message_t>* frames, bool* too_large);
-  void OnRequest(zmq::socket_t& router, std::vector<zmq::message_t> frames, bool too_large);
+  // Verifies a request, then queues it for a handler thread or, when served
+  // inline, in *inline_jobs.
+  void OnRequest(zmq::socket_t& router, std::vector<zmq::message_t> frames, bool too_large,
+                 std::deque<Job>* inline_jobs);
+  // Runs the handler on `job` on this thread: false when it deferred the
+  // reply, else true with the reply's frames in *reply.
+  bool Serve(Job& job, std::vector<zmq::message_t>* reply);
   // Refusals carry cluster id 0: a stranger must not learn the cluster's.
   void SendRefusal(zmq::socket_t& router, zmq::message_t routing_id, const Status& status,
                    uint64_t request_id);
@@ -98,6 +109,7 @@ class RpcServer : public Server {
   CondVar jobs_cv_;
   std::deque<Job> jobs_ GUARDED_BY(mu_);
   int jobs_in_flight_ GUARDED_BY(mu_) = 0;  // popped, reply not yet handed back
+  std::atomic<size_t> inline_queued_{0};    // taken by the I/O thread, not yet served
   bool handlers_exit_ GUARDED_BY(mu_) = false;
 
   std::unique_ptr<ZapAuthenticator> authenticator_;  // with options_.curve

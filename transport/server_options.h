@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,12 @@ struct ServerOptions {
   // (the answer queues behind the frame being sent).
   std::chrono::milliseconds peer_timeout{10000};
   int num_threads = 2;
+  // Requests for which this returns true are served on the I/O thread
+  // itself, in arrival order, without the two thread hand-offs (to a
+  // handler thread and back) of the others: only for requests that are
+  // quick and never block (a ps's pulls). Unset: every request goes to a
+  // handler thread. Called on the I/O thread for every verified request.
+  std::function<bool(const ReceivedMessage&)> serve_inline;
   // Cluster id of the server; 0 = not yet known (accepts any, see
   // set_cluster_id). Once known, requests from other clusters are refused,
   // except those of `open_types` that carry id 0 (a worker joining).

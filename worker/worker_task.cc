@@ -185,17 +185,30 @@ class Worker {
   }
 
   // Pull -> compute -> push; `token` is the sync step (unused in async).
+  // Async: the push goes out with the next step's pull right behind it
+  // (PsClient::PushThenPull), so the next step starts from parameters
+  // already pulled; after any failure it pulls afresh. Not in ssp mode: the
+  // worker may then wait for the slowest before its next step, and pulls
+  // once let go.
   // A non-finite loss or gradient is not pushed: *diverged says what it was.
   StatusOr<PushSummary> Step(const PipelineBatch& next, const SyncToken& token, float* loss,
                              std::optional<std::string>* diverged) {
-    PST_RETURN_IF_ERROR(ps_->Pull(variables_, &params_));
+    if (!pulled_) PST_RETURN_IF_ERROR(ps_->Pull(variables_, &params_));
+    pulled_ = false;
     PST_ASSIGN_OR_RETURN(*loss, model_->ComputeGradients(params_, next.batch, &grads_));
     *diverged = NonFiniteStep(*loss, grads_, model_->variables());
     if (*diverged) return PushSummary();
     if (options_.simulated_delay_ms > 0 && local_steps_ >= options_.simulated_delay_from_step) {
       std::this_thread::sleep_for(std::chrono::milliseconds(options_.simulated_delay_ms));
     }
-    if (!options_.sync) return ps_->Push(variables_, grads_, /*increment_global_step=*/true);
+    if (options_.ssp) return ps_->Push(variables_, grads_, /*increment_global_step=*/true);
+    if (!options_.sync) {
+      PST_ASSIGN_OR_RETURN(PushSummary pushed,
+                           ps_->PushThenPull(variables_, grads_, /*increment_global_step=*/true,
+                                             variables_, &params_));
+      pulled_ = true;
+      return pushed;
+    }
     PST_ASSIGN_OR_RETURN(PushSummary pushed,
                          ps_->SyncPush(variables_, grads_, token.step, token.replicas));
     ++sync_.pushes;
@@ -316,6 +329,7 @@ class Worker {
   int64_t train_steps_ = 0;
   bool training_over_ = false;
   std::vector<Tensor> params_, grads_;
+  bool pulled_ = false;  // params_ hold the values for the next step
   TrainingReport last_report_;
   SyncCounts sync_;
   std::optional<Clock::time_point> ps_failed_since_;  // set while the ps are unreachable
