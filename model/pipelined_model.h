@@ -15,7 +15,9 @@
 //
 // The variables are the stack's, in its order (each stage's are its
 // layers'); they still live on the parameter servers like any model's.
-// Buffers are sized for the largest batch seen and reused. Owns its stages
+// Each stage keeps every micro-batch's activations until its backward (as
+// GPipe does): what the unsplit model keeps for the batch, spread over the
+// stages. Buffers are sized for the largest batch seen and reused. Owns its stages
 // and threads. Not thread-safe, like every Model.
 #ifndef PST_MODEL_PIPELINED_MODEL_H_
 #define PST_MODEL_PIPELINED_MODEL_H_
