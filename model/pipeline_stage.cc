@@ -59,6 +59,8 @@ std::vector<std::string> PipelineStage::Placement() const {
 Status PipelineStage::Reserve(int64_t batch, const std::vector<int64_t>& slot_sizes,
                               bool backward) {
   CHECK_LE(slot_sizes.size(), slots_.size());
+  // io_ moves only the parameters and gradients (its batch buffers, sized
+  // for one example, go unused): the stage moves its own rows below.
   PST_RETURN_IF_ERROR(io_.Reserve(1, backward));
   const bool host = kernels_->host_memory();
   const size_t input_bytes = batch * in_dim() * sizeof(float);

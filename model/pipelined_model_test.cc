@@ -156,6 +156,17 @@ TEST(PipelinedModelTest, RejectsWhatOneModelRejects) {
             Code::kInvalidArgument);
 }
 
+TEST(PipelinedModelTest, PredictsNothingForAnEmptyBatchLikeTheUnsplitModel) {
+  auto model = MustMakePipelined("cnn", 2, 2);
+  auto one = MustMakeModel("cnn");
+  const std::vector<Tensor> params = InitialParams(*model, 1);
+  for (Model* m : {model.get(), one.get()}) {
+    std::vector<float> probabilities = {1.0f};
+    ASSERT_TRUE(m->Predict(params, Batch{0, 784, {}, {}}, &probabilities).ok());
+    EXPECT_TRUE(probabilities.empty());
+  }
+}
+
 // Stages on two fake devices (memory that is not the host's): activations
 // and gradients cross between them through host copies, buffers are reused,
 // and a device's failure fails the step, naming the stage.
