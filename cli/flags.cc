@@ -124,6 +124,13 @@ DEFINE_string(device, "cpu",
               "Worker: where the model runs: cpu, gpu:N, or a list (gpu:0,gpu:1) that splits "
               "each batch over the devices and sums their gradients before one push; "
               "predict --ensemble: one device per member, or one for all");
+DEFINE_int32(model_parallel, 1,
+             "Worker: cut the model's layer stack into this many pipeline stages, one "
+             "thread (device) each; --device names one device for all stages or one per "
+             "stage. 1: no model parallelism");
+DEFINE_int32(micro_batches, 4,
+             "Worker with --model_parallel > 1: the most micro-batches a batch is cut into "
+             "for the pipeline");
 DEFINE_bool(allow_soft_placement, false,
             "Worker: fall back to the CPU (with a log line) when --device cannot be used");
 DEFINE_bool(log_device_placement, false, "Worker: log the device each layer runs on");

@@ -57,6 +57,7 @@ const std::vector<FlagGroup>& Groups() {
         "run_dir", "logdir"}},
       {"Variable placement", kChief | kWorker, {"placement", "partition_bytes"}},
       {"Device", kWorker | kPredict, {"device"}},
+      {"Model parallelism", kWorker, {"model_parallel", "micro_batches"}},
       {"Device options",
        kWorker,
        {"allow_soft_placement", "log_device_placement", "gpu_memory_fraction", "cpu_kernels",

@@ -14,6 +14,8 @@ DECLARE_string(mode);
 DECLARE_int32(simulated_delay_ms);
 DECLARE_int64(simulated_delay_from_step);
 DECLARE_string(device);
+DECLARE_int32(model_parallel);
+DECLARE_int32(micro_batches);
 DECLARE_bool(allow_soft_placement);
 DECLARE_bool(log_device_placement);
 DECLARE_double(gpu_memory_fraction);
@@ -44,6 +46,10 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   o.simulated_delay_from_step = FLAGS_simulated_delay_from_step;
   PST_ASSIGN_OR_RETURN(o.job, JobFromFlags());
   o.device = FLAGS_device;
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("model_parallel", FLAGS_model_parallel));
+  o.model_parallel = FLAGS_model_parallel;
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("micro_batches", FLAGS_micro_batches));
+  o.micro_batches = FLAGS_micro_batches;
   o.allow_soft_placement = FLAGS_allow_soft_placement;
   o.log_device_placement = FLAGS_log_device_placement;
   if (!(FLAGS_gpu_memory_fraction > 0 && FLAGS_gpu_memory_fraction <= 1)) {

@@ -45,5 +45,24 @@ TEST(WorkerFlagsTest, BadFlagIsNamed) {
       << options.status().ToString();
 }
 
+TEST(WorkerFlagsTest, ModelParallelFlags) {
+  gflags::FlagSaver saver;
+  SetClusterAndData();
+  gflags::SetCommandLineOption("model_parallel", "2");
+  gflags::SetCommandLineOption("micro_batches", "8");
+  const StatusOr<WorkerOptions> options = WorkerOptionsFromFlags();
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->model_parallel, 2);
+  EXPECT_EQ(options->micro_batches, 8);
+  for (const char* flag : {"model_parallel", "micro_batches"}) {
+    gflags::FlagSaver inner;
+    gflags::SetCommandLineOption(flag, "0");
+    const StatusOr<WorkerOptions> bad = WorkerOptionsFromFlags();
+    ASSERT_FALSE(bad.ok()) << flag;
+    EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(bad.status().message().find(flag), std::string::npos) << bad.status().ToString();
+  }
+}
+
 }  // namespace
 }  // namespace pst

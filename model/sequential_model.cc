@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "model/ensure_buffer.h"
+#include "model/softmax_rows.h"
 #include "model/validation.h"
 
 namespace pst {
@@ -125,30 +126,10 @@ StatusOr<Model::EvalResult> SequentialModel::Evaluate(const std::vector<Tensor>&
   return result;
 }
 
-namespace {
-
-// Each row of the (rows x cols) logits becomes its softmax, in place.
-void SoftmaxRows(float* x, int64_t rows, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r) {
-    float* row = x + r * cols;
-    const float max = *std::max_element(row, row + cols);
-    double sum = 0;
-    for (int64_t c = 0; c < cols; ++c) sum += row[c] = std::exp(row[c] - max);
-    for (int64_t c = 0; c < cols; ++c) row[c] = static_cast<float>(row[c] / sum);
-  }
-}
-
-}  // namespace
-
 Status SequentialModel::Predict(const std::vector<Tensor>& params, const Batch& batch,
                                 std::vector<float>* probabilities) {
   PST_RETURN_IF_ERROR(ValidateParams(params, variables_));
-  if (batch.feature_dim != input_dim() ||
-      static_cast<int64_t>(batch.features.size()) != batch.size * batch.feature_dim) {
-    return InvalidArgument("batch of " + std::to_string(batch.size) + " x " +
-                           std::to_string(batch.feature_dim) + " features for a model of input " +
-                           std::to_string(input_dim()));
-  }
+  PST_RETURN_IF_ERROR(ValidateFeatures(batch, input_dim()));
   PST_RETURN_IF_ERROR(Reserve(batch.size, /*backward=*/false));
   io_.SetParams(params);
   io_.SetBatch(batch);  // labels, if any, are not read

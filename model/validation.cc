@@ -60,6 +60,16 @@ Status ValidateBatch(const Batch& batch, int64_t input_dim, int64_t num_classes)
   return Status::OK();
 }
 
+Status ValidateFeatures(const Batch& batch, int64_t input_dim) {
+  if (batch.feature_dim != input_dim ||
+      static_cast<int64_t>(batch.features.size()) != batch.size * batch.feature_dim) {
+    return InvalidArgument("batch of " + std::to_string(batch.size) + " x " +
+                           std::to_string(batch.feature_dim) + " features for a model of input " +
+                           std::to_string(input_dim));
+  }
+  return Status::OK();
+}
+
 Status PrepareGrads(const std::vector<VariableSpec>& variables, std::vector<Tensor>* grads) {
   if (grads->empty()) {
     grads->reserve(variables.size());

@@ -22,6 +22,10 @@ Status ValidateParams(const std::vector<Tensor>& params,
 // labels, each in [0, num_classes).
 Status ValidateBatch(const Batch& batch, int64_t input_dim, int64_t num_classes);
 
+// OK when `batch` holds size x input_dim features (labels are not read):
+// what Predict takes.
+Status ValidateFeatures(const Batch& batch, int64_t input_dim);
+
 // Allocates one zero tensor per variable when *grads is empty; otherwise
 // checks that they match `variables` as ValidateParams does.
 Status PrepareGrads(const std::vector<VariableSpec>& variables, std::vector<Tensor>* grads);

@@ -8,6 +8,7 @@
 
 #include "common/signal_watcher.h"
 #include "data/input_pipeline.h"
+#include "model/make_pipelined_model.h"
 #include "model/model_zoo.h"
 #include "ps/ps_client.h"
 #include "transport/heartbeat_sender.h"
@@ -114,13 +115,20 @@ class Worker {
     kernels.gpu_memory_fraction = options_.gpu_memory_fraction;
     kernels.cpu_kernels = options_.cpu_kernels;
     kernels.intra_op_threads = options_.intra_op_threads;
-    StatusOr<std::unique_ptr<Model>> model =
-        MakeModel(job.model, job.input, job.num_classes, options_.device, kernels);
+    // --model_parallel cuts the model into pipeline stages on --device.
+    auto make = [&](const std::string& device) {
+      if (options_.model_parallel == 1) {
+        return MakeModel(job.model, job.input, job.num_classes, device, kernels);
+      }
+      const PipelineOptions pipeline{options_.model_parallel, options_.micro_batches};
+      return MakePipelinedModel(job.model, job.input, job.num_classes, device, pipeline, kernels);
+    };
+    StatusOr<std::unique_ptr<Model>> model = make(options_.device);
     if (!model.ok() && model.status().code() == Code::kFailedPrecondition &&
         options_.allow_soft_placement) {
       LOG(WARNING) << me_ << ": --allow_soft_placement: falling back to cpu ("
                    << model.status().message() << ")";
-      model = MakeModel(job.model, job.input, job.num_classes, "cpu", kernels);
+      model = make("cpu");
     }
     if (model.ok() && options_.log_device_placement) {
       for (const std::string& line : (*model)->Placement()) LOG(INFO) << me_ << ": " << line;

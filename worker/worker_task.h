@@ -26,6 +26,8 @@ struct WorkerOptions {
   uint64_t cluster_id = 0;            // 0: learn it from the chief
   JobOptions job;                     // the data and the model
   std::string device = "cpu";         // cpu | gpu:N | a list: gpu:0,gpu:1 splits each batch
+  int model_parallel = 1;             // pipeline stages the layer stack is cut into (1: none)
+  int micro_batches = 4;              // with model_parallel > 1: the most micro-batches per batch
   bool allow_soft_placement = false;  // an unusable GPU falls back to the CPU
   bool log_device_placement = false;  // log where each layer runs
   double gpu_memory_fraction = 1.0;   // cap on the GPU memory the model takes

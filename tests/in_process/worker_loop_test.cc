@@ -7,12 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "data/dataset.h"
 #include "model/initializer.h"
 #include "model/model_zoo.h"
 #include "ps/testing/in_process_shards.h"
@@ -172,6 +174,51 @@ TEST_F(WorkerLoopTest, SspBoundZeroTrainsTwoWorkersInLockStep) {
   std::vector<Tensor> now;
   ASSERT_TRUE(shards_.Client(*placement_, kCluster)->Pull({0}, &now).ok());
   EXPECT_EQ(now[0].i64()[0], kTrainSteps);
+}
+
+// The trained parameters' accuracy on the training set (the plain model
+// evaluates them: a pipelined worker trains the same variables).
+double TrainedAccuracy(const WorkerOptions& options, const Placement& placement,
+                       InProcessShards& shards) {
+  Job job = LoadJob(options.job, /*with_test=*/false).value();
+  std::unique_ptr<Model> model = MakeModel(job.model, job.input, job.num_classes).value();
+  std::vector<int> variables(model->variables().size());
+  std::iota(variables.begin(), variables.end(), 1);  // 0 is the global step
+  std::vector<Tensor> params;
+  EXPECT_TRUE(shards.Client(placement, kCluster)->Pull(variables, &params).ok());
+  const Dataset& train = job.data.train;
+  const Batch all{train.size, train.feature_dim, train.features, train.labels};
+  const Model::EvalResult eval = model->Evaluate(params, all).value();
+  return static_cast<double>(eval.correct) / static_cast<double>(eval.count);
+}
+
+// The baseline for the model-parallel run below: a plain worker's accuracy.
+TEST_F(WorkerLoopTest, APlainWorkerLearnsTheProblem) {
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(RunWorkerOn(options_, shards_.transport(), stop).ok());
+  EXPECT_GE(TrainedAccuracy(options_, *placement_, shards_), 0.9);
+}
+
+// --model_parallel=2: the mlp's layers in 2 pipeline stages, batches of 20
+// in 3 micro-batches. Its gradients are the plain model's (model/
+// pipelined_model_test.cc), so it learns as far in as many steps.
+TEST_F(WorkerLoopTest, AModelParallelWorkerLearnsItAsFar) {
+  options_.model_parallel = 2;
+  options_.micro_batches = 3;
+  std::atomic<bool> stop{false};
+  const Status ran = RunWorkerOn(options_, shards_.transport(), stop);
+  ASSERT_TRUE(ran.ok()) << ran.ToString();
+  EXPECT_TRUE(state_->AllJoinedWorkersLeft());
+  EXPECT_GE(TrainedAccuracy(options_, *placement_, shards_), 0.9);
+}
+
+// More stages than the mlp has layers: the worker fails at start, saying so.
+TEST_F(WorkerLoopTest, TooManyStagesAreRefused) {
+  options_.model_parallel = 4;
+  std::atomic<bool> stop{false};
+  const Status ran = RunWorkerOn(options_, shards_.transport(), stop);
+  EXPECT_EQ(ran.code(), Code::kInvalidArgument) << ran.ToString();
+  EXPECT_NE(ran.message().find("has only 3 layers"), std::string::npos) << ran.ToString();
 }
 
 TEST_F(WorkerLoopTest, AWorkerOfAnotherJobIsRefused) {
