@@ -5,10 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <condition_variable>
-#include <mutex>
 #include <set>
 
+#include "common/testing/gate.h"
 #include "model/initializer.h"
 #include "ps/testing/in_process_shards.h"
 #include "transport/server.h"
@@ -139,33 +138,6 @@ TEST_F(PsClientTest, PushThenPullReportsARefusedPush) {
   auto summary = client_->PushThenPull({1}, {grad}, /*increment_global_step=*/true, {1}, &values);
   EXPECT_EQ(summary.status().code(), Code::kInvalidArgument) << summary.status().ToString();
 }
-
-// Opened once; Pass() waits for it.
-class Gate {
- public:
-  void Open() {
-    std::lock_guard<std::mutex> lock(mu_);
-    open_ = true;
-    opened_.notify_all();
-  }
-  void Pass() {
-    std::unique_lock<std::mutex> lock(mu_);
-    opened_.wait(lock, [this] { return open_; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable opened_;
-  bool open_ = false;
-};
-
-// Opens the gate when it goes: declared after the server, it lets a handler
-// still held pass before the server joins its threads, even when the test
-// fails.
-struct OpenOnExit {
-  ~OpenOnExit() { gate.Open(); }
-  Gate& gate;
-};
 
 // Over ZeroMQ, against a shard (2 handler threads, nothing served inline)
 // that answers a push only once the pull has arrived: PushThenPull does not

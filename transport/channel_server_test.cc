@@ -2,10 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 
+#include "common/testing/gate.h"
 #include "transport/channel.h"
 #include "transport/server.h"
 
@@ -236,33 +236,6 @@ TEST(DeferredReplyTest, RepliesSentLaterReachTheirRequests) {
 
 namespace pst {
 namespace {
-
-// Holds requests of one kind in the handler until opened.
-class Gate {
- public:
-  void Open() {
-    std::lock_guard<std::mutex> lock(mu_);
-    open_ = true;
-    opened_.notify_all();
-  }
-  void Pass() {
-    std::unique_lock<std::mutex> lock(mu_);
-    opened_.wait(lock, [this] { return open_; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable opened_;
-  bool open_ = false;
-};
-
-// Opens the gate when it goes: declared after the server, it lets a handler
-// still held pass before the server joins its threads, even when the test
-// fails.
-struct OpenOnExit {
-  ~OpenOnExit() { gate.Open(); }
-  Gate& gate;
-};
 
 // A request picked by serve_inline is answered by the I/O thread even while
 // the only handler thread is held: it never waits for a handler.
