@@ -1,11 +1,41 @@
 #include "data/input_pipeline.h"
 
 #include <algorithm>
+#include <numeric>
 #include <random>
 #include <string>
 #include <utility>
 
 namespace pst {
+namespace {
+
+// Fisher-Yates by hand: std::shuffle and std::uniform_int_distribution are
+// implemented differently by each standard library. seed_seq and mt19937_64
+// are fully specified by the standard, so the order depends only on `seed`.
+// The modulo's bias, below size / 2^64, is negligible.
+void Shuffle(std::vector<int64_t>& order, std::seed_seq& seed) {
+  std::mt19937_64 rng(seed);
+  for (size_t i = order.size(); i > 1; --i) {
+    std::swap(order[i - 1], order[rng() % i]);
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> ShardExamples(int64_t size, int worker_index, int num_workers, uint64_t seed) {
+  std::vector<int64_t> all(static_cast<size_t>(std::max<int64_t>(size, 0)));
+  std::iota(all.begin(), all.end(), 0);
+  // No worker index in the seed: every worker deals from the same deck.
+  std::seed_seq deck{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
+  Shuffle(all, deck);
+  std::vector<int64_t> shard;
+  for (size_t i = static_cast<size_t>(worker_index); i < all.size();
+       i += static_cast<size_t>(num_workers)) {
+    shard.push_back(all[i]);
+  }
+  std::sort(shard.begin(), shard.end());
+  return shard;
+}
 
 StatusOr<std::unique_ptr<InputPipeline>> InputPipeline::Create(
     const Dataset& dataset, const InputPipelineOptions& options) {
@@ -33,10 +63,8 @@ StatusOr<std::unique_ptr<InputPipeline>> InputPipeline::Create(
                            std::to_string(dataset.features.size()) + " features and " +
                            std::to_string(dataset.labels.size()) + " labels");
   }
-  std::vector<int64_t> shard;
-  for (int64_t i = options.worker_index; i < dataset.size; i += options.num_workers) {
-    shard.push_back(i);
-  }
+  std::vector<int64_t> shard =
+      ShardExamples(dataset.size, options.worker_index, options.num_workers, options.seed);
   if (static_cast<int64_t>(shard.size()) < options.batch_size) {
     return InvalidArgument("worker " + std::to_string(options.worker_index) + " of " +
                            std::to_string(options.num_workers) + " has a shard of " +
@@ -110,21 +138,13 @@ void InputPipeline::PrefetchLoop() {
 }
 
 std::vector<int64_t> InputPipeline::ShuffledShard(int64_t epoch) const {
-  // seed_seq and mt19937_64 are fully specified by the standard, so the order
-  // depends only on the three inputs.
   const uint64_t seed = options_.seed;
   const uint64_t e = static_cast<uint64_t>(epoch);
   std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
                     static_cast<uint32_t>(options_.worker_index), static_cast<uint32_t>(e),
                     static_cast<uint32_t>(e >> 32)};
-  std::mt19937_64 rng(seq);
-  // Fisher-Yates by hand: std::shuffle and std::uniform_int_distribution are
-  // implemented differently by each standard library. The modulo's bias,
-  // below shard_size / 2^64, is negligible.
   std::vector<int64_t> order = shard_;
-  for (size_t i = order.size() - 1; i > 0; --i) {
-    std::swap(order[i], order[rng() % (i + 1)]);
-  }
+  Shuffle(order, seq);
   return order;
 }
 

@@ -1,8 +1,8 @@
 // InputPipeline: one worker's stream of shuffled minibatches, prepared ahead
 // of time by a prefetch thread so that a training step does not wait on input.
 //
-// Sharding: of N examples, example i belongs to worker i % num_workers, so the
-// workers' shards are disjoint and together cover the dataset. Each epoch the
+// Sharding: ShardExamples (below) deals the examples out to the workers, so
+// the workers' shards are disjoint and together cover the dataset. Each epoch the
 // worker visits its whole shard once, in an order shuffled by a generator
 // seeded from (seed, worker_index, epoch): the same options give the same
 // batches on every run and platform. The last shard_size % batch_size examples
@@ -30,6 +30,15 @@
 #include "data/dataset.h"
 
 namespace pst {
+
+// The examples (indices in [0, size)) that worker `worker_index` of
+// `num_workers` trains on, ascending: all of them shuffled by `seed` alone
+// (the same deck on every worker) and dealt out, worker k taking positions
+// k, k + num_workers, ... Disjoint, covering, and each a random sample, in
+// whatever order the file holds the examples (sorted by label, or labels
+// cycling with the index, where taking every num_workers-th example would
+// give a worker some classes only).
+std::vector<int64_t> ShardExamples(int64_t size, int worker_index, int num_workers, uint64_t seed);
 
 struct InputPipelineOptions {
   int64_t batch_size = 32;

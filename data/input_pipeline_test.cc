@@ -92,7 +92,7 @@ TEST(InputPipelineTest, CreateRejectsBadOptions) {
 
 TEST(InputPipelineTest, CreateRejectsShardSmallerThanBatch) {
   const Dataset dataset = MakeDataset(10);
-  // Worker 0 of 3 holds examples 0, 3, 6, 9; worker 1 only 1, 4, 7.
+  // Of 10 examples dealt to 3 workers, worker 0 holds 4, worker 1 only 3.
   EXPECT_TRUE(InputPipeline::Create(dataset, Options(4, 0, 3)).ok());
   const Status status = InputPipeline::Create(dataset, Options(4, 1, 3)).status();
   EXPECT_EQ(status.code(), Code::kInvalidArgument);
@@ -107,10 +107,10 @@ TEST(InputPipelineTest, ShardsAreDisjointAndCoverTheDataset) {
     EXPECT_EQ(pipeline->shard_size(), 20);
     pipeline->Start();
     const std::vector<int64_t> epoch = ReadEpochs(*pipeline, 1)[0];
-    for (const int64_t id : epoch) {
-      EXPECT_EQ(id % 3, worker);
-      seen.insert(id);
-    }
+    const std::vector<int64_t> shard = ShardExamples(60, worker, 3, /*seed=*/7);
+    EXPECT_EQ(std::set<int64_t>(epoch.begin(), epoch.end()),
+              std::set<int64_t>(shard.begin(), shard.end()));
+    seen.insert(epoch.begin(), epoch.end());
   }
   std::multiset<int64_t> all;
   for (int64_t i = 0; i < 60; ++i) all.insert(i);
@@ -118,8 +118,10 @@ TEST(InputPipelineTest, ShardsAreDisjointAndCoverTheDataset) {
 }
 
 TEST(InputPipelineTest, EachEpochVisitsTheShardOnceDroppingTheRemainder) {
-  // Worker 1 of 2 holds the 25 odd examples: 6 batches of 4, 1 left over.
+  // Worker 1 of 2 holds 25 examples: 6 batches of 4, 1 left over.
   const Dataset dataset = MakeDataset(50);
+  const std::vector<int64_t> shard = ShardExamples(50, 1, 2, /*seed=*/7);
+  const std::set<int64_t> mine(shard.begin(), shard.end());
   auto pipeline = MustCreate(dataset, Options(4, 1, 2));
   EXPECT_EQ(pipeline->shard_size(), 25);
   EXPECT_EQ(pipeline->batches_per_epoch(), 6);
@@ -128,8 +130,38 @@ TEST(InputPipelineTest, EachEpochVisitsTheShardOnceDroppingTheRemainder) {
     ASSERT_EQ(epoch.size(), 24u);
     const std::set<int64_t> distinct(epoch.begin(), epoch.end());
     EXPECT_EQ(distinct.size(), 24u);
-    for (const int64_t id : epoch) EXPECT_EQ(id % 2, 1);
+    for (const int64_t id : epoch) EXPECT_EQ(mine.count(id), 1u) << id;
   }
+}
+
+// A file whose labels cycle with the example's index (or that is sorted by
+// label) still gives every worker every class, in about equal shares:
+// taking every 2nd example of labels 0..9 cycling would give worker 0 the
+// even classes only, and a worker that alone trains would learn half of them.
+TEST(InputPipelineTest, EveryShardSamplesEveryClass) {
+  const Dataset cycling = MakeDataset(1000);  // label i % 10
+  Dataset sorted = cycling;
+  std::sort(sorted.labels.begin(), sorted.labels.end());
+  for (const Dataset* dataset : std::vector<const Dataset*>{&cycling, &sorted}) {
+    for (const int workers : {2, 5}) {
+      for (int worker = 0; worker < workers; ++worker) {
+        std::vector<int> per_class(10);
+        for (const int64_t id : ShardExamples(1000, worker, workers, /*seed=*/7)) {
+          ++per_class[dataset->labels[id]];
+        }
+        const int share = 1000 / workers / 10;
+        for (int c = 0; c < 10; ++c) {
+          EXPECT_GT(per_class[c], share / 2)
+              << "class " << c << ", worker " << worker << " of " << workers;
+        }
+      }
+    }
+  }
+}
+
+TEST(InputPipelineTest, ShardsDependOnTheSeedOnly) {
+  EXPECT_EQ(ShardExamples(100, 1, 3, 9), ShardExamples(100, 1, 3, 9));
+  EXPECT_NE(ShardExamples(100, 1, 3, 9), ShardExamples(100, 1, 3, 10));
 }
 
 TEST(InputPipelineTest, SameSeedGivesSameOrder) {

@@ -27,10 +27,13 @@ bool ChiefService::SentBy(const wire::Header& h, wire::Role role) const {
 }
 
 OutgoingMessage ChiefService::StateReply(wire::MessageType type) const {
+  return StateReply(type, state_->state());
+}
+
+OutgoingMessage ChiefService::StateReply(wire::MessageType type, wire::ClusterState state) const {
   OutgoingMessage reply;
   reply.type = type;
   const uint64_t hash = state_->placement_hash();
-  const wire::ClusterState state = state_->state();
   const int64_t train_steps = state_->train_steps();
   reply.extras = [hash, state, train_steps](flatbuffers::FlatBufferBuilder& fbb) {
     HeaderExtras extras;
@@ -84,10 +87,7 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
                                "--placement, --partition_bytes and --ps_hosts must be the same on "
                                "every task"));
       }
-      if (state_->state() != wire::ClusterState::Starting) {
-        state_->RecordJoin(worker);
-      }
-      return StateReply(wire::MessageType::JoinReply);
+      return StateReply(wire::MessageType::JoinReply, state_->RecordJoin(worker));
     case wire::MessageType::ReportRequest:
       if (h.report() == nullptr) {
         return Error(reply_type, InvalidArgument("report request without a report"));

@@ -24,6 +24,7 @@ class ChiefService {
   // True when `h` comes from a task of this cluster with `role` (Ps or Worker).
   bool SentBy(const wire::Header& h, wire::Role role) const;
   OutgoingMessage StateReply(wire::MessageType type) const;
+  OutgoingMessage StateReply(wire::MessageType type, wire::ClusterState state) const;
   OutgoingMessage HandleWorker(const ReceivedMessage& request, RequestContext& context);
   OutgoingMessage HandleShardApplied(const ReceivedMessage& request);
   OutgoingMessage HandleHeartbeat(const ReceivedMessage& request);

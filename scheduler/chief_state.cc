@@ -40,12 +40,16 @@ void ChiefState::set_state(wire::ClusterState state) {
   state_ = state;
 }
 
-void ChiefState::RecordJoin(int worker) {
+wire::ClusterState ChiefState::RecordJoin(int worker) {
   MutexLock lock(mu_);
   WorkerInfo& w = workers_[worker];
-  w.joined = true;
-  w.left = false;
+  w.waiting = state_ == wire::ClusterState::Starting;
+  if (state_ == wire::ClusterState::Training) {
+    w.joined = true;
+    w.left = false;
+  }
   MarkAlive(WorkerName(worker), clock_.Now(), &w.dead, &w.last_seen);
+  return state_;
 }
 
 bool ChiefState::Adopt(int worker) {
@@ -83,7 +87,7 @@ std::vector<std::string> ChiefState::DeclareSilentTasksDead(std::chrono::millise
   }
   for (size_t i = 0; i < workers_.size(); ++i) {
     WorkerInfo& w = workers_[i];
-    if (w.joined && !w.left && !w.dead && now - w.last_seen > timeout) {
+    if (((w.joined && !w.left) || w.waiting) && !w.dead && now - w.last_seen > timeout) {
       w.dead = true;
       dead.push_back(WorkerName(i));
     }
@@ -133,10 +137,10 @@ ReportWindow ChiefState::TakeWindow() {
   return w;
 }
 
-bool ChiefState::AllJoinedWorkersLeft() const {
+bool ChiefState::EveryWorkerDone() const {
   MutexLock lock(mu_);
   for (const WorkerInfo& w : workers_) {
-    if (w.joined && !w.left && !w.dead) return false;
+    if (((w.joined && !w.left) || w.waiting) && !w.dead) return false;
   }
   return true;
 }

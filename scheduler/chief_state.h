@@ -17,6 +17,8 @@
 namespace pst {
 
 struct WorkerInfo {
+  // Asked to join before training opened and has not had the answer since.
+  bool waiting = false;
   bool joined = false;
   bool left = false;
   bool dead = false;  // silent for longer than the heartbeat timeout
@@ -56,7 +58,11 @@ class ChiefState {
   wire::ClusterState state() const;
   void set_state(wire::ClusterState state);
 
-  void RecordJoin(int worker);
+  // A join request from `worker`, answered with state(): before training
+  // opens the worker waits (and asks again); while training it joins; once
+  // stopping it is told training is over, and leaves without training.
+  // Returns the state to answer with.
+  wire::ClusterState RecordJoin(int worker);
   // Counts a worker heard from without joining as joined: it joined this
   // chief's previous run (a restarted chief). True when it was not joined.
   bool Adopt(int worker);
@@ -69,10 +75,13 @@ class ChiefState {
   // "" while every reported training loss was finite; else what the first
   // non-finite one was ("worker:1 reported a training loss of nan").
   std::string non_finite_loss() const;
-  // True when every worker that joined has left (or was declared dead).
-  bool AllJoinedWorkersLeft() const;
+  // True when every worker that joined has left (or was declared dead), and
+  // none that asked to join before training opened still waits for the
+  // answer: at the end the chief waits for both, so that a worker a moment
+  // late hears that training is over rather than asking a chief that is gone.
+  bool EveryWorkerDone() const;
   // Declares dead the tasks silent for longer than `timeout`: workers that
-  // joined and did not leave, ps that sent a heartbeat. Returns their names
+  // joined (or wait to) and did not leave, ps that sent a heartbeat. Returns their names
   // ("worker:1", "ps:0"). A task heard from again is alive again.
   std::vector<std::string> DeclareSilentTasksDead(std::chrono::milliseconds timeout);
   int64_t total_examples() const;

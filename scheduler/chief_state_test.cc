@@ -46,6 +46,7 @@ TEST_F(ChiefStateTest, PsFollowedFromItsFirstHeartbeat) {
 
 TEST_F(ChiefStateTest, WorkerFollowedFromJoinUntilItLeaves) {
   ChiefState state(1, 100, /*num_workers=*/2, /*num_ps=*/1, "", clock_);
+  state.set_state(wire::ClusterState::Training);
   state.RecordHeartbeat(wire::Role::Worker, 0);  // before joining: not counted
   EXPECT_EQ(state.live_workers(), 0);
   state.RecordJoin(0);
@@ -58,7 +59,7 @@ TEST_F(ChiefStateTest, WorkerFollowedFromJoinUntilItLeaves) {
   EXPECT_EQ(state.DeclareSilentTasksDead(kTimeout), std::vector<std::string>{"worker:0"});
   EXPECT_EQ(state.live_workers(), 1);
   EXPECT_EQ(state.gone_worker_mask(), (std::vector<bool>{true, false}));
-  EXPECT_FALSE(state.AllJoinedWorkersLeft());
+  EXPECT_FALSE(state.EveryWorkerDone());
   // A restarted worker joins again and is alive.
   state.RecordJoin(0);
   EXPECT_EQ(state.live_workers(), 2);
@@ -70,9 +71,39 @@ TEST_F(ChiefStateTest, WorkerFollowedFromJoinUntilItLeaves) {
   state.RecordReport(1, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
   Silence();
   EXPECT_TRUE(state.DeclareSilentTasksDead(kTimeout).empty());
-  EXPECT_TRUE(state.AllJoinedWorkersLeft());
+  EXPECT_TRUE(state.EveryWorkerDone());
   EXPECT_EQ(state.gone_worker_mask(), (std::vector<bool>{true, true}));
   EXPECT_EQ(state.deaths(), 1);
+}
+
+// A worker that asked to join before training opened, and did not ask
+// again before it ended, still hears that training is over: the chief waits
+// for it (or for its silence) before it exits.
+TEST_F(ChiefStateTest, AWorkerThatAskedBeforeTrainingOpenedIsWaitedForAtTheEnd) {
+  ChiefState state(1, 100, /*num_workers=*/2, /*num_ps=*/1, "", clock_);
+  EXPECT_EQ(state.RecordJoin(1), wire::ClusterState::Starting);
+  EXPECT_FALSE(state.EveryWorkerDone());
+  state.set_state(wire::ClusterState::Training);
+  EXPECT_EQ(state.RecordJoin(0), wire::ClusterState::Training);
+  EXPECT_EQ(state.live_workers(), 1);
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(wire::CreateReport(fbb, 0, 0, 0, 0, 0, 0, /*done=*/true));
+  state.RecordReport(0, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
+  state.set_state(wire::ClusterState::Stopping);
+  EXPECT_FALSE(state.EveryWorkerDone());  // worker:1 has not heard
+  // Told training is over: it leaves without training, so no goodbye.
+  EXPECT_EQ(state.RecordJoin(1), wire::ClusterState::Stopping);
+  EXPECT_TRUE(state.EveryWorkerDone());
+  EXPECT_EQ(state.live_workers(), 0);
+}
+
+TEST_F(ChiefStateTest, AWaitingWorkerThatFallsSilentIsDeclaredDead) {
+  ChiefState state(1, 100, /*num_workers=*/1, /*num_ps=*/1, "", clock_);
+  state.RecordJoin(0);
+  state.set_state(wire::ClusterState::Stopping);
+  Silence();
+  EXPECT_EQ(state.DeclareSilentTasksDead(kTimeout), std::vector<std::string>{"worker:0"});
+  EXPECT_TRUE(state.EveryWorkerDone());
 }
 
 TEST_F(ChiefStateTest, RemembersTheFirstNonFiniteLoss) {
@@ -92,6 +123,7 @@ TEST_F(ChiefStateTest, RemembersTheFirstNonFiniteLoss) {
 
 TEST_F(ChiefStateTest, AdoptsAWorkerThatJoinedAnEarlierChief) {
   ChiefState state(1, 100, /*num_workers=*/2, /*num_ps=*/1);
+  state.set_state(wire::ClusterState::Training);
   EXPECT_TRUE(state.Adopt(1));
   EXPECT_FALSE(state.Adopt(1));
   EXPECT_EQ(state.live_workers(), 1);

@@ -212,7 +212,7 @@ void ChiefTimeline::StopWorkers() {
 void ChiefTimeline::WaitForWorkersToLeave() {
   const auto deadline = Clock::now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
   auto next_probe = Clock::now() + ShardKeeper::kProbeInterval;
-  while (!state_.AllJoinedWorkersLeft()) {
+  while (!state_.EveryWorkerDone()) {
     if (Clock::now() >= deadline) {
       LOG(WARNING) << "not every worker said goodbye within "
                       "--rpc_timeout_ms; stopping anyway";

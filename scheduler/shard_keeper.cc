@@ -51,6 +51,17 @@ StatusOr<int64_t> ShardKeeper::Start() {
 StatusOr<int64_t> ShardKeeper::Recover(const std::string& why) {
   LOG(WARNING) << "pausing training: " << why;
   PST_RETURN_IF_ERROR(WaitForShards());
+  // A ps that was only slow (a stall longer than a probe's patience) still
+  // holds everything: initializing it again would throw the training away.
+  PST_ASSIGN_OR_RETURN(const bool kept, EveryShardKeptItsVariables());
+  if (kept) {
+    PST_ASSIGN_OR_RETURN(const int64_t step,
+                         sync_ ? StatusOr<int64_t>(sync_->global_step()) : ps_->GlobalStep());
+    LOG(WARNING) << "every ps answers again with its variables, nothing was lost: training "
+                    "goes on at global step "
+                 << step;
+    return step;
+  }
   PST_RETURN_IF_ERROR(InitializeVariables());
   PST_ASSIGN_OR_RETURN(const int64_t step, RestoreNewestCheckpoint());
   if (sync_) sync_->Open(step);
@@ -131,16 +142,22 @@ Status ShardKeeper::InitializeVariables() {
 // restored.)
 StatusOr<std::optional<int64_t>> ShardKeeper::CarryOnWithRunningShards() {
   if (sync_) return std::optional<int64_t>();
-  for (int k = 0; k < ps_->num_shards(); ++k) {
-    auto status = ps_->GetShardStatus(k, deadline());
-    // Refused: the ps serves another cluster, which the next steps report.
-    if (!status.ok() || !status->store.initialized) return std::optional<int64_t>();
-  }
+  PST_ASSIGN_OR_RETURN(const bool kept, EveryShardKeptItsVariables());
+  if (!kept) return std::optional<int64_t>();
   PST_ASSIGN_OR_RETURN(const int64_t step, ps_->GlobalStep());
   LOG(INFO) << "every ps still serves this cluster's variables: carrying on "
                "from global step "
             << step << " without restoring a checkpoint";
   return std::optional<int64_t>(step);
+}
+
+StatusOr<bool> ShardKeeper::EveryShardKeptItsVariables() {
+  for (int k = 0; k < ps_->num_shards(); ++k) {
+    auto status = ps_->GetShardStatus(k, deadline());
+    // Refused: the ps serves another cluster, which the next steps report.
+    if (!status.ok() || !status->store.initialized) return false;
+  }
+  return true;
 }
 
 // Overwrites the fresh variables with the newest valid checkpoint, if any.

@@ -4,7 +4,8 @@
 // carries on from the shards still running. While training runs it probes
 // them; when one is lost (dead, or restarted without its variables) it brings
 // the whole cluster back to one step: every shard initialized again, then the
-// newest checkpoint restored. At the end it shuts them down.
+// newest checkpoint restored. One that was only slow to answer is left as it
+// is. At the end it shuts them down.
 //
 // Ownership: borrows the options, the ps client, the sync coordinator (null
 // in async mode), the checkpointer (null without --checkpoint_dir) and the
@@ -44,9 +45,11 @@ class ShardKeeper {
   // the running shards' (async, a restarted chief), a restored checkpoint's,
   // or 0.
   StatusOr<int64_t> Start();
-  // Pauses until every ps answers, then initializes every shard again and
-  // restores the newest checkpoint (sync: the coordinator goes back to its
-  // step); returns the step training resumes at. `why`: what was lost.
+  // Pauses until every ps answers. When each still holds this cluster's
+  // variables (it was slow, not lost), training goes on where it is;
+  // otherwise every shard is initialized again and the newest checkpoint
+  // restored (sync: the coordinator goes back to its step). Returns the
+  // step training resumes at. `why`: what looked lost.
   StatusOr<int64_t> Recover(const std::string& why);
 
   // "" when every shard answers within a second with its variables; else
@@ -73,6 +76,8 @@ class ShardKeeper {
 
  private:
   Status InitializeVariables();
+  // True when every ps answers with this cluster's variables initialized.
+  StatusOr<bool> EveryShardKeptItsVariables();
   // The global step of the running shards when every ps still serves this
   // cluster's variables (async only); none otherwise.
   StatusOr<std::optional<int64_t>> CarryOnWithRunningShards();

@@ -192,8 +192,13 @@ echo "$tensorboard_hint" >&2
 for ((k = 0; k < num_ps; k++)); do start_task "ps-$k" ps --task_index="$k"; done
 start_task chief chief --run_dir="$run_dir" "${chief_flags[@]}"
 for ((k = 0; k < num_workers; k++)); do
-  start_task "worker-$k" worker --task_index="$k" --simulated_delay_ms="${worker_delay_ms[$k]:-0}" \
-    --simulated_delay_from_step="${worker_delay_from[$k]:-0}"
+  # Only for a --slow_worker: a flag after -- (the task flags) is not overridden.
+  slow=()
+  if [[ -n "${worker_delay_ms[$k]:-}" ]]; then
+    slow=(--simulated_delay_ms="${worker_delay_ms[$k]}"
+      --simulated_delay_from_step="${worker_delay_from[$k]}")
+  fi
+  start_task "worker-$k" worker --task_index="$k" "${slow[@]}"
 done
 
 # Follow the tasks: the chief's end ends the run; any other failure stops it

@@ -113,7 +113,7 @@ TEST_F(WorkerLoopTest, JoinsTrainsToTheStepCountReportsAndLeaves) {
   const Status ran = RunWorkerOn(options_, shards_.transport(), stop);
   ASSERT_TRUE(ran.ok()) << ran.ToString();
 
-  EXPECT_TRUE(state_->AllJoinedWorkersLeft());
+  EXPECT_TRUE(state_->EveryWorkerDone());
   // A report every 5 local steps; the 40th step ends training before its own.
   const ReportWindow reports = state_->TakeWindow();
   EXPECT_EQ(reports.reports, (kTrainSteps - 1) / options_.report_every_steps);
@@ -208,7 +208,7 @@ TEST_F(WorkerLoopTest, AModelParallelWorkerLearnsItAsFar) {
   std::atomic<bool> stop{false};
   const Status ran = RunWorkerOn(options_, shards_.transport(), stop);
   ASSERT_TRUE(ran.ok()) << ran.ToString();
-  EXPECT_TRUE(state_->AllJoinedWorkersLeft());
+  EXPECT_TRUE(state_->EveryWorkerDone());
   EXPECT_GE(TrainedAccuracy(options_, *placement_, shards_), 0.9);
 }
 

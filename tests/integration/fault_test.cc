@@ -1,5 +1,6 @@
 // Processes that die mid-run: a ps killed, declared dead and restarted (the
-// cluster rolls back to its last checkpoint and finishes), a worker killed and
+// cluster rolls back to its last checkpoint and finishes), a ps that only
+// stalls (nothing rolls back), a worker killed and
 // restarted in sync mode without a spare replica, the chief killed and
 // restarted (once, and five times for longer than a worker's token re-send
 // interval).
@@ -103,6 +104,29 @@ TEST_F(FaultTest, KilledPsIsRestartedAndTrainingResumesFromTheCheckpoint) {
   // Async: each worker's last push may land after the 500th.
   EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), 500);
   EXPECT_LE(ReportValue(log, "Global-Step: ").value_or(0), 502);
+}
+
+// A ps stopped for longer than a probe's patience looks down to the chief,
+// yet it kept its variables: training goes on where it is, instead of going
+// back to the last checkpoint (or, without one, to step 0).
+TEST_F(FaultTest, APsThatStallsPastTheProbesPatienceKeepsItsTraining) {
+  LocalCluster cluster(1, 2, TestDir());
+  cluster.StartAll(Flags("async", 400));
+  ChildProcess& chief = cluster.task("chief");
+  WaitForStep(chief, 120);
+  cluster.task("ps", 0).Signal(SIGSTOP);
+  for (int i = 0; i < 250 && chief.Log().find("pausing training") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  cluster.task("ps", 0).Signal(SIGCONT);
+  ExpectAllExitZero(cluster);
+  const std::string log = chief.Log();
+  EXPECT_NE(log.find("pausing training: ps:0"), std::string::npos) << log;
+  EXPECT_NE(log.find("nothing was lost: training goes on at global step"), std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("training resumes at global step"), std::string::npos) << log;
+  EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), 400);
+  EXPECT_LE(ReportValue(log, "Global-Step: ").value_or(0), 402);
 }
 
 TEST_F(FaultTest, KilledChiefIsRestartedAndAsyncTrainingResumes) {
