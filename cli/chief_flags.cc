@@ -9,6 +9,7 @@
 #include "cli/task_flags.h"
 #include "common/parse_number.h"
 #include "model/model_zoo.h"
+#include "ps/container.h"
 #include "ps/shard_config.h"
 
 DECLARE_uint64(cluster_id);
@@ -39,6 +40,8 @@ DECLARE_int32(rpc_timeout_ms);
 DECLARE_int64(max_message_bytes);
 DECLARE_int32(metrics_port);
 DECLARE_string(bind_host);
+DECLARE_string(container);
+DECLARE_bool(reset_container);
 
 namespace pst {
 
@@ -48,6 +51,12 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   int index = 0;
   PST_ASSIGN_OR_RETURN(o.cluster, ClusterFromFlags(TaskType::kChief, &index));
   o.cluster_id = FLAGS_cluster_id;
+  if (!FLAGS_container.empty()) PST_RETURN_IF_ERROR(CheckContainerName(FLAGS_container));
+  if (FLAGS_reset_container && FLAGS_container.empty()) {
+    return InvalidArgument("--reset_container needs the --container to reset");
+  }
+  o.container = FLAGS_container;
+  o.reset_container = FLAGS_reset_container;
   if (FLAGS_mode == "sync") {
     const int workers = static_cast<int>(o.cluster.workers.size());
     o.auto_replicas = FLAGS_replicas_to_aggregate == "auto";
@@ -104,6 +113,8 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   o.export_onnx = FLAGS_export_onnx;
   o.logdir = FLAGS_logdir;
   o.checkpoint_dir = FLAGS_checkpoint_dir;
+  // The ps write a named container's parts under DIR/NAME too.
+  if (!o.checkpoint_dir.empty() && !o.container.empty()) o.checkpoint_dir += "/" + o.container;
   if (FLAGS_checkpoint_every_steps < 0 || FLAGS_checkpoint_every_secs < 0) {
     return InvalidArgument("--checkpoint_every_steps and --checkpoint_every_secs must be >= 0");
   }

@@ -25,6 +25,13 @@ DEFINE_string(chief_host, "", "host:port of the chief");
 DEFINE_string(bind_host, "",
               "ps and chief: the address to listen on, * for every interface "
               "(default: the address of the task's host name when this machine holds it, else *)");
+DEFINE_string(container, "",
+              "Chief, worker: keep this job's variables, optimizer slots, global step and sync "
+              "state in this named container on the ps, so several jobs share one ps cluster "
+              "(empty: the default container)");
+DEFINE_bool(reset_container, false,
+            "Chief: discard what --container holds on the ps (another job's too) before "
+            "initializing it");
 DEFINE_int32(task_index, 0, "Index of this task among the tasks of its type");
 DEFINE_uint64(cluster_id, 0, "Cluster id shared by all tasks (0: the chief picks one)");
 // Transport.

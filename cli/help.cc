@@ -66,6 +66,7 @@ const std::vector<FlagGroup>& Groups() {
        kAll,
        {"rpc_timeout_ms", "max_message_bytes", "wire_dtype", "ps_threads", "heartbeat_timeout_ms",
         "heartbeat_interval_ms", "stop_grace_ms"}},
+      {"Shared ps clusters", kChief | kWorker, {"container", "reset_container"}},
       {"Monitoring", kChief | kPs, {"metrics_port"}},
       {"Security", kAll, {"curve_keys_dir"}},
       {"Testing", kWorker, {"simulated_delay_ms", "simulated_delay_from_step"}},

@@ -8,6 +8,7 @@
 #include "cli/job_flags.h"
 #include "cli/task_flags.h"
 #include "kernels/kernels.h"
+#include "ps/container.h"
 
 DECLARE_uint64(cluster_id);
 DECLARE_string(mode);
@@ -28,6 +29,7 @@ DECLARE_int64(worker_log_every_steps);
 DECLARE_int32(rpc_timeout_ms);
 DECLARE_int32(join_timeout_ms);
 DECLARE_int64(max_message_bytes);
+DECLARE_string(container);
 
 namespace pst {
 
@@ -36,6 +38,8 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   WorkerOptions o;
   PST_ASSIGN_OR_RETURN(o.cluster, ClusterFromFlags(TaskType::kWorker, &o.task_index));
   o.cluster_id = FLAGS_cluster_id;
+  if (!FLAGS_container.empty()) PST_RETURN_IF_ERROR(CheckContainerName(FLAGS_container));
+  o.container = FLAGS_container;
   o.sync = FLAGS_mode == "sync";
   o.ssp = FLAGS_mode == "ssp";
   if (FLAGS_simulated_delay_ms < 0) return InvalidArgument("--simulated_delay_ms must be >= 0");

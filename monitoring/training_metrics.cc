@@ -42,6 +42,21 @@ std::string TrainingMetricsText(const TrainingSnapshot& s) {
   return t.text();
 }
 
+namespace {
+
+// One sample of `name` per container the shard holds (the default one as
+// container="").
+void AddPerContainer(PrometheusText& t, const ShardLoad& load, const std::string& name,
+                     const std::string& help, uint64_t ContainerLoad::*field,
+                     PrometheusText::Type type = PrometheusText::Type::kGauge) {
+  for (const ContainerLoad& c : load.containers) {
+    t.Add(type, name, help, static_cast<double>(c.*field),
+          {{"shard", std::to_string(load.shard)}, {"container", c.name}});
+  }
+}
+
+}  // namespace
+
 std::string ShardMetricsText(const ShardLoad& load) {
   PrometheusText t;
   const PrometheusLabels shard = {{"shard", std::to_string(load.shard)}};
@@ -59,6 +74,17 @@ std::string ShardMetricsText(const ShardLoad& load) {
                load.gradients_dropped, shard);
   t.AddGauge("pstrain_ps_queue_depth", "Requests received and not yet being served",
              load.queue_depth, shard);
+  AddPerContainer(t, load, "pstrain_ps_container_variables", "Variables a container holds",
+                  &ContainerLoad::variables);
+  AddPerContainer(t, load, "pstrain_ps_container_bytes_held", "Bytes of values a container holds",
+                  &ContainerLoad::bytes_held);
+  AddPerContainer(t, load, "pstrain_ps_container_updates_applied_total",
+                  "Gradient updates applied to a container", &ContainerLoad::updates_applied,
+                  PrometheusText::Type::kCounter);
+  AddPerContainer(t, load, "pstrain_ps_container_pulls_total", "Pulls served from a container",
+                  &ContainerLoad::pulls, PrometheusText::Type::kCounter);
+  AddPerContainer(t, load, "pstrain_ps_container_pushes_total", "Pushes applied to a container",
+                  &ContainerLoad::pushes, PrometheusText::Type::kCounter);
   return t.text();
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/mutex.h"
 
@@ -31,6 +32,17 @@ struct TrainingSnapshot {
   int consecutive_checkpoint_failures = 0;
 };
 
+// One container's share of a ps shard (ps/container.h): the default
+// container's name is "".
+struct ContainerLoad {
+  std::string name;
+  uint64_t variables = 0;
+  uint64_t bytes_held = 0;
+  uint64_t updates_applied = 0;
+  uint64_t pulls = 0;
+  uint64_t pushes = 0;
+};
+
 // A ps shard's load, as its status request reports it.
 struct ShardLoad {
   int shard = 0;
@@ -42,6 +54,7 @@ struct ShardLoad {
   uint64_t updates_applied = 0;
   uint64_t gradients_dropped = 0;
   uint64_t queue_depth = 0;
+  std::vector<ContainerLoad> containers;
 };
 
 std::string TrainingMetricsText(const TrainingSnapshot& s);

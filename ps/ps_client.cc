@@ -41,6 +41,7 @@ PsClient::PsClient(Transport& transport, const ClusterSpec& cluster, Placement p
     options.rpc_timeout_ms = identity.rpc_timeout_ms;
     options.max_message_bytes = identity.max_message_bytes;
     options.curve = identity.curve;
+    options.container = identity.container;
     channels_.push_back(transport.Connect(options));
   }
   interrupt_ = identity.interrupt;
@@ -260,7 +261,8 @@ StatusOr<PushSummary> PsClient::TakePushed(const Round& round) {
   return summary;
 }
 
-Status PsClient::Initialize(const ShardConfig& config, const std::vector<Tensor>& values) {
+Status PsClient::Initialize(const ShardConfig& config, const std::vector<Tensor>& values,
+                            const ContainerInit& container) {
   CHECK_EQ(values.size(), placement_.variables().size());
   const int shards = num_shards();
   Round round(shards);
@@ -276,7 +278,7 @@ Status PsClient::Initialize(const ShardConfig& config, const std::vector<Tensor>
     const bool holds_step =
         global_step_slice_ >= 0 && placement_.slices()[global_step_slice_].shard == k;
     requests[k].type = wire::MessageType::InitRequest;
-    requests[k].extras = [config, holds_step](flatbuffers::FlatBufferBuilder& fbb) {
+    requests[k].extras = [config, holds_step, container](flatbuffers::FlatBufferBuilder& fbb) {
       const OptimizerConfig& o = config.optimizer;
       auto optimizer = wire::CreateOptimizerParams(
           fbb, fbb.CreateString(o.name), o.learning_rate, o.momentum, o.use_nesterov,
@@ -286,7 +288,7 @@ Status PsClient::Initialize(const ShardConfig& config, const std::vector<Tensor>
           fbb, optimizer, ToWire(config.staleness_policy), config.max_staleness,
           fbb.CreateString(holds_step ? kGlobalStepName : ""),
           config.mode == TrainingMode::kSync ? wire::TrainingMode::Sync : wire::TrainingMode::Async,
-          config.replicas_to_aggregate);
+          config.replicas_to_aggregate, container.chief_port, container.reset);
       return extras;
     };
   }
@@ -362,6 +364,12 @@ StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, Clock::time_point dead
   status.bytes_in = s->bytes_in();
   status.bytes_out = s->bytes_out();
   status.queue_depth = s->queue_depth();
+  if (s->containers()) {
+    for (const wire::ContainerLoad* c : *s->containers()) {
+      status.containers.push_back({c->name() ? c->name()->str() : "", c->variables(), c->bytes(),
+                                   c->updates_applied(), c->pulls(), c->pushes()});
+    }
+  }
   return status;
 }
 

@@ -11,11 +11,13 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "common/tensor_file.h"
+#include "monitoring/training_metrics.h"
 #include "ps/shard_config.h"
 #include "transport/transport.h"
 
@@ -34,6 +36,14 @@ struct ClientIdentity {
   // kBFloat16 (half the bytes; the client narrows pushes and widens pulls,
   // so callers always see float32). Int64 variables always travel as int64.
   DType wire_dtype = DType::kFloat32;
+  // --container: every request names it ("": the default container).
+  std::string container;
+};
+
+// What a named container's init tells each shard besides the variables.
+struct ContainerInit {
+  int chief_port = 0;  // where the container's step notices and heartbeats go
+  bool reset = false;  // discard what the container holds, another job's too
 };
 
 struct PushSummary {
@@ -48,7 +58,9 @@ struct PushSummary {
 };
 
 struct ShardStatus {
-  StoreStats store;
+  StoreStats store;  // of the container asked about
+  // Every container the shard holds (ps/container.h).
+  std::vector<ContainerLoad> containers;
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
   uint32_t queue_depth = 0;
@@ -98,7 +110,8 @@ class PsClient {
                                  const std::vector<Tensor>& grads, int64_t step, int replicas = 0);
 
   // Initializes every shard: values[i] is the initial value of variable i.
-  Status Initialize(const ShardConfig& config, const std::vector<Tensor>& values);
+  Status Initialize(const ShardConfig& config, const std::vector<Tensor>& values,
+                    const ContainerInit& container = {});
 
   // Every shard writes its part of checkpoint `name` for `step` (in
   // parallel); returns each part's size and CRC32, indexed by shard.

@@ -90,13 +90,10 @@ OutgoingMessage PsService::Handle(const ReceivedMessage& request, std::string_vi
     case wire::MessageType::InitRequest: return HandleInit(request);
     case wire::MessageType::PullRequest: return HandlePull(request);
     case wire::MessageType::PushRequest: return HandlePush(request);
-    case wire::MessageType::ShardStatusRequest: return HandleStatus();
+    case wire::MessageType::ShardStatusRequest: return HandleStatus(request);
     case wire::MessageType::SaveRequest: return HandleSave(request);
     case wire::MessageType::RestoreRequest: return HandleRestore(request);
-    case wire::MessageType::ShutdownRequest:
-      LOG(INFO) << "shutdown requested by the chief";
-      server_->Stop();
-      return Reply(wire::MessageType::ShutdownReply);
+    case wire::MessageType::ShutdownRequest: return HandleShutdown(request);
     default:
       return Reply(wire::MessageType::ErrorReply,
                    InvalidArgument(std::string("a ps does not serve ") +
@@ -108,10 +105,62 @@ bool PsService::Quick(const ReceivedMessage& request) const {
   switch (request.type()) {
     case wire::MessageType::PullRequest:
     case wire::MessageType::ShardStatusRequest: return true;
-    case wire::MessageType::PushRequest:
-      return store_.mode() == TrainingMode::kAsync && request.total_bytes() <= kQuickPushBytes;
+    case wire::MessageType::PushRequest: {
+      if (request.total_bytes() > kQuickPushBytes) return false;
+      StatusOr<std::shared_ptr<Container>> c = Find(request);
+      // A refusal is quick to send.
+      return !c.ok() || (*c)->store.mode() == TrainingMode::kAsync;
+    }
     default: return false;
   }
+}
+
+std::shared_ptr<Container> PsService::FindNamed(const std::string& name) const {
+  MutexLock lock(named_mu_);
+  auto it = named_.find(name);
+  return it == named_.end() ? nullptr : it->second;
+}
+
+StatusOr<std::shared_ptr<Container>> PsService::Find(const ReceivedMessage& request) const {
+  const flatbuffers::String* name = request.header().container();
+  if (name == nullptr || name->size() == 0) {
+    // Aliases default_ without owning it.
+    return std::shared_ptr<Container>(std::shared_ptr<Container>(),
+                                      const_cast<Container*>(&default_));
+  }
+  // The client names the ps in front of these.
+  std::shared_ptr<Container> c = FindNamed(name->str());
+  if (c == nullptr) return FailedPrecondition("container '" + name->str() + "' is not initialized");
+  if (c->cluster_id != request.header().cluster_id()) {
+    // Names neither the owner nor its variables.
+    return PermissionDenied("container '" + name->str() + "' holds another job's variables");
+  }
+  return c;
+}
+
+std::string PsService::NamedContainers() const {
+  MutexLock lock(named_mu_);
+  std::string names;
+  for (const auto& [name, c] : named_) names += (names.empty() ? "" : ", ") + name;
+  return names;
+}
+
+std::vector<ContainerLoad> PsService::Loads() const {
+  std::vector<std::shared_ptr<const Container>> containers;
+  if (default_.store.initialized()) {
+    containers.emplace_back(std::shared_ptr<const Container>(), &default_);
+  }
+  {
+    MutexLock lock(named_mu_);
+    for (const auto& [name, c] : named_) containers.push_back(c);
+  }
+  std::vector<ContainerLoad> loads;
+  for (const auto& c : containers) {
+    const StoreStats s = c->store.Stats();
+    loads.push_back(
+        {c->name, s.variables, s.bytes, s.updates_applied, c->pulls.load(), c->pushes.load()});
+  }
+  return loads;
 }
 
 std::optional<std::chrono::steady_clock::time_point> PsService::last_chief_contact() const {
@@ -145,14 +194,82 @@ OutgoingMessage PsService::HandleInit(const ReceivedMessage& request) {
   for (const TensorView& v : request.tensors()) {
     values.emplace_back(std::string(v.name), v.ToTensor());
   }
+  if (const flatbuffers::String* name = request.header().container(); name && name->size() > 0) {
+    return InitNamed(request, name->str(), *config, std::move(values));
+  }
+  if (const std::string names = NamedContainers(); !names.empty()) {
+    return Reply(wire::MessageType::InitReply,
+                 FailedPrecondition("this ps serves named containers (" + names +
+                                    "): give this job a --container too"));
+  }
   const size_t count = values.size();
-  Status status = store_.Initialize(*config, std::move(values));
+  Status status = default_.store.Initialize(*config, std::move(values));
   if (status.ok()) {
     if (server_->cluster_id() == 0) server_->set_cluster_id(request.header().cluster_id());
     LOG(INFO) << "initialized " << count << " variables (optimizer " << config->optimizer.name
               << ", cluster " << request.header().cluster_id() << ")";
   }
   return Reply(wire::MessageType::InitReply, status);
+}
+
+OutgoingMessage PsService::InitNamed(const ReceivedMessage& request, const std::string& name,
+                                     const ShardConfig& config,
+                                     std::vector<std::pair<std::string, Tensor>> values) {
+  const wire::Header& h = request.header();
+  if (Status valid = CheckContainerName(name, "container"); !valid.ok()) {
+    return Reply(wire::MessageType::InitReply, valid);
+  }
+  const std::string where = "container '" + name + "'";
+  const bool reset = h.init()->reset_container();
+  std::shared_ptr<Container> held = FindNamed(name);
+  if (held != nullptr && held->cluster_id != h.cluster_id() && !reset) {
+    std::map<std::string, Shape> wanted;
+    for (const auto& [variable, value] : values) wanted.emplace(variable, value.shape());
+    const std::string difference = ModelDifference(held->store.Shapes(), wanted);
+    return Reply(
+        wire::MessageType::InitReply,
+        PermissionDenied(where + " holds another job's variables" +
+                         (difference.empty() ? "" : " (another model: " + difference + ")") +
+                         ": give this job another --container, or discard them with "
+                         "chief --reset_container"));
+  }
+  auto fresh = std::make_shared<Container>(name);
+  const size_t count = values.size();
+  if (Status s = fresh->store.Initialize(config, std::move(values)); !s.ok()) {
+    return Reply(wire::MessageType::InitReply, s);
+  }
+  fresh->cluster_id = h.cluster_id();
+  const int chief_port = h.init()->chief_port();
+  if (options_.container_chief && chief_port > 0) {
+    fresh->chief = options_.container_chief(chief_port, h.cluster_id());
+  }
+  {
+    MutexLock lock(named_mu_);
+    named_[name].swap(fresh);  // the one replaced, if any, goes once its last request ends
+  }
+  LOG(INFO) << (reset && held ? "reset " : "initialized ") << where << ": " << count
+            << " variables (optimizer " << config.optimizer.name << ", cluster " << h.cluster_id()
+            << ")";
+  return Reply(wire::MessageType::InitReply);
+}
+
+OutgoingMessage PsService::HandleShutdown(const ReceivedMessage& request) {
+  const flatbuffers::String* name = request.header().container();
+  if (name == nullptr || name->size() == 0) {
+    LOG(INFO) << "shutdown requested by the chief";
+    server_->Stop();
+    return Reply(wire::MessageType::ShutdownReply);
+  }
+  // A named container's job is over: its share goes, the ps serves on.
+  StatusOr<std::shared_ptr<Container>> c = Find(request);
+  if (!c.ok()) return Reply(wire::MessageType::ShutdownReply, c.status());
+  {
+    MutexLock lock(named_mu_);
+    named_.erase(name->str());
+  }
+  LOG(INFO) << "released container '" << name->str() << "' (" << (*c)->store.Stats().variables
+            << " variables): its job is over";
+  return Reply(wire::MessageType::ShutdownReply);
 }
 
 OutgoingMessage PsService::HandlePull(const ReceivedMessage& request) {
@@ -167,9 +284,15 @@ OutgoingMessage PsService::HandlePull(const ReceivedMessage& request) {
   if (const auto* wanted = request.header().names()) {
     for (const auto* n : *wanted) names.push_back(n->str());
   }
+  StatusOr<std::shared_ptr<Container>> c = Find(request);
+  if (!c.ok()) {
+    reply.status = c.status();
+    return reply;
+  }
   std::vector<VariableValue> values;
-  reply.status = store_.Pull(names, &values);
+  reply.status = (*c)->store.Pull(names, &values);
   if (!reply.status.ok()) return reply;
+  ++(*c)->pulls;
   reply.tensors.reserve(values.size());
   for (VariableValue& v : values) {
     // Narrowed outside every lock: a pulled value is a copy-on-write share
@@ -184,18 +307,26 @@ OutgoingMessage PsService::HandlePull(const ReceivedMessage& request) {
 
 OutgoingMessage PsService::HandlePush(const ReceivedMessage& request) {
   const wire::Header& h = request.header();
+  StatusOr<std::shared_ptr<Container>> found = Find(request);
+  if (!found.ok()) return Reply(wire::MessageType::PushReply, found.status());
+  Container& c = **found;
   const std::vector<Gradient> gradients = Gradients(request);
   StatusOr<PushOutcome> outcome = [&]() -> StatusOr<PushOutcome> {
-    if (store_.mode() == TrainingMode::kSync) {
+    if (c.store.mode() == TrainingMode::kSync) {
       const int replicas = h.push() != nullptr ? h.push()->replicas_to_aggregate() : 0;
-      return store_.SyncPush(gradients, h.sender_index(), h.step(), replicas);
+      return c.store.SyncPush(gradients, h.sender_index(), h.step(), replicas);
     }
     const bool increment = h.push() != nullptr && h.push()->increment_global_step();
-    return store_.Push(gradients, increment);
+    return c.store.Push(gradients, increment);
   }();
   if (!outcome.ok()) return Reply(wire::MessageType::PushReply, outcome.status());
-  if (outcome->completed_step >= 0 && notifier_ != nullptr) {
-    notifier_->ShardApplied(outcome->completed_step, server_->cluster_id());
+  ++c.pushes;
+  if (outcome->completed_step >= 0) {
+    if (&c == &default_ && notifier_ != nullptr) {
+      notifier_->ShardApplied(outcome->completed_step, server_->cluster_id());
+    } else if (c.chief != nullptr) {
+      c.chief->ShardApplied(outcome->completed_step);
+    }
   }
   return PushReply(*outcome);
 }
@@ -224,13 +355,20 @@ StatusOr<std::string> PsService::PartPath(const ReceivedMessage& request) const 
                          "abcdefghijklmnopqrstuvwxyz"
                          "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == std::string::npos;
   if (!valid) return InvalidArgument("bad checkpoint name '" + name + "'");
-  return options_.checkpoint_dir + "/" + name + "/ps-" + std::to_string(options_.shard) + ".part";
+  // A named container's parts sit in a folder of its (checked) name.
+  const flatbuffers::String* container = request.header().container();
+  const std::string folder = container != nullptr && container->size() > 0
+                                 ? options_.checkpoint_dir + "/" + container->str()
+                                 : options_.checkpoint_dir;
+  return folder + "/" + name + "/ps-" + std::to_string(options_.shard) + ".part";
 }
 
 OutgoingMessage PsService::HandleSave(const ReceivedMessage& request) {
   auto path = PartPath(request);
   if (!path.ok()) return Reply(wire::MessageType::SaveReply, path.status());
-  auto snapshot = store_.Snapshot();
+  StatusOr<std::shared_ptr<Container>> c = Find(request);
+  if (!c.ok()) return Reply(wire::MessageType::SaveReply, c.status());
+  auto snapshot = (*c)->store.Snapshot();
   if (!snapshot.ok()) return Reply(wire::MessageType::SaveReply, snapshot.status());
   std::error_code error;
   std::filesystem::create_directories(std::filesystem::path(*path).parent_path(), error);
@@ -254,8 +392,10 @@ OutgoingMessage PsService::HandleSave(const ReceivedMessage& request) {
 OutgoingMessage PsService::HandleRestore(const ReceivedMessage& request) {
   auto path = PartPath(request);
   if (!path.ok()) return Reply(wire::MessageType::RestoreReply, path.status());
+  StatusOr<std::shared_ptr<Container>> c = Find(request);
+  if (!c.ok()) return Reply(wire::MessageType::RestoreReply, c.status());
   auto part = ReadTensorFile(*path);
-  Status status = part.ok() ? store_.Restore(*part) : part.status();
+  Status status = part.ok() ? (*c)->store.Restore(*part) : part.status();
   if (!status.ok()) {
     status = Status(status.code(), *path + ": " + status.message());
   } else {
@@ -264,18 +404,28 @@ OutgoingMessage PsService::HandleRestore(const ReceivedMessage& request) {
   return Reply(wire::MessageType::RestoreReply, status);
 }
 
-OutgoingMessage PsService::HandleStatus() {
+OutgoingMessage PsService::HandleStatus(const ReceivedMessage& request) {
   OutgoingMessage reply = Reply(wire::MessageType::ShardStatusReply);
-  const StoreStats s = store_.Stats();
+  // A named container not there (yet, or any more), or another job's, is
+  // not this job's to use: one to initialize (which says why it cannot).
+  StatusOr<std::shared_ptr<Container>> c = Find(request);
+  const StoreStats s = c.ok() ? (*c)->store.Stats() : StoreStats();
   const uint64_t in = server_->bytes_in(), out = server_->bytes_out();
   const uint32_t queued = static_cast<uint32_t>(server_->queue_depth());
-  reply.extras = [s, in, out, queued](flatbuffers::FlatBufferBuilder& fbb) {
+  std::vector<ContainerLoad> loads = Loads();
+  reply.extras = [s, in, out, queued, loads](flatbuffers::FlatBufferBuilder& fbb) {
+    std::vector<flatbuffers::Offset<wire::ContainerLoad>> containers;
+    for (const ContainerLoad& l : loads) {
+      containers.push_back(wire::CreateContainerLoad(fbb, fbb.CreateString(l.name), l.variables,
+                                                     l.bytes_held, l.updates_applied, l.pulls,
+                                                     l.pushes));
+    }
     HeaderExtras extras;
     extras.shard_stats = wire::CreateShardStats(
         fbb, s.variables, s.bytes, s.updates_applied, s.gradients_dropped, s.gradients_scaled, in,
         out, s.staleness_sum, s.staleness_max, s.staleness_count, s.global_step, s.initialized,
         s.sync_step, s.stale_pushes, s.duplicate_pushes, fbb.CreateVector(s.aggregated_per_worker),
-        queued);
+        queued, fbb.CreateVector(containers));
     return extras;
   };
   return reply;

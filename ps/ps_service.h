@@ -1,6 +1,14 @@
 // PsService: answers the requests a ps task receives (init, pull, push,
-// status, save, restore, shutdown) from its VariableStore. Stateless apart
-// from the store.
+// status, save, restore, shutdown) from the VariableStore of the container
+// each request names (ps/container.h): the default one, or a named one that
+// several jobs' containers share the shard with.
+//
+// Cluster ids: the default container's is the server's (adopted at its first
+// init, checked by the transport). A ps that serves named containers leaves
+// the server's id unset and checks each request against its container's
+// owner; it serves no default-container job meanwhile, and a ps serving a
+// default-container job refuses other clusters' requests, so the two never
+// mix.
 //
 // The requests that change or stop the shard as a whole (init, save,
 // restore, shutdown) are the chief's: with PsServiceOptions::chief_addresses
@@ -11,11 +19,16 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/mutex.h"
+#include "monitoring/training_metrics.h"
+#include "ps/container.h"
 #include "ps/shard_applied_notifier.h"
 #include "ps/variable_store.h"
 #include "transport/transport.h"
@@ -32,6 +45,9 @@ struct PsServiceOptions {
   // one of them. Unset: served to any sender (a ps embedded in a benchmark
   // or a fuzzer); RunPs always sets it.
   std::optional<std::vector<std::string>> chief_addresses;
+  // Links a named container to its chief at init; unset: named containers
+  // send no step notices or heartbeats (a test, a benchmark).
+  ContainerChiefFactory container_chief;
 };
 
 class PsService {
@@ -55,7 +71,11 @@ class PsService {
   bool Quick(const ReceivedMessage& request) const;
   // About 0.1-0.5 ms of checking and applying on one core.
   static constexpr size_t kQuickPushBytes = size_t{1} << 20;
-  VariableStore& store() { return store_; }
+  // The default container's store.
+  VariableStore& store() { return default_.store; }
+  // Every container's load: the default one (when initialized) and the
+  // named ones, by name.
+  std::vector<ContainerLoad> Loads() const;
   // When the chief last sent this shard a request; none: never.
   std::optional<std::chrono::steady_clock::time_point> last_chief_contact() const;
 
@@ -65,13 +85,25 @@ class PsService {
   bool SentByChief(const ReceivedMessage& request, std::string_view peer_address) const;
   // The error for a request only the chief may send, from another sender.
   Status RefuseAdmin(const ReceivedMessage& request, std::string_view peer_address) const;
+  // The container a request names, when it exists and belongs to the
+  // sender's cluster; FailedPrecondition for a named one not initialized
+  // (as for a ps restarted empty), PermissionDenied for another job's.
+  StatusOr<std::shared_ptr<Container>> Find(const ReceivedMessage& request) const;
+  std::shared_ptr<Container> FindNamed(const std::string& name) const;
+  // The named containers held, comma-separated ("" when none).
+  std::string NamedContainers() const;
   OutgoingMessage HandleInit(const ReceivedMessage& request);
+  OutgoingMessage InitNamed(const ReceivedMessage& request, const std::string& name,
+                            const ShardConfig& config,
+                            std::vector<std::pair<std::string, Tensor>> values);
   OutgoingMessage HandlePull(const ReceivedMessage& request);
   OutgoingMessage HandlePush(const ReceivedMessage& request);
-  OutgoingMessage HandleStatus();
+  OutgoingMessage HandleStatus(const ReceivedMessage& request);
   OutgoingMessage HandleSave(const ReceivedMessage& request);
   OutgoingMessage HandleRestore(const ReceivedMessage& request);
-  // This shard's part file of the checkpoint the request names.
+  OutgoingMessage HandleShutdown(const ReceivedMessage& request);
+  // This shard's part file of the checkpoint the request names (under a
+  // folder of the container's name for a named one).
   StatusOr<std::string> PartPath(const ReceivedMessage& request) const;
 
   OutgoingMessage PushReply(const PushOutcome& outcome);
@@ -79,7 +111,11 @@ class PsService {
   Server* server_;
   ShardAppliedNotifier* notifier_;
   const PsServiceOptions options_;
-  VariableStore store_;
+  // Shared (aliased, never freed) like the named ones, so handlers treat all
+  // containers alike.
+  Container default_{""};
+  mutable Mutex named_mu_;
+  std::map<std::string, std::shared_ptr<Container>> named_ GUARDED_BY(named_mu_);
   // steady_clock ticks since its epoch; 0: never.
   std::atomic<std::chrono::steady_clock::rep> last_chief_contact_{0};
 };

@@ -10,6 +10,7 @@
 #include "common/stop_signals.h"
 #include "monitoring/metrics_http_server.h"
 #include "monitoring/training_metrics.h"
+#include "ps/container_chief_link.h"
 #include "ps/ps_service.h"
 #include "ps/stop_policy.h"
 #include "transport/bind_address.h"
@@ -91,6 +92,7 @@ ShardLoad Load(int shard, PsService& service, const RpcServer& server) {
   load.updates_applied = s.updates_applied;
   load.gradients_dropped = s.gradients_dropped;
   load.queue_depth = server.queue_depth();
+  load.containers = service.Loads();
   return load;
 }
 
@@ -170,9 +172,17 @@ Status RunPs(const PsOptions& options) {
                    [&service](const ReceivedMessage& r, RequestContext& c) {
                      return service->Handle(r, c.peer_address());
                    });
-  service = std::make_unique<PsService>(
-      &server, &notifier,
-      PsServiceOptions{options.task_index, options.checkpoint_dir, std::move(chief_addresses)});
+  // A named container's chief: on the chief host, at the port its init names.
+  auto container_chief = [&transport, chief, &options](int port, uint64_t cluster_id) {
+    ChannelOptions its_chief = chief;
+    its_chief.endpoint = HostPort{options.cluster.chief.host, port}.Endpoint();
+    return std::make_unique<ContainerChiefLink>(transport, its_chief, options.heartbeat_interval,
+                                                cluster_id);
+  };
+  service =
+      std::make_unique<PsService>(&server, &notifier,
+                                  PsServiceOptions{options.task_index, options.checkpoint_dir,
+                                                   std::move(chief_addresses), container_chief});
   PST_RETURN_IF_ERROR(server.Start());
   std::unique_ptr<MetricsHttpServer> metrics;
   if (options.metrics_port > 0) {

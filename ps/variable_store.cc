@@ -310,6 +310,13 @@ void VariableStore::ApplyAccumulated() {
   ++sync_step_;
 }
 
+std::map<std::string, Shape> VariableStore::Shapes() const {
+  ReaderMutexLock lock(mu_);
+  std::map<std::string, Shape> shapes;
+  for (const auto& [name, v] : variables_) shapes.emplace(name, v->shape);
+  return shapes;
+}
+
 StoreStats VariableStore::Stats() const {
   ReaderMutexLock lock(mu_);
   StoreStats s;

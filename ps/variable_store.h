@@ -108,6 +108,8 @@ class VariableStore {
                                  int replicas = 0);
 
   StoreStats Stats() const;
+  // The shape of every variable, by name (none before Initialize).
+  std::map<std::string, Shape> Shapes() const;
 
   // Checkpoints. Snapshot() returns every variable with its optimizer
   // slots, version and update count, and the sync step, as named tensors

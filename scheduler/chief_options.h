@@ -20,7 +20,11 @@ namespace pst {
 struct ChiefOptions {
   ClusterSpec cluster;
   uint64_t cluster_id = 0;  // 0: pick a random one
-  JobOptions job;           // the data and the model
+  // --container: the job's named container on the ps ("": the default);
+  // --reset_container: discard what it holds before initializing it.
+  std::string container;
+  bool reset_container = false;
+  JobOptions job;  // the data and the model
   uint64_t seed = 1;
   ShardConfig shard;  // optimizer and staleness policy, applied on every ps
   // Sync, --replicas_to_aggregate=auto: N is picked per step;

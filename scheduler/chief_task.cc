@@ -44,6 +44,7 @@ ClientIdentity Identity(const ChiefOptions& options, uint64_t cluster_id) {
   id.rpc_timeout_ms = options.rpc_timeout_ms;
   id.max_message_bytes = options.max_message_bytes;
   id.curve = options.curve;
+  id.container = options.container;
   return id;
 }
 

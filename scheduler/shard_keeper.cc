@@ -41,10 +41,28 @@ Status ShardKeeper::WaitForShards() {
 }
 
 StatusOr<int64_t> ShardKeeper::Start() {
-  PST_ASSIGN_OR_RETURN(const std::optional<int64_t> carried_on, CarryOnWithRunningShards());
-  if (carried_on) return *carried_on;
-  PST_RETURN_IF_ERROR(InitializeVariables());
+  // --reset_container: what the container holds goes, whoever's it is.
+  if (!options_.reset_container) {
+    PST_ASSIGN_OR_RETURN(const std::optional<int64_t> carried_on, CarryOnWithRunningShards());
+    if (carried_on) return *carried_on;
+  }
+  PST_RETURN_IF_ERROR(InitializeVariables(options_.reset_container));
+  if (!options_.container.empty()) LogContainers();
   return RestoreNewestCheckpoint();
+}
+
+void ShardKeeper::LogContainers() {
+  for (int k = 0; k < ps_->num_shards(); ++k) {
+    StatusOr<ShardStatus> status = ps_->GetShardStatus(k, deadline());
+    if (!status.ok()) continue;  // the probes report it
+    std::string held;
+    for (const ContainerLoad& c : status->containers) {
+      held += (held.empty() ? "" : ", ") + (c.name.empty() ? std::string("(default)") : c.name) +
+              " (" + std::to_string(c.variables) + " variables, " + std::to_string(c.bytes_held) +
+              " B, " + std::to_string(c.updates_applied) + " updates)";
+    }
+    LOG(INFO) << "ps:" << k << " holds " << status->containers.size() << " containers: " << held;
+  }
 }
 
 // Every shard goes back to the same step, so the model stays consistent.
@@ -124,13 +142,17 @@ Clock::time_point ShardKeeper::deadline() const {
   return Clock::now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
 }
 
-Status ShardKeeper::InitializeVariables() {
+Status ShardKeeper::InitializeVariables(bool reset_container) {
   std::vector<Tensor> values = InitialValues();
-  PST_RETURN_IF_ERROR(ps_->Initialize(options_.shard, values));
+  PST_RETURN_IF_ERROR(ps_->Initialize(options_.shard, values,
+                                      ContainerInit{options_.cluster.chief.port, reset_container}));
   LOG(INFO) << "optimizer " << options_.shard.optimizer.name << ", learning rate "
             << options_.shard.optimizer.learning_rate;
-  LOG(INFO) << "initialized " << values.size() << " variables (seed " << options_.seed
-            << "), placement:\n"
+  LOG(INFO) << "initialized " << values.size() << " variables (seed " << options_.seed << ")"
+            << (options_.container.empty() ? ""
+                                           : " in container '" + options_.container + "'" +
+                                                 (reset_container ? ", reset" : ""))
+            << ", placement:\n"
             << ps_->placement().Describe();
   return Status::OK();
 }

@@ -1,11 +1,11 @@
 // ShardKeeper: keeps the ps shards alive and consistent for the chief. At
 // start it waits for every ps, then initializes the variables (seeded) and
 // restores the newest valid checkpoint, or, a restarted chief in async mode,
-// carries on from the shards still running. While training runs it probes
-// them; when one is lost (dead, or restarted without its variables) it brings
-// the whole cluster back to one step: every shard initialized again, then the
-// newest checkpoint restored. One that was only slow to answer is left as it
-// is. At the end it shuts them down.
+// carries on from the shards still running (not with --reset_container,
+// which discards what the job's named container holds before initializing). While training runs it
+// probes them; when one is lost (dead, or restarted without its variables) it brings the whole
+// cluster back to one step: every shard initialized again, then the newest checkpoint restored. One
+// that was only slow to answer is left as it is. At the end it shuts them down.
 //
 // Ownership: borrows the options, the ps client, the sync coordinator (null
 // in async mode), the checkpointer (null without --checkpoint_dir) and the
@@ -75,7 +75,10 @@ class ShardKeeper {
   Clock::time_point deadline() const;
 
  private:
-  Status InitializeVariables();
+  // `reset_container`: discard what the named container holds first.
+  Status InitializeVariables(bool reset_container = false);
+  // Logs the containers each ps holds (a shared ps cluster).
+  void LogContainers();
   // True when every ps answers with this cluster's variables initialized.
   StatusOr<bool> EveryShardKeptItsVariables();
   // The global step of the running shards when every ps still serves this

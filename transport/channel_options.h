@@ -21,6 +21,8 @@ struct ChannelOptions {
   int rpc_timeout_ms = 30000;
   size_t max_message_bytes = size_t{1} << 30;
   std::optional<CurveKeys> curve;  // the cluster's keys when CURVE is on
+  // Stamped on every request (Header.container): a ps channel's --container.
+  std::string container;
 };
 
 }  // namespace pst

@@ -21,8 +21,8 @@ StatusOr<uint64_t> Connection::Send(const OutgoingMessage& request) {
         " bytes exceeds --max_message_bytes=" + std::to_string(options_.max_message_bytes));
   }
   const uint64_t id = next_request_id_++;
-  PST_RETURN_IF_ERROR(
-      Post(request, Envelope{id, options_.cluster_id, options_.role, options_.index}));
+  PST_RETURN_IF_ERROR(Post(request, Envelope{id, options_.cluster_id, options_.role, options_.index,
+                                             options_.container}));
   return id;
 }
 

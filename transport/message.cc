@@ -103,6 +103,8 @@ std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
       message.names.empty()
           ? flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>>()
           : fbb.CreateVectorOfStrings(message.names);
+  const auto container = envelope.container.empty() ? flatbuffers::Offset<flatbuffers::String>()
+                                                    : fbb.CreateString(envelope.container);
   HeaderExtras extras;
   if (message.extras) extras = message.extras(fbb);
 
@@ -127,6 +129,7 @@ std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
   if (!extras.join.IsNull()) header.add_join(extras.join);
   if (!extras.report.IsNull()) header.add_report(extras.report);
   if (!extras.checkpoint.IsNull()) header.add_checkpoint(extras.checkpoint);
+  if (!envelope.container.empty()) header.add_container(container);
   fbb.Finish(header.Finish());
 
   std::vector<zmq::message_t> frames;

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 #include <zmq.hpp>
 
@@ -59,6 +60,8 @@ struct Envelope {
   uint64_t cluster_id = 0;
   wire::Role role = wire::Role::Unknown;
   int32_t index = 0;
+  // Requests to a ps: the named container they are about ("": the default).
+  std::string_view container;
 };
 
 std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message, const Envelope& envelope);

@@ -166,6 +166,7 @@ class Worker {
     identity.curve = options_.curve;
     identity.interrupt = &stop_;  // a signal ends a pull or push at once
     identity.wire_dtype = options_.wire_dtype;
+    identity.container = options_.container;
     ps_ = std::make_unique<PsClient>(transport_, options_.cluster, *placement_, identity);
     return Status::OK();
   }

@@ -38,6 +38,7 @@ struct WorkerOptions {
   int64_t warmup_steps = 0;    // only worker 0 trains until the global step reaches this
   bool sync = false;           // take a token from the chief before each step
   bool ssp = false;            // ask the chief's leave before each step (bounded staleness)
+  std::string container;       // --container: the job's named container on the ps
   int simulated_delay_ms = 0;  // sleep this long in each step before pushing (a straggler)
   int64_t simulated_delay_from_step = 0;  // ... from this local step on (a straggler later)
   int64_t log_every_steps = 100;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "ps/ps_client.h"
@@ -16,8 +17,10 @@ namespace pst {
 
 class InProcessShards {
  public:
-  // `notifier` (borrowed, may be null) hears of completed sync steps.
-  explicit InProcessShards(int num_shards, ShardAppliedNotifier* notifier = nullptr) {
+  // `notifier` (borrowed, may be null) hears of completed sync steps;
+  // `container_chief` links named containers to their chiefs.
+  explicit InProcessShards(int num_shards, ShardAppliedNotifier* notifier = nullptr,
+                           ContainerChiefFactory container_chief = nullptr) {
     services_.resize(num_shards);
     for (int k = 0; k < num_shards; ++k) {
       cluster_.ps.push_back({"127.0.0.1", 2000 + k});
@@ -30,23 +33,28 @@ class InProcessShards {
           transport_.Listen(options, [this, k](const ReceivedMessage& r, RequestContext& c) {
             return services_[k]->Handle(r, c.peer_address());
           }));
-      services_[k] = std::make_unique<PsService>(servers_[k].get(), notifier,
-                                                 PsServiceOptions{k, "", std::nullopt});
+      services_[k] = std::make_unique<PsService>(
+          servers_[k].get(), notifier, PsServiceOptions{k, "", std::nullopt, container_chief});
       EXPECT_TRUE(servers_[k]->Start().ok());
     }
   }
 
+  // `container`: the named container every request names ("": the default).
   std::unique_ptr<PsClient> Client(const Placement& placement, uint64_t cluster_id,
-                                   wire::Role role = wire::Role::Worker, int index = 0) {
+                                   wire::Role role = wire::Role::Worker, int index = 0,
+                                   const std::string& container = "") {
     ClientIdentity identity;
+    identity.container = container;
     identity.role = role;
     identity.index = index;
     identity.cluster_id = cluster_id;
     identity.rpc_timeout_ms = 2000;
     return std::make_unique<PsClient>(transport_, cluster_, placement, identity);
   }
-  std::unique_ptr<Connection> Connect(int shard, uint64_t cluster_id) {
+  std::unique_ptr<Connection> Connect(int shard, uint64_t cluster_id,
+                                      const std::string& container = "") {
     ChannelOptions options;
+    options.container = container;
     options.peer_name = "ps:" + std::to_string(shard);
     options.endpoint = cluster_.ps[shard].Endpoint();
     options.cluster_id = cluster_id;
