@@ -179,16 +179,27 @@ reap_jobs() {
     wait "${job_pid[$i]}" || rc=$?
     unset "job_pid[$i]"
     name="$(job_name "$i")"
+    local log="$results/jobs/$name/launcher.log"
     if ((rc != 0)); then
       echo "sweep.sh: job $name (${points[$i]}) failed (exit $rc):" \
-        "$(grep -m1 -E 'failed|diverged|rror' "$results/jobs/$name/launcher.log" || true)" >&2
-      echo "sweep.sh: see $results/jobs/$name/launcher.log; stopping the sweep" >&2
+        "$(grep -m1 -E 'failed|diverged|rror' "$log" || tail -n 1 "$log")" >&2
+      echo "sweep.sh: see $log; stopping the sweep" >&2
       exit 1
     fi
     awk -v name="$name" -v flags="${points[$i]}" -v start="${job_start[$i]}" \
       -v end="$EPOCHREALTIME" 'BEGIN { printf "%s\t%s\t%.1f\n", name, flags, end - start }' \
       >>"$results/jobs.tsv"
-    echo "sweep.sh: $name done" >&2
+    echo "sweep.sh: $name done: $(grep -m1 -o 'Validation-Accuracy: [0-9.]*' "$log")" >&2
+  done
+}
+
+# check_ps: a ps of the shared cluster that is gone ends the sweep (exit 1).
+check_ps() {
+  local k
+  for k in "${!ps_pids[@]}"; do
+    kill -0 "${ps_pids[$k]}" 2>/dev/null && continue
+    echo "sweep.sh: ps-$k exited: $(tail -n 1 "$results/ps/ps-$k.log"); stopping the sweep" >&2
+    exit 1
   done
 }
 
@@ -198,17 +209,20 @@ run_jobs() {  # every grid point, at most $parallel at a time
     while ((${#job_pid[@]} >= parallel)); do
       sleep 0.2
       reap_jobs
+      check_ps
     done
     start_job "$i"
   done
   while ((${#job_pid[@]} > 0)); do
     sleep 0.2
     reap_jobs
+    check_ps
   done
 }
 
 stop_everything() {  # the EXIT trap: every job still running, then the ps
   local i
+  ((${#job_pid[@]} == 0)) || kill -TERM "${job_pid[@]}" 2>/dev/null  # all stop at once
   for i in "${!job_pid[@]}"; do stop_launcher "${job_pid[$i]}" "$results/jobs/$(job_name "$i")"; done
   job_pid=()
   stop_pids "${ps_pids[@]}"
@@ -250,7 +264,8 @@ python=/usr/bin/python3
 [[ -x "$python" ]] || python=python3
 mkdir -p "$results" || exit 1
 results="$(cd "$results" && pwd)"
-rm -rf "$results/jobs" "$results/ps" "$results"/top?.bin "$results/jobs.tsv"
+rm -rf "$results/jobs" "$results/ps" "$results"/top?.bin "$results"/{jobs.tsv,top.txt} \
+  "$results"/{table.md,curves.png,ensemble.md,ensemble.txt,predict.log}
 trap stop_everything EXIT
 trap 'echo "sweep.sh: interrupted, stopping every job" >&2; exit 130' INT TERM
 

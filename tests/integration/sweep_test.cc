@@ -1,11 +1,10 @@
 // scripts/sweep.sh on a small synthetic data set: a --quick grid of three
 // jobs, two at a time, on one shared ps cluster (a container per job); the
 // table ranks them by validation accuracy, the top three models are copied
-// and ensembled; bad input is refused; a failed job fails the sweep; no
-// process of the sweep is left behind, also when it is interrupted.
+// and ensembled; bad input is refused; a failed job or a lost ps fails the
+// sweep; no process of the sweep is left behind, also when it is interrupted.
 #include <signal.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -22,6 +21,15 @@ namespace fs = std::filesystem;
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Whether the chief whose log this is opened training within 30 s.
+bool WaitForTraining(const std::string& chief_log) {
+  for (int i = 0; i < 300; ++i) {
+    if (ReadFile(chief_log).find("training opened") != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
 }
 
 class SweepTest : public SyntheticDataTest {
@@ -105,14 +113,20 @@ TEST_F(SweepTest, AFailedJobFailsTheSweepAndIsNamed) {
   EXPECT_TRUE(ProcessesMentioning(results_).empty());
 }
 
+TEST_F(SweepTest, ALostPsFailsTheSweep) {
+  auto script = StartSweep({"--train_steps=1000000"});
+  ASSERT_TRUE(WaitForTraining(results_ + "/jobs/sweep-01/chief.log")) << script->Log();
+  const std::vector<int> ps = ProcessesMentioning(results_ + "/ps/cluster.flags");
+  ASSERT_EQ(ps.size(), 2u);
+  ASSERT_EQ(::kill(ps[0], SIGKILL), 0);
+  EXPECT_EQ(script->Wait(std::chrono::seconds(60)), 1) << script->Log();
+  EXPECT_NE(script->Log().find(" exited: "), std::string::npos) << script->Log();
+  EXPECT_TRUE(ProcessesMentioning(results_).empty());
+}
+
 TEST_F(SweepTest, AnInterruptedSweepStopsEveryProcess) {
   auto script = StartSweep({"--train_steps=1000000"});
-  const std::string chief_log = results_ + "/jobs/sweep-02/chief.log";
-  for (int i = 0; i < 300 && ReadFile(chief_log).find("training opened") == std::string::npos;
-       ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ASSERT_NE(ReadFile(chief_log).find("training opened"), std::string::npos) << script->Log();
+  ASSERT_TRUE(WaitForTraining(results_ + "/jobs/sweep-02/chief.log")) << script->Log();
   ASSERT_FALSE(ProcessesMentioning(results_).empty());
   script->Signal(SIGINT);
   EXPECT_EQ(script->Wait(std::chrono::seconds(60)), 130) << script->Log();
