@@ -48,7 +48,7 @@
 #include <utility>
 #include <vector>
 
-#include "cli/help_request.h"
+#include "bench/bench_main.h"
 #include "common/batch.h"
 #include "common/tensor.h"
 #include "kernels/kernels.h"
@@ -391,13 +391,12 @@ int Main() {
 }  // namespace pst
 
 int main(int argc, char** argv) {
-  FLAGS_logtostderr = true;
-  gflags::SetUsageMessage(
-      "bench_kernels [--repeats=N] [--kernel_repeat_s=S] "
-      "[--train_repeat_s=S] [--batch_size=B] [--intra_op_threads=T]: "
-      "kernel GFLOP/s and training examples/s");
-  if (pst::PrintHelpOrVersion(argc, argv, "bench/bench_kernels.cc")) return 0;
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  if (!pst::StartBenchmark(&argc, &argv,
+                           "bench_kernels [--repeats=N] [--kernel_repeat_s=S] "
+                           "[--train_repeat_s=S] [--batch_size=B] [--intra_op_threads=T]: "
+                           "kernel GFLOP/s and training examples/s",
+                           "bench/bench_kernels.cc")) {
+    return 0;
+  }
   return pst::Main();
 }

@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "cli/help_request.h"
+#include "bench/bench_main.h"
 #include "common/batch.h"
 #include "common/split.h"
 #include "common/tensor.h"
@@ -159,13 +159,13 @@ int Main() {
 }  // namespace pst
 
 int main(int argc, char** argv) {
-  FLAGS_logtostderr = true;
-  gflags::SetUsageMessage(
-      "bench_model_parallel [--repeats=N] [--repeat_s=S] [--batch_sizes=64,128] "
-      "[--micro_batches=1,2,4,8] [--devices=cpu,cpu] [--models=mlp_relu,cnn]: "
-      "2-stage model parallelism vs 2-way data parallelism, steps/s");
-  if (pst::PrintHelpOrVersion(argc, argv, "bench/bench_model_parallel.cc")) return 0;
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  if (!pst::StartBenchmark(
+          &argc, &argv,
+          "bench_model_parallel [--repeats=N] [--repeat_s=S] [--batch_sizes=64,128] "
+          "[--micro_batches=1,2,4,8] [--devices=cpu,cpu] [--models=mlp_relu,cnn]: "
+          "2-stage model parallelism vs 2-way data parallelism, steps/s",
+          "bench/bench_model_parallel.cc")) {
+    return 0;
+  }
   return pst::Main();
 }

@@ -49,7 +49,7 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "cli/help_request.h"
+#include "bench/bench_main.h"
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "common/mutex.h"
@@ -558,15 +558,14 @@ int Main(std::unique_ptr<SoakPs> ps) {
 }  // namespace pst
 
 int main(int argc, char** argv) {
-  FLAGS_logtostderr = true;
   FLAGS_minloglevel = 1;  // the in-process ps logs its init at INFO
-  gflags::SetUsageMessage(
-      "bench_soak [--clients=16] [--rounds=2000] [--big_bytes=262144] "
-      "[--ps_mode=process|inprocess]: concurrent clients against one ps; "
-      "the last line is lost_updates: N");
-  if (pst::PrintHelpOrVersion(argc, argv, "bench/bench_soak.cc")) return 0;
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  if (!pst::StartBenchmark(&argc, &argv,
+                           "bench_soak [--clients=16] [--rounds=2000] [--big_bytes=262144] "
+                           "[--ps_mode=process|inprocess]: concurrent clients against one ps; "
+                           "the last line is lost_updates: N",
+                           "bench/bench_soak.cc")) {
+    return 0;
+  }
   CHECK_GT(FLAGS_clients, 0) << "--clients";
   CHECK_GT(FLAGS_rounds, 0) << "--rounds";
   CHECK(FLAGS_big_bytes > 0 && FLAGS_big_bytes % 4 == 0)

@@ -50,7 +50,7 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "cli/help_request.h"
+#include "bench/bench_main.h"
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "common/batch.h"
@@ -885,14 +885,13 @@ int Main() {
 }  // namespace pst
 
 int main(int argc, char** argv) {
-  FLAGS_logtostderr = true;
   FLAGS_minloglevel = 1;  // the ps logs its init at INFO; --minloglevel=0 shows it
-  gflags::SetUsageMessage(
-      "bench_transport [--seconds_per_config=S] [--sizes=B,B,...]: ps "
-      "pull/push vs bare "
-      "ZeroMQ on loopback, 1 ps + 1 worker training vs one process");
-  if (pst::PrintHelpOrVersion(argc, argv, "bench/bench_transport.cc")) return 0;
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  if (!pst::StartBenchmark(&argc, &argv,
+                           "bench_transport [--seconds_per_config=S] [--sizes=B,B,...]: ps "
+                           "pull/push vs bare "
+                           "ZeroMQ on loopback, 1 ps + 1 worker training vs one process",
+                           "bench/bench_transport.cc")) {
+    return 0;
+  }
   return pst::Main();
 }

@@ -1,6 +1,7 @@
 #include "model/model_test_util.h"
 
 #include <glog/logging.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
@@ -70,6 +71,14 @@ double NormwiseRelDiff(const Tensor& got, const Tensor& want) {
     max_want = std::max(max_want, std::abs(double{want.f32()[i]}));
   }
   return max_want == 0 ? max_diff : max_diff / max_want;
+}
+
+void ExpectSameVariables(const Model& model, const Model& reference) {
+  ASSERT_EQ(model.variables().size(), reference.variables().size());
+  for (size_t v = 0; v < reference.variables().size(); ++v) {
+    EXPECT_EQ(model.variables()[v].name, reference.variables()[v].name);
+    EXPECT_EQ(model.variables()[v].shape, reference.variables()[v].shape);
+  }
 }
 
 }  // namespace pst

@@ -33,6 +33,10 @@ Batch RandomBatch(int64_t size, int64_t dim, int num_classes, uint32_t seed);
 // back ends' 64-byte aligned buffers, make two runs bit-comparable.
 std::vector<Tensor> AlignedGrads(const Model& model);
 
+// EXPECTs `model` to have `reference`'s variables, the same names and
+// shapes in the same order (a model split over devices keeps them).
+void ExpectSameVariables(const Model& model, const Model& reference);
+
 // max over elements of |got - want|, over max |want| of the tensor: the
 // normwise relative difference of two gradient tensors.
 double NormwiseRelDiff(const Tensor& got, const Tensor& want);

@@ -101,11 +101,7 @@ TEST(PipelinedModelTest, DevicesVariablesAndPlacement) {
   EXPECT_EQ(model->device(), "cpu,cpu");
   EXPECT_EQ(model->input_dim(), 784);
   EXPECT_EQ(model->num_classes(), 10);
-  ASSERT_EQ(model->variables().size(), one->variables().size());
-  for (size_t v = 0; v < one->variables().size(); ++v) {
-    EXPECT_EQ(model->variables()[v].name, one->variables()[v].name);
-    EXPECT_EQ(model->variables()[v].shape, one->variables()[v].shape);
-  }
+  ExpectSameVariables(*model, *one);
   // Cut by multiply-adds: conv0 to conv1 (1.91M of the 2.32M per example)
   // on stage 0, the rest on stage 1: the best a 2-way cut does.
   const std::vector<std::string> lines = model->Placement();

@@ -68,11 +68,7 @@ TEST(ReplicatedModelTest, DevicesVariablesAndPlacement) {
   EXPECT_EQ(model->device(), "cpu,cpu");
   EXPECT_EQ(model->input_dim(), 784);
   EXPECT_EQ(model->num_classes(), 10);
-  ASSERT_EQ(model->variables().size(), one->variables().size());
-  for (size_t v = 0; v < one->variables().size(); ++v) {
-    EXPECT_EQ(model->variables()[v].name, one->variables()[v].name);
-    EXPECT_EQ(model->variables()[v].shape, one->variables()[v].shape);
-  }
+  ExpectSameVariables(*model, *one);
   const std::vector<std::string> lines = model->Placement();
   ASSERT_EQ(lines.size(), 2 * one->Placement().size());
   EXPECT_EQ(lines.front(), "replica 0: dense0 (Dense 784->100) on cpu");

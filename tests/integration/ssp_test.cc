@@ -1,7 +1,8 @@
 // Bounded staleness (--mode=ssp) with real processes: from the chief's clock
 // log, no worker ever started a step more than s ahead of the slowest live
 // one, for s = 0 and s = 2, with a straggler; s = 0 trains each worker for
-// the steps sync mode gives it; a killed slow worker stops holding the others.
+// the steps sync mode gives it; a killed slow worker stops holding the others;
+// a restarted chief keeps the bound.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -176,6 +177,41 @@ TEST_F(SspTest, AKilledSlowWorkerReleasesTheOthers) {
   // Held by the dead worker, nobody would have started a step past
   // dead_at + 1.
   EXPECT_GT(furthest, dead_at + 1);
+}
+
+// The chief is killed mid-run and started again (keeping its cluster id):
+// the workers go on counting their own clocks, the new chief learns them
+// from their requests (every worker counts from 0 until it asks), and the
+// bound holds over its grants (its clock log, like metrics.jsonl, is
+// written afresh).
+TEST_F(SspTest, ARestartedChiefKeepsTheBound) {
+  auto cluster = std::make_unique<LocalCluster>(2, kWorkers, TestDir());
+  std::vector<std::string> flags = Flags({"--mode=ssp", "--staleness_bound=1"}, 240);
+  flags.push_back("--run_dir=" + cluster->dir());
+  flags.push_back("--checkpoint_dir=" + cluster->dir() + "/ckpt");
+  flags.push_back("--log_every_steps=10");
+  for (int k = 0; k < 2; ++k) cluster->StartTask("ps", k, flags);
+  cluster->StartTask("chief", 0, flags);
+  for (int w = 0; w < kWorkers; ++w) {
+    std::vector<std::string> mine = flags;
+    if (w == kStraggler) mine.push_back("--simulated_delay_ms=20");
+    cluster->StartTask("worker", w, mine);
+  }
+  for (int i = 0; i < 2000 && ReportValue(cluster->task("chief").Log(), "Step: ").value_or(0) < 30;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  cluster->task("chief").Signal(SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ChildProcess& chief = cluster->StartTask("chief", 0, flags);
+  const auto exits = cluster->WaitAll(seconds(240));
+  for (const TaskExit& e : exits) EXPECT_EQ(e.code, 0) << DescribeExits(exits) << chief.Log();
+  EXPECT_NE(chief.Log().find("keeping cluster id"), std::string::npos) << chief.Log();
+  // The new chief's grants, from the clocks the workers had reached.
+  const std::vector<Grant> grants = ReadClockLog(*cluster);
+  ASSERT_FALSE(grants.empty());
+  EXPECT_GT(grants.front().clock, 0);
+  ExpectBoundHeld(grants, 1);
 }
 
 TEST(SspFlagsTest, ANegativeBoundExitsTwo) {
