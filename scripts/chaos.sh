@@ -128,34 +128,14 @@ out="$(cd "$out" && pwd)"
 # its folder. stop_run stops it and everything it started.
 launcher_pid=""
 run_dir=""
+source "$(dirname "${BASH_SOURCE[0]}")/lib/launcher.sh"
 stop_run() {
   [[ -n "$launcher_pid" ]] || return 0
-  kill -TERM "$launcher_pid" 2>/dev/null || true  # the launcher stops its tasks
-  local i
-  for ((i = 0; i < 100; i++)); do
-    kill -0 "$launcher_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -KILL -- "-$launcher_pid" 2>/dev/null || true
-  # Tasks the launcher recorded that outlived it (they are in its group,
-  # so this is belt and braces).
-  local name pid
-  while read -r name pid; do
-    is_task_of_run "$pid" && kill -KILL "$pid" 2>/dev/null
-  done < <(cat "$run_dir/tasks.pid" 2>/dev/null || true)
-  wait "$launcher_pid" 2>/dev/null || true
+  stop_launcher "$launcher_pid" "$run_dir"
   launcher_pid=""
 }
 trap 'echo "chaos.sh: interrupted, stopping the run" >&2; stop_run; exit 130' INT TERM
 trap 'stop_run' EXIT
-
-# is_task_of_run PID: PID runs a pstrain binary with this run's flag file.
-is_task_of_run() {
-  local cmdline
-  [[ "$1" =~ ^[0-9]+$ ]] || return 1
-  cmdline="$(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline")" || return 1
-  [[ "$cmdline" == *"--flagfile=$run_dir/cluster.flags"* ]]
-}
 
 # The chief's newest reported global step ("" before its first Step line).
 reported_step() {
@@ -211,7 +191,7 @@ one_run() {
       next_kill=$((now + kill_min + RANDOM % (kill_max - kill_min + 1)))
       local live=() line
       while read -r line; do
-        [[ -n "$line" ]] && is_task_of_run "${line#* }" && live+=("$line")
+        [[ -n "$line" ]] && is_task_of_run "${line#* }" "$run_dir" && live+=("$line")
       done < <(cat "$run_dir/tasks.pid" 2>/dev/null || true)
       ((${#live[@]} > 0)) || continue
       line="${live[RANDOM % ${#live[@]}]}"

@@ -8,7 +8,11 @@
 #   scripts/run_local.sh --num_ps=2 --num_workers=2 --mode=async|sync|ssp \
 #       [--replicas_to_aggregate=N] [--staleness_bound=S] [--slow_worker=I:D ...] \
 #       [--train_steps=S] [--model=M] [--run_dir=DIR] [--quiet|--console=chief|all]
-#       [-- FLAGS for every task]
+#       [--ps_hosts=HOST:PORT,...] [-- FLAGS for every task]
+#
+# --ps_hosts: use these ps tasks, already running (e.g. shared by several
+# jobs, each with its own --container=NAME), instead of starting --num_ps of
+# them; they are left running at the end.
 #
 # The chief prints a progress line (step/total, steps/s, loss, ETA) every
 # --progress_every_secs (5). --quiet (same as --console=chief) shows only
@@ -30,6 +34,7 @@ bin="${PST_BIN_DIR:-$root/build/bin}"
 num_ps=1
 num_workers=2
 run_dir=""
+ps_hosts=""  # --ps_hosts: running ps tasks to use instead of starting some
 task_flags=()
 declare -A worker_delay_ms worker_delay_from
 restart_failed=0
@@ -47,6 +52,7 @@ while [[ $# -gt 0 ]]; do
     --num_ps=*) num_ps="${1#*=}" ;;
     --num_workers=*) num_workers="${1#*=}" ;;
     --run_dir=*) run_dir="${1#*=}" ;;
+    --ps_hosts=*) ps_hosts="${1#*=}" ;;
     --restart_failed) restart_failed=1 ;;
     --max_restarts=*) max_restarts="${1#*=}" ;;
     --slow_worker=*)
@@ -102,6 +108,7 @@ if [[ -z "$logdir" ]]; then
   chief_flags+=(--logdir="$logdir")
 fi
 
+[[ -n "$ps_hosts" ]] && num_ps=0  # ports and tasks: none for the ps
 mapfile -t ports < <(python3 "$root/scripts/free_ports.py" $((1 + num_ps + num_workers)))
 hosts() {  # hosts FIRST COUNT -> "127.0.0.1:p1,127.0.0.1:p2,..."
   local out="" i
@@ -111,7 +118,7 @@ hosts() {  # hosts FIRST COUNT -> "127.0.0.1:p1,127.0.0.1:p2,..."
 flagfile="$run_dir/cluster.flags"
 {
   echo "--chief_host=127.0.0.1:${ports[0]}"
-  echo "--ps_hosts=$(hosts 1 "$num_ps")"
+  echo "--ps_hosts=${ps_hosts:-$(hosts 1 "$num_ps")}"
   echo "--worker_hosts=$(hosts $((1 + num_ps)) "$num_workers")"
   echo "--data_dir=$data_dir"
   printf '%s\n' "${task_flags[@]}"
@@ -186,7 +193,7 @@ stop_all() {
 }
 trap 'echo "run_local.sh: interrupted, stopping every task" >&2; stop_all; wait; exit 130' INT TERM
 
-echo "run_local.sh: $num_ps ps, $num_workers workers; logs and metrics in $run_dir" >&2
+echo "run_local.sh: ${ps_hosts:-$num_ps ps}, $num_workers workers; logs and metrics in $run_dir" >&2
 tensorboard_hint="run_local.sh: to plot it: tensorboard --logdir=$logdir (run $(basename "$run_dir"))"
 echo "$tensorboard_hint" >&2
 for ((k = 0; k < num_ps; k++)); do start_task "ps-$k" ps --task_index="$k"; done
@@ -253,13 +260,16 @@ done
 
 # The chief has finished: the others should be leaving on their own. Once
 # every ps is gone too, a worker still running (one that started too late
-# to join) has nothing left to do and is stopped at once.
+# to join) has nothing left to do and is stopped at once. With --ps_hosts
+# (the ps are not ours) the workers get the same 10 s as with our own.
 ps_pids() {
   local i
   for i in "${!pids[@]}"; do [[ "${names[$i]}" == ps-* ]] && echo "${pids[$i]}"; done
 }
+external_ps=0
+[[ -n "$ps_hosts" ]] && external_ps=1
 for ((i = 0; i < 100; i++)); do
-  alive=0 ps_alive=0
+  alive=0 ps_alive=$external_ps
   for pid in $(live_pids); do kill -0 "$pid" 2>/dev/null && alive=1; done
   for pid in $(ps_pids); do kill -0 "$pid" 2>/dev/null && ps_alive=1; done
   ((alive && ps_alive)) || break

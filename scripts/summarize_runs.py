@@ -4,9 +4,12 @@ metrics.jsonl a chief wrote. Writes table.md and PNG plots into RESULTS.
 
   summarize_runs.py accuracy RUNS RESULTS   # sync_vs_async.sh: accuracy over time
   summarize_runs.py shards RUNS RESULTS     # tune_shards.sh: throughput and balance
+  summarize_runs.py sweep RUNS RESULTS      # sweep.sh: jobs by validation accuracy
+  summarize_runs.py ensemble RUNS RESULTS   # sweep.sh: the top three's ensemble
 """
 import json
 import os
+import re
 import sys
 
 import matplotlib
@@ -17,6 +20,18 @@ import matplotlib.pyplot as plt  # noqa: E402
 TARGET_ACCURACY = 0.97
 
 
+def read_metrics(run_dir, name):
+    """The records of RUN_DIR/metrics.jsonl (exits when there are none)."""
+    path = os.path.join(run_dir, "metrics.jsonl")
+    if not os.path.exists(path):
+        sys.exit(f"summarize_runs.py: {path} is missing: did run {name} fail?")
+    with open(path) as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    if not records:
+        sys.exit(f"summarize_runs.py: {path} is empty")
+    return records
+
+
 def load_runs(runs_dir):
     """[(name, [metrics records])]: run folders are named "NN-name", NN giving
     the order."""
@@ -25,14 +40,7 @@ def load_runs(runs_dir):
         if not os.path.isdir(os.path.join(runs_dir, folder)):
             continue
         name = folder.split("-", 1)[1] if "-" in folder else folder
-        path = os.path.join(runs_dir, folder, "metrics.jsonl")
-        if not os.path.exists(path):
-            sys.exit(f"summarize_runs.py: {path} is missing: did run {name} fail?")
-        with open(path) as f:
-            records = [json.loads(line) for line in f if line.strip()]
-        if not records:
-            sys.exit(f"summarize_runs.py: {path} is empty")
-        runs.append((name, records))
+        runs.append((name, read_metrics(os.path.join(runs_dir, folder), name)))
     return runs
 
 
@@ -146,13 +154,90 @@ def shards(runs, results):
     print(line)
 
 
+def chief_report(run_dir, key):
+    """The number after "KEY: " on the last such line of RUN_DIR/chief.log
+    (the chief's final report), or None."""
+    with open(os.path.join(run_dir, "chief.log")) as f:
+        found = re.findall(rf"^{re.escape(key)}: ([0-9.]+)", f.read(), re.MULTILINE)
+    return float(found[-1]) if found else None
+
+
+def sweep(runs_dir, results):
+    """sweep.sh's jobs (RESULTS/jobs.tsv: name, grid flags, wall seconds; the
+    run folders in RUNS): table.md, best validation accuracy first;
+    curves.png; top.txt (the best three's names and flags, best first)."""
+    jobs = []
+    with open(os.path.join(results, "jobs.tsv")) as f:
+        for line in f:
+            name, flags, wall = line.rstrip("\n").split("\t")
+            run_dir = os.path.join(runs_dir, name)
+            report = {key: chief_report(run_dir, key) for key in
+                      ("Validation-Accuracy", "Test-Accuracy", "Global-Step")}
+            if None in report.values():
+                sys.exit(f"summarize_runs.py: {run_dir}/chief.log has no final report")
+            jobs.append(dict(name=name, flags=flags.replace("--", ""), wall=float(wall),
+                             records=read_metrics(run_dir, name), **report))
+    jobs.sort(key=lambda j: (-j["Validation-Accuracy"], -j["Test-Accuracy"], j["name"]))
+    write_table(os.path.join(results, "table.md"),
+                ["rank", "job", "flags", "validation accuracy", "test accuracy", "global step",
+                 "wall s"],
+                [[rank, j["name"], j["flags"], f"{j['Validation-Accuracy']:.4f}",
+                  f"{j['Test-Accuracy']:.4f}", int(j["Global-Step"]), f"{j['wall']:.1f}"]
+                 for rank, j in enumerate(jobs, 1)])
+    with open(os.path.join(results, "top.txt"), "w") as f:
+        f.writelines(f"{j['name']}\t{j['flags']}\n" for j in jobs[:3])
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for j in sorted(jobs, key=lambda j: j["name"]):
+        ax.plot([r["step"] for r in j["records"]],
+                [r.get("validation_accuracy", r["test_accuracy"]) for r in j["records"]],
+                marker=".", label=f"{j['name']}: {j['flags']}")
+    ax.set_xlabel("global step")
+    ax.set_ylabel("validation accuracy")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title("hyperparameter sweep: validation accuracy by job")
+    fig.tight_layout()
+    fig.savefig(os.path.join(results, "curves.png"), dpi=110)
+
+
+def ensemble(_, results):
+    """ensemble.md from RESULTS/top.txt and predict --ensemble's output
+    (RESULTS/ensemble.txt): which job each member is, the output, and per
+    split whether the ensemble beats every member."""
+    with open(os.path.join(results, "top.txt")) as f:
+        top = [line.rstrip("\n").split("\t") for line in f]
+    with open(os.path.join(results, "ensemble.txt")) as f:
+        output = f.read()
+    lines = output.splitlines()
+    splits = next(line.split()[1:] for line in lines if line.startswith("model "))
+    rows = {line.split()[0]: [float(v) for v in line.split()[-len(splits):]]
+            for line in lines if line.startswith(("top", "ensemble "))}
+    md = ["# The top three's ensemble (mean of their class probabilities)", ""]
+    md += [f"- top{k}.bin: {name} ({flags})" for k, (name, flags) in enumerate(top, 1)]
+    md += ["", "```", output.rstrip("\n"), "```", ""]
+    for c, split in enumerate(splits):
+        members = {m: acc[c] for m, acc in rows.items() if m != "ensemble"}
+        best = max(members, key=members.get)
+        mean = rows["ensemble"][c]
+        verdict = ("beats every member" if mean > members[best] else
+                   "ties the best member" if mean == members[best] else "does not beat every member")
+        md.append(f"- {split}: the ensemble's {mean:.4f} {verdict} "
+                  f"(best member {best}: {members[best]:.4f})")
+    with open(os.path.join(results, "ensemble.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("accuracy", "shards"):
+    kinds = {"accuracy": accuracy, "shards": shards, "sweep": sweep, "ensemble": ensemble}
+    if len(sys.argv) != 4 or sys.argv[1] not in kinds:
         sys.exit(__doc__)
     kind, runs_dir, results = sys.argv[1:]
     os.makedirs(results, exist_ok=True)
-    runs = load_runs(runs_dir)
-    (accuracy if kind == "accuracy" else shards)(runs, results)
+    if kind in ("sweep", "ensemble"):
+        kinds[kind](runs_dir, results)
+    else:
+        kinds[kind](load_runs(runs_dir), results)
 
 
 if __name__ == "__main__":

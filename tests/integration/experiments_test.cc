@@ -2,7 +2,6 @@
 // synthetic data set: each writes a table with one row per configuration
 // and its PNG plots; the chief writes TensorBoard event files.
 #include <filesystem>
-#include <fstream>
 
 #include "tests/integration/synthetic_data_test.h"
 #include "tests/integration/test_util.h"
@@ -25,24 +24,11 @@ class ExperimentsTest : public SyntheticDataTest {
     EXPECT_EQ((*script)->Wait(std::chrono::seconds(300)), 0) << (*script)->Log();
     return results;
   }
-  // Table rows below the header and its separator line.
-  static int TableRows(const std::string& path) {
-    const auto lines = ReadLines(path);
-    int rows = 0;
-    for (size_t i = 2; i < lines.size(); ++i) rows += lines[i].rfind("| ", 0) == 0;
-    return rows;
-  }
-  static bool IsPng(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    char magic[8] = {};
-    in.read(magic, 8);
-    return std::string(magic, 8) == "\x89PNG\r\n\x1a\n";
-  }
 };
 
 TEST_F(ExperimentsTest, SyncVsAsyncWritesItsTableAndPlot) {
   const std::string results = RunScript("sync_vs_async.sh");
-  ASSERT_EQ(TableRows(results + "/table.md"), 12);
+  ASSERT_EQ(TableRows(results + "/table.md").size(), 12u);
   EXPECT_TRUE(IsPng(results + "/accuracy.png"));
   EXPECT_NE(ReadLines(results + "/table.md")[0].find("time to 97%"), std::string::npos);
 }
@@ -50,10 +36,10 @@ TEST_F(ExperimentsTest, SyncVsAsyncWritesItsTableAndPlot) {
 TEST_F(ExperimentsTest, TuneShardsWritesItsTablePlotAndRecommendation) {
   const std::string results = RunScript("tune_shards.sh");
   // 2 ps counts x 2 partitionings x 2 placements, and 2 bfloat16 runs.
-  ASSERT_EQ(TableRows(results + "/table.md"), 10);
+  ASSERT_EQ(TableRows(results + "/table.md").size(), 10u);
   EXPECT_TRUE(IsPng(results + "/shards.png"));
   // Per ps count, bfloat16 against float32: about half the bytes a step.
-  ASSERT_EQ(TableRows(results + "/wire.md"), 2);
+  ASSERT_EQ(TableRows(results + "/wire.md").size(), 2u);
   for (const std::string& row : ReadLines(results + "/wire.md")) {
     if (row.rfind("| ps", 0) != 0) continue;
     const double bytes_ratio = std::stod(row.substr(row.rfind("| ", row.size() - 3) + 2));

@@ -22,6 +22,31 @@ std::vector<std::string> ReadLines(const std::string& path) {
   return lines;
 }
 
+bool IsPng(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[8] = {};
+  in.read(magic, 8);
+  return std::string(magic, 8) == "\x89PNG\r\n\x1a\n";
+}
+
+std::vector<std::vector<std::string>> TableRows(const std::string& path) {
+  const std::vector<std::string> lines = ReadLines(path);
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 2; i < lines.size(); ++i) {
+    if (lines[i].rfind("| ", 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::stringstream row(lines[i].substr(1));
+    for (std::string cell; std::getline(row, cell, '|');) {
+      const size_t first = cell.find_first_not_of(' ');
+      cells.push_back(first == std::string::npos
+                          ? ""
+                          : cell.substr(first, cell.find_last_not_of(' ') - first + 1));
+    }
+    rows.push_back(std::move(cells));
+  }
+  return rows;
+}
+
 std::string TestPython(const std::string& modules, std::string* why_not) {
   const char* python = std::getenv("PST_TEST_PYTHON");
   if (python == nullptr || !std::filesystem::exists(python)) {

@@ -15,6 +15,11 @@ namespace pst {
 std::optional<double> ReportValue(const std::string& text, const std::string& key);
 // Lines of a file.
 std::vector<std::string> ReadLines(const std::string& path);
+// Whether the file starts with PNG's signature.
+bool IsPng(const std::string& path);
+// The rows of a Markdown table file below its header and separator line,
+// each split into its cells (trimmed).
+std::vector<std::vector<std::string>> TableRows(const std::string& path);
 // "name=code, ..." for failure messages.
 std::string DescribeExits(const std::vector<TaskExit>& exits);
 // The test venv's python ($PST_TEST_PYTHON, made by scripts/test_venv.sh)
