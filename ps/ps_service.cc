@@ -145,6 +145,17 @@ std::string PsService::NamedContainers() const {
   return names;
 }
 
+void PsService::ReleaseNamedContainers() {
+  std::map<std::string, std::shared_ptr<Container>> named;
+  {
+    MutexLock lock(named_mu_);
+    named.swap(named_);
+  }
+  for (const auto& [name, c] : named) {
+    LOG(INFO) << "dropping container '" << name << "': this ps stops before its job released it";
+  }
+}
+
 std::vector<ContainerLoad> PsService::Loads() const {
   std::vector<std::shared_ptr<const Container>> containers;
   if (default_.store.initialized()) {

@@ -76,6 +76,9 @@ class PsService {
   // Every container's load: the default one (when initialized) and the
   // named ones, by name.
   std::vector<ContainerLoad> Loads() const;
+  // Drops every named container (their jobs' chiefs never released them),
+  // for a ps that stops: their chief links must go before the transport.
+  void ReleaseNamedContainers();
   // When the chief last sent this shard a request; none: never.
   std::optional<std::chrono::steady_clock::time_point> last_chief_contact() const;
 

@@ -203,6 +203,8 @@ Status RunPs(const PsOptions& options) {
   LOG(INFO) << server_options.name << " serving on " << server.bound_endpoint();
   ServeUntilStopped(server, *service, signalled, StopPolicy(options.stop));
   running.store(nullptr);
+  // Their chief links use the transport and its context, which go first.
+  service->ReleaseNamedContainers();
   LOG(INFO) << server_options.name << " stopped";
   return Status::OK();
 }

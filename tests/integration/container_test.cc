@@ -2,7 +2,8 @@
 // two jobs train side by side to exactly what each reaches alone; a job
 // whose chief died leaves its container held, so a job of another model is
 // refused it, and a third job's --reset_container takes it while the other
-// two jobs train on untouched.
+// two jobs train on untouched; a ps stopped with such a container left
+// exits cleanly.
 #include <signal.h>
 
 #include <algorithm>
@@ -212,6 +213,18 @@ TEST_F(ContainerTest, AThirdJobsResetTouchesOnlyItsOwnContainer) {
   ExpectFinished(*job_a, 1500, alone_a);
   ExpectFinished(*job_b, 1500, alone_b);
   StopSharedPs();
+}
+
+// A ps stopped while it still holds a container whose job died (nobody
+// released it) drops it and exits cleanly.
+TEST_F(ContainerTest, APsHoldingAnOrphanedContainerStopsCleanly) {
+  StartSharedPs();
+  auto dead = StartOnSharedPs(MakeJob("orphan", "0.1", 100000), "orphan");
+  WaitForLine(dead->task("chief"), "training opened");
+  dead->task("chief").Signal(SIGKILL);
+  dead->task("worker").Signal(SIGKILL);
+  StopSharedPs();
+  EXPECT_NE(shared_->task("ps", 0).Log().find("dropping container 'orphan'"), std::string::npos);
 }
 
 }  // namespace
