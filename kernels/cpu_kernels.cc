@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -41,7 +42,15 @@ void CpuKernels::MatmulBackwardWeights(const float* x, const float* dy, float* d
 }
 
 void CpuKernels::BiasBackward(const float* dy, float* db, int64_t batch, int64_t out) {
-  RowVectorMap(db, out) = ConstMatrixMap(dy, batch, out).colwise().sum();
+  // Row after row into db: the inner loop runs along a row's contiguous
+  // columns and vectorizes, where Eigen's column sums of a row-major matrix
+  // stride across rows.
+  float* __restrict sums = db;
+  std::fill(sums, sums + out, 0.0f);
+  for (int64_t i = 0; i < batch; ++i) {
+    const float* __restrict row = dy + i * out;
+    for (int64_t k = 0; k < out; ++k) sums[k] += row[k];
+  }
 }
 
 void CpuKernels::SigmoidForward(const float* x, float* y, int64_t n) {
