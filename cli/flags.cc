@@ -143,10 +143,11 @@ DEFINE_bool(allow_soft_placement, false,
 DEFINE_bool(log_device_placement, false, "Worker: log the device each layer runs on");
 DEFINE_double(gpu_memory_fraction, 1.0,
               "Worker: cap on the GPU memory the model takes, as a fraction of the device's");
-// The default is DefaultCpuKernels()'s name (kernels/kernels.h), written out
-// so that this file links no kernels; cli_worker_flags_test holds them equal.
-DEFINE_string(cpu_kernels, "eigen",
-              "Worker: kernels of --device=cpu: eigen, or onednn where built in");
+// "auto" is DefaultCpuKernels() (kernels/kernels.h), named so that this
+// file links no kernels.
+DEFINE_string(cpu_kernels, "auto",
+              "Worker: kernels of --device=cpu: onednn (where built in), eigen (the reference), "
+              "or auto: onednn where built in, else eigen");
 DEFINE_int32(intra_op_threads, 1,
              "Worker: threads of each oneDNN kernel call; more than 1 for one worker per "
              "machine (the eigen kernels use one)");

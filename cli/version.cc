@@ -14,7 +14,7 @@
 namespace pst {
 namespace {
 
-// The oneDNN version where built in (--cpu_kernels=onednn), the Eigen
+// The oneDNN version where built in (the default cpu kernels), the Eigen
 // version and the vector instructions Eigen was compiled for (all of the
 // project's C++ shares one -march, top-level CMakeLists.txt; oneDNN picks
 // its own at run time).
@@ -23,7 +23,7 @@ std::string CpuBackEnd() {
 #ifdef PST_WITH_ONEDNN
   text += "oneDNN " + std::to_string(DNNL_VERSION_MAJOR) + "." +
           std::to_string(DNNL_VERSION_MINOR) + "." + std::to_string(DNNL_VERSION_PATCH) +
-          " with --cpu_kernels=onednn; ";
+          ", the default; ";
 #endif
   text += "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
           std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION);

@@ -17,12 +17,14 @@ void SetClusterAndData() {
   gflags::SetCommandLineOption("data_dir", "/mnist");
 }
 
-// cli/flags.cc writes --cpu_kernels' default out (so that pst_cli links no
-// kernels); it must stay the kernels' own default.
+// cli/flags.cc names --cpu_kernels' default without linking the kernels;
+// it must parse to the kernels' own default.
 TEST(WorkerFlagsTest, CpuKernelsDefaultIsTheKernelsDefault) {
   gflags::CommandLineFlagInfo info;
   ASSERT_TRUE(gflags::GetCommandLineFlagInfo("cpu_kernels", &info));
-  EXPECT_EQ(info.default_value, CpuKernelsName(DefaultCpuKernels()));
+  const StatusOr<CpuKernelsKind> kind = ParseCpuKernels(info.default_value);
+  ASSERT_TRUE(kind.ok()) << kind.status().ToString();
+  EXPECT_EQ(*kind, DefaultCpuKernels());
 }
 
 TEST(WorkerFlagsTest, DefaultFlagsRunTheDefaultCpuKernels) {

@@ -47,16 +47,17 @@ StatusOr<std::unique_ptr<Kernels>> MakeCpuKernels(const KernelsOptions& options)
 
 }  // namespace
 
-// Eigen: with libgomp's default active waiting (OMP_WAIT_POLICY unset), a
-// cluster of oneDNN processes on few cores spins instead of working (a
-// 3-process MNIST job on 2 cores took 1.8x Eigen's time; with
-// OMP_WAIT_POLICY=passive, 0.85x). libgomp reads the variable when it is
-// loaded, before main, so the process cannot set it for itself.
-CpuKernelsKind DefaultCpuKernels() { return CpuKernelsKind::kEigen; }
+CpuKernelsKind DefaultCpuKernels() {
+#ifdef PST_WITH_ONEDNN
+  return CpuKernelsKind::kOnednn;
+#else
+  return CpuKernelsKind::kEigen;
+#endif
+}
 
 std::vector<CpuKernelsKind> AvailableCpuKernels() {
 #ifdef PST_WITH_ONEDNN
-  return {CpuKernelsKind::kEigen, CpuKernelsKind::kOnednn};
+  return {CpuKernelsKind::kOnednn, CpuKernelsKind::kEigen};
 #else
   return {CpuKernelsKind::kEigen};
 #endif
@@ -67,10 +68,12 @@ const char* CpuKernelsName(CpuKernelsKind kind) {
 }
 
 StatusOr<CpuKernelsKind> ParseCpuKernels(const std::string& name) {
+  if (name == "auto") return DefaultCpuKernels();
   for (CpuKernelsKind kind : {CpuKernelsKind::kOnednn, CpuKernelsKind::kEigen}) {
     if (name == CpuKernelsName(kind)) return kind;
   }
-  return InvalidArgument("unknown cpu kernels '" + name + "': expected 'onednn' or 'eigen'");
+  return InvalidArgument("unknown cpu kernels '" + name +
+                         "': expected 'auto', 'onednn' or 'eigen'");
 }
 
 StatusOr<std::unique_ptr<Kernels>> MakeKernels(const std::string& device,

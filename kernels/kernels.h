@@ -54,13 +54,15 @@ class DeviceBuffer {
 // reference that the others are tested against.
 enum class CpuKernelsKind { kOnednn, kEigen };
 
-// kEigen (see kernels.cc for why oneDNN is opt-in).
+// kOnednn where the build has it (it picks its instruction set at run
+// time), else kEigen.
 CpuKernelsKind DefaultCpuKernels();
 // The kinds this build has, the default first.
 std::vector<CpuKernelsKind> AvailableCpuKernels();
 // "onednn" or "eigen".
 const char* CpuKernelsName(CpuKernelsKind kind);
-// The kind `name` names; InvalidArgument, listing the names, for another.
+// The kind `name` names ("auto": DefaultCpuKernels()); InvalidArgument,
+// listing the names, for another.
 StatusOr<CpuKernelsKind> ParseCpuKernels(const std::string& name);
 
 // What a back end may take of its device.

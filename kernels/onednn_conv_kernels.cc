@@ -110,6 +110,7 @@ OnednnKernels::Plan& OnednnKernels::ConvPlan(const Conv2DShape& s, int64_t batch
 
 void OnednnKernels::Conv2DForward(const float* x, const float* w, const float* b, float* y,
                                   const Conv2DShape& shape, int64_t batch) {
+  if (batch == 0) return;  // see EmptyBatch
   Plan& plan = ConvPlan(shape, batch);
   Run(plan.forward, {{DNNL_ARG_SRC, x},
                      {DNNL_ARG_WEIGHTS, FiltersFor(plan.filters_to_forward, w)},
@@ -119,6 +120,7 @@ void OnednnKernels::Conv2DForward(const float* x, const float* w, const float* b
 
 void OnednnKernels::Conv2DBackwardInput(const float* dy, const float* w, float* dx,
                                         const Conv2DShape& shape, int64_t batch) {
+  if (batch == 0) return;
   Plan& plan = ConvPlan(shape, batch);
   Run(plan.backward_input, {{DNNL_ARG_DIFF_DST, dy},
                             {DNNL_ARG_WEIGHTS, FiltersFor(plan.filters_to_backward_input, w)},
@@ -127,6 +129,10 @@ void OnednnKernels::Conv2DBackwardInput(const float* dy, const float* w, float* 
 
 void OnednnKernels::Conv2DBackwardWeights(const float* x, const float* dy, float* dw,
                                           const Conv2DShape& shape, int64_t batch) {
+  if (batch == 0) {
+    return EmptyBatch(
+        dw, shape.filter_height * shape.filter_width * shape.in_channels * shape.out_channels);
+  }
   Plan& plan = ConvPlan(shape, batch);
   std::optional<Call>& from_pass = plan.filter_gradient_from_backward;
   // Into the pass's own buffer when it has one, then reordered into dw.

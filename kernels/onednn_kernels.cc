@@ -11,6 +11,8 @@
 #include <glog/logging.h>
 #include <omp.h>
 
+#include <algorithm>
+
 namespace pst {
 namespace {
 
@@ -61,6 +63,10 @@ void OnednnKernels::Run(Call& call, std::initializer_list<std::pair<int, const v
   stream_.wait();
 }
 
+void OnednnKernels::EmptyBatch(float* gradient, int64_t size) {
+  std::fill(gradient, gradient + size, 0.0f);
+}
+
 void OnednnKernels::UseThreads() const {
 #if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
   omp_set_num_threads(threads_);
@@ -100,18 +106,21 @@ OnednnKernels::Plan& OnednnKernels::MatmulPlan(int64_t batch, int64_t in, int64_
 
 void OnednnKernels::MatmulForward(const float* x, const float* w, const float* b, float* y,
                                   int64_t batch, int64_t in, int64_t out) {
+  if (batch == 0) return;  // see EmptyBatch
   Run(MatmulPlan(batch, in, out).forward,
       {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, y}});
 }
 
 void OnednnKernels::MatmulBackwardInput(const float* dy, const float* w, float* dx, int64_t batch,
                                         int64_t in, int64_t out) {
+  if (batch == 0) return;
   Run(MatmulPlan(batch, in, out).backward_input,
       {{DNNL_ARG_SRC, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dx}});
 }
 
 void OnednnKernels::MatmulBackwardWeights(const float* x, const float* dy, float* dw, int64_t batch,
                                           int64_t in, int64_t out) {
+  if (batch == 0) return EmptyBatch(dw, in * out);
   Run(MatmulPlan(batch, in, out).backward_weights,
       {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, dy}, {DNNL_ARG_DST, dw}});
 }

@@ -98,6 +98,11 @@ class OnednnKernels : public CpuKernels {
   // argument but the scratchpad.
   void Run(Call& call, std::initializer_list<std::pair<int, const void*>> data);
 
+  // A batch of no examples: oneDNN cannot make primitives for it (its
+  // work split divides by the batch size, SIGFPE), so the passes skip
+  // oneDNN: the forward and input-gradient passes have nothing to write,
+  // the weight gradient of no examples is zero.
+  static void EmptyBatch(float* gradient, int64_t size);
   // omp_set_num_threads(threads_) in the calling thread.
   void UseThreads() const;
   Plan& MatmulPlan(int64_t batch, int64_t in, int64_t out);

@@ -156,8 +156,31 @@ TEST(OnednnPlanCacheTest, AlternatingShapesGiveTheSameResults) {
             kGemmTol);
 }
 
+// A batch of no examples (a pipeline's empty micro-batch, an empty
+// prediction batch): oneDNN cannot run it (SIGFPE in its work split); the
+// passes write nothing, and the weight gradients are zero, as Eigen's.
+TEST(OnednnEmptyBatchTest, WeightGradientsAreZeroAndNothingElseIsWritten) {
+  OnednnKernels kernels(1);
+  const Conv2DShape conv = ConvShape(12, 12, 20, 5, 5, 50, 1, 0);
+  const int64_t filters = 5 * 5 * 20 * 50;
+  std::vector<float> in(filters, 1.0f), out(filters, 123.0f), dw(filters, 123.0f),
+      conv_dw(filters, 123.0f);
+  kernels.MatmulForward(in.data(), in.data(), in.data(), out.data(), 0, 7, 5);
+  kernels.MatmulBackwardInput(in.data(), in.data(), out.data(), 0, 7, 5);
+  kernels.MatmulBackwardWeights(in.data(), in.data(), dw.data(), 0, 7, 5);
+  kernels.Conv2DForward(in.data(), in.data(), in.data(), out.data(), conv, 0);
+  kernels.Conv2DBackwardInput(in.data(), in.data(), out.data(), conv, 0);
+  kernels.Conv2DBackwardWeights(in.data(), in.data(), conv_dw.data(), conv, 0);
+  EXPECT_EQ(out, std::vector<float>(filters, 123.0f));
+  EXPECT_EQ(std::vector<float>(dw.begin(), dw.begin() + 7 * 5), std::vector<float>(7 * 5, 0.0f));
+  EXPECT_EQ(dw[7 * 5], 123.0f);
+  EXPECT_EQ(conv_dw, std::vector<float>(filters, 0.0f));
+}
+
 TEST(MakeCpuKernelsTest, ChoosesByKindAndChecksThreads) {
-  EXPECT_EQ(DefaultCpuKernels(), CpuKernelsKind::kEigen);
+  // A build with oneDNN runs it by default.
+  EXPECT_EQ(DefaultCpuKernels(), CpuKernelsKind::kOnednn);
+  EXPECT_EQ(*ParseCpuKernels("auto"), CpuKernelsKind::kOnednn);
   KernelsOptions options;
   options.cpu_kernels = CpuKernelsKind::kOnednn;
   options.intra_op_threads = 2;

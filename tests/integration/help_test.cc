@@ -52,7 +52,7 @@ std::vector<std::string> Executables() {
 TEST(HelpTest, EveryExecutableAnswersHelpAndVersion) {
   const std::regex version(
       R"(\S+ \(pstrain\) \d+\.\d+\.\d+, commit \S+( \(dirty\))?, \w+ build; )"
-      R"(back ends: cpu \((oneDNN [0-9.]+ with --cpu_kernels=onednn; )?Eigen [0-9.]+[^)]*\))"
+      R"(back ends: cpu \((oneDNN [0-9.]+, the default; )?Eigen [0-9.]+[^)]*\))"
       R"((, cuda \d+\.\d+ \+ cuDNN [0-9.]+)?\n)");
   for (const std::string& name : Executables()) {
     for (const char* flag : {"--help", "-h", "--helpfull"}) {
