@@ -2,40 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <limits>
 
 #include "common/bfloat16.h"
+#include "common/non_finite.h"
 
 namespace pst {
 
 namespace {
-
-// 1 for a NaN or an infinity (every exponent bit set), else 0.
-uint32_t IsNonFinite(const float* x) {
-  uint32_t bits;
-  std::memcpy(&bits, x, sizeof bits);
-  return (bits & 0x7f800000u) == 0x7f800000u;
-}
-uint32_t IsNonFinite(const uint16_t* x) { return IsNonFiniteBFloat16(*x); }
-
-// Index of the first NaN or infinity among x[0, n), or n when there is none.
-// Whole blocks are tested with a fixed-count integer loop, which the
-// compiler vectorises at -O2; only a bad block is searched element by element.
-template <typename T>
-int64_t FirstNonFinite(const T* x, int64_t n) {
-  constexpr int64_t kBlock = 64;
-  int64_t i = 0;
-  for (; i + kBlock <= n; i += kBlock) {
-    uint32_t any = 0;
-    for (int64_t j = 0; j < kBlock; ++j) any |= IsNonFinite(x + i + j);
-    if (any) break;
-  }
-  for (; i < n; ++i) {
-    if (IsNonFinite(x + i)) return i;
-  }
-  return n;
-}
 
 float ElementAsFloat(const Gradient& g, int64_t i) {
   return g.dtype == DType::kBFloat16 ? BFloat16ToFloat(g.bf16()[i]) : g.f32()[i];

@@ -1,8 +1,9 @@
 #include "worker/divergence.h"
 
-#include <algorithm>
 #include <cmath>
 #include <sstream>
+
+#include "common/non_finite.h"
 
 namespace pst {
 
@@ -14,8 +15,8 @@ std::optional<std::string> NonFiniteStep(float loss, const std::vector<Tensor>& 
   }
   for (size_t i = 0; i < grads.size(); ++i) {
     CHECK(grads[i].dtype() == DType::kFloat32) << variables[i].name;
-    const float* g = grads[i].f32();
-    if (!std::all_of(g, g + grads[i].num_elements(), [](float v) { return std::isfinite(v); })) {
+    const int64_t n = grads[i].num_elements();
+    if (FirstNonFinite(grads[i].f32(), n) < n) {
       std::ostringstream what;
       what << "gradient of " << variables[i].name << " not finite (loss " << loss << ")";
       return what.str();
