@@ -105,6 +105,26 @@ int64_t OutputPixels(const Conv2DShape& shape, int64_t batch) {
   return batch * shape.out_height() * shape.out_width();
 }
 
+// Calls visit(window, out) for every 2x2 window of a (B,H,W,C) image
+// (an odd last row or column is in none): window holds the offsets of its
+// four pixels in row-major order, each a run of C channels (so a loop over
+// channels reads contiguous memory), out the offset of its output pixel in
+// (B,H/2,W/2,C).
+template <typename Visit>
+void ForEach2x2Window(int64_t batch, int64_t height, int64_t width, int64_t C, Visit visit) {
+  const int64_t out_h = height / 2, out_w = width / 2;
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t i = 0; i < out_h; ++i) {
+      for (int64_t j = 0; j < out_w; ++j) {
+        const int64_t top_left = ((n * height + 2 * i) * width + 2 * j) * C;
+        const int64_t window[4] = {top_left, top_left + C, top_left + width * C,
+                                   top_left + width * C + C};
+        visit(window, ((n * out_h + i) * out_w + j) * C);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 float* CpuKernels::ColumnBuffer(const Conv2DShape& shape, int64_t batch) {
@@ -146,65 +166,45 @@ void CpuKernels::MaxPool2x2Forward(const float* x, float* y, int32_t* argmax, in
                                    int64_t height, int64_t width, int64_t channels) {
   DCHECK_LT(batch * height * width * channels, int64_t{std::numeric_limits<int32_t>::max()});
   const int64_t C = channels;
-  const int64_t out_h = height / 2, out_w = width / 2;
-  for (int64_t n = 0; n < batch; ++n) {
-    for (int64_t i = 0; i < out_h; ++i) {
-      for (int64_t j = 0; j < out_w; ++j) {
-        // The window's four pixels in row-major order; each is a run of C
-        // channels, so the channel loop reads contiguous memory.
-        const int64_t top_left = ((n * height + 2 * i) * width + 2 * j) * C;
-        const int64_t window[4] = {top_left, top_left + C, top_left + width * C,
-                                   top_left + width * C + C};
-        const int64_t out = ((n * out_h + i) * out_w + j) * C;
-        // Branch-free, so that the compiler vectorizes it over channels.
-        for (int64_t c = 0; c < C; ++c) {
-          float best = x[window[0] + c];
-          int32_t at = static_cast<int32_t>(window[0] + c);
-          for (int k = 1; k < 4; ++k) {
-            const float value = x[window[k] + c];
-            // Strictly greater: the first of tied values wins.
-            const bool greater = value > best;
-            best = greater ? value : best;
-            at = greater ? static_cast<int32_t>(window[k] + c) : at;
-          }
-          y[out + c] = best;
-          argmax[out + c] = at;
-        }
+  ForEach2x2Window(batch, height, width, C, [&](const int64_t(&window)[4], int64_t out) {
+    // Branch-free, so that the compiler vectorizes it over channels.
+    for (int64_t c = 0; c < C; ++c) {
+      float best = x[window[0] + c];
+      int32_t at = static_cast<int32_t>(window[0] + c);
+      for (int k = 1; k < 4; ++k) {
+        const float value = x[window[k] + c];
+        // Strictly greater: the first of tied values wins.
+        const bool greater = value > best;
+        best = greater ? value : best;
+        at = greater ? static_cast<int32_t>(window[k] + c) : at;
       }
+      y[out + c] = best;
+      argmax[out + c] = at;
     }
-  }
+  });
 }
 
 void CpuKernels::MaxPool2x2Backward(const float* dy, const int32_t* argmax, float* dx,
                                     int64_t batch, int64_t height, int64_t width,
                                     int64_t channels) {
   const int64_t C = channels;
-  const int64_t out_h = height / 2, out_w = width / 2;
   // An odd last row or column is in no window: its gradient is zero.
   if (height % 2 != 0 || width % 2 != 0) ArrayMap(dx, batch * height * width * C).setZero();
   // Every pixel of a window gets dy where it is the window's argmax, else
   // zero: one pass that writes each element once and vectorizes over
   // channels (the windows do not overlap), instead of zeroing dx and
   // scattering dy.
-  for (int64_t n = 0; n < batch; ++n) {
-    for (int64_t i = 0; i < out_h; ++i) {
-      for (int64_t j = 0; j < out_w; ++j) {
-        const int64_t top_left = ((n * height + 2 * i) * width + 2 * j) * C;
-        const int64_t window[4] = {top_left, top_left + C, top_left + width * C,
-                                   top_left + width * C + C};
-        const int64_t out = ((n * out_h + i) * out_w + j) * C;
-        const float* __restrict from = dy + out;
-        const int32_t* __restrict at = argmax + out;
-        for (int64_t pixel : window) {
-          float* __restrict to = dx + pixel;
-          const int32_t first = static_cast<int32_t>(pixel);
-          for (int64_t c = 0; c < C; ++c) {
-            to[c] = at[c] == first + static_cast<int32_t>(c) ? from[c] : 0.0f;
-          }
-        }
+  ForEach2x2Window(batch, height, width, C, [&](const int64_t(&window)[4], int64_t out) {
+    const float* __restrict from = dy + out;
+    const int32_t* __restrict at = argmax + out;
+    for (int64_t pixel : window) {
+      float* __restrict to = dx + pixel;
+      const int32_t first = static_cast<int32_t>(pixel);
+      for (int64_t c = 0; c < C; ++c) {
+        to[c] = at[c] == first + static_cast<int32_t>(c) ? from[c] : 0.0f;
       }
     }
-  }
+  });
 }
 
 }  // namespace pst
