@@ -8,11 +8,17 @@
 #   scripts/run_local.sh --num_ps=2 --num_workers=2 --mode=async|sync|ssp \
 #       [--replicas_to_aggregate=N] [--staleness_bound=S] [--slow_worker=I:D ...] \
 #       [--train_steps=S] [--model=M] [--run_dir=DIR] [--quiet|--console=chief|all]
-#       [--ps_hosts=HOST:PORT,...] [-- FLAGS for every task]
+#       [--ps_hosts=HOST:PORT,...] [--link_gbit=G] [-- FLAGS for every task]
 #
 # --ps_hosts: use these ps tasks, already running (e.g. shared by several
 # jobs, each with its own --container=NAME), instead of starting --num_ps of
 # them; they are left running at the end.
+#
+# --link_gbit=G runs every task on a host of its own, all on one switch with
+# links of G Gbit/s each way (network namespaces and tc, lib/netlab.sh; needs
+# root), instead of all on 127.0.0.1, whose loopback moves bytes as fast as
+# the CPU copies them: for what the wire costs on a real network (e.g. the
+# bfloat16 wire). Not with --ps_hosts.
 #
 # The chief prints a progress line (step/total, steps/s, loss, ETA) every
 # --progress_every_secs (5). --quiet (same as --console=chief) shows only
@@ -35,6 +41,7 @@ num_ps=1
 num_workers=2
 run_dir=""
 ps_hosts=""  # --ps_hosts: running ps tasks to use instead of starting some
+link_gbit=""  # --link_gbit: each task on its own host, links of this speed
 task_flags=()
 declare -A worker_delay_ms worker_delay_from
 restart_failed=0
@@ -53,6 +60,13 @@ while [[ $# -gt 0 ]]; do
     --num_workers=*) num_workers="${1#*=}" ;;
     --run_dir=*) run_dir="${1#*=}" ;;
     --ps_hosts=*) ps_hosts="${1#*=}" ;;
+    --link_gbit=*)
+      link_gbit="${1#*=}"
+      if ! [[ "$link_gbit" =~ ^[0-9]+(\.[0-9]+)?$ ]] || [[ "$link_gbit" =~ ^0+(\.0*)?$ ]]; then
+        echo "run_local.sh: --link_gbit=$link_gbit is not a positive number of Gbit/s" >&2
+        exit 2
+      fi
+      ;;
     --restart_failed) restart_failed=1 ;;
     --max_restarts=*) max_restarts="${1#*=}" ;;
     --slow_worker=*)
@@ -73,6 +87,10 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
+if [[ -n "$link_gbit" && -n "$ps_hosts" ]]; then
+  echo "run_local.sh: --link_gbit starts every task on a host of its own; not with --ps_hosts" >&2
+  exit 2
+fi
 for n in "$num_ps" "$num_workers"; do
   if ! [[ "$n" =~ ^[1-9][0-9]*$ ]]; then
     echo "run_local.sh: --num_ps and --num_workers must be positive integers" >&2
@@ -109,15 +127,27 @@ if [[ -z "$logdir" ]]; then
 fi
 
 [[ -n "$ps_hosts" ]] && num_ps=0  # ports and tasks: none for the ps
-mapfile -t ports < <(python3 "$root/scripts/free_ports.py" $((1 + num_ps + num_workers)))
-hosts() {  # hosts FIRST COUNT -> "127.0.0.1:p1,127.0.0.1:p2,..."
+# Host i of the cluster: 0 the chief, then the ps tasks, then the workers.
+num_hosts=$((1 + num_ps + num_workers))
+mapfile -t ports < <(python3 "$root/scripts/free_ports.py" "$num_hosts")
+address=() on_host=()  # each host's address, and the prefix that runs a task there
+if [[ -n "$link_gbit" ]]; then
+  source "$root/scripts/lib/netlab.sh"
+  trap netlab_delete EXIT
+  netlab_create "$num_hosts" "$link_gbit" || exit 1
+  address=("${NETLAB_ADDRESS[@]}") on_host=("${NETLAB_EXEC[@]}")
+  echo "run_local.sh: every task on a host of its own, links of $link_gbit Gbit/s" >&2
+else
+  for ((i = 0; i < num_hosts; i++)); do address+=(127.0.0.1) on_host+=(""); done
+fi
+hosts() {  # hosts FIRST COUNT -> "ADDRESS:p1,ADDRESS:p2,..."
   local out="" i
-  for ((i = $1; i < $1 + $2; i++)); do out+="${out:+,}127.0.0.1:${ports[$i]}"; done
+  for ((i = $1; i < $1 + $2; i++)); do out+="${out:+,}${address[$i]}:${ports[$i]}"; done
   echo "$out"
 }
 flagfile="$run_dir/cluster.flags"
 {
-  echo "--chief_host=127.0.0.1:${ports[0]}"
+  echo "--chief_host=$(hosts 0 1)"
   echo "--ps_hosts=${ps_hosts:-$(hosts 1 "$num_ps")}"
   echo "--worker_hosts=$(hosts $((1 + num_ps)) "$num_workers")"
   echo "--data_dir=$data_dir"
@@ -161,11 +191,11 @@ write_pid_file() {  # RUN_DIR/tasks.pid: "NAME PID" of every running task
   done >"$run_dir/tasks.pid.tmp"
   mv -f "$run_dir/tasks.pid.tmp" "$run_dir/tasks.pid"
 }
-start_task() {  # start_task NAME BINARY [FLAGS...]
-  local name="$1" binary="$2"
-  shift 2
+start_task() {  # start_task NAME HOST BINARY [FLAGS...]
+  local name="$1" host="$2" binary="$3"
+  shift 3
   names+=("$name")
-  commands+=("$(printf '%q ' "$bin/$binary" --flagfile="$flagfile" "$@")")
+  commands+=("${on_host[$host]} $(printf '%q ' "$bin/$binary" --flagfile="$flagfile" "$@")")
   : >"$run_dir/$name.log"
   launch $((${#names[@]} - 1))
 }
@@ -196,8 +226,8 @@ trap 'echo "run_local.sh: interrupted, stopping every task" >&2; stop_all; wait;
 echo "run_local.sh: ${ps_hosts:-$num_ps ps}, $num_workers workers; logs and metrics in $run_dir" >&2
 tensorboard_hint="run_local.sh: to plot it: tensorboard --logdir=$logdir (run $(basename "$run_dir"))"
 echo "$tensorboard_hint" >&2
-for ((k = 0; k < num_ps; k++)); do start_task "ps-$k" ps --task_index="$k"; done
-start_task chief chief --run_dir="$run_dir" "${chief_flags[@]}"
+for ((k = 0; k < num_ps; k++)); do start_task "ps-$k" $((1 + k)) ps --task_index="$k"; done
+start_task chief 0 chief --run_dir="$run_dir" "${chief_flags[@]}"
 for ((k = 0; k < num_workers; k++)); do
   # Only for a --slow_worker: a flag after -- (the task flags) is not overridden.
   slow=()
@@ -205,7 +235,7 @@ for ((k = 0; k < num_workers; k++)); do
     slow=(--simulated_delay_ms="${worker_delay_ms[$k]}"
       --simulated_delay_from_step="${worker_delay_from[$k]}")
   fi
-  start_task "worker-$k" worker --task_index="$k" "${slow[@]}"
+  start_task "worker-$k" $((1 + num_ps + k)) worker --task_index="$k" "${slow[@]}"
 done
 
 # Follow the tasks: the chief's end ends the run; any other failure stops it

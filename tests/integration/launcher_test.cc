@@ -2,6 +2,7 @@
 // stopping the whole run.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -88,6 +89,51 @@ TEST_F(LauncherTest, MisspelledFlagFailsTheRunNamingIt) {
             std::string::npos)
       << launcher->Log();
   EXPECT_TRUE(ProcessesMentioning(run).empty()) << "tasks left running";
+}
+
+// The names of the network namespaces there are now.
+std::string NetworkNamespaces() {
+  std::string names;
+  for (const auto& entry : std::filesystem::directory_iterator("/run/netns")) {
+    names += entry.path().filename().string() + " ";
+  }
+  return names;
+}
+
+// --link_gbit: each task on a host of its own (a network namespace), the
+// hosts on one switch with shaped links; the namespaces go with the run.
+TEST_F(LauncherTest, LinkGbitRunsEachTaskOnAHostOfItsOwn) {
+  if (geteuid() != 0) GTEST_SKIP() << "--link_gbit needs root (network namespaces)";
+  const std::string run = dir_ + "/run";
+  auto launcher = Launch({"--num_ps=1", "--num_workers=2", "--mode=async", "--train_steps=200",
+                          "--model=mlp", "--link_gbit=1", "--run_dir=" + run, "--",
+                          "--batch_size=50", "--learning_rate=0.5", "--eval_every_steps=0"});
+  const std::string lab = "pl" + std::to_string(launcher->pid());
+  ASSERT_EQ(launcher->Wait(std::chrono::seconds(180)), 0) << launcher->Log();
+  EXPECT_NE(launcher->Log().find("[chief] Test-Accuracy: "), std::string::npos);
+  std::ifstream in(run + "/cluster.flags");
+  const std::string flags((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(std::regex_search(flags, std::regex(R"(--chief_host=10\.78\.0\.1:\d+\n)"
+                                                  R"(--ps_hosts=10\.78\.0\.2:\d+\n)"
+                                                  R"(--worker_hosts=10\.78\.0\.3:\d+,)"
+                                                  R"(10\.78\.0\.4:\d+\n)")))
+      << flags;
+  EXPECT_TRUE(ProcessesMentioning(run).empty()) << "tasks left running";
+  if (std::filesystem::exists("/run/netns")) {
+    EXPECT_EQ(NetworkNamespaces().find(lab), std::string::npos) << NetworkNamespaces();
+  }
+}
+
+TEST_F(LauncherTest, LinkGbitMustBeAPositiveNumberAndNotWithPsHosts) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--link_gbit=0"},
+                                               {"--link_gbit=fast"},
+                                               {"--link_gbit=10", "--ps_hosts=127.0.0.1:1"}}) {
+    std::vector<std::string> argv = {"--num_ps=1", "--num_workers=1", "--run_dir=" + dir_ + "/r"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto launcher = Launch(argv);
+    EXPECT_EQ(launcher->Wait(std::chrono::seconds(30)), 2) << launcher->Log();
+    EXPECT_NE(launcher->Log().find("--link_gbit"), std::string::npos) << launcher->Log();
+  }
 }
 
 // The PID of the launcher's task `binary` --task_index=`index` in `run`.
