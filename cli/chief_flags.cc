@@ -84,6 +84,7 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
     return InvalidArgument("--staleness_bound applies only with --mode=ssp");
   }
   o.heartbeat_timeout_ms = FLAGS_heartbeat_timeout_ms;
+  o.heartbeat_interval = HeartbeatIntervalFromFlags();
   PST_ASSIGN_OR_RETURN(o.job, JobFromFlags());
   o.seed = FLAGS_seed;
   o.shard.optimizer.name = FLAGS_optimizer;

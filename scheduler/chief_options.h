@@ -4,6 +4,7 @@
 #ifndef PST_SCHEDULER_CHIEF_OPTIONS_H_
 #define PST_SCHEDULER_CHIEF_OPTIONS_H_
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -41,9 +42,15 @@ struct ChiefOptions {
   // terminal the line is redrawn in place); 0: no progress line.
   double progress_every_secs = 5;
   int heartbeat_timeout_ms = 10000;  // a task silent this long is declared dead
-  std::string run_dir;               // metrics.jsonl and model.bin go here ("" = nowhere)
-  std::string export_onnx;           // the trained model as ONNX, at the end ("" = none)
-  std::string logdir;                // TensorBoard: each run's events in a sub-folder ("" = none)
+  // How often the ps and workers send heartbeats (they speak at least this often).
+  std::chrono::milliseconds heartbeat_interval{2500};
+  // How long a restarted chief gives the workers of the run before it to
+  // speak up (ChiefState::AwaitEarlierWorkersFor): a heartbeat interval and
+  // half of one for the message on its way.
+  std::chrono::milliseconds earlier_workers_window() const { return heartbeat_interval * 3 / 2; }
+  std::string run_dir;      // metrics.jsonl and model.bin go here ("" = nowhere)
+  std::string export_onnx;  // the trained model as ONNX, at the end ("" = none)
+  std::string logdir;       // TensorBoard: each run's events in a sub-folder ("" = none)
   // Checkpoints ("" = none): restored at start, saved every N steps and/or
   // seconds (0 = not by that measure) and at the end; the newest
   // keep_checkpoints complete ones are kept.

@@ -67,7 +67,7 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
                                              DescribeSender(h) + ")"));
   }
   const int worker = h.sender_index();
-  if (request.type() != wire::MessageType::JoinRequest) AdoptIfTraining(worker);
+  if (request.type() != wire::MessageType::JoinRequest) AdoptOnceOpen(worker);
   switch (request.type()) {
     case wire::MessageType::JoinRequest:
       if (h.join() != nullptr && h.join()->job() != nullptr &&
@@ -135,9 +135,10 @@ OutgoingMessage ChiefService::HandleShardApplied(const ReceivedMessage& request)
 
 // A worker that speaks without having joined joined this chief's previous
 // run: the chief was restarted (with the cluster id of its checkpoint, which
-// the server checked). It counts as live from now on.
-void ChiefService::AdoptIfTraining(int worker) {
-  if (state_->state() == wire::ClusterState::Training && state_->Adopt(worker)) {
+// the server checked). Once training is open (also while it stops: the
+// chief then waits for the worker to leave) it counts as live.
+void ChiefService::AdoptOnceOpen(int worker) {
+  if (state_->state() != wire::ClusterState::Starting && state_->Adopt(worker)) {
     LOG(INFO) << "worker:" << worker << " carries on from before this chief started";
   }
 }
@@ -149,7 +150,7 @@ OutgoingMessage ChiefService::HandleHeartbeat(const ReceivedMessage& request) {
                  InvalidArgument("heartbeat from a sender that is not a task of this cluster (" +
                                  DescribeSender(h) + ")"));
   }
-  if (h.sender_role() == wire::Role::Worker) AdoptIfTraining(h.sender_index());
+  if (h.sender_role() == wire::Role::Worker) AdoptOnceOpen(h.sender_index());
   state_->RecordHeartbeat(h.sender_role(), h.sender_index());
   OutgoingMessage reply;
   reply.type = wire::MessageType::HeartbeatReply;

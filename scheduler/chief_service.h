@@ -28,7 +28,7 @@ class ChiefService {
   OutgoingMessage HandleWorker(const ReceivedMessage& request, RequestContext& context);
   OutgoingMessage HandleShardApplied(const ReceivedMessage& request);
   OutgoingMessage HandleHeartbeat(const ReceivedMessage& request);
-  void AdoptIfTraining(int worker);
+  void AdoptOnceOpen(int worker);
 
   ChiefState* state_;
   SyncCoordinator* sync_;

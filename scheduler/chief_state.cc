@@ -137,8 +137,14 @@ ReportWindow ChiefState::TakeWindow() {
   return w;
 }
 
+void ChiefState::AwaitEarlierWorkersFor(std::chrono::milliseconds window) {
+  MutexLock lock(mu_);
+  earlier_workers_until_ = clock_.Now() + window;
+}
+
 bool ChiefState::EveryWorkerDone() const {
   MutexLock lock(mu_);
+  if (clock_.Now() < earlier_workers_until_) return false;
   for (const WorkerInfo& w : workers_) {
     if (((w.joined && !w.left) || w.waiting) && !w.dead) return false;
   }

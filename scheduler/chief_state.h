@@ -79,7 +79,15 @@ class ChiefState {
   // none that asked to join before training opened still waits for the
   // answer: at the end the chief waits for both, so that a worker a moment
   // late hears that training is over rather than asking a chief that is gone.
+  // Never true within an AwaitEarlierWorkersFor window.
   bool EveryWorkerDone() const;
+  // A restarted chief knows the workers still running from the run before
+  // it only once they speak (Adopt), which each does within a heartbeat
+  // interval. For `window` from now, EveryWorkerDone() is false, so that a
+  // chief that finds training already over does not stop the ps under a
+  // worker it has not heard from yet (which would then wait in vain for
+  // the cluster to come back, and fail).
+  void AwaitEarlierWorkersFor(std::chrono::milliseconds window);
   // Declares dead the tasks silent for longer than `timeout`: workers that
   // joined (or wait to) and did not leave, ps that sent a heartbeat. Returns their names
   // ("worker:1", "ps:0"). A task heard from again is alive again.
@@ -106,6 +114,7 @@ class ChiefState {
   std::vector<WorkerInfo> workers_ GUARDED_BY(mu_);
   std::vector<PsInfo> ps_ GUARDED_BY(mu_);
   int64_t deaths_ GUARDED_BY(mu_) = 0;
+  MonotonicClock::TimePoint earlier_workers_until_ GUARDED_BY(mu_);  // see AwaitEarlierWorkersFor
   // The open report window.
   double loss_sum_ GUARDED_BY(mu_) = 0;
   double step_ms_sum_ GUARDED_BY(mu_) = 0;

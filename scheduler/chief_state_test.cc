@@ -132,5 +132,33 @@ TEST_F(ChiefStateTest, AdoptsAWorkerThatJoinedAnEarlierChief) {
   EXPECT_EQ(state.live_workers(), 2);
 }
 
+// A chief restarted after the workers trained to the end without it: it
+// must not take "no worker heard from yet" for "every worker gone".
+TEST_F(ChiefStateTest, ARestartedChiefWaitsForTheEarlierRunsWorkersToSpeak) {
+  ChiefState state(1, 100, /*num_workers=*/2, /*num_ps=*/1, "", clock_);
+  state.AwaitEarlierWorkersFor(milliseconds(300));
+  state.set_state(wire::ClusterState::Training);
+  state.set_state(wire::ClusterState::Stopping);  // the global step was already past the end
+  EXPECT_FALSE(state.EveryWorkerDone());
+  clock_.Advance(milliseconds(200));
+  EXPECT_TRUE(state.Adopt(1));  // worker:1 speaks within the window
+  clock_.Advance(milliseconds(100));
+  EXPECT_FALSE(state.EveryWorkerDone());  // the window is over; worker:1 has not left
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(wire::CreateReport(fbb, 0, 0, 0, 0, 0, 0, /*done=*/true));
+  state.RecordReport(1, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
+  EXPECT_TRUE(state.EveryWorkerDone());  // worker:0 never spoke: it had already gone
+}
+
+TEST_F(ChiefStateTest, TheEarlierWorkersWindowEndsOnItsOwn) {
+  ChiefState state(1, 100, /*num_workers=*/2, /*num_ps=*/1, "", clock_);
+  state.AwaitEarlierWorkersFor(milliseconds(300));
+  state.set_state(wire::ClusterState::Stopping);
+  clock_.Advance(milliseconds(299));
+  EXPECT_FALSE(state.EveryWorkerDone());
+  clock_.Advance(milliseconds(1));
+  EXPECT_TRUE(state.EveryWorkerDone());
+}
+
 }  // namespace
 }  // namespace pst

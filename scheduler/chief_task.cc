@@ -111,6 +111,8 @@ class Chief {
     untrained.erase(untrained.begin());  // the global step
     PST_RETURN_IF_ERROR(evaluator_.EvaluateUntrained(untrained));
     PST_ASSIGN_OR_RETURN(const int64_t start_step, keeper.Start());
+    // A resumed run's workers may still be running.
+    if (start_step > 0) state_.AwaitEarlierWorkersFor(options_.earlier_workers_window());
     state_.set_state(wire::ClusterState::Training);
     if (sync_) sync_->Open(start_step);
     const Clock::time_point opened = Clock::now();

@@ -210,7 +210,10 @@ void ChiefTimeline::StopWorkers() {
 // Probes the shards meanwhile: a ps that got SIGTERM serves on only while
 // the chief is in touch (ps/stop_policy.h).
 void ChiefTimeline::WaitForWorkersToLeave() {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
+  // After the window in which a restarted chief waits for the workers of the
+  // run before it to speak (ChiefState::AwaitEarlierWorkersFor), if any.
+  const auto deadline = Clock::now() + options_.earlier_workers_window() +
+                        std::chrono::milliseconds(options_.rpc_timeout_ms);
   auto next_probe = Clock::now() + ShardKeeper::kProbeInterval;
   while (!state_.EveryWorkerDone()) {
     if (Clock::now() >= deadline) {

@@ -126,12 +126,6 @@ class ContainerTest : public SyntheticDataTest {
     EXPECT_FALSE(outcome.probabilities.empty());
     EXPECT_LT(MaxDifference(outcome, alone), 1e-4);
   }
-  static void WaitForLine(ChildProcess& task, const std::string& line) {
-    for (int i = 0; i < 3000 && task.Log().find(line) == std::string::npos; ++i) {
-      std::this_thread::sleep_for(milliseconds(10));
-    }
-    ASSERT_NE(task.Log().find(line), std::string::npos) << task.Log();
-  }
   // The shared ps serve on after every job: SIGTERM stops them cleanly.
   void StopSharedPs() {
     for (int k = 0; k < 2; ++k) {
@@ -163,8 +157,10 @@ TEST_F(ContainerTest, TwoJobsOnOnePsClusterTrainAsEachDoesAlone) {
   ExpectFinished(*job_a, 300, alone_a);
   ExpectFinished(*job_b, 300, alone_b);
   // Each chief's shutdown released its own container only.
-  WaitForLine(shared_->task("ps", 0), "released container 'a'");
-  WaitForLine(shared_->task("ps", 0), "released container 'b'");
+  ASSERT_TRUE(WaitForLogLine(shared_->task("ps", 0), "released container 'a'"))
+      << shared_->task("ps", 0).Log();
+  ASSERT_TRUE(WaitForLogLine(shared_->task("ps", 0), "released container 'b'"))
+      << shared_->task("ps", 0).Log();
   for (const std::string container : {"a", "b"}) {
     // The final checkpoint: the chief's manifest beside both ps' parts.
     const std::string last = checkpoints_ + "/" + container + "/ckpt-000000000300";
@@ -186,7 +182,7 @@ TEST_F(ContainerTest, AThirdJobsResetTouchesOnlyItsOwnContainer) {
 
   // A job whose chief dies leaves its container c held.
   auto dead = StartOnSharedPs(MakeJob("dead", "0.1", 100000), "c");
-  WaitForLine(dead->task("chief"), "training opened");
+  ASSERT_TRUE(WaitForLogLine(dead->task("chief"), "training opened")) << dead->task("chief").Log();
   dead->task("chief").Signal(SIGKILL);
   dead->task("worker").Signal(SIGKILL);
 
@@ -220,7 +216,7 @@ TEST_F(ContainerTest, AThirdJobsResetTouchesOnlyItsOwnContainer) {
 TEST_F(ContainerTest, APsHoldingAnOrphanedContainerStopsCleanly) {
   StartSharedPs();
   auto dead = StartOnSharedPs(MakeJob("orphan", "0.1", 100000), "orphan");
-  WaitForLine(dead->task("chief"), "training opened");
+  ASSERT_TRUE(WaitForLogLine(dead->task("chief"), "training opened")) << dead->task("chief").Log();
   dead->task("chief").Signal(SIGKILL);
   dead->task("worker").Signal(SIGKILL);
   StopSharedPs();

@@ -143,6 +143,35 @@ TEST_F(FaultTest, KilledChiefIsRestartedAndAsyncTrainingResumes) {
   EXPECT_EQ(log.find("restored checkpoint"), std::string::npos) << log;
 }
 
+// The workers train to the end while the chief is down, one of them still
+// in its last step when the chief comes back. The chief finds training over;
+// it must wait for that worker to speak and leave rather than stop the ps
+// under it (the worker then waited --join_timeout_ms for a cluster that was
+// gone, and failed: a flake of the test above). Worker 1 sleeps 1 s in each
+// step, so it is most likely inside one when the chief is back (else the
+// test passes either way).
+TEST_F(FaultTest, ARestartedChiefThatFindsTrainingOverWaitsForAWorkerStillInItsStep) {
+  LocalCluster cluster(1, 2, TestDir());
+  auto flags = Flags("async", 300);
+  flags.push_back("--join_timeout_ms=5000");
+  cluster.StartTask("ps", 0, flags);
+  cluster.StartTask("chief", 0, flags);
+  cluster.StartTask("worker", 0, flags);
+  auto slow = flags;
+  slow.push_back("--simulated_delay_ms=1000");
+  cluster.StartTask("worker", 1, slow);
+  WaitForStep(cluster.task("chief"), 100);
+  cluster.task("chief").Signal(SIGKILL);
+  ASSERT_TRUE(WaitForLogLine(cluster.task("worker", 0), "stops after"))
+      << cluster.task("worker", 0).Log();
+  ChildProcess& chief = cluster.StartTask("chief", 0, flags);
+  ExpectAllExitZero(cluster);
+  EXPECT_NE(chief.Log().find("carrying on from global step"), std::string::npos) << chief.Log();
+  EXPECT_EQ(cluster.task("worker", 1).Log().find("waiting for the cluster to recover"),
+            std::string::npos)
+      << cluster.task("worker", 1).Log();
+}
+
 TEST_F(FaultTest, KilledChiefIsRestartedAndSyncTrainingResumes) {
   LocalCluster cluster(1, 2, TestDir());
   auto flags = Flags("sync", 300);

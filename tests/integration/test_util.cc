@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace pst {
 
@@ -82,6 +84,13 @@ std::vector<int> ProcessesMentioning(const std::string& needle) {
     if (s.str().find(needle) != std::string::npos) pids.push_back(std::stoi(name));
   }
   return pids;
+}
+
+bool WaitForLogLine(ChildProcess& task, const std::string& text) {
+  for (int i = 0; i < 3000 && task.Log().find(text) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return task.Log().find(text) != std::string::npos;
 }
 
 }  // namespace pst

@@ -28,6 +28,8 @@ std::string DescribeExits(const std::vector<TaskExit>& exits);
 std::string TestPython(const std::string& modules, std::string* why_not);
 // PIDs of running processes whose command line contains `needle`.
 std::vector<int> ProcessesMentioning(const std::string& needle);
+// Whether `text` shows up in the task's log within 30 s.
+bool WaitForLogLine(ChildProcess& task, const std::string& text);
 
 }  // namespace pst
 
