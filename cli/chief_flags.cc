@@ -8,6 +8,7 @@
 #include "cli/job_flags.h"
 #include "cli/task_flags.h"
 #include "common/parse_number.h"
+#include "model/ctr_spec.h"
 #include "model/model_zoo.h"
 #include "ps/container.h"
 #include "ps/shard_config.h"
@@ -19,6 +20,9 @@ DECLARE_string(replicas_to_aggregate);
 DECLARE_int32(heartbeat_timeout_ms);
 DECLARE_uint64(seed);
 DECLARE_string(optimizer);
+DECLARE_double(l1);
+DECLARE_double(l2);
+DECLARE_int64(embedding_min_count);
 DECLARE_double(learning_rate);
 DECLARE_double(momentum);
 DECLARE_string(staleness_policy);
@@ -94,9 +98,18 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   }
   o.shard.optimizer.learning_rate = static_cast<float>(FLAGS_learning_rate);
   if (FLAGS_learning_rate == 0) {
-    PST_ASSIGN_OR_RETURN(o.shard.optimizer.learning_rate, RecommendedLearningRate(o.job.model));
+    PST_ASSIGN_OR_RETURN(o.shard.optimizer.learning_rate,
+                         IsClickModel(o.job.model) ? ClickModelLearningRate(o.job.model)
+                                                   : RecommendedLearningRate(o.job.model));
   }
   o.shard.optimizer.momentum = static_cast<float>(FLAGS_momentum);
+  if (!(FLAGS_l1 >= 0) || !(FLAGS_l2 >= 0)) return InvalidArgument("--l1 and --l2 must be >= 0");
+  o.shard.optimizer.l1 = static_cast<float>(FLAGS_l1);
+  o.shard.optimizer.l2 = static_cast<float>(FLAGS_l2);
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("embedding_min_count", FLAGS_embedding_min_count));
+  o.tables.min_count = FLAGS_embedding_min_count;
+  o.tables.capacity = o.job.embedding_capacity;
+  o.tables.seed = FLAGS_seed;
   PST_ASSIGN_OR_RETURN(o.shard.staleness_policy, ParseStalenessPolicy(FLAGS_staleness_policy));
   if (FLAGS_max_staleness < 0) return InvalidArgument("--max_staleness must be >= 0");
   o.shard.max_staleness = FLAGS_max_staleness;

@@ -58,19 +58,36 @@ DEFINE_string(replicas_to_aggregate, "0",
               "arrived, for the most batches per second, and logs each change");
 DEFINE_string(model, "mlp",
               "Model: mlp (input-100-classes sigmoid), mlp_relu, wide_mlp, cnn (LeNet-style, "
-              "any HxWxC image)");
+              "any HxWxC image); wide_deep (click model for sparse data: embeddings dim 8 + "
+              "dense 64-32 + a wide part, embedding tables on the ps, on the CPU only)");
 DEFINE_string(model_spec, "",
               "A model of your own: a file of layers, one a line (conv RxS N [stride S] "
               "[same|valid] [relu|sigmoid], maxpool 2, dense N|classes [relu|sigmoid], "
-              "dropout R, learning_rate R); instead of --model");
+              "dropout R, learning_rate R); instead of --model. A click model's spec starts "
+              "with 'embedding DIM [combiner=sum|mean]', then optionally 'wide', 'dense N "
+              "relu' lines and 'dense classes'");
 DEFINE_string(dataset, "mnist",
               "Data format: mnist (IDX files in --data_dir), csv (--train_file, --test_file), "
-              "records (fixed-length binary records: CIFAR-10's format)");
+              "records (fixed-length binary records: CIFAR-10's format), criteo (Criteo's click "
+              "log: label, 13 integer and 26 categorical fields, tab-separated, plain or gzip), "
+              "libsvm (label index:value ...)");
 DEFINE_string(data_dir, "",
               "mnist: folder of the IDX files (default: $MNIST_DIR); records: folder of "
               "CIFAR-10's data_batch_*.bin and test_batch.bin");
-DEFINE_string(train_file, "", "csv, records: the training examples (records: a comma list)");
-DEFINE_string(test_file, "", "csv, records: the test examples (records: a comma list)");
+DEFINE_string(train_file, "",
+              "csv, records, criteo, libsvm: the training examples (records: a comma list)");
+DEFINE_string(test_file, "",
+              "csv, records, criteo, libsvm: the test examples (records: a comma list)");
+DEFINE_int64(embedding_rows, 1000000,
+             "Click models: rows of each fixed embedding table (hash buckets: a key maps to row "
+             "key mod N), partitioned over every ps by row id mod the number of ps");
+DEFINE_int64(embedding_capacity, 0,
+             "Click models: dynamic embedding tables instead of fixed ones (any 64-bit key), "
+             "each holding at most this many rows per ps: a row is created on a key's first "
+             "pull and the least recently used row is evicted when the table is full");
+DEFINE_int64(embedding_min_count, 1,
+             "Chief, dynamic tables: a key gets a row only once pulls have seen it this many "
+             "times; until then it reads as zeros and its gradient is dropped");
 DEFINE_int32(label_column, 0, "csv: the label's column, 0-based (-1: the last)");
 DEFINE_int32(num_classes, 0, "csv, records: the class count (0: the largest label + 1)");
 DEFINE_string(input_shape, "", "records: H,W,C of each image (default 32,32,3)");
@@ -93,11 +110,15 @@ DEFINE_int64(validation_examples, 0,
              "Hold out this many training examples (the same on every task) and report "
              "the validation accuracy beside the test accuracy");
 DEFINE_int32(batch_size, 100, "Examples per worker step");
-DEFINE_string(optimizer, "sgd", "sgd | momentum | adagrad | adam (applied on the ps)");
+DEFINE_string(optimizer, "sgd",
+              "sgd | momentum | adagrad | adam | ftrl (applied on the ps; embedding tables "
+              "lazily, only the rows a gradient touches; adam on tables is LazyAdam)");
 DEFINE_double(learning_rate, 0,
               "Learning rate of the optimizer (0: the model's recommended rate: "
-              "0.3 for the MLPs, 0.1 for cnn, 0.05 for wide_mlp)");
+              "0.3 for the MLPs, 0.1 for cnn, 0.05 for wide_mlp and wide_deep)");
 DEFINE_double(momentum, 0.9, "Momentum of --optimizer=momentum");
+DEFINE_double(l1, 0, "--optimizer=ftrl: L1 regularization strength (makes weights exactly 0)");
+DEFINE_double(l2, 0, "--optimizer=ftrl: L2 regularization strength");
 DEFINE_uint64(seed, 1, "Seed of variable initialization and data shuffling");
 DEFINE_int64(train_steps, 1000, "Global steps to train");
 DEFINE_int64(warmup_steps, 0, "Steps trained by worker 0 alone before the others join");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/flags.h"
+#include "model/ctr_spec.h"
 #include "model/model_spec.h"
 #include "model/model_zoo.h"
 
@@ -24,6 +25,8 @@ DECLARE_string(input_shape);
 DECLARE_int32(label_bytes);
 DECLARE_bool(normalize);
 DECLARE_int64(validation_examples);
+DECLARE_int64(embedding_rows);
+DECLARE_int64(embedding_capacity);
 
 namespace pst {
 namespace {
@@ -35,6 +38,7 @@ std::string DataDir() {
 }
 
 Status CheckSpec(const std::string& text, const std::string& path) {
+  if (IsClickSpec(text)) return ParseClickSpec(text, path).status();
   return ParseModelSpec(text, path).status();
 }
 
@@ -70,6 +74,10 @@ StatusOr<JobOptions> JobFromFlags() {
     // Parsed now, so a bad spec is a flag error naming the file and line.
     PST_RETURN_IF_ERROR(CheckSpec(text.str(), FLAGS_model_spec));
   }
+  if (FLAGS_embedding_rows < 0) return InvalidArgument("--embedding_rows must be >= 0");
+  if (FLAGS_embedding_capacity < 0) return InvalidArgument("--embedding_capacity must be >= 0");
+  job.embedding_rows = FLAGS_embedding_rows;
+  job.embedding_capacity = FLAGS_embedding_capacity;
   DataOptions& d = job.data;
   d.format = FLAGS_dataset;
   d.data_dir = DataDir();

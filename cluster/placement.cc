@@ -41,15 +41,22 @@ StatusOr<PlacementStrategy> ParsePlacementStrategy(const std::string& name) {
 }
 
 StatusOr<Placement> Placement::Compute(const std::vector<VariableSpec>& variables,
-                                       const PlacementOptions& options) {
+                                       const PlacementOptions& options,
+                                       std::vector<EmbeddingTableSpec> tables) {
   if (options.num_shards < 1) {
     return InvalidArgument("placement needs at least one ps shard");
   }
   if (options.partition_bytes < 0) {
     return InvalidArgument("--partition_bytes must be >= 0");
   }
+  for (const EmbeddingTableSpec& t : tables) {
+    if (t.dim < 1 || t.rows < 0) {
+      return InvalidArgument("embedding table '" + t.name + "' needs dim >= 1 and rows >= 0");
+    }
+  }
   Placement p;
   p.variables_ = variables;
+  p.tables_ = std::move(tables);
   p.num_shards_ = options.num_shards;
   p.by_variable_.resize(variables.size());
   std::vector<int64_t> load(options.num_shards, 0);
@@ -111,6 +118,11 @@ uint64_t Placement::Hash() const {
     const int64_t fields[] = {s.row_begin, s.row_end, s.shard, static_cast<int64_t>(s.dtype)};
     h = Fnv1a(h, fields, sizeof(fields));
   }
+  for (const EmbeddingTableSpec& t : tables_) {
+    h = Fnv1a(h, t.name.data(), t.name.size() + 1);
+    const int64_t fields[] = {t.dim, t.rows};
+    h = Fnv1a(h, fields, sizeof(fields));
+  }
   return h;
 }
 
@@ -122,6 +134,17 @@ std::string Placement::Describe() const {
   }
   for (int k = 0; k < num_shards_; ++k) {
     out << "  ps:" << k << " holds " << ShardBytes(k) << " B\n";
+  }
+  for (const EmbeddingTableSpec& t : tables_) {
+    out << "  " << t.name << " -> every ps, row id mod " << num_shards_ << " ["
+        << (t.rows > 0 ? std::to_string(t.rows) : std::string("dynamic")) << " x " << t.dim << "]";
+    if (t.rows > 0) {
+      out << ", rows per ps:";
+      for (int k = 0; k < num_shards_; ++k) {
+        out << " " << (t.rows - k + num_shards_ - 1) / num_shards_;
+      }
+    }
+    out << "\n";
   }
   return out.str();
 }

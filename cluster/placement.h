@@ -49,11 +49,15 @@ struct Slice {
 
 class Placement {
  public:
+  // `tables` (embedding tables) are not placed: every shard holds the rows
+  // whose id mod num_shards is its index; they count in Hash and Describe.
   static StatusOr<Placement> Compute(const std::vector<VariableSpec>& variables,
-                                     const PlacementOptions& options);
+                                     const PlacementOptions& options,
+                                     std::vector<EmbeddingTableSpec> tables = {});
 
   const std::vector<VariableSpec>& variables() const { return variables_; }
   const std::vector<Slice>& slices() const { return slices_; }
+  const std::vector<EmbeddingTableSpec>& tables() const { return tables_; }
   int num_shards() const { return num_shards_; }
   // Indexes into slices() of the slices of one variable, in row order.
   const std::vector<int>& SlicesOfVariable(int variable) const { return by_variable_[variable]; }
@@ -68,6 +72,7 @@ class Placement {
  private:
   std::vector<VariableSpec> variables_;
   std::vector<Slice> slices_;
+  std::vector<EmbeddingTableSpec> tables_;
   std::vector<std::vector<int>> by_variable_;
   int num_shards_ = 0;
 };

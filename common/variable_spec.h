@@ -22,6 +22,15 @@ struct VariableSpec {
   Initializer initializer = Initializer::kZeros;
 };
 
+// An embedding table (a row-sparse variable [rows, dim] of float32): every
+// ps holds the rows whose id mod the number of ps is its index; workers
+// pull and push it by row, never whole.
+struct EmbeddingTableSpec {
+  std::string name;
+  int64_t dim = 0;
+  int64_t rows = 0;  // fixed: hash buckets (a key maps to key mod rows); 0: dynamic
+};
+
 }  // namespace pst
 
 #endif  // PST_COMMON_VARIABLE_SPEC_H_

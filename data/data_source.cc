@@ -5,8 +5,10 @@
 
 #include "common/input_shape.h"
 #include "common/split.h"
+#include "data/criteo_reader.h"
 #include "data/csv_reader.h"
 #include "data/idx_reader.h"
+#include "data/libsvm_reader.h"
 #include "data/records_reader.h"
 #include "data/standardize.h"
 #include "data/validation_split.h"
@@ -49,6 +51,27 @@ StatusOr<Dataset> ReadCsv(const DataOptions& o, bool train, int num_classes) {
   return ReadCsvDataset(file, CsvOptions{o.label_column, num_classes});
 }
 
+// The binary formats (criteo, libsvm): labels 0/1, so 2 classes.
+Status CheckTwoClasses(const DataOptions& o, int num_classes) {
+  if (num_classes != 0 && num_classes != 2) {
+    return InvalidArgument("--dataset=" + o.format + " has 2 classes (labels 0/1), not " +
+                           std::to_string(num_classes));
+  }
+  return Status::OK();
+}
+
+StatusOr<Dataset> ReadCriteo(const DataOptions& o, bool train, int num_classes) {
+  PST_RETURN_IF_ERROR(CheckTwoClasses(o, num_classes));
+  PST_ASSIGN_OR_RETURN(std::string file, FileFlag(o, train));
+  return ReadCriteoDataset(file);
+}
+
+StatusOr<Dataset> ReadLibsvm(const DataOptions& o, bool train, int num_classes) {
+  PST_RETURN_IF_ERROR(CheckTwoClasses(o, num_classes));
+  PST_ASSIGN_OR_RETURN(std::string file, FileFlag(o, train));
+  return ReadLibsvmDataset(file);
+}
+
 // CIFAR-10's binary files in data_dir when no file flag is given.
 StatusOr<Dataset> ReadRecords(const DataOptions& o, bool train, int num_classes) {
   std::vector<std::string> files;
@@ -74,9 +97,8 @@ StatusOr<Dataset> ReadRecords(const DataOptions& o, bool train, int num_classes)
 
 const std::map<std::string, SplitReader>& Readers() {
   static const auto* readers = new std::map<std::string, SplitReader>{
-      {"mnist", ReadMnist},
-      {"csv", ReadCsv},
-      {"records", ReadRecords},
+      {"mnist", ReadMnist},   {"csv", ReadCsv},       {"records", ReadRecords},
+      {"criteo", ReadCriteo}, {"libsvm", ReadLibsvm},
   };
   return *readers;
 }
@@ -90,8 +112,11 @@ StatusOr<const SplitReader*> FindReader(const std::string& format) {
 }
 
 std::string ShapeOf(const Dataset& d) {
-  return (d.example_shape.empty() ? InputShape(d.feature_dim) : InputShape(d.example_shape))
-      .ToString();
+  std::string shape =
+      (d.example_shape.empty() ? InputShape(d.feature_dim) : InputShape(d.example_shape))
+          .ToString();
+  if (d.num_fields > 0) shape += " and " + std::to_string(d.num_fields) + " sparse field(s)";
+  return shape;
 }
 
 }  // namespace
@@ -118,7 +143,8 @@ StatusOr<DataSplits> LoadData(const DataOptions& options, bool with_test) {
   if (with_test) {
     PST_ASSIGN_OR_RETURN(splits.test, (*reader)(options, false, splits.train.num_classes));
     if (splits.test.feature_dim != splits.train.feature_dim ||
-        splits.test.example_shape != splits.train.example_shape) {
+        splits.test.example_shape != splits.train.example_shape ||
+        splits.test.num_fields != splits.train.num_fields) {
       return InvalidArgument("the test set's examples (" + ShapeOf(splits.test) +
                              ") differ from the training set's (" + ShapeOf(splits.train) + ")");
     }

@@ -10,6 +10,9 @@
 //   records  fixed-length binary records (CIFAR-10's binary format), files
 //            train_file / test_file (comma-separated lists), or CIFAR-10's
 //            file names in data_dir
+//   criteo   train_file / test_file; Criteo's click-log layout, 13 integer
+//            and 26 categorical (hashed, sparse) features, plain or gzip
+//   libsvm   train_file / test_file; "label index:value ...", sparse only
 #ifndef PST_DATA_DATA_SOURCE_H_
 #define PST_DATA_DATA_SOURCE_H_
 

@@ -17,6 +17,15 @@ struct Dataset {
   int num_classes = 0;          // labels lie in [0, num_classes)
   std::vector<float> features;  // N x D, row-major (MNIST pixels in [0,1])
   std::vector<int32_t> labels;  // N
+  // Sparse features (criteo, libsvm), in compressed rows: example i's
+  // entries are [sparse_offsets[i], sparse_offsets[i+1]), each a 64-bit key
+  // (criteo: the hash of the field index and the value's string), the field
+  // it belongs to and a weight. All empty when num_fields == 0 (dense data).
+  int num_fields = 0;
+  std::vector<int64_t> sparse_offsets;  // N + 1, from 0, non-decreasing
+  std::vector<int64_t> sparse_keys;
+  std::vector<int32_t> sparse_fields;  // in [0, num_fields)
+  std::vector<float> sparse_values;
 };
 
 }  // namespace pst

@@ -20,6 +20,51 @@ void Shuffle(std::vector<int64_t>& order, std::seed_seq& seed) {
   }
 }
 
+// The sparse fields' invariants (data/dataset.h), checked once so that
+// Gather can copy ranges without looking.
+Status CheckSparse(const Dataset& d) {
+  const size_t entries = d.sparse_keys.size();
+  if (d.num_fields < 0) {
+    return InvalidArgument("inconsistent dataset: num_fields " + std::to_string(d.num_fields));
+  }
+  if (d.num_fields == 0) {
+    if (d.feature_dim == 0) {
+      return InvalidArgument(
+          "inconsistent dataset: no dense features (feature_dim 0) and no "
+          "sparse fields (num_fields 0)");
+    }
+    if (!d.sparse_offsets.empty() || entries != 0 || !d.sparse_fields.empty() ||
+        !d.sparse_values.empty()) {
+      return InvalidArgument("inconsistent dataset: sparse entries but num_fields 0");
+    }
+    return Status::OK();
+  }
+  if (static_cast<int64_t>(d.sparse_offsets.size()) != d.size + 1 || d.sparse_offsets[0] != 0 ||
+      d.sparse_offsets.back() != static_cast<int64_t>(entries) ||
+      d.sparse_fields.size() != entries || d.sparse_values.size() != entries) {
+    return InvalidArgument(
+        "inconsistent dataset: size " + std::to_string(d.size) + " but " +
+        std::to_string(d.sparse_offsets.size()) + " sparse offsets (ending at " +
+        (d.sparse_offsets.empty() ? std::string("none") : std::to_string(d.sparse_offsets.back())) +
+        "), " + std::to_string(entries) + " keys, " + std::to_string(d.sparse_fields.size()) +
+        " fields and " + std::to_string(d.sparse_values.size()) + " values");
+  }
+  for (int64_t i = 0; i < d.size; ++i) {
+    if (d.sparse_offsets[i + 1] < d.sparse_offsets[i]) {
+      return InvalidArgument("inconsistent dataset: sparse_offsets decrease at example " +
+                             std::to_string(i));
+    }
+  }
+  for (size_t k = 0; k < entries; ++k) {
+    if (d.sparse_fields[k] < 0 || d.sparse_fields[k] >= d.num_fields) {
+      return InvalidArgument("inconsistent dataset: sparse entry " + std::to_string(k) +
+                             " has field " + std::to_string(d.sparse_fields[k]) + ", outside [0, " +
+                             std::to_string(d.num_fields) + ")");
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 std::vector<int64_t> ShardExamples(int64_t size, int worker_index, int num_workers, uint64_t seed) {
@@ -55,7 +100,7 @@ StatusOr<std::unique_ptr<InputPipeline>> InputPipeline::Create(
     return InvalidArgument("prefetch_depth must be at least 1, got " +
                            std::to_string(options.prefetch_depth));
   }
-  if (dataset.size < 0 || dataset.feature_dim < 1 ||
+  if (dataset.size < 0 || dataset.feature_dim < 0 ||
       static_cast<int64_t>(dataset.features.size()) != dataset.size * dataset.feature_dim ||
       static_cast<int64_t>(dataset.labels.size()) != dataset.size) {
     return InvalidArgument("inconsistent dataset: size " + std::to_string(dataset.size) +
@@ -63,6 +108,7 @@ StatusOr<std::unique_ptr<InputPipeline>> InputPipeline::Create(
                            std::to_string(dataset.features.size()) + " features and " +
                            std::to_string(dataset.labels.size()) + " labels");
   }
+  PST_RETURN_IF_ERROR(CheckSparse(dataset));
   std::vector<int64_t> shard =
       ShardExamples(dataset.size, options.worker_index, options.num_workers, options.seed);
   if (static_cast<int64_t>(shard.size()) < options.batch_size) {
@@ -160,6 +206,28 @@ Batch InputPipeline::Gather(const std::vector<int64_t>& order, int64_t batch_in_
     const int64_t example = order[batch_in_epoch * size + k];
     std::copy_n(dataset_.features.begin() + example * dim, dim, batch.features.begin() + k * dim);
     batch.labels[k] = dataset_.labels[example];
+  }
+  batch.num_fields = dataset_.num_fields;
+  if (dataset_.num_fields == 0) return batch;
+  // The batch's rows of the compressed rows, offsets rebased to the batch.
+  batch.sparse_offsets.resize(size + 1);
+  batch.sparse_offsets[0] = 0;
+  for (int64_t k = 0; k < size; ++k) {
+    const int64_t example = order[batch_in_epoch * size + k];
+    batch.sparse_offsets[k + 1] = batch.sparse_offsets[k] + dataset_.sparse_offsets[example + 1] -
+                                  dataset_.sparse_offsets[example];
+  }
+  const int64_t entries = batch.sparse_offsets[size];
+  batch.sparse_keys.resize(entries);
+  batch.sparse_fields.resize(entries);
+  batch.sparse_values.resize(entries);
+  for (int64_t k = 0; k < size; ++k) {
+    const int64_t example = order[batch_in_epoch * size + k];
+    const int64_t from = dataset_.sparse_offsets[example], to = batch.sparse_offsets[k];
+    const int64_t n = batch.sparse_offsets[k + 1] - to;
+    std::copy_n(dataset_.sparse_keys.begin() + from, n, batch.sparse_keys.begin() + to);
+    std::copy_n(dataset_.sparse_fields.begin() + from, n, batch.sparse_fields.begin() + to);
+    std::copy_n(dataset_.sparse_values.begin() + from, n, batch.sparse_values.begin() + to);
   }
   return batch;
 }

@@ -59,8 +59,10 @@ struct PipelineBatch {
 class InputPipeline {
  public:
   // InvalidArgument when an option is out of range, the dataset's vectors do
-  // not match its size and feature_dim, or the worker's shard holds fewer
-  // than batch_size examples. Does not start the thread.
+  // not match its size and feature_dim, its sparse fields break the rules of
+  // data/dataset.h, it has neither dense features nor sparse fields, or the
+  // worker's shard holds fewer than batch_size examples. Does not start the
+  // thread. Each batch carries its examples' sparse entries (offsets from 0).
   static StatusOr<std::unique_ptr<InputPipeline>> Create(const Dataset& dataset,
                                                          const InputPipelineOptions& options);
 

@@ -209,6 +209,122 @@ TEST(InputPipelineTest, QueueIsBoundedAndDestroyingItWhileFullDoesNotHang) {
   pipeline.reset();  // the producer is blocked on the full queue
 }
 
+// MakeDataset plus sparse entries: example i has i % 4 entries (none for
+// some), entry j with key i * 100 + j, field j % 3 and value i + j / 8.
+Dataset WithSparse(Dataset dataset) {
+  dataset.num_fields = 3;
+  dataset.sparse_offsets = {0};
+  for (int64_t i = 0; i < dataset.size; ++i) {
+    for (int64_t j = 0; j < i % 4; ++j) {
+      dataset.sparse_keys.push_back(i * 100 + j);
+      dataset.sparse_fields.push_back(static_cast<int32_t>(j % 3));
+      dataset.sparse_values.push_back(static_cast<float>(i) + static_cast<float>(j) / 8);
+    }
+    dataset.sparse_offsets.push_back(static_cast<int64_t>(dataset.sparse_keys.size()));
+  }
+  return dataset;
+}
+
+// Checks that row k of `batch` carries example `id`'s sparse entries.
+void ExpectSparseRow(const Batch& batch, int64_t k, int64_t id) {
+  const int64_t begin = batch.sparse_offsets[k], end = batch.sparse_offsets[k + 1];
+  ASSERT_EQ(end - begin, id % 4) << "example " << id;
+  for (int64_t j = 0; j < end - begin; ++j) {
+    EXPECT_EQ(batch.sparse_keys[begin + j], id * 100 + j);
+    EXPECT_EQ(batch.sparse_fields[begin + j], j % 3);
+    EXPECT_EQ(batch.sparse_values[begin + j], static_cast<float>(id) + static_cast<float>(j) / 8);
+  }
+}
+
+TEST(InputPipelineTest, BatchesCarryTheirExamplesSparseEntries) {
+  const Dataset dataset = WithSparse(MakeDataset(40));
+  auto pipeline = MustCreate(dataset, Options(8, 1, 2));
+  pipeline->Start();
+  std::set<int64_t> seen;
+  for (int64_t b = 0; b < 2 * pipeline->batches_per_epoch(); ++b) {
+    StatusOr<PipelineBatch> next = pipeline->Next();
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    const Batch& batch = next->batch;
+    EXPECT_EQ(batch.num_fields, 3);
+    ASSERT_EQ(batch.sparse_offsets.size(), static_cast<size_t>(batch.size + 1));
+    EXPECT_EQ(batch.sparse_offsets[0], 0);
+    const size_t entries = static_cast<size_t>(batch.sparse_offsets.back());
+    EXPECT_EQ(batch.sparse_keys.size(), entries);
+    EXPECT_EQ(batch.sparse_fields.size(), entries);
+    EXPECT_EQ(batch.sparse_values.size(), entries);
+    for (int64_t k = 0; k < batch.size; ++k) {
+      const int64_t id = static_cast<int64_t>(batch.features[k * kDim]);
+      ExpectSparseRow(batch, k, id);
+      seen.insert(id);
+    }
+  }
+  // Two epochs of 2 batches of 8 of worker 1's 20 examples.
+  const std::vector<int64_t> shard = ShardExamples(40, 1, 2, /*seed=*/7);
+  EXPECT_GE(seen.size(), 16u);
+  for (const int64_t id : seen) EXPECT_NE(std::count(shard.begin(), shard.end(), id), 0) << id;
+}
+
+TEST(InputPipelineTest, DenseBatchesHaveNoSparseEntries) {
+  const Dataset dataset = MakeDataset(10);
+  auto pipeline = MustCreate(dataset, Options(5));
+  pipeline->Start();
+  StatusOr<PipelineBatch> next = pipeline->Next();
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(next->batch.num_fields, 0);
+  EXPECT_TRUE(next->batch.sparse_offsets.empty());
+  EXPECT_TRUE(next->batch.sparse_keys.empty());
+}
+
+// libsvm's data: sparse entries only, no dense features.
+TEST(InputPipelineTest, AcceptsSparseOnlyDataset) {
+  Dataset dataset = WithSparse(MakeDataset(20));
+  dataset.feature_dim = 0;
+  dataset.features.clear();
+  auto pipeline = MustCreate(dataset, Options(4));
+  pipeline->Start();
+  for (int64_t b = 0; b < pipeline->batches_per_epoch(); ++b) {
+    StatusOr<PipelineBatch> next = pipeline->Next();
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    EXPECT_EQ(next->batch.feature_dim, 0);
+    EXPECT_TRUE(next->batch.features.empty());
+    EXPECT_EQ(next->batch.labels.size(), 4u);
+    EXPECT_EQ(next->batch.sparse_offsets.size(), 5u);
+  }
+}
+
+TEST(InputPipelineTest, CreateRejectsInconsistentSparseFields) {
+  const Dataset good = WithSparse(MakeDataset(10));
+  ASSERT_TRUE(InputPipeline::Create(good, Options(2)).ok());
+  auto expect_rejected = [](const Dataset& d, const std::string& what) {
+    const Status status = InputPipeline::Create(d, Options(2)).status();
+    EXPECT_EQ(status.code(), Code::kInvalidArgument) << what;
+    EXPECT_NE(status.message().find("inconsistent dataset"), std::string::npos)
+        << what << ": " << status.message();
+  };
+  Dataset d = good;
+  d.sparse_offsets.pop_back();
+  expect_rejected(d, "offsets one short");
+  d = good;
+  d.sparse_values.pop_back();
+  expect_rejected(d, "values one short");
+  d = good;
+  d.sparse_offsets[0] = 1;
+  expect_rejected(d, "offsets not from 0");
+  d = good;
+  std::swap(d.sparse_offsets[3], d.sparse_offsets[4]);
+  expect_rejected(d, "offsets decrease");
+  d = good;
+  d.sparse_fields[2] = 3;
+  expect_rejected(d, "field out of range");
+  d = good;
+  d.num_fields = 0;
+  expect_rejected(d, "entries without fields");
+  d = MakeDataset(10);
+  d.feature_dim = 0;
+  d.features.clear();
+  expect_rejected(d, "nothing at all");
+}
+
 TEST(InputPipelineTest, StopEndsAConsumerOnAnotherThread) {
   const Dataset dataset = MakeDataset(100);
   auto pipeline = MustCreate(dataset, Options(2));

@@ -29,6 +29,7 @@ Standardization FitStandardization(const Dataset& train) {
 
 void StandardizeRows(const Standardization& s, std::vector<float>* rows) {
   const size_t d = s.mean.size();
+  if (d == 0) return;  // no dense features (libsvm)
   for (size_t begin = 0; begin + d <= rows->size(); begin += d) {
     float* row = rows->data() + begin;
     for (size_t j = 0; j < d; ++j) row[j] = (row[j] - s.mean[j]) * s.scale[j];

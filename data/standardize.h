@@ -1,7 +1,9 @@
 // Per-feature standardization (--normalize): each feature shifted by its
 // mean and divided by its standard deviation, both computed on the training
 // split only, so that nothing of the test or validation examples leaks into
-// training. A constant feature is only shifted.
+// training. A constant feature is only shifted. Dense features only: sparse
+// entries (criteo, libsvm) are left as they are, and a dataset without dense
+// features (feature_dim 0) is left unchanged.
 #ifndef PST_DATA_STANDARDIZE_H_
 #define PST_DATA_STANDARDIZE_H_
 

@@ -19,6 +19,8 @@ Dataset EmptyLike(const Dataset& d) {
   out.feature_dim = d.feature_dim;
   out.example_shape = d.example_shape;
   out.num_classes = d.num_classes;
+  out.num_fields = d.num_fields;
+  if (d.num_fields > 0) out.sparse_offsets = {0};
   return out;
 }
 
@@ -26,6 +28,16 @@ void Append(const Dataset& from, int64_t i, Dataset* to) {
   const float* row = from.features.data() + i * from.feature_dim;
   to->features.insert(to->features.end(), row, row + from.feature_dim);
   to->labels.push_back(from.labels[i]);
+  if (from.num_fields > 0) {
+    const int64_t begin = from.sparse_offsets[i], end = from.sparse_offsets[i + 1];
+    to->sparse_keys.insert(to->sparse_keys.end(), from.sparse_keys.begin() + begin,
+                           from.sparse_keys.begin() + end);
+    to->sparse_fields.insert(to->sparse_fields.end(), from.sparse_fields.begin() + begin,
+                             from.sparse_fields.begin() + end);
+    to->sparse_values.insert(to->sparse_values.end(), from.sparse_values.begin() + begin,
+                             from.sparse_values.begin() + end);
+    to->sparse_offsets.push_back(static_cast<int64_t>(to->sparse_keys.size()));
+  }
   ++to->size;
 }
 

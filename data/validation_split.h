@@ -12,7 +12,8 @@
 
 namespace pst {
 
-// Moves `count` examples of `*train` into the returned set; the rest stay in
+// Moves `count` examples of `*train` (each whole: features, label and sparse
+// entries) into the returned set; the rest stay in
 // `*train`, in their original order. InvalidArgument when `count` leaves no
 // training example or is negative.
 StatusOr<Dataset> SplitValidation(Dataset* train, int64_t count, uint64_t seed);

@@ -87,8 +87,8 @@ TEST_F(JobTest, ATestSetThatDoesNotFitTheTrainingSetIsRefused) {
 TEST_F(JobTest, UnknownFormatAndMissingFileFlagsAreClear) {
   JobOptions o;
   o.data.format = "parquet";
-  EXPECT_NE(LoadJob(o, true).status().message().find("unknown --dataset=parquet; known: csv, "
-                                                     "mnist, records"),
+  EXPECT_NE(LoadJob(o, true).status().message().find(
+                "unknown --dataset=parquet; known: criteo, csv, libsvm, mnist, records"),
             std::string::npos);
   o.data.format = "csv";
   EXPECT_NE(LoadJob(o, true).status().message().find("--dataset=csv needs --train_file"),

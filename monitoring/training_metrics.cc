@@ -21,6 +21,12 @@ std::string TrainingMetricsText(const TrainingSnapshot& s) {
     t.AddGauge("pstrain_test_accuracy", "Test-set accuracy at the newest evaluation",
                s.test_accuracy);
     t.AddGauge("pstrain_test_loss", "Test-set loss at the newest evaluation", s.test_loss);
+    if (s.test_auc >= 0) {
+      t.AddGauge("pstrain_test_auc", "Click models: exact test-set AUC at the newest evaluation",
+                 s.test_auc);
+      t.AddGauge("pstrain_test_log_loss",
+                 "Click models: test-set log-loss at the newest evaluation", s.test_log_loss);
+    }
   }
   t.AddGauge("pstrain_live_workers", "Workers that joined and are neither gone nor dead",
              s.live_workers);
@@ -76,6 +82,24 @@ std::string ShardMetricsText(const ShardLoad& load) {
              load.queue_depth, shard);
   AddPerContainer(t, load, "pstrain_ps_container_variables", "Variables a container holds",
                   &ContainerLoad::variables);
+  for (const TableMetrics& table : load.tables) {
+    const PrometheusLabels labels = {{"shard", std::to_string(load.shard)}, {"table", table.name}};
+    t.AddGauge("pstrain_ps_table_rows", "Rows an embedding table holds on the shard",
+               static_cast<double>(table.rows_held), labels);
+    t.AddCounter("pstrain_ps_table_rows_created_total", "Rows a dynamic table created",
+                 static_cast<double>(table.rows_created), labels);
+    t.AddCounter("pstrain_ps_table_rows_evicted_total",
+                 "Rows a dynamic table evicted (least recently used) to make room",
+                 static_cast<double>(table.rows_evicted), labels);
+    t.AddCounter("pstrain_ps_table_keys_refused_total",
+                 "Pulled keys a dynamic table has not admitted yet (--embedding_min_count)",
+                 static_cast<double>(table.keys_refused), labels);
+    t.AddCounter("pstrain_ps_table_rows_dropped_total",
+                 "Gradient rows for keys the table does not hold",
+                 static_cast<double>(table.rows_dropped), labels);
+    t.AddGauge("pstrain_ps_table_bytes", "Bytes of rows and optimizer slots the table holds",
+               static_cast<double>(table.bytes), labels);
+  }
   AddPerContainer(t, load, "pstrain_ps_container_bytes_held", "Bytes of values a container holds",
                   &ContainerLoad::bytes_held);
   AddPerContainer(t, load, "pstrain_ps_container_updates_applied_total",

@@ -21,7 +21,9 @@ struct TrainingSnapshot {
   double train_loss = 0;           // mean of the newest window of reports
   double test_accuracy = 0;        // of the newest evaluation
   double test_loss = 0;
-  bool evaluated = false;  // false: test_* are not known yet and not exported
+  double test_auc = -1;       // click models: of the newest evaluation; -1: none
+  double test_log_loss = -1;  // click models: of the newest evaluation; -1: none
+  bool evaluated = false;     // false: test_* are not known yet and not exported
   int live_workers = 0;
   int live_ps = 0;
   int64_t task_deaths = 0;
@@ -43,6 +45,17 @@ struct ContainerLoad {
   uint64_t pushes = 0;
 };
 
+// One embedding table's part on a ps shard (ps/sparse/embedding_table.h).
+struct TableMetrics {
+  std::string name;
+  int64_t rows_held = 0;
+  int64_t rows_created = 0;
+  int64_t rows_evicted = 0;
+  int64_t keys_refused = 0;
+  int64_t rows_dropped = 0;
+  uint64_t bytes = 0;
+};
+
 // A ps shard's load, as its status request reports it.
 struct ShardLoad {
   int shard = 0;
@@ -55,6 +68,7 @@ struct ShardLoad {
   uint64_t gradients_dropped = 0;
   uint64_t queue_depth = 0;
   std::vector<ContainerLoad> containers;
+  std::vector<TableMetrics> tables;  // the default container's
 };
 
 std::string TrainingMetricsText(const TrainingSnapshot& s);

@@ -101,19 +101,21 @@ PsClient::Round PsClient::PullRound(const std::vector<int>& variables, std::vect
   return round;
 }
 
-Status PsClient::TakePulled(Round& round, const Wanted& wanted, std::vector<Tensor>* values) {
+Status PsClient::TakePulled(Round& round, const Wanted& wanted, std::vector<Tensor>* values,
+                            const std::vector<size_t>& row_tensors) {
   for (int k = 0; k < num_shards(); ++k) {
     if (!round.send[k]) continue;
     // Whole variables alias the reply's frames (no copy); the reply lives
     // as long as any tensor made from it.
     auto reply = std::make_shared<ReceivedMessage>(std::move(round.replies[k]));
     const auto& tensors = reply->tensors();
-    if (tensors.size() != wanted[k].size()) {
+    const size_t rows = row_tensors.empty() ? 0 : row_tensors[k];
+    if (tensors.size() != wanted[k].size() + rows) {
       return Internal("ps:" + std::to_string(k) + " answered a pull of " +
-                      std::to_string(wanted[k].size()) + " slices with " +
-                      std::to_string(tensors.size()));
+                      std::to_string(wanted[k].size()) + " slices and " + std::to_string(rows) +
+                      " row tensors with " + std::to_string(tensors.size()) + " tensors");
     }
-    for (size_t j = 0; j < tensors.size(); ++j) {
+    for (size_t j = 0; j < wanted[k].size(); ++j) {
       const auto [value_index, s] = wanted[k][j];
       const Slice& slice = placement_.slices()[s];
       const TensorView& got = tensors[j];
@@ -144,6 +146,160 @@ Status PsClient::Pull(const std::vector<int>& variables, std::vector<Tensor>* va
   Round round = PullRound(variables, values, &wanted);
   PST_RETURN_IF_ERROR(CallShards({&round}));
   return TakePulled(round, wanted, values);
+}
+
+PsClient::ShardPositions PsClient::SplitByShard(const std::vector<TableRows>& tables) const {
+  const uint64_t shards = static_cast<uint64_t>(num_shards());
+  ShardPositions positions(tables.size(), std::vector<std::vector<int64_t>>(shards));
+  for (size_t t = 0; t < tables.size(); ++t) {
+    const std::vector<int64_t>& ids = tables[t].ids;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      positions[t][static_cast<uint64_t>(ids[i]) % shards].push_back(static_cast<int64_t>(i));
+    }
+  }
+  return positions;
+}
+
+std::vector<size_t> PsClient::AddRowPulls(const std::vector<TableRows>& tables,
+                                          const ShardPositions& positions, Round* round) {
+  std::vector<size_t> row_tensors(num_shards(), 0);
+  for (size_t t = 0; t < tables.size(); ++t) {
+    const std::string& name = placement_.tables()[tables[t].table].name;
+    for (int k = 0; k < num_shards(); ++k) {
+      const std::vector<int64_t>& at = positions[t][k];
+      if (at.empty()) continue;
+      Tensor ids = Tensor::Uninitialized(DType::kInt64, {static_cast<int64_t>(at.size())});
+      for (size_t j = 0; j < at.size(); ++j) ids.i64()[j] = tables[t].ids[at[j]];
+      OutgoingMessage& request = round->requests[k];
+      request.type = wire::MessageType::PullRequest;
+      request.pull_dtype = wire_dtype_;
+      request.tensors.push_back({name, 0, std::move(ids), wire::TensorRole::RowIds});
+      round->send[k] = true;
+      row_tensors[k] += 2;  // rows and their versions
+    }
+  }
+  return row_tensors;
+}
+
+Status PsClient::TakePulledRows(const Round& round, const Wanted& wanted,
+                                const ShardPositions& positions, std::vector<TableRows>* tables) {
+  std::vector<size_t> next(num_shards());
+  for (int k = 0; k < num_shards(); ++k) next[k] = wanted[k].size();
+  for (size_t t = 0; t < tables->size(); ++t) {
+    TableRows& table = (*tables)[t];
+    const EmbeddingTableSpec& spec = placement_.tables()[table.table];
+    const int64_t n = static_cast<int64_t>(table.ids.size());
+    if (table.rows.empty() || table.rows.shape() != Shape{n, spec.dim} ||
+        table.rows.buffer().use_count() > 1) {
+      table.rows = Tensor::Uninitialized(DType::kFloat32, {n, spec.dim});
+    }
+    table.versions.resize(n);
+    for (int k = 0; k < num_shards(); ++k) {
+      const std::vector<int64_t>& at = positions[t][k];
+      if (at.empty()) continue;
+      const auto& tensors = round.replies[k].tensors();
+      const TensorView& rows = tensors[next[k]];
+      const TensorView& versions = tensors[next[k] + 1];
+      next[k] += 2;
+      const int64_t m = static_cast<int64_t>(at.size());
+      const DType expected = wire_dtype_;
+      if (rows.name != spec.name || rows.shape != Shape{m, spec.dim} || rows.dtype != expected ||
+          versions.role != wire::TensorRole::RowVersions || versions.dtype != DType::kInt64 ||
+          versions.shape != Shape{m}) {
+        return Internal("ps:" + std::to_string(k) + " sent '" + std::string(rows.name) + "' " +
+                        ShapeToString(rows.shape) + " for " + std::to_string(m) +
+                        " rows of table '" + spec.name + "'");
+      }
+      float* out = table.rows.f32();
+      for (int64_t j = 0; j < m; ++j) {
+        float* row = out + at[j] * spec.dim;
+        if (expected == DType::kBFloat16) {
+          BFloat16ToFloat(rows.bf16() + j * spec.dim, row, spec.dim);
+        } else {
+          std::copy(rows.f32() + j * spec.dim, rows.f32() + (j + 1) * spec.dim, row);
+        }
+        table.versions[at[j]] = versions.i64()[j];
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status PsClient::Pull(const std::vector<int>& variables, std::vector<Tensor>* values,
+                      std::vector<TableRows>* tables) {
+  Wanted wanted;
+  Round round = PullRound(variables, values, &wanted);
+  const ShardPositions positions = SplitByShard(*tables);
+  const std::vector<size_t> row_tensors = AddRowPulls(*tables, positions, &round);
+  PST_RETURN_IF_ERROR(CallShards({&round}));
+  PST_RETURN_IF_ERROR(TakePulledRows(round, wanted, positions, tables));
+  return TakePulled(round, wanted, values, row_tensors);
+}
+
+Status PsClient::AddRowPushes(const std::vector<TableRows>& tables,
+                              const std::vector<Tensor>& row_grads, bool all_shards, Round* round) {
+  if (tables.size() != row_grads.size()) {
+    return InvalidArgument(std::to_string(row_grads.size()) + " row gradients for " +
+                           std::to_string(tables.size()) + " tables");
+  }
+  const ShardPositions positions = SplitByShard(tables);
+  for (size_t t = 0; t < tables.size(); ++t) {
+    const EmbeddingTableSpec& spec = placement_.tables()[tables[t].table];
+    const int64_t n = static_cast<int64_t>(tables[t].ids.size());
+    if (row_grads[t].dtype() != DType::kFloat32 || row_grads[t].shape() != Shape{n, spec.dim} ||
+        static_cast<int64_t>(tables[t].versions.size()) != n) {
+      return InvalidArgument("the row gradient of table '" + spec.name + "' is " +
+                             ShapeToString(row_grads[t].shape()) + " for " + std::to_string(n) +
+                             " pulled rows of dim " + std::to_string(spec.dim));
+    }
+    for (int k = 0; k < num_shards(); ++k) {
+      const std::vector<int64_t>& at = positions[t][k];
+      if (at.empty() && !all_shards) continue;
+      const int64_t m = static_cast<int64_t>(at.size());
+      Tensor ids = Tensor::Uninitialized(DType::kInt64, {m});
+      Tensor versions = Tensor::Uninitialized(DType::kInt64, {m});
+      Tensor rows = Tensor::Uninitialized(wire_dtype_, {m, spec.dim});
+      const float* grad = row_grads[t].f32();
+      for (int64_t j = 0; j < m; ++j) {
+        ids.i64()[j] = tables[t].ids[at[j]];
+        versions.i64()[j] = tables[t].versions[at[j]];
+        const float* row = grad + at[j] * spec.dim;
+        if (wire_dtype_ == DType::kBFloat16) {
+          FloatToBFloat16(row, rows.bf16() + j * spec.dim, spec.dim);
+        } else {
+          std::copy(row, row + spec.dim, rows.f32() + j * spec.dim);
+        }
+      }
+      std::vector<OutTensor>& out = round->requests[k].tensors;
+      out.push_back({spec.name, 0, std::move(ids), wire::TensorRole::RowIds});
+      out.push_back({spec.name, 0, std::move(rows)});
+      out.push_back({spec.name, 0, std::move(versions), wire::TensorRole::RowVersions});
+      round->send[k] = true;
+    }
+  }
+  return Status::OK();
+}
+
+StatusOr<PushSummary> PsClient::Push(const std::vector<int>& variables,
+                                     const std::vector<Tensor>& grads, bool increment_global_step,
+                                     const std::vector<TableRows>& tables,
+                                     const std::vector<Tensor>& row_grads) {
+  PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
+  Round round = PushRound(variables, grads, increment_global_step, 0, 0);
+  PST_RETURN_IF_ERROR(AddRowPushes(tables, row_grads, /*all_shards=*/false, &round));
+  PST_RETURN_IF_ERROR(CallShards({&round}));
+  return TakePushed(round);
+}
+
+StatusOr<PushSummary> PsClient::SyncPush(const std::vector<int>& variables,
+                                         const std::vector<Tensor>& grads, int64_t step,
+                                         int replicas, const std::vector<TableRows>& tables,
+                                         const std::vector<Tensor>& row_grads) {
+  PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
+  Round round = PushRound(variables, grads, false, step, replicas);
+  PST_RETURN_IF_ERROR(AddRowPushes(tables, row_grads, /*all_shards=*/true, &round));
+  PST_RETURN_IF_ERROR(CallShards({&round}));
+  return TakePushed(round);
 }
 
 StatusOr<PushSummary> PsClient::Push(const std::vector<int>& variables,
@@ -262,7 +418,7 @@ StatusOr<PushSummary> PsClient::TakePushed(const Round& round) {
 }
 
 Status PsClient::Initialize(const ShardConfig& config, const std::vector<Tensor>& values,
-                            const ContainerInit& container) {
+                            const ContainerInit& container, const TableSettings& tables) {
   CHECK_EQ(values.size(), placement_.variables().size());
   const int shards = num_shards();
   Round round(shards);
@@ -278,17 +434,28 @@ Status PsClient::Initialize(const ShardConfig& config, const std::vector<Tensor>
     const bool holds_step =
         global_step_slice_ >= 0 && placement_.slices()[global_step_slice_].shard == k;
     requests[k].type = wire::MessageType::InitRequest;
-    requests[k].extras = [config, holds_step, container](flatbuffers::FlatBufferBuilder& fbb) {
+    requests[k].extras = [this, config, holds_step, container,
+                          tables](flatbuffers::FlatBufferBuilder& fbb) {
       const OptimizerConfig& o = config.optimizer;
       auto optimizer = wire::CreateOptimizerParams(
           fbb, fbb.CreateString(o.name), o.learning_rate, o.momentum, o.use_nesterov,
-          o.initial_accumulator, o.beta1, o.beta2, o.epsilon);
+          o.initial_accumulator, o.beta1, o.beta2, o.epsilon, o.l1, o.l2, o.ftrl_beta);
+      std::vector<flatbuffers::Offset<wire::TableParams>> table_params;
+      for (const EmbeddingTableSpec& t : placement_.tables()) {
+        table_params.push_back(wire::CreateTableParams(
+            fbb, fbb.CreateString(t.name), t.dim, t.rows, t.rows > 0 ? 0 : tables.capacity,
+            tables.min_count, tables.seed, tables.init_scale));
+      }
+      const auto table_vector =
+          table_params.empty()
+              ? flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::TableParams>>>()
+              : fbb.CreateVector(table_params);
       HeaderExtras extras;
       extras.init = wire::CreateInitParams(
           fbb, optimizer, ToWire(config.staleness_policy), config.max_staleness,
           fbb.CreateString(holds_step ? kGlobalStepName : ""),
           config.mode == TrainingMode::kSync ? wire::TrainingMode::Sync : wire::TrainingMode::Async,
-          config.replicas_to_aggregate, container.chief_port, container.reset);
+          config.replicas_to_aggregate, container.chief_port, container.reset, table_vector);
       return extras;
     };
   }
@@ -364,6 +531,19 @@ StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, Clock::time_point dead
   status.bytes_in = s->bytes_in();
   status.bytes_out = s->bytes_out();
   status.queue_depth = s->queue_depth();
+  if (s->tables()) {
+    for (const wire::TableLoad* t : *s->tables()) {
+      EmbeddingTableStats ts;
+      ts.rows_held = t->rows_held();
+      ts.rows_created = t->rows_created();
+      ts.rows_evicted = t->rows_evicted();
+      ts.keys_refused = t->keys_refused();
+      ts.rows_dropped = t->rows_dropped();
+      ts.rows_applied = t->rows_applied();
+      ts.bytes = t->bytes();
+      status.tables.push_back({t->name() ? t->name()->str() : "", ts});
+    }
+  }
   if (s->containers()) {
     for (const wire::ContainerLoad* c : *s->containers()) {
       status.containers.push_back({c->name() ? c->name()->str() : "", c->variables(), c->bytes(),

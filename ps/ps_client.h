@@ -18,6 +18,7 @@
 #include "cluster/placement.h"
 #include "common/tensor_file.h"
 #include "monitoring/training_metrics.h"
+#include "ps/embedding_tables.h"
 #include "ps/shard_config.h"
 #include "transport/transport.h"
 
@@ -46,6 +47,14 @@ struct ContainerInit {
   bool reset = false;  // discard what the container holds, another job's too
 };
 
+// How the ps create the rows of the placement's embedding tables.
+struct TableSettings {
+  int64_t capacity = 0;   // dynamic tables: most rows per ps
+  int64_t min_count = 1;  // dynamic tables: sightings before a key gets a row
+  uint64_t seed = 0;      // rows start from a seeded function of (table, id)
+  float init_scale = 0.05f;
+};
+
 struct PushSummary {
   uint32_t applied = 0;
   uint32_t dropped = 0;
@@ -57,8 +66,19 @@ struct PushSummary {
   uint32_t duplicate_shards = 0;
 };
 
+// The rows of one embedding table (placement().tables()[table]) that a
+// step reads and updates: Pull fills rows and versions for ids, and a push
+// sends a gradient row for each id, tagged with the pulled version.
+struct TableRows {
+  int table = 0;
+  std::vector<int64_t> ids;       // unique ids (a fixed table's in [0, rows))
+  Tensor rows;                    // [ids, dim] float32, in ids' order
+  std::vector<int64_t> versions;  // each row's version when pulled
+};
+
 struct ShardStatus {
-  StoreStats store;  // of the container asked about
+  StoreStats store;               // of the container asked about
+  std::vector<TableLoad> tables;  // its embedding tables' parts on this shard
   // Every container the shard holds (ps/container.h).
   std::vector<ContainerLoad> containers;
   uint64_t bytes_in = 0;
@@ -81,12 +101,22 @@ class PsClient {
   // view of the received bytes (no copy): replace it, never write into it.
   // (With a bfloat16 wire, values are widened into float32 buffers instead.)
   Status Pull(const std::vector<int>& variables, std::vector<Tensor>* values);
+  // The same, and the rows of each table's ids (one request per shard for
+  // all of it: each shard is asked only for the ids it holds).
+  Status Pull(const std::vector<int>& variables, std::vector<Tensor>* values,
+              std::vector<TableRows>* tables);
 
   // Pushes grads[i] for variables[i], each slice tagged with the version of
   // the last Pull. With increment_global_step, the shard holding the global
   // step increments it once this push is applied there.
   StatusOr<PushSummary> Push(const std::vector<int>& variables, const std::vector<Tensor>& grads,
                              bool increment_global_step);
+  // The same with row gradients: row_grads[i] ([ids, dim] float32) for
+  // tables[i], as a Pull left it (ids and versions), each shard sent its
+  // ids' rows.
+  StatusOr<PushSummary> Push(const std::vector<int>& variables, const std::vector<Tensor>& grads,
+                             bool increment_global_step, const std::vector<TableRows>& tables,
+                             const std::vector<Tensor>& row_grads);
 
   // Async mode: Push, then Pull(pull_variables, values) sent right after it,
   // without waiting for the push's reply; both replies are then collected
@@ -108,10 +138,18 @@ class PsClient {
   // configured N).
   StatusOr<PushSummary> SyncPush(const std::vector<int>& variables,
                                  const std::vector<Tensor>& grads, int64_t step, int replicas = 0);
+  // With row gradients (see Push); every shard gets a push then, with no
+  // rows where a table has none of its ids: each shard counts the step's
+  // gradients.
+  StatusOr<PushSummary> SyncPush(const std::vector<int>& variables,
+                                 const std::vector<Tensor>& grads, int64_t step, int replicas,
+                                 const std::vector<TableRows>& tables,
+                                 const std::vector<Tensor>& row_grads);
 
   // Initializes every shard: values[i] is the initial value of variable i.
+  // Every shard also creates its part of the placement's tables.
   Status Initialize(const ShardConfig& config, const std::vector<Tensor>& values,
-                    const ContainerInit& container = {});
+                    const ContainerInit& container = {}, const TableSettings& tables = {});
 
   // Every shard writes its part of checkpoint `name` for `step` (in
   // parallel); returns each part's size and CRC32, indexed by shard.
@@ -145,8 +183,25 @@ class PsClient {
   // The pull of `variables` into *values (private buffers made ready where
   // slices are reassembled or widened), and what it asks each shard for.
   Round PullRound(const std::vector<int>& variables, std::vector<Tensor>* values, Wanted* wanted);
-  // Takes a pull's replies into *values.
-  Status TakePulled(Round& round, const Wanted& wanted, std::vector<Tensor>* values);
+  // Takes a pull's replies into *values; each shard's reply holds
+  // row_tensors[k] tensors of table rows after the variables (none when
+  // row_tensors is empty).
+  Status TakePulled(Round& round, const Wanted& wanted, std::vector<Tensor>* values,
+                    const std::vector<size_t>& row_tensors = {});
+  // For each table, the positions in its ids that each shard holds.
+  using ShardPositions = std::vector<std::vector<std::vector<int64_t>>>;
+  ShardPositions SplitByShard(const std::vector<TableRows>& tables) const;
+  // Adds the tables' row ids to a pull round; returns each shard's count
+  // of row tensors its reply will hold.
+  std::vector<size_t> AddRowPulls(const std::vector<TableRows>& tables,
+                                  const ShardPositions& positions, Round* round);
+  // Takes the rows of a pull's replies (after `variables_per_shard`
+  // tensors) into the tables.
+  Status TakePulledRows(const Round& round, const Wanted& wanted, const ShardPositions& positions,
+                        std::vector<TableRows>* tables);
+  // Adds row gradients to a push round (every shard when `all_shards`).
+  Status AddRowPushes(const std::vector<TableRows>& tables, const std::vector<Tensor>& row_grads,
+                      bool all_shards, Round* round);
   // InvalidArgument unless grads[i] has variables[i]'s dtype and shape.
   Status CheckGradients(const std::vector<int>& variables, const std::vector<Tensor>& grads) const;
   // A push of checked gradients (`replicas`: see SyncPush).

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/bfloat16.h"
+#include "ps/sparse_wire.h"
 
 namespace pst {
 namespace {
@@ -31,6 +32,9 @@ StatusOr<ShardConfig> ConfigFromWire(const wire::InitParams* init) {
   config.optimizer.beta1 = o.beta1();
   config.optimizer.beta2 = o.beta2();
   config.optimizer.epsilon = o.epsilon();
+  config.optimizer.l1 = o.l1();
+  config.optimizer.l2 = o.l2();
+  config.optimizer.ftrl_beta = o.ftrl_beta();
   switch (init->staleness_policy()) {
     case wire::StalenessPolicy::Apply: config.staleness_policy = StalenessPolicy::kApply; break;
     case wire::StalenessPolicy::Drop: config.staleness_policy = StalenessPolicy::kDrop; break;
@@ -45,6 +49,28 @@ StatusOr<ShardConfig> ConfigFromWire(const wire::InitParams* init) {
     config.global_step_variable = init->global_step_variable()->str();
   }
   return config;
+}
+
+// The embedding tables an init request asks for, as this shard holds them.
+StatusOr<std::vector<EmbeddingTableConfig>> TablesFromWire(const wire::InitParams* init, int shard,
+                                                           int num_shards) {
+  std::vector<EmbeddingTableConfig> tables;
+  if (init == nullptr || init->tables() == nullptr) return tables;
+  for (const wire::TableParams* t : *init->tables()) {
+    if (t == nullptr || t->name() == nullptr) return InvalidArgument("a table without a name");
+    EmbeddingTableConfig c;
+    c.name = t->name()->str();
+    c.dim = t->dim();
+    c.rows = t->rows();
+    c.capacity = t->capacity();
+    c.min_count = t->min_count();
+    c.seed = t->seed();
+    c.init_scale = t->init_scale();
+    c.shard = shard;
+    c.num_shards = num_shards;
+    tables.push_back(std::move(c));
+  }
+  return tables;
 }
 
 // The reply type of a request that changes or stops the shard as a whole,
@@ -63,16 +89,6 @@ Tensor ToBFloat16(const Tensor& values) {
   Tensor narrow = Tensor::Uninitialized(DType::kBFloat16, values.shape());
   FloatToBFloat16(values.f32(), narrow.bf16(), values.num_elements());
   return narrow;
-}
-
-// A push's tensors as the store takes them: views of the received bytes.
-std::vector<Gradient> Gradients(const ReceivedMessage& request) {
-  std::vector<Gradient> gradients;
-  gradients.reserve(request.tensors().size());
-  for (const TensorView& t : request.tensors()) {
-    gradients.push_back({t.name, t.dtype, t.shape, t.version, t.data});
-  }
-  return gradients;
 }
 
 }  // namespace
@@ -201,12 +217,14 @@ Status PsService::RefuseAdmin(const ReceivedMessage& request, std::string_view p
 OutgoingMessage PsService::HandleInit(const ReceivedMessage& request) {
   auto config = ConfigFromWire(request.header().init());
   if (!config.ok()) return Reply(wire::MessageType::InitReply, config.status());
+  auto tables = TablesFromWire(request.header().init(), options_.shard, options_.num_shards);
+  if (!tables.ok()) return Reply(wire::MessageType::InitReply, tables.status());
   std::vector<std::pair<std::string, Tensor>> values;
   for (const TensorView& v : request.tensors()) {
     values.emplace_back(std::string(v.name), v.ToTensor());
   }
   if (const flatbuffers::String* name = request.header().container(); name && name->size() > 0) {
-    return InitNamed(request, name->str(), *config, std::move(values));
+    return InitNamed(request, name->str(), *config, std::move(values), *tables);
   }
   if (const std::string names = NamedContainers(); !names.empty()) {
     return Reply(wire::MessageType::InitReply,
@@ -214,18 +232,21 @@ OutgoingMessage PsService::HandleInit(const ReceivedMessage& request) {
                                     "): give this job a --container too"));
   }
   const size_t count = values.size();
-  Status status = default_.store.Initialize(*config, std::move(values));
+  Status status = default_.store.Initialize(*config, std::move(values), *tables);
   if (status.ok()) {
     if (server_->cluster_id() == 0) server_->set_cluster_id(request.header().cluster_id());
-    LOG(INFO) << "initialized " << count << " variables (optimizer " << config->optimizer.name
-              << ", cluster " << request.header().cluster_id() << ")";
+    LOG(INFO) << "initialized " << count << " variables and " << tables->size()
+              << " embedding tables (optimizer " << config->optimizer.name << ", cluster "
+              << request.header().cluster_id() << ")";
+    for (const EmbeddingTableConfig& t : *tables) LOG(INFO) << DescribeTable(t);
   }
   return Reply(wire::MessageType::InitReply, status);
 }
 
 OutgoingMessage PsService::InitNamed(const ReceivedMessage& request, const std::string& name,
                                      const ShardConfig& config,
-                                     std::vector<std::pair<std::string, Tensor>> values) {
+                                     std::vector<std::pair<std::string, Tensor>> values,
+                                     const std::vector<EmbeddingTableConfig>& tables) {
   const wire::Header& h = request.header();
   if (Status valid = CheckContainerName(name, "container"); !valid.ok()) {
     return Reply(wire::MessageType::InitReply, valid);
@@ -246,7 +267,7 @@ OutgoingMessage PsService::InitNamed(const ReceivedMessage& request, const std::
   }
   auto fresh = std::make_shared<Container>(name);
   const size_t count = values.size();
-  if (Status s = fresh->store.Initialize(config, std::move(values)); !s.ok()) {
+  if (Status s = fresh->store.Initialize(config, std::move(values), tables); !s.ok()) {
     return Reply(wire::MessageType::InitReply, s);
   }
   fresh->cluster_id = h.cluster_id();
@@ -300,8 +321,17 @@ OutgoingMessage PsService::HandlePull(const ReceivedMessage& request) {
     reply.status = c.status();
     return reply;
   }
+  StatusOr<std::vector<RowRequest>> row_requests = RowRequestsOf(request);
+  if (!row_requests.ok()) {
+    reply.status = row_requests.status();
+    return reply;
+  }
   std::vector<VariableValue> values;
+  std::vector<PulledRows> rows;
   reply.status = (*c)->store.Pull(names, &values);
+  if (reply.status.ok() && !row_requests->empty()) {
+    reply.status = (*c)->store.PullRows(*row_requests, &rows);
+  }
   if (!reply.status.ok()) return reply;
   ++(*c)->pulls;
   reply.tensors.reserve(values.size());
@@ -313,6 +343,12 @@ OutgoingMessage PsService::HandlePull(const ReceivedMessage& request) {
     }
     reply.tensors.push_back({std::move(v.name), v.version, std::move(v.tensor)});
   }
+  for (PulledRows& r : rows) {
+    Tensor values = pull_dtype == wire::DataType::BFloat16 ? ToBFloat16(r.rows) : r.rows;
+    reply.tensors.push_back({r.table, 0, std::move(values)});
+    reply.tensors.push_back(
+        {std::move(r.table), 0, std::move(r.versions), wire::TensorRole::RowVersions});
+  }
   return reply;
 }
 
@@ -321,14 +357,18 @@ OutgoingMessage PsService::HandlePush(const ReceivedMessage& request) {
   StatusOr<std::shared_ptr<Container>> found = Find(request);
   if (!found.ok()) return Reply(wire::MessageType::PushReply, found.status());
   Container& c = **found;
-  const std::vector<Gradient> gradients = Gradients(request);
+  std::vector<Gradient> gradients;
+  std::vector<SparseGradient> sparse;
+  if (Status parsed = GradientsOf(request, &gradients, &sparse); !parsed.ok()) {
+    return Reply(wire::MessageType::PushReply, parsed);
+  }
   StatusOr<PushOutcome> outcome = [&]() -> StatusOr<PushOutcome> {
     if (c.store.mode() == TrainingMode::kSync) {
       const int replicas = h.push() != nullptr ? h.push()->replicas_to_aggregate() : 0;
-      return c.store.SyncPush(gradients, h.sender_index(), h.step(), replicas);
+      return c.store.SyncPush(gradients, h.sender_index(), h.step(), replicas, sparse);
     }
     const bool increment = h.push() != nullptr && h.push()->increment_global_step();
-    return c.store.Push(gradients, increment);
+    return c.store.Push(gradients, increment, sparse);
   }();
   if (!outcome.ok()) return Reply(wire::MessageType::PushReply, outcome.status());
   ++c.pushes;
@@ -424,19 +464,30 @@ OutgoingMessage PsService::HandleStatus(const ReceivedMessage& request) {
   const uint64_t in = server_->bytes_in(), out = server_->bytes_out();
   const uint32_t queued = static_cast<uint32_t>(server_->queue_depth());
   std::vector<ContainerLoad> loads = Loads();
-  reply.extras = [s, in, out, queued, loads](flatbuffers::FlatBufferBuilder& fbb) {
+  std::vector<TableLoad> tables = c.ok() ? (*c)->store.TableStats() : std::vector<TableLoad>();
+  reply.extras = [s, in, out, queued, loads, tables](flatbuffers::FlatBufferBuilder& fbb) {
     std::vector<flatbuffers::Offset<wire::ContainerLoad>> containers;
     for (const ContainerLoad& l : loads) {
       containers.push_back(wire::CreateContainerLoad(fbb, fbb.CreateString(l.name), l.variables,
                                                      l.bytes_held, l.updates_applied, l.pulls,
                                                      l.pushes));
     }
+    std::vector<flatbuffers::Offset<wire::TableLoad>> table_loads;
+    for (const TableLoad& t : tables) {
+      const EmbeddingTableStats& ts = t.stats;
+      table_loads.push_back(wire::CreateTableLoad(fbb, fbb.CreateString(t.name), ts.rows_held,
+                                                  ts.rows_created, ts.rows_evicted, ts.keys_refused,
+                                                  ts.rows_dropped, ts.rows_applied, ts.bytes));
+    }
     HeaderExtras extras;
     extras.shard_stats = wire::CreateShardStats(
         fbb, s.variables, s.bytes, s.updates_applied, s.gradients_dropped, s.gradients_scaled, in,
         out, s.staleness_sum, s.staleness_max, s.staleness_count, s.global_step, s.initialized,
         s.sync_step, s.stale_pushes, s.duplicate_pushes, fbb.CreateVector(s.aggregated_per_worker),
-        queued, fbb.CreateVector(containers));
+        queued, fbb.CreateVector(containers),
+        table_loads.empty()
+            ? flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::TableLoad>>>()
+            : fbb.CreateVector(table_loads));
     return extras;
   };
   return reply;

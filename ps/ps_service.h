@@ -48,6 +48,9 @@ struct PsServiceOptions {
   // Links a named container to its chief at init; unset: named containers
   // send no step notices or heartbeats (a test, a benchmark).
   ContainerChiefFactory container_chief;
+  // The ps tasks of the cluster: an embedding table's id i lives on shard
+  // i % num_shards.
+  int num_shards = 1;
 };
 
 class PsService {
@@ -98,7 +101,8 @@ class PsService {
   OutgoingMessage HandleInit(const ReceivedMessage& request);
   OutgoingMessage InitNamed(const ReceivedMessage& request, const std::string& name,
                             const ShardConfig& config,
-                            std::vector<std::pair<std::string, Tensor>> values);
+                            std::vector<std::pair<std::string, Tensor>> values,
+                            const std::vector<EmbeddingTableConfig>& tables);
   OutgoingMessage HandlePull(const ReceivedMessage& request);
   OutgoingMessage HandlePush(const ReceivedMessage& request);
   OutgoingMessage HandleStatus(const ReceivedMessage& request);

@@ -93,6 +93,11 @@ ShardLoad Load(int shard, PsService& service, const RpcServer& server) {
   load.gradients_dropped = s.gradients_dropped;
   load.queue_depth = server.queue_depth();
   load.containers = service.Loads();
+  for (const TableLoad& t : service.store().TableStats()) {
+    const EmbeddingTableStats& ts = t.stats;
+    load.tables.push_back({t.name, ts.rows_held, ts.rows_created, ts.rows_evicted, ts.keys_refused,
+                           ts.rows_dropped, ts.bytes});
+  }
   return load;
 }
 
@@ -179,10 +184,10 @@ Status RunPs(const PsOptions& options) {
     return std::make_unique<ContainerChiefLink>(transport, its_chief, options.heartbeat_interval,
                                                 cluster_id);
   };
-  service =
-      std::make_unique<PsService>(&server, &notifier,
-                                  PsServiceOptions{options.task_index, options.checkpoint_dir,
-                                                   std::move(chief_addresses), container_chief});
+  service = std::make_unique<PsService>(
+      &server, &notifier,
+      PsServiceOptions{options.task_index, options.checkpoint_dir, std::move(chief_addresses),
+                       container_chief, static_cast<int>(options.cluster.ps.size())});
   PST_RETURN_IF_ERROR(server.Start());
   std::unique_ptr<MetricsHttpServer> metrics;
   if (options.metrics_port > 0) {

@@ -38,8 +38,11 @@ void MakePrivate(Tensor* value) {
 }  // namespace
 
 Status VariableStore::Initialize(const ShardConfig& config,
-                                 std::vector<std::pair<std::string, Tensor>> values) {
+                                 std::vector<std::pair<std::string, Tensor>> values,
+                                 const std::vector<EmbeddingTableConfig>& table_configs) {
   PST_ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> optimizer, MakeOptimizer(config.optimizer));
+  EmbeddingTables tables;
+  PST_RETURN_IF_ERROR(tables.Initialize(table_configs, *optimizer));
   if (config.mode == TrainingMode::kSync && config.replicas_to_aggregate < 1) {
     return InvalidArgument("replicas_to_aggregate must be >= 1");
   }
@@ -74,6 +77,7 @@ Status VariableStore::Initialize(const ShardConfig& config,
   variables_ = std::move(variables);
   global_step_ = global_step;
   trainable_variables_ = trainable;
+  tables_ = std::move(tables);
   initialized_ = true;
   MutexLock sync_lock(sync_mu_);
   sync_step_ = 0;
@@ -107,6 +111,13 @@ Status VariableStore::Pull(const std::vector<std::string>& names, std::vector<Va
     out->push_back({names[i], found[i]->version, found[i]->value});
   }
   return Status::OK();
+}
+
+Status VariableStore::PullRows(const std::vector<RowRequest>& requests,
+                               std::vector<PulledRows>* out) {
+  ReaderMutexLock lock(mu_);
+  if (!initialized_) return FailedPrecondition("variables are not initialized yet");
+  return tables_.Pull(requests, out);
 }
 
 Status VariableStore::CheckGradient(const Gradient& g, Variable** variable) const {
@@ -151,7 +162,8 @@ int64_t VariableStore::IncrementGlobalStep() {
 }
 
 StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients,
-                                          bool increment_global_step) {
+                                          bool increment_global_step,
+                                          const std::vector<SparseGradient>& sparse) {
   ReaderMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
   if (increment_global_step && global_step_ == nullptr) {
@@ -161,6 +173,7 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
   for (size_t i = 0; i < gradients.size(); ++i) {
     PST_RETURN_IF_ERROR(CheckGradient(gradients[i], &targets[i]));
   }
+  PST_RETURN_IF_ERROR(tables_.Check(sparse));
   PushOutcome outcome;
   for (size_t i = 0; i < gradients.size(); ++i) {
     Variable* v = targets[i];
@@ -190,18 +203,28 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
     ++outcome.applied;
     ++updates_applied_;
   }
+  const bool dense_applied = outcome.applied > 0;
+  if (!sparse.empty()) {
+    const SparseApplyCounts rows = tables_.Apply(sparse, config_);
+    outcome.applied += rows.applied;
+    outcome.dropped += rows.dropped;
+    outcome.scaled += rows.scaled;
+    outcome.max_staleness = std::max(outcome.max_staleness, rows.max_staleness);
+    updates_applied_ += rows.applied;
+  }
   if (global_step_ != nullptr) {
     MutexLock slock(global_step_->mu);
     outcome.global_step = global_step_->value.i64()[0];
   }
-  if (increment_global_step && (outcome.applied > 0 || gradients.empty())) {
+  if (increment_global_step && (dense_applied || gradients.empty())) {
     outcome.global_step = IncrementGlobalStep();
   }
   return outcome;
 }
 
 StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<Gradient>& gradients, int worker,
-                                              int64_t step, int replicas) {
+                                              int64_t step, int replicas,
+                                              const std::vector<SparseGradient>& sparse) {
   ReaderMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
   if (config_.mode != TrainingMode::kSync) {
@@ -228,6 +251,7 @@ StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<Gradient>& gradi
                            std::to_string(trainable_variables_) + " variables, got " +
                            std::to_string(gradients.size()));
   }
+  PST_RETURN_IF_ERROR(tables_.Check(sparse));
   MutexLock sync_lock(sync_mu_);
   PushOutcome outcome;
   if (step != sync_step_) {
@@ -252,10 +276,12 @@ StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<Gradient>& gradi
         for (int64_t j = 0; j < n; ++j) sum[j] += wide[j];
       }
     }
+    tables_.Accumulate(sparse);
     contributors_.push_back(worker);
     if (contributors_.size() >= needed) {
       outcome.completed_step = sync_step_;
       outcome.applied = static_cast<uint32_t>(gradients.size());
+      outcome.applied += tables_.ApplyAccumulated(static_cast<int>(contributors_.size()));
       ApplyAccumulated();
     }
   }
@@ -291,11 +317,17 @@ std::map<std::string, Shape> VariableStore::Shapes() const {
   return shapes;
 }
 
+std::vector<TableLoad> VariableStore::TableStats() const {
+  ReaderMutexLock lock(mu_);
+  return tables_.Stats();
+}
+
 StoreStats VariableStore::Stats() const {
   ReaderMutexLock lock(mu_);
   StoreStats s;
   s.initialized = initialized_;
-  s.variables = static_cast<uint32_t>(variables_.size());
+  s.variables = static_cast<uint32_t>(variables_.size() + tables_.size());
+  s.bytes = tables_.bytes();
   for (const auto& [name, v] : variables_) {
     MutexLock vlock(v->mu);
     s.bytes += v->value.num_bytes();
@@ -357,6 +389,7 @@ StatusOr<NamedTensors> VariableStore::Snapshot() const {
       out.emplace_back(name + "@slot/" + v->slots.names[i], FloatsAs(v->slots.values[i], v->shape));
     }
   }
+  tables_.Snapshot(&out);
   MutexLock sync_lock(sync_mu_);
   out.emplace_back(kSyncStepName, ScalarI64(sync_step_));
   return out;
@@ -411,6 +444,7 @@ Status VariableStore::Restore(const NamedTensors& snapshot) {
   if (!PlausibleCount(sync_step->i64()[0])) {
     return DataLoss("checkpoint part has an impossible sync step");
   }
+  PST_RETURN_IF_ERROR(tables_.Restore(by_name));
   for (Loaded& l : loaded) {
     MutexLock vlock(l.v->mu);
     l.v->value = l.value->Clone();

@@ -33,6 +33,7 @@
 #include "common/status.h"
 #include "common/tensor.h"
 #include "common/tensor_file.h"
+#include "ps/embedding_tables.h"
 #include "ps/optimizers/optimizer.h"
 #include "ps/shard_config.h"
 
@@ -80,21 +81,30 @@ struct VariableValue {
 
 class VariableStore {
  public:
-  // Replaces all variables with `values` (name -> initial value).
-  Status Initialize(const ShardConfig& config, std::vector<std::pair<std::string, Tensor>> values);
+  // Replaces all variables with `values` (name -> initial value) and all
+  // embedding tables with `tables` (their rows start from a seeded function
+  // of table and id: no values travel).
+  Status Initialize(const ShardConfig& config, std::vector<std::pair<std::string, Tensor>> values,
+                    const std::vector<EmbeddingTableConfig>& tables = {});
   bool initialized() const;
   TrainingMode mode() const;
 
   // Appends the named variables' current values and versions to *out.
   // NotFound names the first unknown variable; nothing is appended then.
   Status Pull(const std::vector<std::string>& names, std::vector<VariableValue>* out);
+  // Appends the rows of each request (embedding tables) to *out; errors as
+  // EmbeddingTables::Pull, nothing appended then.
+  Status PullRows(const std::vector<RowRequest>& requests, std::vector<PulledRows>* out);
 
   // Applies gradients (each tensor names its variable and carries the version
   // it was computed from). Every gradient is checked (known name, float32 or
   // bfloat16, the variable's shape, no NaN or infinity) before any is
   // applied; a bfloat16 gradient is widened to float32 for the apply. On error
   // nothing changes, and the error names the variable (a slice by its name).
-  StatusOr<PushOutcome> Push(const std::vector<Gradient>& gradients, bool increment_global_step);
+  // Row gradients of embedding tables (`sparse`) are checked the same way
+  // (EmbeddingTables::Check) and applied row by row, lazily.
+  StatusOr<PushOutcome> Push(const std::vector<Gradient>& gradients, bool increment_global_step,
+                             const std::vector<SparseGradient>& sparse = {});
 
   // Sync mode: `worker` pushes the gradients of every trainable variable of
   // the shard for `step`, checked as Push checks them: a refused push is not
@@ -104,10 +114,14 @@ class VariableStore {
   // token said (--replicas_to_aggregate=auto; 0: the config's N, which is
   // also the most a push may ask for); the step applies the mean of what it
   // holds once it holds that many.
+  // A push's row gradients (`sparse`, any tables, none required) go to the
+  // tables' accumulators: the step applies each row's sum divided by the
+  // step's N (ps/sparse/sparse_accumulator.h states the rule).
   StatusOr<PushOutcome> SyncPush(const std::vector<Gradient>& gradients, int worker, int64_t step,
-                                 int replicas = 0);
+                                 int replicas = 0, const std::vector<SparseGradient>& sparse = {});
 
   StoreStats Stats() const;
+  std::vector<TableLoad> TableStats() const;
   // The shape of every variable, by name (none before Initialize).
   std::map<std::string, Shape> Shapes() const;
 
@@ -153,6 +167,9 @@ class VariableStore {
   bool initialized_ GUARDED_BY(mu_) = false;
 
   int trainable_variables_ GUARDED_BY(mu_) = 0;  // float32 variables
+  // Replaced under mu_ held exclusively; the tables lock themselves, and
+  // their sync accumulators are used under sync_mu_.
+  EmbeddingTables tables_ GUARDED_BY(mu_);
 
   mutable Mutex sync_mu_;  // sync mode state; taken after mu_ (shared)
   int64_t sync_step_ GUARDED_BY(sync_mu_) = 0;

@@ -13,6 +13,7 @@
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "job/job.h"
+#include "ps/ps_client.h"
 #include "ps/shard_config.h"
 #include "transport/curve.h"
 
@@ -27,7 +28,8 @@ struct ChiefOptions {
   bool reset_container = false;
   JobOptions job;  // the data and the model
   uint64_t seed = 1;
-  ShardConfig shard;  // optimizer and staleness policy, applied on every ps
+  ShardConfig shard;     // optimizer and staleness policy, applied on every ps
+  TableSettings tables;  // how the ps create the rows of a click model's tables
   // Sync, --replicas_to_aggregate=auto: N is picked per step;
   // shard.replicas_to_aggregate (every worker) is then the most it can be.
   bool auto_replicas = false;

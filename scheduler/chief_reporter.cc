@@ -119,6 +119,7 @@ Status ChiefReporter::RecordEvaluation(int64_t step, int64_t start_step, double 
       .Add("live_ps", state_->live_ps())
       .Add("task_deaths", state_->deaths());
   r.Add("test_loss", test.loss).Add("test_accuracy", test.accuracy);
+  if (test.binary()) r.Add("test_auc", test.auc).Add("test_log_loss", test.log_loss);
   if (validation) {
     r.Add("validation_loss", validation->loss).Add("validation_accuracy", validation->accuracy);
   }
@@ -129,11 +130,17 @@ Status ChiefReporter::RecordEvaluation(int64_t step, int64_t start_step, double 
         events_->AddScalars(step, {{"test_loss", test.loss},
                                    {"test_accuracy", test.accuracy},
                                    {"gradients_dropped", static_cast<double>(c.stale_dropped)}}));
+    if (test.binary()) {
+      PST_RETURN_IF_ERROR(
+          events_->AddScalars(step, {{"test_auc", test.auc}, {"test_log_loss", test.log_loss}}));
+    }
   }
   gauges_.Update([&](TrainingSnapshot& s) {
     s.evaluated = true;
     s.test_accuracy = test.accuracy;
     s.test_loss = test.loss;
+    s.test_auc = test.binary() ? test.auc : -1;
+    s.test_log_loss = test.binary() ? test.log_loss : -1;
     s.gradients_dropped = c.dropped;
     s.stale_gradients_dropped = c.stale_dropped;
   });
@@ -150,8 +157,28 @@ Status ChiefReporter::RecordEvaluation(int64_t step, int64_t start_step, double 
         .Add(ps + "bytes_out", c.shards[k].bytes_out)
         .Add(ps + "updates_applied", c.shards[k].store.updates_applied)
         .Add(ps + "queue_depth", c.shards[k].queue_depth);
+    for (const TableLoad& t : c.shards[k].tables) {
+      const std::string table = ps + "table_" + t.name + "_";
+      r.Add(table + "rows", t.stats.rows_held)
+          .Add(table + "created", t.stats.rows_created)
+          .Add(table + "evicted", t.stats.rows_evicted)
+          .Add(table + "refused", t.stats.keys_refused);
+    }
   }
+  LogTables(step, c);
   return metrics_->Write(r);
+}
+
+void ChiefReporter::LogTables(int64_t step, const ClusterCounts& c) const {
+  for (size_t k = 0; k < c.shards.size(); ++k) {
+    for (const TableLoad& t : c.shards[k].tables) {
+      const EmbeddingTableStats& s = t.stats;
+      LOG(INFO) << "step " << step << ": ps:" << k << " table '" << t.name << "' holds "
+                << s.rows_held << " rows (" << s.bytes << " B); created " << s.rows_created
+                << ", evicted " << s.rows_evicted << ", keys refused " << s.keys_refused
+                << ", gradient rows dropped " << s.rows_dropped;
+    }
+  }
 }
 
 void ChiefReporter::PrintReport(int64_t step, const Evaluation& test,
@@ -159,6 +186,11 @@ void ChiefReporter::PrintReport(int64_t step, const Evaluation& test,
                                 const ClusterCounts& c, bool sync) {
   if (validation) Print("Validation-Accuracy: %.4f\n", validation->accuracy);
   Print("Test-Accuracy: %.4f\n", test.accuracy);
+  if (test.binary()) {
+    Print("Test-AUC: %.4f\n", test.auc);
+    Print("Test-LogLoss: %.4f\n", test.log_loss);
+    Print("Test-CTR: %.4f\n", test.ctr);
+  }
   Print("Total Time: %.2fs\n", total_seconds);
   Print("Final Cost: %.4f\n", last_loss_);
   Print("Global-Step: %lld\n", static_cast<long long>(step));

@@ -72,6 +72,9 @@ class ChiefReporter {
                    const ClusterCounts& c, bool sync);
 
  private:
+  // One log line per embedding table part: rows held, created, evicted,
+  // refused (the ps' status replies in `c`).
+  void LogTables(int64_t step, const ClusterCounts& c) const;
   const ChiefOptions& options_;
   const ChiefState* const state_;
   std::unique_ptr<MetricsWriter> metrics_;

@@ -60,7 +60,7 @@ class Chief {
         ps_(transport_, options.cluster, std::move(placement), Identity(options, cluster_id)),
         state_(ps_.placement().Hash(), options.train_steps, num_workers(),
                static_cast<int>(options.cluster.ps.size()), job.Describe()),
-        evaluator_(std::move(model), std::move(job), &ps_),
+        evaluator_(std::move(model), std::move(job), &ps_, options.tables),
         reporter_(options, &state_, std::move(metrics)) {
     if (!options.checkpoint_dir.empty()) {
       checkpointer_ =
@@ -184,12 +184,11 @@ Status RunChiefUntil(const ChiefOptions& options, const std::atomic<bool>& stop)
             << job.data.validation.size << " validation, " << job.data.test.size
             << " test examples";
   job.data.train = Dataset();  // the chief evaluates; it does not train
-  PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
-                       MakeModel(job.model, job.input, job.num_classes));
+  PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, MakeJobModel(job));
   PlacementOptions placement_options = options.placement;
   placement_options.num_shards = static_cast<int>(options.cluster.ps.size());
-  PST_ASSIGN_OR_RETURN(Placement placement,
-                       Placement::Compute(WithGlobalStep(model->variables()), placement_options));
+  PST_ASSIGN_OR_RETURN(Placement placement, Placement::Compute(WithGlobalStep(model->variables()),
+                                                               placement_options, model->tables()));
   PST_ASSIGN_OR_RETURN(
       std::unique_ptr<MetricsWriter> metrics,
       MetricsWriter::Open(options.run_dir.empty() ? "" : options.run_dir + "/metrics.jsonl"));

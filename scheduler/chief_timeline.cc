@@ -122,11 +122,18 @@ Status ChiefTimeline::Finish() {
       reporter_.LogLastTraining(step, state_.TakeWindow(), last_progress_, ProbedStaleness()));
   PST_ASSIGN_OR_RETURN(Evaluation e, evaluator_.Evaluate(step));
   PST_RETURN_IF_ERROR(RecordEvaluation(step, e, training_seconds_));
-  if (!options_.run_dir.empty()) {
+  // A click model's tables live on the ps, by row: model.bin and the ONNX
+  // export do not carry them yet, and a file without them would mislead.
+  const bool click = evaluator_.job().click_model;
+  if (click && (!options_.run_dir.empty() || !options_.export_onnx.empty())) {
+    LOG(WARNING) << "a click model is not written to model.bin or ONNX (its embedding tables "
+                    "are in the checkpoints of --checkpoint_dir)";
+  }
+  if (!options_.run_dir.empty() && !click) {
     PST_RETURN_IF_ERROR(WriteModelFile(options_.run_dir + "/model.bin", evaluator_.job(),
                                        evaluator_.model(), evaluator_.params()));
   }
-  if (!options_.export_onnx.empty()) {
+  if (!options_.export_onnx.empty() && !click) {
     PST_RETURN_IF_ERROR(WriteOnnxModel(options_.export_onnx,
                                        TrainedModelOf(evaluator_.job(), evaluator_.params())));
   }

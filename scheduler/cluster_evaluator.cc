@@ -3,35 +3,77 @@
 #include <cmath>
 #include <utility>
 
+#include "ps/sparse/embedding_table.h"
+
 namespace pst {
 
-ClusterEvaluator::ClusterEvaluator(std::unique_ptr<Model> model, Job job, PsClient* ps)
+ClusterEvaluator::ClusterEvaluator(std::unique_ptr<Model> model, Job job, PsClient* ps,
+                                   const TableSettings& tables)
     : model_(std::move(model)),
       test_(std::move(job.data.test)),
       validation_(std::move(job.data.validation)),
       job_(std::move(job)),
       ps_(ps),
       evaluator_(model_.get(), &test_),
-      validation_evaluator_(model_.get(), &validation_) {
+      validation_evaluator_(model_.get(), &validation_),
+      tables_(tables) {
   // Variable 0 is the global step.
   model_variables_.resize(model_->variables().size());
   for (size_t i = 0; i < model_variables_.size(); ++i) model_variables_[i] = i + 1;
 }
 
+Status ClusterEvaluator::PullRows(const std::vector<int64_t>& ids, std::vector<Tensor>* rows) {
+  std::vector<TableRows> tables(model_->tables().size());
+  for (size_t t = 0; t < tables.size(); ++t) {
+    tables[t].table = static_cast<int>(t);
+    tables[t].ids = ids;
+  }
+  std::vector<Tensor> no_variables;
+  PST_RETURN_IF_ERROR(ps_->Pull({}, &no_variables, &tables));
+  rows->clear();
+  for (TableRows& t : tables) rows->push_back(std::move(t.rows));
+  return Status::OK();
+}
+
+Status ClusterEvaluator::InitialRows(const std::vector<int64_t>& ids,
+                                     std::vector<Tensor>* rows) const {
+  rows->clear();
+  const int64_t n = static_cast<int64_t>(ids.size());
+  for (const EmbeddingTableSpec& spec : model_->tables()) {
+    // A key not admitted yet reads as zeros on the ps.
+    Tensor t(DType::kFloat32, {n, spec.dim});
+    if (spec.rows > 0 || tables_.min_count <= 1) {
+      for (int64_t i = 0; i < n; ++i) {
+        InitialRow(tables_.seed, spec.name, ids[i], tables_.init_scale, spec.dim,
+                   t.f32() + i * spec.dim);
+      }
+    }
+    rows->push_back(std::move(t));
+  }
+  return Status::OK();
+}
+
 Status ClusterEvaluator::EvaluateUntrained(const std::vector<Tensor>& params) {
-  PST_ASSIGN_OR_RETURN(untrained_, evaluator_.Evaluate(params));
+  PST_ASSIGN_OR_RETURN(
+      untrained_, evaluator_.Evaluate(
+                      params, [this](const std::vector<int64_t>& ids, std::vector<Tensor>* rows) {
+                        return InitialRows(ids, rows);
+                      }));
   return Status::OK();
 }
 
 StatusOr<Evaluation> ClusterEvaluator::Evaluate(int64_t step) {
   PST_RETURN_IF_ERROR(ps_->Pull(model_variables_, &params_));
-  PST_ASSIGN_OR_RETURN(Evaluation e, evaluator_.Evaluate(params_));
+  const RowFetcher pull_rows = [this](const std::vector<int64_t>& ids, std::vector<Tensor>* rows) {
+    return PullRows(ids, rows);
+  };
+  PST_ASSIGN_OR_RETURN(Evaluation e, evaluator_.Evaluate(params_, pull_rows));
   if (!std::isfinite(e.loss)) {
     return Diverged("the test loss is " + std::to_string(e.loss) + " at global step " +
                     std::to_string(step));
   }
   if (validation_.size > 0) {
-    PST_ASSIGN_OR_RETURN(last_validation_, validation_evaluator_.Evaluate(params_));
+    PST_ASSIGN_OR_RETURN(last_validation_, validation_evaluator_.Evaluate(params_, pull_rows));
   }
   return e;
 }

@@ -27,7 +27,10 @@ namespace pst {
 class ClusterEvaluator {
  public:
   // `job.data.train` is not used (the chief does not train).
-  ClusterEvaluator(std::unique_ptr<Model> model, Job job, PsClient* ps);
+  // `tables`: how the ps create a click model's rows (the untrained model's
+  // rows are made the same way here).
+  ClusterEvaluator(std::unique_ptr<Model> model, Job job, PsClient* ps,
+                   const TableSettings& tables = {});
   ClusterEvaluator(const ClusterEvaluator&) = delete;
   ClusterEvaluator& operator=(const ClusterEvaluator&) = delete;
 
@@ -56,6 +59,12 @@ class ClusterEvaluator {
   PsClient* const ps_;
   Evaluator evaluator_;
   Evaluator validation_evaluator_;
+  // A click model's rows of a batch: pulled from the ps.
+  Status PullRows(const std::vector<int64_t>& ids, std::vector<Tensor>* rows);
+  // ... or as the ps create them, for the untrained model.
+  Status InitialRows(const std::vector<int64_t>& ids, std::vector<Tensor>* rows) const;
+
+  const TableSettings tables_;
   std::vector<int> model_variables_;  // every variable but the global step
   std::vector<Tensor> params_;
   Evaluation untrained_;

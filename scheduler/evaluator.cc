@@ -2,29 +2,66 @@
 
 #include <algorithm>
 
+#include "model/binary_metrics.h"
+
 namespace pst {
+
+void CopyExamples(const Dataset& data, int64_t begin, int64_t n, Batch* batch) {
+  const int64_t d = data.feature_dim;
+  batch->size = n;
+  batch->feature_dim = d;
+  batch->features.assign(data.features.begin() + begin * d,
+                         data.features.begin() + (begin + n) * d);
+  batch->labels.assign(data.labels.begin() + begin, data.labels.begin() + begin + n);
+  batch->num_fields = data.num_fields;
+  if (data.num_fields == 0) return;
+  const int64_t first = data.sparse_offsets[begin], last = data.sparse_offsets[begin + n];
+  batch->sparse_offsets.resize(n + 1);
+  for (int64_t i = 0; i <= n; ++i)
+    batch->sparse_offsets[i] = data.sparse_offsets[begin + i] - first;
+  batch->sparse_keys.assign(data.sparse_keys.begin() + first, data.sparse_keys.begin() + last);
+  batch->sparse_fields.assign(data.sparse_fields.begin() + first,
+                              data.sparse_fields.begin() + last);
+  batch->sparse_values.assign(data.sparse_values.begin() + first,
+                              data.sparse_values.begin() + last);
+}
 
 Evaluator::Evaluator(Model* model, const Dataset* test, int64_t batch_size)
     : model_(model), test_(test), batch_size_(batch_size) {}
 
-StatusOr<Evaluation> Evaluator::Evaluate(const std::vector<Tensor>& params) {
-  const int64_t d = test_->feature_dim;
+StatusOr<Evaluation> Evaluator::Evaluate(const std::vector<Tensor>& params,
+                                         const RowFetcher& rows) {
+  const bool click = !model_->tables().empty();
+  if (click && !rows) return InvalidArgument("a model with embedding tables needs their rows");
   double loss_sum = 0;
   int64_t correct = 0, count = 0;
+  std::vector<float> clicks, probabilities;  // click models: P(click) of every example
+  std::vector<Tensor> with_rows;
   for (int64_t begin = 0; begin < test_->size; begin += batch_size_) {
     const int64_t n = std::min(batch_size_, test_->size - begin);
-    batch_.size = n;
-    batch_.feature_dim = d;
-    batch_.features.assign(test_->features.begin() + begin * d,
-                           test_->features.begin() + (begin + n) * d);
-    batch_.labels.assign(test_->labels.begin() + begin, test_->labels.begin() + begin + n);
-    PST_ASSIGN_OR_RETURN(Model::EvalResult r, model_->Evaluate(params, batch_));
+    CopyExamples(*test_, begin, n, &batch_);
+    if (click) {
+      with_rows = params;
+      std::vector<Tensor> fetched;
+      PST_RETURN_IF_ERROR(rows(model_->RowIds(batch_), &fetched));
+      with_rows.insert(with_rows.end(), fetched.begin(), fetched.end());
+      PST_RETURN_IF_ERROR(model_->Predict(with_rows, batch_, &probabilities));
+      for (int64_t i = 0; i < n; ++i) clicks.push_back(probabilities[2 * i + 1]);
+    }
+    PST_ASSIGN_OR_RETURN(Model::EvalResult r, model_->Evaluate(click ? with_rows : params, batch_));
     loss_sum += r.loss_sum;
     correct += r.correct;
     count += r.count;
   }
   if (count == 0) return FailedPrecondition("empty test set");
-  return Evaluation{loss_sum / count, static_cast<double>(correct) / count};
+  Evaluation e{loss_sum / count, static_cast<double>(correct) / count};
+  if (click) {
+    const BinaryMetrics m = ComputeBinaryMetrics(clicks, test_->labels);
+    e.auc = m.auc;
+    e.log_loss = m.log_loss;
+    e.ctr = m.ctr;
+  }
+  return e;
 }
 
 }  // namespace pst

@@ -145,7 +145,8 @@ Clock::time_point ShardKeeper::deadline() const {
 Status ShardKeeper::InitializeVariables(bool reset_container) {
   std::vector<Tensor> values = InitialValues();
   PST_RETURN_IF_ERROR(ps_->Initialize(options_.shard, values,
-                                      ContainerInit{options_.cluster.chief.port, reset_container}));
+                                      ContainerInit{options_.cluster.chief.port, reset_container},
+                                      options_.tables));
   LOG(INFO) << "optimizer " << options_.shard.optimizer.name << ", learning rate "
             << options_.shard.optimizer.learning_rate;
   LOG(INFO) << "initialized " << values.size() << " variables (seed " << options_.seed << ")"

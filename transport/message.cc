@@ -33,6 +33,10 @@ Status CheckDescriptor(const wire::TensorDesc* desc, size_t index, size_t frame_
   const StatusOr<DType> dtype = FromWire(desc->dtype());
   if (!dtype.ok()) return InvalidArgument(named + " has " + dtype.status().message());
   if (desc->shape() == nullptr) return InvalidArgument(named + " has no shape");
+  if (desc->role() > wire::TensorRole::MAX) {
+    return InvalidArgument(named + " has unknown role " +
+                           std::to_string(static_cast<int>(desc->role())));
+  }
   if (desc->shape()->size() > kMaxRank) {
     return InvalidArgument(named + " has rank " + std::to_string(desc->shape()->size()) + " > " +
                            std::to_string(kMaxRank));
@@ -94,7 +98,7 @@ std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
   for (const OutTensor& t : message.tensors) {
     descs.push_back(wire::CreateTensorDesc(fbb, fbb.CreateString(t.name), ToWire(t.tensor.dtype()),
                                            fbb.CreateVector(t.tensor.shape()), t.tensor.num_bytes(),
-                                           t.version));
+                                           t.version, t.role));
   }
   auto tensors = fbb.CreateVector(descs);
   auto status_message = message.status.ok() ? flatbuffers::Offset<flatbuffers::String>()
@@ -203,6 +207,7 @@ StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
     view.dtype = *FromWire(desc->dtype());  // CheckDescriptor accepted it
     view.shape = ReadShape(*desc->shape());
     view.version = desc->version();
+    view.role = desc->role();
     std::unique_ptr<uint64_t[]> copy;
     view.data = AlignedBytes(frames[i + 1], &copy);
     if (copy) message.aligned_copies_.push_back(std::move(copy));

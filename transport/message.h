@@ -26,6 +26,7 @@ struct OutTensor {
   std::string name;
   int64_t version = 0;
   Tensor tensor;
+  wire::TensorRole role = wire::TensorRole::Value;  // see schema/messages.fbs
 };
 
 // Optional typed parts of a header. They must be built in the builder before
@@ -74,6 +75,7 @@ struct TensorView {
   int64_t version;
   const void* data;
   size_t num_bytes;
+  wire::TensorRole role = wire::TensorRole::Value;
   int64_t num_elements() const { return NumElements(shape); }
   const float* f32() const { return static_cast<const float*>(data); }
   const int64_t* i64() const { return static_cast<const int64_t*>(data); }

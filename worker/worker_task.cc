@@ -6,6 +6,7 @@
 #include <numeric>
 #include <thread>
 
+#include "common/non_finite.h"
 #include "common/signal_watcher.h"
 #include "data/input_pipeline.h"
 #include "model/make_pipelined_model.h"
@@ -100,11 +101,13 @@ class Worker {
     PST_ASSIGN_OR_RETURN(input_, InputPipeline::Create(train_, input));
     PlacementOptions placement = options_.placement;
     placement.num_shards = static_cast<int>(options_.cluster.ps.size());
-    PST_ASSIGN_OR_RETURN(placement_,
-                         Placement::Compute(WithGlobalStep(model_->variables()), placement));
+    PST_ASSIGN_OR_RETURN(placement_, Placement::Compute(WithGlobalStep(model_->variables()),
+                                                        placement, model_->tables()));
     // Model variables are 1..n of the placement's list (0 is the global step).
     variables_.resize(model_->variables().size());
     std::iota(variables_.begin(), variables_.end(), 1);
+    rows_.resize(model_->tables().size());
+    for (size_t t = 0; t < rows_.size(); ++t) rows_[t].table = static_cast<int>(t);
     return Status::OK();
   }
 
@@ -115,6 +118,19 @@ class Worker {
     kernels.gpu_memory_fraction = options_.gpu_memory_fraction;
     kernels.cpu_kernels = options_.cpu_kernels;
     kernels.intra_op_threads = options_.intra_op_threads;
+    if (job.click_model) {
+      // The embedding layer runs on the CPU (soft placement), on one replica.
+      if (options_.model_parallel != 1 || options_.device.find(',') != std::string::npos) {
+        return InvalidArgument(
+            "a click model trains on one device: no --model_parallel and "
+            "no device list");
+      }
+      if (options_.device != "cpu") {
+        LOG(WARNING) << me_ << ": a click model runs on the cpu (embedding tables are looked up "
+                     << "on the host), not on " << options_.device;
+      }
+      return MakeJobModel(job, kernels);
+    }
     // --model_parallel cuts the model into pipeline stages on --device.
     auto make = [&](const std::string& device) {
       if (options_.model_parallel == 1) {
@@ -202,14 +218,13 @@ class Worker {
   // A non-finite loss or gradient is not pushed: *diverged says what it was.
   StatusOr<PushSummary> Step(const PipelineBatch& next, const SyncToken& token, float* loss,
                              std::optional<std::string>* diverged) {
+    if (!rows_.empty()) return ClickStep(next, token, loss, diverged);
     if (!pulled_) PST_RETURN_IF_ERROR(ps_->Pull(variables_, &params_));
     pulled_ = false;
     PST_ASSIGN_OR_RETURN(*loss, model_->ComputeGradients(params_, next.batch, &grads_));
     *diverged = NonFiniteStep(*loss, grads_, model_->variables());
     if (*diverged) return PushSummary();
-    if (options_.simulated_delay_ms > 0 && local_steps_ >= options_.simulated_delay_from_step) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(options_.simulated_delay_ms));
-    }
+    SimulateDelay();
     if (options_.ssp) return ps_->Push(variables_, grads_, /*increment_global_step=*/true);
     if (!options_.sync) {
       PST_ASSIGN_OR_RETURN(PushSummary pushed,
@@ -220,11 +235,53 @@ class Worker {
     }
     PST_ASSIGN_OR_RETURN(PushSummary pushed,
                          ps_->SyncPush(variables_, grads_, token.step, token.replicas));
+    return CountSyncPush(pushed, token);
+  }
+
+  // Notes a sync push's fate; the step it counts for is the token's.
+  PushSummary CountSyncPush(PushSummary pushed, const SyncToken& token) {
     ++sync_.pushes;
     sync_.stale += pushed.stale_shards > 0;
     sync_.duplicate += pushed.duplicate_shards > 0;
     pushed.global_step = token.step;
     return pushed;
+  }
+
+  // The straggler of --simulated_delay_ms.
+  void SimulateDelay() const {
+    if (options_.simulated_delay_ms > 0 && local_steps_ >= options_.simulated_delay_from_step) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(options_.simulated_delay_ms));
+    }
+  }
+
+  // A click model's step: pulls the variables and the rows of the batch's
+  // ids (one request per shard), computes, and pushes the variables'
+  // gradients with the rows' (duplicates summed by the model).
+  StatusOr<PushSummary> ClickStep(const PipelineBatch& next, const SyncToken& token, float* loss,
+                                  std::optional<std::string>* diverged) {
+    const std::vector<int64_t> ids = model_->RowIds(next.batch);
+    for (TableRows& t : rows_) t.ids = ids;
+    PST_RETURN_IF_ERROR(ps_->Pull(variables_, &params_, &rows_));
+    for (const TableRows& t : rows_) params_.push_back(t.rows);
+    StatusOr<float> computed = model_->ComputeGradients(params_, next.batch, &grads_);
+    params_.resize(variables_.size());
+    PST_RETURN_IF_ERROR(computed.status());
+    *loss = *computed;
+    const std::vector<Tensor> row_grads(grads_.begin() + variables_.size(), grads_.end());
+    grads_.resize(variables_.size());
+    *diverged = NonFiniteStep(*loss, grads_, model_->variables());
+    for (size_t t = 0; t < row_grads.size() && !*diverged; ++t) {
+      if (FirstNonFinite(row_grads[t].f32(), row_grads[t].num_elements()) <
+          row_grads[t].num_elements()) {
+        *diverged = "the gradient of table '" + model_->tables()[t].name + "' is not finite";
+      }
+    }
+    if (*diverged) return PushSummary();
+    SimulateDelay();
+    if (!options_.sync) return ps_->Push(variables_, grads_, true, rows_, row_grads);
+    PST_ASSIGN_OR_RETURN(PushSummary pushed, ps_->SyncPush(variables_, grads_, token.step,
+                                                           token.replicas, rows_, row_grads));
+    return CountSyncPush(pushed, token);
   }
 
   // A ps that died (deadline, unavailable) or came back empty (not yet
@@ -338,7 +395,8 @@ class Worker {
   int64_t train_steps_ = 0;
   bool training_over_ = false;
   std::vector<Tensor> params_, grads_;
-  bool pulled_ = false;  // params_ hold the values for the next step
+  std::vector<TableRows> rows_;  // a click model's rows, one per table
+  bool pulled_ = false;          // params_ hold the values for the next step
   TrainingReport last_report_;
   SyncCounts sync_;
   std::optional<Clock::time_point> ps_failed_since_;  // set while the ps are unreachable

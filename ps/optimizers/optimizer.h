@@ -23,7 +23,7 @@ namespace pst {
 
 // Only the fields of the chosen optimizer are read and validated.
 struct OptimizerConfig {
-  std::string name = "sgd";  // sgd | momentum | adagrad | adam
+  std::string name = "sgd";  // sgd | momentum | adagrad | adam | ftrl
   float learning_rate = 0.01f;
   float momentum = 0.9f;      // momentum: in [0, 1)
   bool use_nesterov = false;  // momentum
@@ -32,6 +32,13 @@ struct OptimizerConfig {
   float beta1 = 0.9f;     // adam: in [0, 1)
   float beta2 = 0.999f;   // adam: in [0, 1)
   float epsilon = 1e-8f;  // adam: > 0
+  // ftrl (FTRL-proximal, McMahan et al. 2013; TensorFlow's FtrlOptimizer with
+  // learning_rate_power -0.5): learning_rate is alpha, initial_accumulator
+  // the start of n (> 0), l1 and l2 (>= 0) the regularization strengths,
+  // ftrl_beta (>= 0) the beta of the paper's per-coordinate rate.
+  float l1 = 0.0f;
+  float l2 = 0.0f;
+  float ftrl_beta = 0.0f;
 };
 
 // The per-variable state of an optimizer: named slots, each with as many
@@ -59,6 +66,18 @@ class Optimizer {
   // (or a restored copy of one); a mismatch is a CHECK failure.
   virtual void Apply(float* var, const float* grad, int64_t n, float lr_scale,
                      SlotSet* slots) const = 0;
+
+  // Row-sparse apply, for embedding tables (ps/sparse/): a row's optimizer
+  // state is RowSlots() vectors of dim floats, stored slot after slot next
+  // to the row, so only the rows a gradient touches (and their slots) move,
+  // as TensorFlow's sparse kernels do. The update of a row is the dense
+  // Apply's on those dim elements; Adam's bias correction counts the
+  // table's applies (`updates`, before this one), as LazyAdam's beta powers.
+  virtual int RowSlots() const = 0;
+  // The slots of a new row (RowSlots() * dim floats).
+  virtual void InitRowSlots(float* slots, int64_t dim) const = 0;
+  virtual void ApplyRow(float* row, float* slots, const float* grad, int64_t dim, float lr_scale,
+                        int64_t updates) const = 0;
 };
 
 // Returns the optimizer that config.name names. InvalidArgument, naming the

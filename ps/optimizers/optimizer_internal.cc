@@ -27,6 +27,11 @@ Status CheckFraction(const char* field, float value) {
   return OutOfRangeField(field, "in [0, 1)", value);
 }
 
+Status CheckNonNegative(const char* field, float value) {
+  if (std::isfinite(value) && value >= 0) return Status::OK();
+  return OutOfRangeField(field, "finite and >= 0", value);
+}
+
 SlotSet NewSlots(std::initializer_list<std::string_view> names, int64_t n, float initial_value) {
   CHECK_GE(n, 0);
   SlotSet slots;

@@ -25,11 +25,14 @@ StatusOr<std::unique_ptr<Optimizer>> NewSgd(const OptimizerConfig& config);
 StatusOr<std::unique_ptr<Optimizer>> NewMomentum(const OptimizerConfig& config);
 StatusOr<std::unique_ptr<Optimizer>> NewAdagrad(const OptimizerConfig& config);
 StatusOr<std::unique_ptr<Optimizer>> NewAdam(const OptimizerConfig& config);
+StatusOr<std::unique_ptr<Optimizer>> NewFtrl(const OptimizerConfig& config);
 
 // InvalidArgument "OptimizerConfig.<field> must be ..., got <value>" unless
-// value is finite and > 0, or in [0, 1) respectively. NaN fails both.
+// value is finite and > 0, in [0, 1), or finite and >= 0 respectively. NaN
+// fails all three.
 Status CheckPositive(const char* field, float value);
 Status CheckFraction(const char* field, float value);
+Status CheckNonNegative(const char* field, float value);
 
 // Slots with these names, each n copies of initial_value.
 SlotSet NewSlots(std::initializer_list<std::string_view> names, int64_t n, float initial_value);

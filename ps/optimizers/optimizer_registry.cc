@@ -16,10 +16,11 @@ struct Registration {
 };
 
 constexpr Registration kRegistry[] = {
-    {"sgd", optimizers_internal::NewSgd},
-    {"momentum", optimizers_internal::NewMomentum},
-    {"adagrad", optimizers_internal::NewAdagrad},
-    {"adam", optimizers_internal::NewAdam},
+    {"sgd", optimizers_internal::NewSgd},            // sgd.cc
+    {"momentum", optimizers_internal::NewMomentum},  // momentum.cc
+    {"adagrad", optimizers_internal::NewAdagrad},    // adagrad.cc
+    {"adam", optimizers_internal::NewAdam},          // adam.cc
+    {"ftrl", optimizers_internal::NewFtrl},          // ftrl.cc
 };
 
 Status UnknownName(const std::string& name) {

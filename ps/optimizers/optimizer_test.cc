@@ -194,7 +194,227 @@ TEST_P(AllOptimizersTest, ConfigIsKept) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, AllOptimizersTest,
-                         testing::Values("sgd", "momentum", "adagrad", "adam"));
+                         testing::Values("sgd", "momentum", "adagrad", "adam", "ftrl"));
+
+TEST(FtrlTest, TwoUpdatesByHand) {
+  // lr 0.5, l1 0.05, l2 0.25, beta 0.2, n starts at 0.16 (sqrt 0.4), z at 0.
+  // The denominator is q = (beta + sqrt(n)) / lr + 2 * l2.
+  OptimizerConfig config = Config("ftrl");
+  config.learning_rate = 0.5f;
+  config.initial_accumulator = 0.16f;
+  config.l1 = 0.05f;
+  config.l2 = 0.25f;
+  config.ftrl_beta = 0.2f;
+  std::unique_ptr<Optimizer> ftrl = Make(config);
+  std::vector<float> var = {1.0f, 0.0f, 0.5f};
+  SlotSet slots = ftrl->CreateSlots(3);
+
+  // Step 1, g = {0.3, -0.3, 0.03}.
+  //  [0]: n = 0.16 + 0.09 = 0.25; sigma = (0.5 - 0.4) / 0.5 = 0.2;
+  //       z = 0.3 - 0.2 * 1.0 = 0.1; q = (0.2 + 0.5) / 0.5 + 0.5 = 1.9;
+  //       w = (0.05 - 0.1) / 1.9 = -0.0263157895
+  //  [1]: n = 0.25; sigma = 0.2; z = -0.3 - 0.2 * 0 = -0.3;
+  //       w = (-0.05 + 0.3) / 1.9 = 0.131578947
+  //  [2]: n = 0.16 + 0.0009 = 0.1609; sqrt = 0.401123422;
+  //       sigma = 0.001123422 / 0.5 = 0.002246845;
+  //       z = 0.03 - 0.002246845 * 0.5 = 0.028876578; |z| <= l1: w = 0
+  const std::vector<float> g1 = {0.3f, -0.3f, 0.03f};
+  ftrl->Apply(var.data(), g1.data(), 3, 1.0f, &slots);
+  ExpectNear(slots.values[0], {0.25, 0.25, 0.1609});
+  ExpectNear(slots.values[1], {0.1, -0.3, 0.028876578});
+  ExpectNear(var, {-0.0263157895, 0.131578947, 0.0});
+  EXPECT_EQ(var[2], 0.0f);  // exactly
+
+  // Step 2, g = {-0.6, 0.4, -0.1}.
+  //  [0]: n = 0.25 + 0.36 = 0.61; sqrt = 0.781024968;
+  //       sigma = 0.281024968 / 0.5 = 0.562049935;
+  //       z = 0.1 - 0.6 - 0.562049935 * -0.0263157895 = -0.485209212;
+  //       q = (0.2 + 0.781024968) / 0.5 + 0.5 = 2.462049935;
+  //       w = (-0.05 + 0.485209212) / 2.462049935 = 0.176767013
+  //  [1]: n = 0.25 + 0.16 = 0.41; sqrt = 0.640312424;
+  //       sigma = 0.140312424 / 0.5 = 0.280624847;
+  //       z = -0.3 + 0.4 - 0.280624847 * 0.131578947 = 0.063075678;
+  //       q = (0.2 + 0.640312424) / 0.5 + 0.5 = 2.180624847;
+  //       w = (0.05 - 0.063075678) / 2.180624847 = -0.00599629871
+  //  [2]: n = 0.1609 + 0.01 = 0.1709; sqrt = 0.413400532; w was 0, so
+  //       z = 0.028876578 - 0.1 = -0.071123422;
+  //       q = (0.2 + 0.413400532) / 0.5 + 0.5 = 1.726801064;
+  //       w = (-0.05 + 0.071123422) / 1.726801064 = 0.0122326902
+  const std::vector<float> g2 = {-0.6f, 0.4f, -0.1f};
+  ftrl->Apply(var.data(), g2.data(), 3, 1.0f, &slots);
+  ExpectNear(slots.values[0], {0.61, 0.41, 0.1709});
+  ExpectNear(slots.values[1], {-0.485209212, 0.063075678, -0.071123422});
+  ExpectNear(var, {0.176767013, -0.00599629871, 0.0122326902});
+  EXPECT_EQ(slots.updates, 2);
+}
+
+TEST(FtrlTest, WithoutRegularizationIsAdagradLikeFromZero) {
+  // l1 = l2 = beta = 0, one step from w = 0: z = g, w = -z * lr / sqrt(n),
+  // the Adagrad step from 0.
+  OptimizerConfig config = Config("ftrl");
+  std::unique_ptr<Optimizer> ftrl = Make(config);
+  std::vector<float> var = {0.0f, 0.0f, 0.0f};
+  SlotSet slots = ftrl->CreateSlots(3);
+  Step(*ftrl, 0, &var, &slots);
+  ExpectNear(var, {-0.01 / std::sqrt(0.11), 0.02 / std::sqrt(0.14), -0.03 / std::sqrt(0.19)});
+}
+
+TEST(FtrlTest, L1MakesWeightsExactlyZero) {
+  // Small gradients of changing sign: |z| stays below a large l1, so every
+  // weight is exactly 0; without l1 none is.
+  constexpr int kN = 64;
+  OptimizerConfig config = Config("ftrl");
+  std::vector<float> sparse(kN, 0.3f), dense(kN, 0.3f), grad(kN);
+  config.l1 = 1.0f;
+  std::unique_ptr<Optimizer> with_l1 = Make(config);
+  config.l1 = 0.0f;
+  std::unique_ptr<Optimizer> without_l1 = Make(config);
+  SlotSet slots_l1 = with_l1->CreateSlots(kN), slots_plain = without_l1->CreateSlots(kN);
+  for (int step = 0; step < 20; ++step) {
+    for (int i = 0; i < kN; ++i) grad[i] = 0.05f * std::sin(0.37f * (i + 1) * (step + 1));
+    with_l1->Apply(sparse.data(), grad.data(), kN, 1.0f, &slots_l1);
+    without_l1->Apply(dense.data(), grad.data(), kN, 1.0f, &slots_plain);
+  }
+  int zeros_with = 0, zeros_without = 0;
+  for (int i = 0; i < kN; ++i) {
+    zeros_with += sparse[i] == 0.0f;
+    zeros_without += dense[i] == 0.0f;
+  }
+  EXPECT_EQ(zeros_with, kN);
+  EXPECT_EQ(zeros_without, 0);
+
+  // Moderate l1 zeroes the coordinates whose |z| <= l1 and only those.
+  config.l1 = 0.05f;
+  std::unique_ptr<Optimizer> moderate = Make(config);
+  std::vector<float> var(kN, 0.0f);
+  SlotSet slots = moderate->CreateSlots(kN);
+  for (int i = 0; i < kN; ++i) grad[i] = 0.002f * i;
+  moderate->Apply(var.data(), grad.data(), kN, 1.0f, &slots);
+  for (int i = 0; i < kN; ++i) {
+    EXPECT_EQ(var[i] == 0.0f, std::abs(slots.values[1][i]) <= 0.05f) << "element " << i;
+  }
+  EXPECT_EQ(var[0], 0.0f);
+  EXPECT_NE(var[kN - 1], 0.0f);
+}
+
+TEST(FtrlTest, ZeroLrScaleChangesNothing) {
+  std::unique_ptr<Optimizer> ftrl = Make(Config("ftrl"));
+  std::vector<float> var = kVar0;
+  SlotSet slots = ftrl->CreateSlots(3);
+  const SlotSet before = slots;
+  ftrl->Apply(var.data(), kGrads[0].data(), 3, 0.0f, &slots);
+  EXPECT_EQ(var, kVar0);
+  EXPECT_EQ(slots.values, before.values);
+}
+
+// Row-sparse applies: on a [kRows, kDim] table with its row slots, ApplyRow
+// over rows 1 and 3 equals the dense Apply of each of those rows as its own
+// kDim-element variable with its own SlotSet (Adam: `updates` counts the
+// table's applies, as the dense SlotSet counts its own), and every other row
+// and its slots stay bit for bit as they were.
+class RowApplyTest : public testing::TestWithParam<const char*> {
+ protected:
+  static constexpr int kRows = 5;
+  static constexpr int kDim = 7;  // odd: vector and tail paths
+
+  OptimizerConfig RowConfig() const {
+    OptimizerConfig config = Config(GetParam());
+    config.l1 = 0.001f;  // ftrl only; others ignore them
+    config.l2 = 0.01f;
+    config.ftrl_beta = 0.5f;
+    return config;
+  }
+};
+
+TEST_P(RowApplyTest, InitRowSlotsMatchesCreateSlots) {
+  std::unique_ptr<Optimizer> optimizer = Make(RowConfig());
+  const int slots_per_row = optimizer->RowSlots();
+  SlotSet dense = optimizer->CreateSlots(kDim);
+  ASSERT_EQ(static_cast<int>(dense.values.size()), slots_per_row);
+  std::vector<float> row_slots(slots_per_row * kDim, -7.0f);
+  optimizer->InitRowSlots(row_slots.data(), kDim);
+  for (int s = 0; s < slots_per_row; ++s) {
+    EXPECT_EQ(std::vector<float>(row_slots.begin() + s * kDim, row_slots.begin() + (s + 1) * kDim),
+              dense.values[s])
+        << "slot " << dense.names[s];
+  }
+}
+
+TEST_P(RowApplyTest, RowsEqualDenseApplyAndOthersStayPut) {
+  std::unique_ptr<Optimizer> optimizer = Make(RowConfig());
+  const int slot_floats = optimizer->RowSlots() * kDim;
+  std::vector<float> table(kRows * kDim), table_slots(kRows * slot_floats);
+  for (int i = 0; i < kRows * kDim; ++i) table[i] = std::cos(0.3f * i);
+  for (int r = 0; r < kRows; ++r) optimizer->InitRowSlots(&table_slots[r * slot_floats], kDim);
+  const std::vector<float> table0 = table, slots0 = table_slots;
+
+  const int kTouched[] = {1, 3};
+  std::vector<std::vector<float>> dense_vars;
+  std::vector<SlotSet> dense_slots;
+  for (int r : kTouched) {
+    dense_vars.emplace_back(table.begin() + r * kDim, table.begin() + (r + 1) * kDim);
+    dense_slots.push_back(optimizer->CreateSlots(kDim));
+  }
+  std::vector<float> grad(kDim);
+  for (int step = 0; step < 3; ++step) {
+    for (int k = 0; k < 2; ++k) {
+      const int r = kTouched[k];
+      for (int j = 0; j < kDim; ++j) grad[j] = std::sin(0.7f * (j + 1) + 1.3f * r + 0.4f * step);
+      const float lr_scale = step == 1 ? 0.5f : 1.0f;
+      optimizer->ApplyRow(&table[r * kDim], &table_slots[r * slot_floats], grad.data(), kDim,
+                          lr_scale, /*updates=*/step);
+      optimizer->Apply(dense_vars[k].data(), grad.data(), kDim, lr_scale, &dense_slots[k]);
+    }
+  }
+
+  for (int r = 0; r < kRows; ++r) {
+    SCOPED_TRACE("row " + std::to_string(r));
+    const int k = r == 1 ? 0 : r == 3 ? 1 : -1;
+    for (int j = 0; j < kDim; ++j) {
+      if (k < 0) {
+        // Untouched: bit-identical, value and slots.
+        EXPECT_EQ(table[r * kDim + j], table0[r * kDim + j]);
+        continue;
+      }
+      // The same arithmetic; float-equal (4 ulps), since Eigen may split a
+      // row into vector and scalar parts differently at another address.
+      EXPECT_FLOAT_EQ(table[r * kDim + j], dense_vars[k][j]) << "element " << j;
+      EXPECT_NE(table[r * kDim + j], table0[r * kDim + j]) << "element " << j;
+    }
+    for (int s = 0; s < optimizer->RowSlots(); ++s) {
+      for (int j = 0; j < kDim; ++j) {
+        const int at = r * slot_floats + s * kDim + j;
+        if (k < 0) {
+          EXPECT_EQ(table_slots[at], slots0[at]);
+        } else {
+          EXPECT_FLOAT_EQ(table_slots[at], dense_slots[k].values[s][j])
+              << "slot " << dense_slots[k].names[s] << " element " << j;
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Optimizers, RowApplyTest,
+                         testing::Values("sgd", "momentum", "adagrad", "adam", "ftrl"));
+
+TEST(RowApplyAdamTest, UpdatesIsTheBiasCorrectionStep) {
+  // A row applied with updates = 2 moves as a dense variable at its third
+  // update (t = 3) would from the same m, v: the lr_t of step t only.
+  std::unique_ptr<Optimizer> adam = Make(Config("adam"));
+  std::vector<float> row = kVar0, dense = kVar0;
+  std::vector<float> row_slots(6, 0.0f);
+  SlotSet slots = adam->CreateSlots(3);
+  slots.updates = 2;
+  adam->ApplyRow(row.data(), row_slots.data(), kGrads[0].data(), 3, 1.0f, /*updates=*/2);
+  adam->Apply(dense.data(), kGrads[0].data(), 3, 1.0f, &slots);
+  for (int i = 0; i < 3; ++i) EXPECT_FLOAT_EQ(row[i], dense[i]);
+  // t = 3 differs from t = 1.
+  std::vector<float> first = kVar0;
+  std::vector<float> first_slots(6, 0.0f);
+  adam->ApplyRow(first.data(), first_slots.data(), kGrads[0].data(), 3, 1.0f, /*updates=*/0);
+  EXPECT_NE(first, row);
+}
 
 TEST(SlotsTest, NamesAndSizes) {
   const struct {
@@ -217,6 +437,12 @@ TEST(SlotsTest, NamesAndSizes) {
     }
     EXPECT_EQ(slots.updates, 0);
   }
+  // FTRL's two slots start apart: n at initial_accumulator, z at zero.
+  SlotSet ftrl = Make(Config("ftrl"))->CreateSlots(5);
+  EXPECT_EQ(ftrl.names, (std::vector<std::string>{"accumulator", "linear"}));
+  ASSERT_EQ(ftrl.values.size(), 2u);
+  EXPECT_EQ(ftrl.values[0], std::vector<float>(5, 0.1f));
+  EXPECT_EQ(ftrl.values[1], std::vector<float>(5, 0.0f));
 }
 
 TEST(SlotsTest, InitialAccumulatorIsConfigurable) {
@@ -249,7 +475,7 @@ TEST(MakeOptimizerTest, RejectsBadConfigs) {
   OptimizerConfig config = Config("rmsprop");
   ExpectRejected(config, "name", "rmsprop");
 
-  for (const char* name : {"sgd", "momentum", "adagrad", "adam"}) {
+  for (const char* name : {"sgd", "momentum", "adagrad", "adam", "ftrl"}) {
     config = Config(name);
     config.learning_rate = 0.0f;
     ExpectRejected(config, "learning_rate", "0");
@@ -276,6 +502,32 @@ TEST(MakeOptimizerTest, RejectsBadConfigs) {
   config = Config("adam");
   config.epsilon = 0.0f;
   ExpectRejected(config, "epsilon", "0");
+
+  config = Config("ftrl");
+  config.initial_accumulator = 0.0f;
+  ExpectRejected(config, "initial_accumulator", "0");
+  config = Config("ftrl");
+  config.l1 = -1.0f;
+  ExpectRejected(config, "l1", "-1");
+  config = Config("ftrl");
+  config.l2 = std::numeric_limits<float>::quiet_NaN();
+  ExpectRejected(config, "l2", "nan");
+  config = Config("ftrl");
+  config.l2 = std::numeric_limits<float>::infinity();
+  ExpectRejected(config, "l2", "inf");
+  config = Config("ftrl");
+  config.ftrl_beta = -0.5f;
+  ExpectRejected(config, "ftrl_beta", "-0.5");
+}
+
+TEST(MakeOptimizerTest, FtrlAcceptsZeroRegularization) {
+  OptimizerConfig config = Config("ftrl");
+  config.l1 = config.l2 = config.ftrl_beta = 0.0f;
+  EXPECT_TRUE(MakeOptimizer(config).ok());
+  config.l1 = 1.0f;
+  config.l2 = 2.0f;
+  config.ftrl_beta = 3.0f;
+  EXPECT_TRUE(MakeOptimizer(config).ok());
 }
 
 TEST(MakeOptimizerTest, IgnoresFieldsOfOtherOptimizers) {
@@ -284,13 +536,21 @@ TEST(MakeOptimizerTest, IgnoresFieldsOfOtherOptimizers) {
   config.initial_accumulator = -1.0f;
   config.beta1 = 2.0f;
   config.epsilon = 0.0f;
+  config.l1 = -1.0f;
+  config.l2 = -1.0f;
+  config.ftrl_beta = -1.0f;
   EXPECT_TRUE(MakeOptimizer(config).ok());
+  config.name = "adam";
+  config.beta1 = 0.9f;
+  config.epsilon = 1e-8f;
+  EXPECT_TRUE(MakeOptimizer(config).ok());  // adam reads no ftrl field
 }
 
 TEST(MakeOptimizerTest, UnknownNameListsKnownOnes) {
   StatusOr<std::unique_ptr<Optimizer>> optimizer = MakeOptimizer(Config("Adam"));
   ASSERT_FALSE(optimizer.ok());
-  EXPECT_NE(optimizer.status().message().find("sgd, momentum, adagrad, adam"), std::string::npos)
+  EXPECT_NE(optimizer.status().message().find("sgd, momentum, adagrad, adam, ftrl"),
+            std::string::npos)
       << optimizer.status().message();
 }
 

@@ -1,11 +1,19 @@
 // Plain gradient descent (tf.train.GradientDescentOptimizer):
 //   var -= lr * grad
-// No slots; the update count is still kept, like every optimizer's.
+// No slots; the update count is still kept, like every optimizer's. A row
+// of an embedding table gets the same update (TF's ScatterSub).
 #include "ps/optimizers/optimizer_internal.h"
 
 namespace pst {
 namespace optimizers_internal {
 namespace {
+
+// The update of n elements, shared by Apply and ApplyRow.
+void Update(float* var, const float* grad, int64_t n, float lr) {
+  FloatArray w(var, n);
+  ConstFloatArray g(grad, n);
+  w -= lr * g;
+}
 
 class Sgd final : public Optimizer {
  public:
@@ -20,11 +28,17 @@ class Sgd final : public Optimizer {
   void Apply(float* var, const float* grad, int64_t n, float lr_scale,
              SlotSet* slots) const override {
     CheckSlots(slots, {}, n);
-    const float lr = config_.learning_rate * lr_scale;
-    FloatArray w(var, n);
-    ConstFloatArray g(grad, n);
-    w -= lr * g;
+    Update(var, grad, n, config_.learning_rate * lr_scale);
     ++slots->updates;
+  }
+
+  int RowSlots() const override { return 0; }
+
+  void InitRowSlots(float* /*slots*/, int64_t /*dim*/) const override {}
+
+  void ApplyRow(float* row, float* /*slots*/, const float* grad, int64_t dim, float lr_scale,
+                int64_t /*updates*/) const override {
+    Update(row, grad, dim, config_.learning_rate * lr_scale);
   }
 
  private:

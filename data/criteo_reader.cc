@@ -1,0 +1,116 @@
+#include "data/criteo_reader.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+#include "data/text_lines.h"
+
+namespace pst {
+namespace {
+
+constexpr int kFields = 1 + kCriteoIntegerFeatures + kCriteoCategoricalFields;  // 40
+
+// A field's text for an error message, cut short: a log line can be long.
+std::string Quote(std::string_view text) {
+  constexpr size_t kMax = 40;
+  if (text.size() <= kMax) return "'" + std::string(text) + "'";
+  return "'" + std::string(text.substr(0, kMax)) + "...'";
+}
+
+// Column `column` (0-based) by its 1-based number and Criteo's name.
+std::string Column(int column) {
+  std::string name;
+  if (column == 0) {
+    name = "label";
+  } else if (column <= kCriteoIntegerFeatures) {
+    name = "I" + std::to_string(column);
+  } else {
+    name = "C" + std::to_string(column - kCriteoIntegerFeatures);
+  }
+  return "column " + std::to_string(column + 1) + " (" + name + ")";
+}
+
+// The dense transform: log(1 + x), negative and missing as 0.
+float Transform(int64_t x) { return x > 0 ? static_cast<float>(std::log1p(double(x))) : 0.0f; }
+
+}  // namespace
+
+int64_t CriteoKey(int field, std::string_view value) {
+  CHECK(field >= 0 && field < 256) << "field " << field;
+  constexpr uint64_t kPrime = 0x100000001b3ULL;
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64's offset basis
+  h = (h ^ static_cast<uint8_t>(field)) * kPrime;
+  for (const char c : value) h = (h ^ static_cast<uint8_t>(c)) * kPrime;
+  // splitmix64's finalizer: every input bit reaches every output bit.
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  return static_cast<int64_t>(h ^ (h >> 31));
+}
+
+StatusOr<Dataset> ReadCriteoDataset(const std::string& path) {
+  Dataset dataset;
+  dataset.feature_dim = kCriteoIntegerFeatures;
+  dataset.example_shape = {kCriteoIntegerFeatures};
+  dataset.num_classes = 2;
+  dataset.num_fields = kCriteoCategoricalFields;
+  dataset.sparse_offsets = {0};
+  const Status status = ForEachLine(path, [&](int64_t line_number, std::string_view line) {
+    if (line.empty()) return Status::OK();
+    auto at = [&](int column) {
+      return path + ":" + std::to_string(line_number) + ": " + Column(column) + ": ";
+    };
+    const int64_t fields = std::count(line.begin(), line.end(), '\t') + 1;
+    if (fields != kFields) {
+      return InvalidArgument(path + ":" + std::to_string(line_number) + ": line has " +
+                             std::to_string(fields) + " tab-separated fields, expected " +
+                             std::to_string(kFields) + " (label, I1..I13, C1..C26)" +
+                             (fields == kFields - 1
+                                  ? "; a file without labels (Kaggle's test.txt) cannot be read"
+                                  : ""));
+    }
+    const char* p = line.data();
+    const char* const end = p + line.size();
+    // The next field (the line has exactly kFields, counted above).
+    auto next = [&] {
+      const char* tab = static_cast<const char*>(std::memchr(p, '\t', end - p));
+      if (tab == nullptr) tab = end;
+      const std::string_view field(p, tab - p);
+      p = tab == end ? end : tab + 1;
+      return field;
+    };
+    const std::string_view label = next();
+    if (label != "0" && label != "1") {
+      return InvalidArgument(at(0) + Quote(label) + " is not 0 or 1");
+    }
+    float dense[kCriteoIntegerFeatures];
+    for (int j = 0; j < kCriteoIntegerFeatures; ++j) {
+      const std::string_view field = next();
+      int64_t x = 0;
+      if (!field.empty()) {
+        const std::from_chars_result r =
+            std::from_chars(field.data(), field.data() + field.size(), x);
+        if (r.ec != std::errc() || r.ptr != field.data() + field.size()) {
+          return InvalidArgument(at(1 + j) + Quote(field) + " is not a 64-bit integer");
+        }
+      }
+      dense[j] = Transform(x);
+    }
+    dataset.labels.push_back(label[0] - '0');
+    dataset.features.insert(dataset.features.end(), dense, dense + kCriteoIntegerFeatures);
+    for (int f = 0; f < kCriteoCategoricalFields; ++f) {
+      dataset.sparse_keys.push_back(CriteoKey(f, next()));
+      dataset.sparse_fields.push_back(f);
+    }
+    dataset.sparse_values.resize(dataset.sparse_keys.size(), 1.0f);
+    dataset.sparse_offsets.push_back(static_cast<int64_t>(dataset.sparse_keys.size()));
+    ++dataset.size;
+    return Status::OK();
+  });
+  PST_RETURN_IF_ERROR(status);
+  if (dataset.size == 0) return InvalidArgument(path + ": no examples");
+  return dataset;
+}
+
+}  // namespace pst

@@ -1,0 +1,125 @@
+#include "data/data_source.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "data/criteo_reader.h"
+
+namespace pst {
+namespace {
+
+namespace fs = std::filesystem;
+
+class DataSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("data_source_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+
+  // `n` criteo lines; line i has I1 = i, C1 = "c<i>" and label i % 2.
+  std::string Criteo(const std::string& name, int n) {
+    std::string text;
+    for (int i = 0; i < n; ++i) {
+      text += std::to_string(i % 2) + "\t" + std::to_string(i) + std::string(12, '\t');
+      text += "\tc" + std::to_string(i);
+      for (int f = 1; f < kCriteoCategoricalFields; ++f) text += "\tv" + std::to_string(f);
+      text += "\n";
+    }
+    return Write(name, text);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(DataSourceTest, FormatsIncludeTheSparseOnes) {
+  const std::vector<std::string> formats = DataFormats();
+  for (const char* name : {"criteo", "libsvm", "csv", "mnist", "records"}) {
+    EXPECT_NE(std::find(formats.begin(), formats.end(), name), formats.end()) << name;
+  }
+}
+
+TEST_F(DataSourceTest, CriteoSplitsKeepTheirSparseEntries) {
+  DataOptions o;
+  o.format = "criteo";
+  o.train_file = Criteo("train.txt", 100);
+  o.test_file = Criteo("test.txt", 30);
+  o.validation_examples = 20;
+  o.normalize = true;
+  StatusOr<DataSplits> splits = LoadData(o, /*with_test=*/true);
+  ASSERT_TRUE(splits.ok()) << splits.status().ToString();
+  EXPECT_EQ(splits->train.size, 80);
+  EXPECT_EQ(splits->validation.size, 20);
+  EXPECT_EQ(splits->test.size, 30);
+  EXPECT_EQ(splits->test.num_classes, 2);
+  for (const Dataset* d : {&splits->train, &splits->validation, &splits->test}) {
+    EXPECT_EQ(d->num_fields, 26);
+    ASSERT_EQ(d->sparse_offsets.size(), static_cast<size_t>(d->size + 1));
+    ASSERT_EQ(d->sparse_keys.size(), static_cast<size_t>(26 * d->size));
+    // Standardization moved the dense features only: the weights are still 1.
+    EXPECT_EQ(d->sparse_values, std::vector<float>(d->sparse_keys.size(), 1.0f));
+  }
+  // Each example's C1 key still matches its label (line i: "c<i>", i % 2).
+  ASSERT_TRUE(splits->standardization.has_value());
+  const Dataset& v = splits->validation;
+  const float mean = splits->standardization->mean[0], scale = splits->standardization->scale[0];
+  for (int64_t k = 0; k < v.size; ++k) {
+    const float log1p_i = v.features[13 * k] / scale + mean;
+    const int i = static_cast<int>(std::lround(std::expm1(log1p_i)));
+    EXPECT_EQ(v.sparse_keys[26 * k], CriteoKey(0, "c" + std::to_string(i)));
+    EXPECT_EQ(v.labels[k], i % 2);
+  }
+}
+
+TEST_F(DataSourceTest, LibsvmLoadsAndNormalizesWithoutDenseFeatures) {
+  DataOptions o;
+  o.format = "libsvm";
+  o.train_file = Write("train.svm", "+1 1:1 3:0.5\n-1 2:1\n1 4:2\n-1\n");
+  o.test_file = Write("test.svm", "0 1:1\n");
+  o.normalize = true;
+  o.validation_examples = 1;
+  StatusOr<DataSplits> splits = LoadData(o, /*with_test=*/true);
+  ASSERT_TRUE(splits.ok()) << splits.status().ToString();
+  EXPECT_EQ(splits->train.feature_dim, 0);
+  EXPECT_EQ(splits->train.size + splits->validation.size, 4);
+  EXPECT_EQ(splits->train.sparse_keys.size() + splits->validation.sparse_keys.size(), 4u);
+  EXPECT_EQ(splits->test.sparse_values, (std::vector<float>{1.0f}));
+  StatusOr<Dataset> test = LoadTestSet(o, 2);
+  ASSERT_TRUE(test.ok()) << test.status().ToString();
+  EXPECT_EQ(test->sparse_keys, (std::vector<int64_t>{1}));
+}
+
+TEST_F(DataSourceTest, SparseFormatsNeedFilesAndTwoClasses) {
+  DataOptions o;
+  o.format = "criteo";
+  EXPECT_NE(LoadData(o, false).status().message().find("--dataset=criteo needs --train_file"),
+            std::string::npos);
+  o.train_file = Criteo("train.txt", 10);
+  o.num_classes = 3;
+  const Status status = LoadData(o, false).status();
+  EXPECT_EQ(status.code(), Code::kInvalidArgument);
+  EXPECT_NE(status.message().find("has 2 classes"), std::string::npos) << status.message();
+  o.format = "libsvm";
+  o.num_classes = 0;
+  o.train_file = "";
+  EXPECT_NE(LoadData(o, false).status().message().find("--dataset=libsvm needs --train_file"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace pst

@@ -1,0 +1,181 @@
+// The click model: gradients of every variable and every table row against
+// central finite differences (sum and mean combiners), the row-id mapping,
+// duplicate keys, predictions and input checks.
+#include "model/ctr_model.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "model/initializer.h"
+
+namespace pst {
+namespace {
+
+// 5 examples, 4 dense features, 3 fields; example 0 has two entries in
+// field 1 (one with weight 0.5), example 3 repeats a key of example 1, and
+// field 2 of example 4 is empty.
+Batch SparseBatch() {
+  Batch b;
+  b.size = 5;
+  b.feature_dim = 4;
+  b.num_fields = 3;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int i = 0; i < 20; ++i) b.features.push_back(u(rng));
+  b.labels = {1, 0, 0, 1, 1};
+  const std::vector<std::vector<std::tuple<int64_t, int, float>>> entries = {
+      {{11, 0, 1}, {-7, 1, 1}, {40, 1, 0.5f}, {13, 2, 1}},
+      {{21, 0, 1}, {22, 1, 1}, {23, 2, 1}},
+      {{31, 0, 1}, {32, 1, 1}, {33, 2, 1}},
+      {{21, 0, 1}, {-7, 1, 1}, {43, 2, 1}},
+      {{51, 0, 1}, {52, 1, 1}}};
+  b.sparse_offsets = {0};
+  for (const auto& example : entries) {
+    for (const auto& [key, field, value] : example) {
+      b.sparse_keys.push_back(key);
+      b.sparse_fields.push_back(field);
+      b.sparse_values.push_back(value);
+    }
+    b.sparse_offsets.push_back(static_cast<int64_t>(b.sparse_keys.size()));
+  }
+  return b;
+}
+
+std::unique_ptr<CtrModel> MakeClickModel(bool mean, int64_t table_rows = 0) {
+  CtrModelConfig config;
+  config.dense_features = 4;
+  config.num_fields = 3;
+  config.embedding_dim = 3;
+  config.hidden = {5};
+  config.mean_combiner = mean;
+  config.table_rows = table_rows;
+  StatusOr<std::unique_ptr<CtrModel>> model = CtrModel::Create(config);
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  return std::move(model).value();
+}
+
+// The dense variables' initial values, then random rows for the batch's ids.
+std::vector<Tensor> Params(const CtrModel& model, const Batch& batch) {
+  std::vector<Tensor> params;
+  for (const VariableSpec& spec : model.variables()) params.push_back(InitializeVariable(spec, 4));
+  const int64_t n = static_cast<int64_t>(model.RowIds(batch).size());
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-0.5, 0.5);
+  for (const EmbeddingTableSpec& t : model.tables()) {
+    Tensor rows(DType::kFloat32, {n, t.dim});
+    for (int64_t i = 0; i < rows.num_elements(); ++i) rows.f32()[i] = u(rng);
+    params.push_back(rows);
+  }
+  return params;
+}
+
+void CheckGradients(bool mean) {
+  SCOPED_TRACE(mean ? "mean combiner" : "sum combiner");
+  auto model = MakeClickModel(mean);
+  const Batch batch = SparseBatch();
+  std::vector<Tensor> params = Params(*model, batch);
+  std::vector<Tensor> grads;
+  ASSERT_TRUE(model->ComputeGradients(params, batch, &grads).ok());
+  ASSERT_EQ(grads.size(), params.size());
+  const auto loss = [&]() {
+    std::vector<Tensor> scratch;
+    return double{model->ComputeGradients(params, batch, &scratch).value()};
+  };
+  const float eps = 1e-2f;
+  for (size_t v = 0; v < params.size(); ++v) {
+    for (int64_t i = 0; i < params[v].num_elements(); ++i) {
+      float* p = &params[v].f32()[i];
+      const float saved = *p;
+      *p = saved + eps;
+      const double hi = loss();
+      *p = saved - eps;
+      const double lo = loss();
+      *p = saved;
+      const double numeric = (hi - lo) / (2 * eps);
+      EXPECT_NEAR(grads[v].f32()[i], numeric, 2e-4 + 1e-2 * std::abs(numeric))
+          << "tensor " << v << " element " << i;
+    }
+  }
+}
+
+TEST(CtrModelTest, GradientsMatchFiniteDifferencesWithTheSumCombiner) { CheckGradients(false); }
+
+TEST(CtrModelTest, GradientsMatchFiniteDifferencesWithTheMeanCombiner) { CheckGradients(true); }
+
+TEST(CtrModelTest, RowIdsAreUniqueInFirstSeenOrderAndFixedTablesTakeKeysModRows) {
+  const Batch batch = SparseBatch();
+  // Dynamic: the keys themselves; 21 and -7 appear twice but once here.
+  const std::vector<int64_t> dynamic = MakeClickModel(false)->RowIds(batch);
+  EXPECT_EQ(dynamic, (std::vector<int64_t>{11, -7, 40, 13, 21, 22, 23, 31, 32, 33, 43, 51, 52}));
+  // Fixed, 10 rows: key mod 10 as an unsigned 64-bit number (-7 -> 2^64 - 7).
+  const std::vector<int64_t> fixed = MakeClickModel(false, 10)->RowIds(batch);
+  const int64_t minus7 = static_cast<int64_t>(static_cast<uint64_t>(-7) % 10);
+  ASSERT_GE(fixed.size(), 2u);
+  EXPECT_EQ(fixed[0], 1);
+  EXPECT_EQ(fixed[1], minus7);
+  for (int64_t id : fixed) {
+    EXPECT_GE(id, 0);
+    EXPECT_LT(id, 10);
+  }
+  std::vector<int64_t> sorted = fixed;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << "ids not unique";
+}
+
+TEST(CtrModelTest, ARowUsedTwiceGetsTheSumOfItsGradients) {
+  // Key 21 is in example 1 and example 3: its row gradient is the sum of
+  // what each example alone gives it.
+  auto model = MakeClickModel(false);
+  const Batch batch = SparseBatch();
+  const std::vector<Tensor> params = Params(*model, batch);
+  std::vector<Tensor> grads;
+  ASSERT_TRUE(model->ComputeGradients(params, batch, &grads).ok());
+  const std::vector<int64_t> ids = model->RowIds(batch);
+  const int64_t slot = std::find(ids.begin(), ids.end(), 21) - ids.begin();
+  const Tensor& wide = grads.back();  // [ids, 1]
+  // The wide weight's gradient is the sum over its entries of
+  // (p - y) / B: examples 1 (y 0) and 3 (y 1).
+  std::vector<float> probabilities;
+  ASSERT_TRUE(model->Predict(params, batch, &probabilities).ok());
+  const float expected = (probabilities[2 * 1 + 1] - 0 + probabilities[2 * 3 + 1] - 1) / 5.0f;
+  EXPECT_NEAR(wide.f32()[slot], expected, 1e-6);
+}
+
+TEST(CtrModelTest, PredictGivesTwoClassProbabilities) {
+  auto model = MakeClickModel(false);
+  const Batch batch = SparseBatch();
+  std::vector<float> p;
+  ASSERT_TRUE(model->Predict(Params(*model, batch), batch, &p).ok());
+  ASSERT_EQ(p.size(), 10u);
+  for (int i = 0; i < 5; ++i) EXPECT_NEAR(p[2 * i] + p[2 * i + 1], 1.0f, 1e-6);
+  EXPECT_EQ(model->num_classes(), 2);
+}
+
+TEST(CtrModelTest, RefusesRowsThatDoNotFitTheBatchAndBadLabels) {
+  auto model = MakeClickModel(false);
+  Batch batch = SparseBatch();
+  std::vector<Tensor> params = Params(*model, batch);
+  std::vector<Tensor> grads;
+  params.back() = Tensor(DType::kFloat32, {3, 1});
+  StatusOr<float> wrong = model->ComputeGradients(params, batch, &grads);
+  EXPECT_EQ(wrong.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(wrong.status().message().find("wide/weights"), std::string::npos);
+  params = Params(*model, batch);
+  batch.labels[0] = 2;
+  EXPECT_EQ(model->ComputeGradients(params, batch, &grads).status().code(), Code::kInvalidArgument);
+  batch.labels[0] = 1;
+  batch.sparse_fields[0] = 3;
+  EXPECT_EQ(model->ComputeGradients(params, batch, &grads).status().code(), Code::kInvalidArgument);
+}
+
+TEST(CtrModelTest, CreateRefusesDataWithoutFields) {
+  CtrModelConfig config;
+  config.dense_features = 4;
+  EXPECT_EQ(CtrModel::Create(config).status().code(), Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace pst

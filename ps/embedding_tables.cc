@@ -1,0 +1,266 @@
+#include "ps/embedding_tables.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "common/bfloat16.h"
+#include "common/non_finite.h"
+
+namespace pst {
+namespace {
+
+// The gradient's rows as float32: its own bytes, or bfloat16 widened into
+// *scratch.
+const float* RowsAsFloat32(const SparseGradient& g, std::vector<float>* scratch) {
+  if (g.dtype == DType::kFloat32) return static_cast<const float*>(g.rows);
+  const int64_t n = NumElements(g.rows_shape);
+  scratch->resize(n);
+  BFloat16ToFloat(static_cast<const uint16_t*>(g.rows), scratch->data(), n);
+  return scratch->data();
+}
+
+Tensor ScalarI64(int64_t v) {
+  Tensor t(DType::kInt64, {});
+  t.i64()[0] = v;
+  return t;
+}
+
+template <typename T>
+Tensor VectorTensor(DType dtype, const std::vector<T>& values, Shape shape) {
+  Tensor t = Tensor::Uninitialized(dtype, std::move(shape));
+  std::copy(values.begin(), values.end(), static_cast<T*>(t.data()));
+  return t;
+}
+
+}  // namespace
+
+std::string DescribeTable(const EmbeddingTableConfig& c) {
+  const std::string dim = std::to_string(c.dim);
+  if (c.rows > 0) {
+    const int64_t local = (c.rows - c.shard + c.num_shards - 1) / c.num_shards;
+    return "table '" + c.name + "' [" + std::to_string(c.rows) + " x " + dim + "], fixed, " +
+           std::to_string(local) + " rows on this shard";
+  }
+  return "table '" + c.name + "' [dynamic x " + dim + "], up to " + std::to_string(c.capacity) +
+         " rows on this shard" +
+         (c.min_count > 1 ? ", admitted after " + std::to_string(c.min_count) + " sightings"
+                          : std::string());
+}
+
+Status EmbeddingTables::Initialize(const std::vector<EmbeddingTableConfig>& configs,
+                                   const Optimizer& optimizer) {
+  std::map<std::string, Table, std::less<>> tables;
+  for (const EmbeddingTableConfig& config : configs) {
+    PST_ASSIGN_OR_RETURN(std::unique_ptr<EmbeddingTable> table,
+                         EmbeddingTable::Create(config, optimizer));
+    Table entry{std::move(table), std::make_unique<SparseAccumulator>(config.dim)};
+    if (!tables.emplace(config.name, std::move(entry)).second) {
+      return InvalidArgument("embedding table '" + config.name + "' given twice");
+    }
+  }
+  tables_ = std::move(tables);
+  return Status::OK();
+}
+
+StatusOr<EmbeddingTables::Table*> EmbeddingTables::Find(std::string_view name) const {
+  auto it = tables_.find(name);
+  if (it == tables_.end()) {
+    return NotFound("no embedding table '" + std::string(name) + "' on this shard");
+  }
+  return const_cast<Table*>(&it->second);
+}
+
+Status EmbeddingTables::Pull(const std::vector<RowRequest>& requests,
+                             std::vector<PulledRows>* out) {
+  std::vector<EmbeddingTable*> found;
+  for (const RowRequest& r : requests) {
+    PST_ASSIGN_OR_RETURN(Table * t, Find(r.table));
+    PST_RETURN_IF_ERROR(t->table->CheckIds(r.ids, r.n));
+    found.push_back(t->table.get());
+  }
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const RowRequest& r = requests[i];
+    PulledRows pulled{std::string(r.table),
+                      Tensor::Uninitialized(DType::kFloat32, {r.n, found[i]->dim()}),
+                      Tensor::Uninitialized(DType::kInt64, {r.n})};
+    found[i]->Pull(r.ids, r.n, pulled.rows.f32(), pulled.versions.i64());
+    out->push_back(std::move(pulled));
+  }
+  return Status::OK();
+}
+
+Status EmbeddingTables::Check(const std::vector<SparseGradient>& gradients) const {
+  for (const SparseGradient& g : gradients) {
+    PST_ASSIGN_OR_RETURN(Table * t, Find(g.table));
+    const std::string where = "gradient for table '" + std::string(g.table) + "'";
+    if (g.dtype != DType::kFloat32 && g.dtype != DType::kBFloat16) {
+      return InvalidArgument(where + " must be float32 or bfloat16");
+    }
+    const Shape expected = {g.n, t->table->dim()};
+    if (g.rows_shape != expected) {
+      return InvalidArgument(where + " has rows " + ShapeToString(g.rows_shape) + " for " +
+                             std::to_string(g.n) + " ids; expected " + ShapeToString(expected));
+    }
+    PST_RETURN_IF_ERROR(t->table->CheckIds(g.ids, g.n));
+    const int64_t elements = NumElements(g.rows_shape);
+    const int64_t bad = g.dtype == DType::kBFloat16
+                            ? FirstNonFinite(static_cast<const uint16_t*>(g.rows), elements)
+                            : FirstNonFinite(static_cast<const float*>(g.rows), elements);
+    if (bad < elements) {
+      const int64_t row = bad / t->table->dim();
+      return InvalidArgument(where + " is not finite (row of id " + std::to_string(g.ids[row]) +
+                             ", element " + std::to_string(bad % t->table->dim()) + ")");
+    }
+    for (int64_t i = 0; i < g.n; ++i) {
+      if (g.versions[i] < 0 || g.versions[i] > std::numeric_limits<int64_t>::max() / 2) {
+        return InvalidArgument(where + " has bad version " + std::to_string(g.versions[i]) +
+                               " for id " + std::to_string(g.ids[i]));
+      }
+    }
+  }
+  return Status::OK();
+}
+
+SparseApplyCounts EmbeddingTables::Apply(const std::vector<SparseGradient>& gradients,
+                                         const ShardConfig& config) {
+  SparseApplyCounts counts;
+  std::vector<float> widened, scales;
+  std::vector<int64_t> now;
+  for (const SparseGradient& g : gradients) {
+    EmbeddingTable& table = *(*Find(g.table))->table;  // Check found it
+    const float* rows = RowsAsFloat32(g, &widened);
+    now.resize(g.n);
+    table.Versions(g.ids, g.n, now.data());
+    scales.assign(g.n, 1.0f);
+    for (int64_t i = 0; i < g.n; ++i) {
+      const int64_t staleness = std::max<int64_t>(0, now[i] - g.versions[i]);
+      counts.max_staleness = std::max(counts.max_staleness, staleness);
+      if (config.staleness_policy == StalenessPolicy::kDrop && staleness > config.max_staleness) {
+        scales[i] = 0.0f;  // dropped: an update scaled to nothing moves neither row nor slots
+      } else if (config.staleness_policy == StalenessPolicy::kScale && staleness > 0) {
+        scales[i] = 1.0f / (1.0f + staleness);
+        ++counts.scaled;
+      }
+    }
+    // Dropped rows are left out rather than applied at scale 0: Adagrad's
+    // and FTRL's accumulators would still grow.
+    std::vector<int64_t> kept_ids;
+    std::vector<float> kept_rows, kept_scales;
+    const int64_t dim = table.dim();
+    const bool any_dropped = std::find(scales.begin(), scales.end(), 0.0f) != scales.end();
+    if (any_dropped) {
+      for (int64_t i = 0; i < g.n; ++i) {
+        if (scales[i] == 0.0f) {
+          ++counts.dropped;
+          continue;
+        }
+        kept_ids.push_back(g.ids[i]);
+        kept_rows.insert(kept_rows.end(), rows + i * dim, rows + (i + 1) * dim);
+        kept_scales.push_back(scales[i]);
+      }
+    }
+    const int64_t n = any_dropped ? static_cast<int64_t>(kept_ids.size()) : g.n;
+    const int64_t applied =
+        any_dropped ? table.Apply(kept_ids.data(), kept_rows.data(), n, kept_scales.data())
+                    : table.Apply(g.ids, rows, n, scales.data());
+    counts.applied += static_cast<uint32_t>(applied);
+    counts.dropped += static_cast<uint32_t>(n - applied);
+  }
+  return counts;
+}
+
+void EmbeddingTables::Accumulate(const std::vector<SparseGradient>& gradients) {
+  std::vector<float> widened;
+  for (const SparseGradient& g : gradients) {
+    (*Find(g.table))->accumulator->Add(g.ids, RowsAsFloat32(g, &widened), g.n);
+  }
+}
+
+uint32_t EmbeddingTables::ApplyAccumulated(int gradients) {
+  uint32_t applied = 0;
+  std::vector<int64_t> ids;
+  std::vector<float> rows;
+  for (auto& [name, t] : tables_) {
+    t.accumulator->TakeMean(gradients, &ids, &rows);
+    if (!ids.empty()) {
+      applied += static_cast<uint32_t>(
+          t.table->Apply(ids.data(), rows.data(), static_cast<int64_t>(ids.size()), nullptr));
+    }
+  }
+  return applied;
+}
+
+void EmbeddingTables::ClearAccumulators() {
+  for (auto& [name, t] : tables_) t.accumulator->Clear();
+}
+
+void EmbeddingTables::Snapshot(NamedTensors* out) const {
+  for (const auto& [name, t] : tables_) {
+    EmbeddingRows rows = t.table->Export();
+    const int64_t n = static_cast<int64_t>(rows.ids.size());
+    const int64_t dim = t.table->dim();
+    const int64_t slot_floats = n == 0 ? 0 : static_cast<int64_t>(rows.slots.size()) / n;
+    out->emplace_back(name + "@ids", VectorTensor(DType::kInt64, rows.ids, {n}));
+    out->emplace_back(name + "@rows", VectorTensor(DType::kFloat32, rows.values, {n, dim}));
+    out->emplace_back(name + "@slots", VectorTensor(DType::kFloat32, rows.slots, {n, slot_floats}));
+    out->emplace_back(name + "@row_versions", VectorTensor(DType::kInt64, rows.versions, {n}));
+    out->emplace_back(name + "@applies", ScalarI64(rows.applies));
+  }
+}
+
+Status EmbeddingTables::Restore(const std::map<std::string, const Tensor*, std::less<>>& by_name) {
+  auto get = [&](const std::string& name, DType dtype, size_t rank) -> StatusOr<const Tensor*> {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) return DataLoss("checkpoint part has no '" + name + "'");
+    if (it->second->dtype() != dtype || it->second->shape().size() != rank) {
+      return DataLoss("checkpoint part's '" + name + "' is " + DTypeName(it->second->dtype()) +
+                      ShapeToString(it->second->shape()));
+    }
+    return it->second;
+  };
+  std::vector<std::pair<EmbeddingTable*, EmbeddingRows>> loaded;
+  for (const auto& [name, t] : tables_) {
+    PST_ASSIGN_OR_RETURN(const Tensor* ids, get(name + "@ids", DType::kInt64, 1));
+    PST_ASSIGN_OR_RETURN(const Tensor* values, get(name + "@rows", DType::kFloat32, 2));
+    PST_ASSIGN_OR_RETURN(const Tensor* slots, get(name + "@slots", DType::kFloat32, 2));
+    PST_ASSIGN_OR_RETURN(const Tensor* versions, get(name + "@row_versions", DType::kInt64, 1));
+    PST_ASSIGN_OR_RETURN(const Tensor* applies, get(name + "@applies", DType::kInt64, 0));
+    const int64_t n = ids->num_elements();
+    if (values->shape()[0] != n || slots->shape()[0] != n || versions->num_elements() != n) {
+      return DataLoss("checkpoint part's rows of table '" + name + "' disagree in number");
+    }
+    EmbeddingRows rows;
+    rows.ids.assign(ids->i64(), ids->i64() + n);
+    rows.values.assign(values->f32(), values->f32() + values->num_elements());
+    rows.slots.assign(slots->f32(), slots->f32() + slots->num_elements());
+    rows.versions.assign(versions->i64(), versions->i64() + n);
+    rows.applies = applies->i64()[0];
+    loaded.emplace_back(t.table.get(), std::move(rows));
+  }
+  // Import checks a table's rows before changing it. With several tables a
+  // later refusal leaves the earlier ones restored and the error goes back
+  // to the chief, which then restores an older checkpoint (every table).
+  for (auto& [table, rows] : loaded) {
+    PST_RETURN_IF_ERROR(table->Import(rows));
+    LOG(INFO) << "restored " << rows.ids.size() << " rows of table '" << table->config().name
+              << "'";
+  }
+  ClearAccumulators();
+  return Status::OK();
+}
+
+std::vector<TableLoad> EmbeddingTables::Stats() const {
+  std::vector<TableLoad> loads;
+  for (const auto& [name, t] : tables_) loads.push_back({name, t.table->Stats()});
+  return loads;
+}
+
+uint64_t EmbeddingTables::bytes() const {
+  uint64_t total = 0;
+  for (const auto& [name, t] : tables_) total += t.table->Stats().bytes;
+  return total;
+}
+
+}  // namespace pst

@@ -1,0 +1,121 @@
+// EmbeddingTables: the embedding tables of one ps store (ps/sparse/), and
+// what a pull or push does to them: rows pulled by id, row gradients
+// checked, applied (async, with the staleness policy per row) or
+// accumulated for a sync step, checkpointed as the rows that exist.
+//
+// Thread safety: Initialize and Restore need the caller's exclusive hold on
+// the store; Pull, Check, Apply and Stats may run concurrently (the tables
+// lock themselves). The sync accumulators (Accumulate, ApplyAccumulated,
+// ClearAccumulators) are serialised by the caller (the store's sync mutex).
+#ifndef PST_PS_EMBEDDING_TABLES_H_
+#define PST_PS_EMBEDDING_TABLES_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "common/tensor.h"
+#include "common/tensor_file.h"
+#include "ps/shard_config.h"
+#include "ps/sparse/embedding_table.h"
+#include "ps/sparse/sparse_accumulator.h"
+
+namespace pst {
+
+// The ids of one table a pull asks this shard for. Borrowed: points into
+// the request.
+struct RowRequest {
+  std::string_view table;
+  const int64_t* ids = nullptr;
+  int64_t n = 0;
+};
+
+// A table's pulled rows: [n, dim] float32 and their versions [n] int64.
+struct PulledRows {
+  std::string table;
+  Tensor rows;
+  Tensor versions;
+};
+
+// One table's part of a push: rows (n x dim, float32 or bfloat16) of
+// gradient for ids, computed from rows at `versions`. Borrowed, like
+// Gradient (ps/variable_store.h).
+struct SparseGradient {
+  std::string_view table;
+  const int64_t* ids = nullptr;
+  int64_t n = 0;
+  DType dtype = DType::kFloat32;
+  Shape rows_shape;  // [n, dim]
+  const void* rows = nullptr;
+  const int64_t* versions = nullptr;
+};
+
+struct SparseApplyCounts {
+  uint32_t applied = 0;  // rows applied
+  uint32_t dropped = 0;  // rows dropped (too stale, or a key the table does not hold)
+  uint32_t scaled = 0;   // rows applied with a scaled learning rate
+  int64_t max_staleness = 0;
+};
+
+struct TableLoad {
+  std::string name;
+  EmbeddingTableStats stats;
+};
+
+// "table 'deep/embedding' [100000 x 8], fixed, 50000 rows on this shard"
+// or "... [dynamic x 8], up to 1000000 rows on this shard, admitted after 2".
+std::string DescribeTable(const EmbeddingTableConfig& config);
+
+class EmbeddingTables {
+ public:
+  // Replaces every table. InvalidArgument for a bad or repeated config.
+  // `optimizer` is borrowed and must outlive the tables.
+  Status Initialize(const std::vector<EmbeddingTableConfig>& configs, const Optimizer& optimizer);
+  bool empty() const { return tables_.empty(); }
+  size_t size() const { return tables_.size(); }
+
+  // The rows of each request, in order. NotFound for an unknown table,
+  // InvalidArgument for an id the table refuses (naming table and id).
+  Status Pull(const std::vector<RowRequest>& requests, std::vector<PulledRows>* out);
+
+  // OK when every gradient names a table of this shard, has [n, dim] rows
+  // of float32 or bfloat16, ids the table takes, and finite values; the
+  // error names the table (and the id or element).
+  Status Check(const std::vector<SparseGradient>& gradients) const;
+
+  // Async: applies checked gradients, each row with the staleness policy
+  // of `config` (its staleness: the row's version now less the pushed one).
+  SparseApplyCounts Apply(const std::vector<SparseGradient>& gradients, const ShardConfig& config);
+
+  // Sync: adds checked gradients to the step's accumulators; then applies
+  // each table's sum divided by `gradients` (the step's N) and clears them.
+  void Accumulate(const std::vector<SparseGradient>& gradients);
+  uint32_t ApplyAccumulated(int gradients);
+  void ClearAccumulators();
+
+  // Checkpoints: per table "T@ids", "T@rows", "T@slots", "T@row_versions",
+  // "T@applies" (docs/FORMATS.md). Restore checks every table's tensors
+  // before changing any (DataLoss naming the first bad one).
+  void Snapshot(NamedTensors* out) const;
+  Status Restore(const std::map<std::string, const Tensor*, std::less<>>& by_name);
+
+  std::vector<TableLoad> Stats() const;
+  uint64_t bytes() const;
+
+ private:
+  struct Table {
+    std::unique_ptr<EmbeddingTable> table;
+    std::unique_ptr<SparseAccumulator> accumulator;
+  };
+  StatusOr<Table*> Find(std::string_view name) const;
+
+  std::map<std::string, Table, std::less<>> tables_;
+};
+
+}  // namespace pst
+
+#endif  // PST_PS_EMBEDDING_TABLES_H_

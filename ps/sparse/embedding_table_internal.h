@@ -1,0 +1,49 @@
+// Shared by the embedding table implementations (ps/sparse/). Not a public
+// header: users include ps/sparse/embedding_table.h.
+#ifndef PST_PS_SPARSE_EMBEDDING_TABLE_INTERNAL_H_
+#define PST_PS_SPARSE_EMBEDDING_TABLE_INTERNAL_H_
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "ps/sparse/embedding_table.h"
+
+namespace pst {
+namespace sparse_internal {
+
+// splitmix64's output function (Steele, Lea, Flood 2014): a bijection of
+// 64-bit words whose every output bit depends on every input bit. Fixed
+// arithmetic, so the same on every platform.
+inline uint64_t Mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// The shard a key lives on: unsigned modulo, so a negative key has one too.
+inline int ShardOf(int64_t key, int num_shards) {
+  return static_cast<int>(static_cast<uint64_t>(key) % static_cast<uint64_t>(num_shards));
+}
+
+// "table 'NAME': " + what.
+std::string TableMessage(const EmbeddingTableConfig& config, const std::string& what);
+
+// Why this shard cannot hold `id` ("id 7 is out of range [0, 5)" for a fixed
+// table, "id 7 belongs to shard 1, not this shard 0"), or "" when it can.
+std::string IdProblem(const EmbeddingTableConfig& config, int64_t id);
+
+// EmbeddingTable::CheckIds for either kind: InvalidArgument naming the table
+// and the first id with a problem.
+Status CheckIds(const EmbeddingTableConfig& config, const int64_t* ids, int64_t n);
+
+// DataLoss naming the table unless rows' vectors fit its dim and
+// slot_floats, applies and versions are >= 0, and every id is one this shard
+// holds (IdProblem) and appears once.
+Status CheckImport(const EmbeddingTableConfig& config, int64_t slot_floats,
+                   const EmbeddingRows& rows);
+
+}  // namespace sparse_internal
+}  // namespace pst
+
+#endif  // PST_PS_SPARSE_EMBEDDING_TABLE_INTERNAL_H_

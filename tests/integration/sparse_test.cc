@@ -1,0 +1,202 @@
+// Click models on a real cluster: the generated click problem
+// (examples/make_ctr_problem.py) trained by ps, worker and chief processes
+// with embedding tables on the ps, async and sync, to within 0.02 of the
+// generator's Bayes-optimal test AUC; a fixed table too large to pull whole
+// moving as many bytes per step as a small one; a dynamic table that never
+// holds more rows than its capacity; a killed ps whose rows come back from
+// the checkpoint.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "tests/integration/child_process.h"
+#include "tests/integration/test_util.h"
+
+namespace pst {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class SparseTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    data_dir_ = new std::string(MakeTestDir("SparseTest-data"));
+    const char* source = std::getenv("PST_SOURCE_DIR");
+    ASSERT_NE(source, nullptr) << "PST_SOURCE_DIR is not set (run through ctest)";
+    auto generator = ChildProcess::Start(
+        {"/usr/bin/env", "python3", std::string(source) + "/examples/make_ctr_problem.py",
+         *data_dir_, "--train_examples=200000", "--test_examples=20000", "--seed=1"},
+        *data_dir_ + "/generator.log");
+    ASSERT_TRUE(generator.ok()) << generator.status().ToString();
+    ASSERT_EQ((*generator)->Wait(seconds(300)), 0) << (*generator)->Log();
+    std::ifstream problem(*data_dir_ + "/problem.json");
+    std::stringstream text;
+    text << problem.rdbuf();
+    std::smatch m;
+    const std::string json = text.str();
+    ASSERT_TRUE(std::regex_search(json, m, std::regex("\"bayes_test_auc\": ([0-9.]+)"))) << json;
+    bayes_auc_ = std::stod(m[1].str());
+  }
+  static void TearDownTestSuite() {
+    std::filesystem::remove_all(*data_dir_);
+    delete data_dir_;
+  }
+  static std::string TestDir() {
+    return MakeTestDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+  }
+  static std::vector<std::string> Flags(const std::string& run_dir, int train_steps) {
+    return {"--dataset=criteo",
+            "--train_file=" + *data_dir_ + "/train.txt",
+            "--test_file=" + *data_dir_ + "/test.txt",
+            "--model=wide_deep",
+            "--optimizer=adagrad",
+            "--learning_rate=0.1",
+            "--batch_size=256",
+            "--train_steps=" + std::to_string(train_steps),
+            "--eval_every_steps=500",
+            "--run_dir=" + run_dir};
+  }
+  // Runs a whole cluster with `flags`; every task must exit 0. Returns the
+  // chief's log.
+  static std::string Train(LocalCluster& cluster, const std::vector<std::string>& flags) {
+    cluster.StartAll(flags);
+    const std::vector<TaskExit> exits = cluster.WaitAll(seconds(400));
+    for (const TaskExit& e : exits) {
+      EXPECT_EQ(e.code, 0) << DescribeExits(exits) << "\n" << cluster.task("chief").Log();
+    }
+    return cluster.task("chief").Log();
+  }
+  // The values of `key` in the run's metrics.jsonl, one per evaluation.
+  static std::vector<double> Metric(const std::string& run_dir, const std::string& key) {
+    std::vector<double> values;
+    const std::regex pattern("\"" + key + "\": ([-0-9.e]+)");
+    for (const std::string& line : ReadLines(run_dir + "/metrics.jsonl")) {
+      std::smatch m;
+      if (std::regex_search(line, m, pattern)) values.push_back(std::stod(m[1].str()));
+    }
+    return values;
+  }
+  static void ExpectNearBayes(const std::string& log) {
+    const double auc = ReportValue(log, "Test-AUC: ").value_or(0);
+    EXPECT_GE(auc, bayes_auc_ - 0.02) << "Bayes-optimal AUC " << bayes_auc_ << "\n" << log;
+    EXPECT_GT(ReportValue(log, "Test-LogLoss: ").value_or(0), 0) << log;
+  }
+
+  static std::string* data_dir_;
+  static double bayes_auc_;
+};
+
+std::string* SparseTest::data_dir_ = nullptr;
+double SparseTest::bayes_auc_ = 0;
+
+TEST_F(SparseTest, AsyncTwoPsTwoWorkersReachTheBayesAuc) {
+  LocalCluster cluster(2, 2, TestDir());
+  std::vector<std::string> flags = Flags(cluster.dir(), 4000);
+  flags.push_back("--embedding_rows=100000");
+  const std::string log = Train(cluster, flags);
+  ExpectNearBayes(log);
+  // Placement prints every table's shards.
+  EXPECT_NE(log.find("deep/embedding -> every ps, row id mod 2 [100000 x 8], rows per ps: 50000 "
+                     "50000"),
+            std::string::npos)
+      << log;
+}
+
+TEST_F(SparseTest, SyncTwoPsTwoWorkersReachTheBayesAuc) {
+  LocalCluster cluster(2, 2, TestDir());
+  std::vector<std::string> flags = Flags(cluster.dir(), 2500);
+  flags.insert(flags.end(), {"--mode=sync", "--replicas_to_aggregate=2", "--embedding_rows=100000",
+                             "--learning_rate=0.15"});
+  const std::string log = Train(cluster, flags);
+  ExpectNearBayes(log);
+  EXPECT_EQ(ReportValue(log, "Global-Step: ").value_or(0), 2500) << log;
+}
+
+// 40 million rows: 1.3 GB of values were it pulled whole, every step. By
+// row it moves what a 100,000-row table does (a few more distinct rows:
+// fewer hash collisions).
+TEST_F(SparseTest, ATableTooLargeToPullMovesAsManyBytesPerStepAsASmallOne) {
+  std::vector<double> bytes_per_step;
+  for (const char* rows : {"100000", "40000000"}) {
+    SCOPED_TRACE(std::string("rows ") + rows);
+    LocalCluster cluster(
+        2, 1,
+        MakeTestDir(std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+                    "-" + rows));
+    std::vector<std::string> flags = Flags(cluster.dir(), 600);
+    flags.push_back(std::string("--embedding_rows=") + rows);
+    const std::string log = Train(cluster, flags);
+    const std::vector<double> steps = Metric(cluster.dir(), "step");
+    const std::vector<double> in0 = Metric(cluster.dir(), "ps0_bytes_in");
+    const std::vector<double> in1 = Metric(cluster.dir(), "ps1_bytes_in");
+    ASSERT_FALSE(steps.empty()) << log;
+    ASSERT_EQ(in0.size(), steps.size());
+    bytes_per_step.push_back((in0.back() + in1.back()) / steps.back());
+    EXPECT_GE(ReportValue(log, "Test-AUC: ").value_or(0), 0.7) << log;
+  }
+  EXPECT_NEAR(bytes_per_step[1] / bytes_per_step[0], 1.0, 0.05);
+}
+
+TEST_F(SparseTest, ADynamicTableNeverHoldsMoreRowsThanItsCapacity) {
+  LocalCluster cluster(2, 2, TestDir());
+  std::vector<std::string> flags = Flags(cluster.dir(), 1500);
+  flags.insert(flags.end(),
+               {"--embedding_capacity=3000", "--embedding_min_count=2", "--eval_every_steps=250"});
+  const std::string log = Train(cluster, flags);
+  for (const char* shard : {"ps0", "ps1"}) {
+    const std::string table = std::string(shard) + "_table_deep/embedding_";
+    const std::vector<double> rows = Metric(cluster.dir(), table + "rows");
+    const std::vector<double> evicted = Metric(cluster.dir(), table + "evicted");
+    const std::vector<double> refused = Metric(cluster.dir(), table + "refused");
+    ASSERT_GE(rows.size(), 5u) << log;
+    for (double r : rows) EXPECT_LE(r, 3000) << shard;
+    EXPECT_EQ(rows.back(), 3000) << shard << ": full";
+    EXPECT_GT(evicted.back(), 0) << shard;
+    EXPECT_GT(refused.back(), 0) << shard << ": keys seen once are not admitted";
+  }
+  EXPECT_NE(log.find("table 'deep/embedding' holds 3000 rows"), std::string::npos) << log;
+  // Few rows for many keys: it learns, short of the Bayes AUC.
+  EXPECT_GE(ReportValue(log, "Test-AUC: ").value_or(0), 0.7) << log;
+}
+
+TEST_F(SparseTest, AKilledPsGetsItsRowsBackFromTheCheckpoint) {
+  LocalCluster cluster(2, 2, TestDir());
+  const std::string checkpoints = cluster.dir() + "/checkpoints";
+  std::vector<std::string> flags = Flags(cluster.dir(), 2000);
+  flags.insert(flags.end(), {"--embedding_capacity=200000", "--checkpoint_dir=" + checkpoints,
+                             "--checkpoint_every_steps=300", "--rpc_timeout_ms=2000",
+                             "--heartbeat_timeout_ms=3000", "--log_every_steps=20"});
+  cluster.StartAll(flags);
+  ChildProcess& chief = cluster.task("chief");
+  for (int i = 0; i < 6000 && chief.Log().find(" saved at step ") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  ASSERT_NE(chief.Log().find(" saved at step "), std::string::npos) << chief.Log();
+  cluster.task("ps", 1).Signal(SIGKILL);
+  for (int i = 0; i < 1000 && chief.Log().find("ps:1 declared dead") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  ChildProcess& restarted = cluster.StartTask("ps", 1, flags);
+  const std::vector<TaskExit> exits = cluster.WaitAll(seconds(400));
+  for (const TaskExit& e : exits) EXPECT_EQ(e.code, 0) << DescribeExits(exits) << chief.Log();
+  const std::string log = chief.Log();
+  EXPECT_NE(log.find("training resumes at global step"), std::string::npos) << log;
+  // The restarted ps loaded its rows of both tables: thousands of keys.
+  std::smatch m;
+  const std::string ps_log = restarted.Log();
+  ASSERT_TRUE(std::regex_search(ps_log, m,
+                                std::regex("restored (\\d+) rows of table "
+                                           "'deep/embedding'")))
+      << ps_log;
+  EXPECT_GT(std::stoi(m[1].str()), 1000) << ps_log;
+  ExpectNearBayes(log);
+}
+
+}  // namespace
+}  // namespace pst
