@@ -3,6 +3,8 @@
 #include <map>
 
 #include "common/tensor_file.h"
+#include "model/ctr_model.h"
+#include "model/ctr_spec.h"
 #include "model/model_zoo.h"
 
 namespace pst {
@@ -60,6 +62,37 @@ StatusOr<std::string> IdentifyModel(const std::string& path, const NamedTensors&
                             input.ToString() + " and " + std::to_string(num_classes) + " classes");
 }
 
+// A click model's entries: its variables and whole tables, checked against
+// the model its name, fields and table rows make.
+StatusOr<TrainedModel> ReadClickModel(const std::string& path, const std::string& name,
+                                      const std::map<std::string, Tensor>& entries,
+                                      NamedTensors tensors, TrainedModel trained) {
+  const std::vector<int64_t> fields = Int64Values(entries, "click_fields");
+  const std::vector<int64_t> rows = Int64Values(entries, "click_table_rows");
+  if (fields.size() != 1 || rows.size() != 1 || rows[0] < 1) {
+    return FailedPrecondition(path + ": a click model file needs its fields and table rows");
+  }
+  trained.model = name;
+  trained.click_model = true;
+  trained.num_fields = static_cast<int>(fields[0]);
+  trained.table_rows = rows[0];
+  PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, MakeTrainedModel(trained));
+  std::vector<std::pair<std::string, Shape>> expected;
+  for (const VariableSpec& v : model->variables()) expected.emplace_back(v.name, v.shape);
+  for (const EmbeddingTableSpec& t : model->tables()) {
+    expected.emplace_back(t.name, Shape{t.rows, t.dim});
+  }
+  bool same = expected.size() == tensors.size();
+  for (size_t i = 0; same && i < expected.size(); ++i) {
+    same = expected[i].first == tensors[i].first &&
+           expected[i].second == tensors[i].second.shape() &&
+           tensors[i].second.dtype() == DType::kFloat32;
+  }
+  if (!same) return FailedPrecondition(path + ": its tensors do not fit click model " + name);
+  for (auto& [tensor_name, tensor] : tensors) trained.params.push_back(std::move(tensor));
+  return trained;
+}
+
 }  // namespace
 
 TrainedModel TrainedModelOf(const Job& job, std::vector<Tensor> params) {
@@ -69,16 +102,36 @@ TrainedModel TrainedModelOf(const Job& job, std::vector<Tensor> params) {
   trained.num_classes = job.num_classes;
   trained.standardization = job.data.standardization;
   trained.params = std::move(params);
+  trained.click_model = job.click_model;
+  trained.num_fields = job.num_fields;
+  trained.table_rows = job.table_rows;
   return trained;
+}
+
+StatusOr<std::unique_ptr<Model>> MakeTrainedModel(const TrainedModel& trained) {
+  if (!trained.click_model) return MakeModel(trained.model, trained.input, trained.num_classes);
+  PST_ASSIGN_OR_RETURN(CtrModelConfig config,
+                       ClickModelConfig(trained.model, trained.input.size(), trained.num_fields,
+                                        trained.table_rows));
+  PST_ASSIGN_OR_RETURN(std::unique_ptr<CtrModel> model, CtrModel::Create(config));
+  return std::unique_ptr<Model>(std::move(model));
 }
 
 Status WriteModelFile(const std::string& path, const Job& job, const Model& model,
                       const std::vector<Tensor>& params) {
   NamedTensors tensors;
+  const size_t variables = model.variables().size();
   for (size_t i = 0; i < params.size(); ++i) {
-    tensors.emplace_back(model.variables()[i].name, params[i]);
+    tensors.emplace_back(
+        i < variables ? model.variables()[i].name : model.tables()[i - variables].name, params[i]);
   }
   const std::string prefix = kPrefix;
+  if (job.click_model) {
+    tensors.emplace_back(prefix + "click_fields", Int64s({job.num_fields}, true));
+    tensors.emplace_back(prefix + "click_table_rows", Int64s({job.table_rows}, true));
+    tensors.emplace_back(prefix + "click_model",
+                         Int64s(std::vector<int64_t>(job.model.begin(), job.model.end()), false));
+  }
   tensors.emplace_back(prefix + "version", Int64s({kModelFileVersion}, true));
   tensors.emplace_back(prefix + "input_shape", Int64s(job.input.dims(), false));
   tensors.emplace_back(prefix + "classes", Int64s({job.num_classes}, true));
@@ -130,6 +183,10 @@ StatusOr<TrainedModel> ReadModelFile(const std::string& path) {
       return FailedPrecondition(path + ": its standardization does not fit its input shape");
     }
     trained.standardization = Standardization{mean, scale};
+  }
+  if (const std::vector<int64_t> name = Int64Values(entries, "click_model"); !name.empty()) {
+    return ReadClickModel(path, std::string(name.begin(), name.end()), entries,
+                          std::move(variables), std::move(trained));
   }
   std::vector<std::string> candidates = ModelNames();
   if (const std::vector<int64_t> spec = Int64Values(entries, "spec"); !spec.empty()) {

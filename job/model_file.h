@@ -15,6 +15,7 @@
 #ifndef PST_JOB_MODEL_FILE_H_
 #define PST_JOB_MODEL_FILE_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,13 +33,23 @@ struct TrainedModel {
   InputShape input = 0;
   int num_classes = 0;
   std::optional<Standardization> standardization;
-  std::vector<Tensor> params;  // in the model's variable order
+  // In the model's variable order; a click model's whole tables follow
+  // ([rows, dim] each, in the order of its tables()).
+  std::vector<Tensor> params;
+  // Click models (model/ctr_model.h), with fixed tables only.
+  bool click_model = false;
+  int num_fields = 0;
+  int64_t table_rows = 0;
 };
+
+// The model a trained model file describes, on the CPU.
+StatusOr<std::unique_ptr<Model>> MakeTrainedModel(const TrainedModel& trained);
 
 // `params`, trained on `job`, with what rebuilding their model needs.
 TrainedModel TrainedModelOf(const Job& job, std::vector<Tensor> params);
 
-// Writes `params` (of `model`, trained on `job`) to `path` atomically.
+// Writes `params` (of `model`, trained on `job`; a click model's whole
+// tables after its variables) to `path` atomically.
 Status WriteModelFile(const std::string& path, const Job& job, const Model& model,
                       const std::vector<Tensor>& params);
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <limits>
 
+#include "data/example_range.h"
 #include "export/onnx_export.h"
 #include "job/model_file.h"
 #include "model/model_zoo.h"
@@ -23,6 +24,10 @@ Status CheckFits(const TrainedModel& trained, const Dataset& data, const std::st
     return InvalidArgument("the data's examples (" + shape.ToString() + ") do not fit " + path +
                            ", trained on " + trained.input.ToString());
   }
+  if (data.num_fields != trained.num_fields) {
+    return InvalidArgument("the data has " + std::to_string(data.num_fields) + " sparse fields; " +
+                           path + " was trained on " + std::to_string(trained.num_fields));
+  }
   return Status::OK();
 }
 
@@ -38,6 +43,11 @@ std::string PredictionReport::Format() const {
   std::string out = "Model: " + model + "\n";
   out += "Examples: " + std::to_string(examples) + "\n";
   out += "Test-Accuracy: " + Fixed(accuracy(), 4) + "\n";
+  if (binary) {
+    out += "Test-AUC: " + Fixed(binary->auc, 4) + "\n";
+    out += "Test-LogLoss: " + Fixed(binary->log_loss, 4) + "\n";
+    out += "Test-CTR: " + Fixed(binary->ctr, 4) + "\n";
+  }
   out += "class  precision  recall  examples\n";
   const size_t classes = confusion.size();
   for (size_t c = 0; c < classes; ++c) {
@@ -60,23 +70,44 @@ std::string PredictionReport::Format() const {
   return out;
 }
 
+// A click model's variables, then the rows of the batch's ids gathered from
+// each whole table (which follow the variables in `trained`).
+std::vector<Tensor> WithBatchRows(const Model& model, const std::vector<Tensor>& trained,
+                                  const Batch& batch) {
+  const size_t variables = model.variables().size();
+  std::vector<Tensor> params(trained.begin(), trained.begin() + variables);
+  const std::vector<int64_t> ids = model.RowIds(batch);
+  for (size_t t = 0; t < model.tables().size(); ++t) {
+    const int64_t dim = model.tables()[t].dim;
+    const Tensor& table = trained[variables + t];
+    Tensor rows = Tensor::Uninitialized(DType::kFloat32, {static_cast<int64_t>(ids.size()), dim});
+    for (size_t i = 0; i < ids.size(); ++i) {
+      std::copy(table.f32() + ids[i] * dim, table.f32() + (ids[i] + 1) * dim, rows.f32() + i * dim);
+    }
+    params.push_back(std::move(rows));
+  }
+  return params;
+}
+
 StatusOr<std::vector<float>> PredictProbabilities(const TrainedModel& trained,
                                                   const std::string& model_file,
                                                   const Dataset& data, const std::string& device) {
   PST_RETURN_IF_ERROR(CheckFits(trained, data, model_file));
-  PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
-                       MakeModel(trained.model, trained.input, trained.num_classes, device));
-  const int64_t d = data.feature_dim, classes = trained.num_classes;
+  StatusOr<std::unique_ptr<Model>> made =
+      trained.click_model ? MakeTrainedModel(trained)
+                          : MakeModel(trained.model, trained.input, trained.num_classes, device);
+  PST_RETURN_IF_ERROR(made.status());
+  const std::unique_ptr<Model> model = std::move(made).value();
+  const int64_t classes = trained.num_classes;
   std::vector<float> all(data.size * classes), probabilities;
   Batch batch;
+  std::vector<Tensor> params = trained.params;
   for (int64_t begin = 0; begin < data.size; begin += kBatchSize) {
     const int64_t n = std::min(kBatchSize, data.size - begin);
-    batch.size = n;
-    batch.feature_dim = d;
-    batch.features.assign(data.features.begin() + begin * d,
-                          data.features.begin() + (begin + n) * d);
+    CopyExamples(data, begin, n, &batch);
     if (trained.standardization) StandardizeRows(*trained.standardization, &batch.features);
-    PST_RETURN_IF_ERROR(model->Predict(trained.params, batch, &probabilities));
+    if (trained.click_model) params = WithBatchRows(*model, trained.params, batch);
+    PST_RETURN_IF_ERROR(model->Predict(params, batch, &probabilities));
     std::copy(probabilities.begin(), probabilities.end(), all.begin() + begin * classes);
   }
   return all;
@@ -115,6 +146,11 @@ StatusOr<PredictionReport> RunPredict(const PredictOptions& options) {
     }
   }
   report.examples = data.size;
+  if (trained.click_model) {
+    std::vector<float> clicks(data.size);
+    for (int64_t i = 0; i < data.size; ++i) clicks[i] = probabilities[2 * i + 1];
+    report.binary = ComputeBinaryMetrics(clicks, data.labels);
+  }
   if (csv.is_open() && !csv.flush())
     return DataLoss("writing --output=" + options.output + " failed");
   return report;

@@ -5,12 +5,14 @@
 #define PST_PREDICT_PREDICTOR_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "data/data_source.h"
 #include "job/model_file.h"
+#include "model/binary_metrics.h"
 
 namespace pst {
 
@@ -30,9 +32,12 @@ struct PredictionReport {
   int64_t correct = 0;
   // confusion[label][predicted]: examples of that label given that class.
   std::vector<std::vector<int64_t>> confusion;
+  // Click models: the exact AUC, log-loss and CTR of the set.
+  std::optional<BinaryMetrics> binary;
 
   double accuracy() const { return examples ? double(correct) / examples : 0; }
-  // "Test-Accuracy: 0.9781" (as the chief prints it), then per class
+  // "Test-Accuracy: 0.9781" (as the chief prints it; a click model's
+  // Test-AUC, Test-LogLoss and Test-CTR after it), then per class
   // precision and recall, then the confusion matrix.
   std::string Format() const;
 };

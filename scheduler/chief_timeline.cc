@@ -122,26 +122,43 @@ Status ChiefTimeline::Finish() {
       reporter_.LogLastTraining(step, state_.TakeWindow(), last_progress_, ProbedStaleness()));
   PST_ASSIGN_OR_RETURN(Evaluation e, evaluator_.Evaluate(step));
   PST_RETURN_IF_ERROR(RecordEvaluation(step, e, training_seconds_));
-  // A click model's tables live on the ps, by row: model.bin and the ONNX
-  // export do not carry them yet, and a file without them would mislead.
-  const bool click = evaluator_.job().click_model;
-  if (click && (!options_.run_dir.empty() || !options_.export_onnx.empty())) {
-    LOG(WARNING) << "a click model is not written to model.bin or ONNX (its embedding tables "
-                    "are in the checkpoints of --checkpoint_dir)";
-  }
-  if (!options_.run_dir.empty() && !click) {
-    PST_RETURN_IF_ERROR(WriteModelFile(options_.run_dir + "/model.bin", evaluator_.job(),
-                                       evaluator_.model(), evaluator_.params()));
-  }
-  if (!options_.export_onnx.empty() && !click) {
-    PST_RETURN_IF_ERROR(WriteOnnxModel(options_.export_onnx,
-                                       TrainedModelOf(evaluator_.job(), evaluator_.params())));
-  }
+  PST_RETURN_IF_ERROR(WriteTrainedModel());
   checkpoints_.SaveAfterTraining(step);
   keeper_.Shutdown(std::chrono::milliseconds(options_.rpc_timeout_ms));
   reporter_.PrintReport(step, e, evaluator_.last_validation(), earlier_seconds_ + training_seconds_,
                         counts, sync_ != nullptr);
   return evaluator_.CheckLearned(e);
+}
+
+Status ChiefTimeline::WriteTrainedModel() {
+  const Job& job = evaluator_.job();
+  if (job.click_model) {
+    // Its tables live on the ps, by row. Fixed ones go into model.bin
+    // whole; dynamic ones are served from the checkpoints.
+    if (!options_.export_onnx.empty()) {
+      LOG(WARNING) << "--export_onnx: a click model is not exported to ONNX; predict serves "
+                      "its model.bin";
+    }
+    if (options_.run_dir.empty()) return Status::OK();
+    if (job.table_rows == 0) {
+      LOG(WARNING) << "model.bin is not written for dynamic embedding tables: their rows are in "
+                      "the checkpoints of --checkpoint_dir";
+      return Status::OK();
+    }
+    std::vector<Tensor> params = evaluator_.params();
+    PST_ASSIGN_OR_RETURN(std::vector<Tensor> tables, evaluator_.PullWholeTables());
+    params.insert(params.end(), tables.begin(), tables.end());
+    return WriteModelFile(options_.run_dir + "/model.bin", job, evaluator_.model(), params);
+  }
+  if (!options_.run_dir.empty()) {
+    PST_RETURN_IF_ERROR(WriteModelFile(options_.run_dir + "/model.bin", job, evaluator_.model(),
+                                       evaluator_.params()));
+  }
+  if (!options_.export_onnx.empty()) {
+    PST_RETURN_IF_ERROR(
+        WriteOnnxModel(options_.export_onnx, TrainedModelOf(job, evaluator_.params())));
+  }
+  return Status::OK();
 }
 
 Status ChiefTimeline::EvaluateAndRecord(int64_t step) {

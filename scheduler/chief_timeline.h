@@ -45,6 +45,8 @@ class ChiefTimeline {
  private:
   Status FollowTraining();
   Status Finish();
+  // model.bin into --run_dir and the ONNX export, at the end of training.
+  Status WriteTrainedModel();
   Status EvaluateAndRecord(int64_t step);
   // `elapsed`: seconds of training so far.
   Status RecordEvaluation(int64_t step, const Evaluation& e, double elapsed);

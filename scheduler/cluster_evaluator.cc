@@ -1,6 +1,7 @@
 #include "scheduler/cluster_evaluator.h"
 
 #include <cmath>
+#include <numeric>
 #include <utility>
 
 #include "ps/sparse/embedding_table.h"
@@ -33,6 +34,27 @@ Status ClusterEvaluator::PullRows(const std::vector<int64_t>& ids, std::vector<T
   rows->clear();
   for (TableRows& t : tables) rows->push_back(std::move(t.rows));
   return Status::OK();
+}
+
+StatusOr<std::vector<Tensor>> ClusterEvaluator::PullWholeTables() {
+  constexpr int64_t kChunk = int64_t{1} << 16;
+  std::vector<Tensor> whole;
+  for (const EmbeddingTableSpec& spec : model_->tables()) {
+    whole.push_back(Tensor::Uninitialized(DType::kFloat32, {spec.rows, spec.dim}));
+  }
+  std::vector<int64_t> ids;
+  std::vector<Tensor> rows;
+  const int64_t table_rows = model_->tables().empty() ? 0 : model_->tables()[0].rows;
+  for (int64_t begin = 0; begin < table_rows; begin += kChunk) {
+    ids.resize(std::min(kChunk, table_rows - begin));
+    std::iota(ids.begin(), ids.end(), begin);
+    PST_RETURN_IF_ERROR(PullRows(ids, &rows));
+    for (size_t t = 0; t < rows.size(); ++t) {
+      std::copy(rows[t].f32(), rows[t].f32() + rows[t].num_elements(),
+                whole[t].f32() + begin * model_->tables()[t].dim);
+    }
+  }
+  return whole;
 }
 
 Status ClusterEvaluator::InitialRows(const std::vector<int64_t>& ids,

@@ -41,6 +41,9 @@ class ClusterEvaluator {
   // a non-finite test loss at global step `step` is Aborted: the model is
   // ruined. With a validation set, evaluates on it too.
   StatusOr<Evaluation> Evaluate(int64_t step);
+  // A click model's fixed tables, whole ([rows, dim] each, pulled in chunks
+  // of rows), for model.bin.
+  StatusOr<std::vector<Tensor>> PullWholeTables();
   // Finite but no better than where training began: Aborted, it diverged.
   Status CheckLearned(const Evaluation& final_evaluation) const;
 

@@ -43,9 +43,6 @@ class Evaluator {
   Batch batch_;  // reused across calls
 };
 
-// Examples [begin, begin + n) of `data` into *batch (sparse features too).
-void CopyExamples(const Dataset& data, int64_t begin, int64_t n, Batch* batch);
-
 }  // namespace pst
 
 #endif  // PST_SCHEDULER_EVALUATOR_H_

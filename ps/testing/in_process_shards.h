@@ -34,7 +34,8 @@ class InProcessShards {
             return services_[k]->Handle(r, c.peer_address());
           }));
       services_[k] = std::make_unique<PsService>(
-          servers_[k].get(), notifier, PsServiceOptions{k, "", std::nullopt, container_chief});
+          servers_[k].get(), notifier,
+          PsServiceOptions{k, "", std::nullopt, container_chief, num_shards});
       EXPECT_TRUE(servers_[k]->Start().ok());
     }
   }
@@ -42,8 +43,10 @@ class InProcessShards {
   // `container`: the named container every request names ("": the default).
   std::unique_ptr<PsClient> Client(const Placement& placement, uint64_t cluster_id,
                                    wire::Role role = wire::Role::Worker, int index = 0,
-                                   const std::string& container = "") {
+                                   const std::string& container = "",
+                                   DType wire_dtype = DType::kFloat32) {
     ClientIdentity identity;
+    identity.wire_dtype = wire_dtype;
     identity.container = container;
     identity.role = role;
     identity.index = index;

@@ -106,6 +106,16 @@ TEST_F(SparseTest, AsyncTwoPsTwoWorkersReachTheBayesAuc) {
                      "50000"),
             std::string::npos)
       << log;
+  // model.bin carries the tables: predict gives the chief's figures.
+  auto predict =
+      ChildProcess::Start({BinDir() + "/predict", "--model_file=" + cluster.dir() + "/model.bin",
+                           "--dataset=criteo", "--test_file=" + *data_dir_ + "/test.txt"},
+                          cluster.dir() + "/predict.log");
+  ASSERT_TRUE(predict.ok()) << predict.status().ToString();
+  ASSERT_EQ((*predict)->Wait(seconds(120)), 0) << (*predict)->Log();
+  for (const char* key : {"Test-AUC: ", "Test-LogLoss: "}) {
+    EXPECT_EQ(ReportValue((*predict)->Log(), key), ReportValue(log, key)) << (*predict)->Log();
+  }
 }
 
 TEST_F(SparseTest, SyncTwoPsTwoWorkersReachTheBayesAuc) {
