@@ -50,6 +50,12 @@ struct ChiefOptions {
   // speak up (ChiefState::AwaitEarlierWorkersFor): a heartbeat interval and
   // half of one for the message on its way.
   std::chrono::milliseconds earlier_workers_window() const { return heartbeat_interval * 3 / 2; }
+  // How long the chief, once training is over, waits for workers it has
+  // never heard from (ChiefState::EveryWorkerHeardFrom): a heartbeat timeout,
+  // the time after which a worker that spoke would be declared dead.
+  std::chrono::milliseconds late_worker_grace() const {
+    return std::chrono::milliseconds(heartbeat_timeout_ms);
+  }
   std::string run_dir;      // metrics.jsonl and model.bin go here ("" = nowhere)
   std::string export_onnx;  // the trained model as ONNX, at the end ("" = none)
   std::string logdir;       // TensorBoard: each run's events in a sub-folder ("" = none)

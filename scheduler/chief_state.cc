@@ -43,6 +43,7 @@ void ChiefState::set_state(wire::ClusterState state) {
 wire::ClusterState ChiefState::RecordJoin(int worker) {
   MutexLock lock(mu_);
   WorkerInfo& w = workers_[worker];
+  w.heard = true;
   w.waiting = state_ == wire::ClusterState::Starting;
   if (state_ == wire::ClusterState::Training) {
     w.joined = true;
@@ -55,6 +56,7 @@ wire::ClusterState ChiefState::RecordJoin(int worker) {
 bool ChiefState::Adopt(int worker) {
   MutexLock lock(mu_);
   WorkerInfo& w = workers_[worker];
+  w.heard = true;
   if (w.joined) return false;
   w.joined = true;
   MarkAlive(WorkerName(worker), clock_.Now(), &w.dead, &w.last_seen);
@@ -63,6 +65,7 @@ bool ChiefState::Adopt(int worker) {
 
 void ChiefState::RecordSeen(int worker) {
   MutexLock lock(mu_);
+  workers_[worker].heard = true;
   MarkAlive(WorkerName(worker), clock_.Now(), &workers_[worker].dead, &workers_[worker].last_seen);
 }
 
@@ -147,6 +150,14 @@ bool ChiefState::EveryWorkerDone() const {
   if (clock_.Now() < earlier_workers_until_) return false;
   for (const WorkerInfo& w : workers_) {
     if (((w.joined && !w.left) || w.waiting) && !w.dead) return false;
+  }
+  return true;
+}
+
+bool ChiefState::EveryWorkerHeardFrom() const {
+  MutexLock lock(mu_);
+  for (const WorkerInfo& w : workers_) {
+    if (!w.heard) return false;
   }
   return true;
 }

@@ -17,6 +17,7 @@
 namespace pst {
 
 struct WorkerInfo {
+  bool heard = false;  // has asked to join or sent a heartbeat, ever
   // Asked to join before training opened and has not had the answer since.
   bool waiting = false;
   bool joined = false;
@@ -81,6 +82,12 @@ class ChiefState {
   // late hears that training is over rather than asking a chief that is gone.
   // Never true within an AwaitEarlierWorkersFor window.
   bool EveryWorkerDone() const;
+  // True when every worker of the cluster has spoken at least once. At the
+  // end the chief waits a while (ChiefOptions::late_worker_grace) for those
+  // that have not: a worker that starts after training ended then hears
+  // that it is over and exits 0, instead of waiting --join_timeout_ms for a
+  // chief that is gone and failing.
+  bool EveryWorkerHeardFrom() const;
   // A restarted chief knows the workers still running from the run before
   // it only once they speak (Adopt), which each does within a heartbeat
   // interval. For `window` from now, EveryWorkerDone() is false, so that a

@@ -97,6 +97,19 @@ TEST_F(ChiefStateTest, AWorkerThatAskedBeforeTrainingOpenedIsWaitedForAtTheEnd) 
   EXPECT_EQ(state.live_workers(), 0);
 }
 
+TEST_F(ChiefStateTest, AWorkerNeverHeardFromIsKnownAsSuchUntilItSpeaks) {
+  ChiefState state(1, 100, /*num_workers=*/3, /*num_ps=*/1, "", clock_);
+  state.set_state(wire::ClusterState::Training);
+  EXPECT_FALSE(state.EveryWorkerHeardFrom());
+  state.RecordJoin(0);
+  state.RecordHeartbeat(wire::Role::Worker, 1);
+  EXPECT_FALSE(state.EveryWorkerHeardFrom());
+  state.set_state(wire::ClusterState::Stopping);
+  // Worker 2 starts after training ended: told so, and now heard from.
+  EXPECT_EQ(state.RecordJoin(2), wire::ClusterState::Stopping);
+  EXPECT_TRUE(state.EveryWorkerHeardFrom());
+}
+
 TEST_F(ChiefStateTest, AWaitingWorkerThatFallsSilentIsDeclaredDead) {
   ChiefState state(1, 100, /*num_workers=*/1, /*num_ps=*/1, "", clock_);
   state.RecordJoin(0);

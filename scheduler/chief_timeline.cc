@@ -251,6 +251,21 @@ void ChiefTimeline::WaitForWorkersToLeave() {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  WaitForLateWorkers();
+}
+
+void ChiefTimeline::WaitForLateWorkers() {
+  if (state_.EveryWorkerHeardFrom()) return;
+  LOG(INFO) << "training is over; waiting up to " << options_.late_worker_grace().count()
+            << " ms for the workers never heard from, to tell them";
+  const auto deadline = Clock::now() + options_.late_worker_grace();
+  while (!state_.EveryWorkerHeardFrom() || !state_.EveryWorkerDone()) {
+    if (Clock::now() >= deadline) {
+      LOG(WARNING) << "a worker never spoke to this chief; stopping without it";
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace pst

@@ -62,6 +62,8 @@ class ChiefTimeline {
   void StopCluster();
   void StopWorkers();
   void WaitForWorkersToLeave();
+  // Then, for ChiefOptions::late_worker_grace, for workers never heard from.
+  void WaitForLateWorkers();
   int num_workers() const { return static_cast<int>(options_.cluster.workers.size()); }
 
   const ChiefOptions& options_;

@@ -168,6 +168,9 @@ class Worker {
     train_steps_ = joined.train_steps;
     training_over_ = joined.training_over;
     const uint64_t cluster_id = joined.cluster_id;
+    // A worker told training is over leaves at once: heartbeats would make
+    // the chief adopt it as one of its run's workers and wait for its goodbye.
+    if (training_over_) return Status::OK();
     heartbeat_ = std::make_unique<HeartbeatSender>(transport_, chief, options_.heartbeat_interval,
                                                    [cluster_id] { return cluster_id; });
     LOG(INFO) << me_ << " joined cluster " << joined.cluster_id << " (" << job_description_ << ", "

@@ -267,3 +267,30 @@ TEST_F(FaultTest, ChiefKilledBeforeTheFirstCheckpointKeepsItsClusterId) {
 
 }  // namespace
 }  // namespace pst
+
+namespace pst {
+namespace {
+
+// A worker that starts only after the others finished the run: the chief
+// waits for it (ChiefOptions::late_worker_grace) and tells it training is
+// over, so it exits 0 at once, instead of waiting --join_timeout_ms for a
+// chief that is gone and exiting 1.
+TEST_F(FaultTest, AWorkerThatStartsAfterTrainingEndedIsToldAndExitsZero) {
+  LocalCluster cluster(1, 2, TestDir());
+  std::vector<std::string> flags = {"--data_dir=" + data_dir(), "--model=mlp",
+                                    "--batch_size=50",          "--train_steps=60",
+                                    "--eval_every_steps=0",     "--join_timeout_ms=20000"};
+  cluster.StartTask("ps", 0, flags);
+  ChildProcess& chief = cluster.StartTask("chief", 0, flags);
+  ChildProcess& first = cluster.StartTask("worker", 0, flags);
+  ASSERT_EQ(first.Wait(seconds(120)), 0) << first.Log();
+  ChildProcess& late = cluster.StartTask("worker", 1, flags);
+  EXPECT_EQ(late.Wait(seconds(60)), 0) << late.Log();
+  EXPECT_NE(late.Log().find("joined after training ended: nothing to do"), std::string::npos)
+      << late.Log();
+  EXPECT_EQ(chief.Wait(seconds(60)), 0) << chief.Log();
+  EXPECT_NE(chief.Log().find("waiting up to"), std::string::npos) << chief.Log();
+}
+
+}  // namespace
+}  // namespace pst

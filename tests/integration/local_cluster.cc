@@ -1,11 +1,13 @@
 #include "tests/integration/local_cluster.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <glog/logging.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 
@@ -40,16 +42,39 @@ std::string Hosts(const std::vector<int>& ports, size_t begin, size_t count) {
 
 }  // namespace
 
+// Claims `port` for this process across every test process of the machine:
+// a file /tmp/pst-port-claims/PORT created exclusively. A port is free only
+// until a child binds it, and the kernel may hand the same free port to
+// another test's bind(0) in the meantime (two suites running in parallel
+// then start a ps each on it, and one fails "Address already in use").
+// Claims older than kClaimLifetime are stale and taken over.
+bool ClaimPort(int port) {
+  constexpr auto kClaimLifetime = std::chrono::minutes(10);
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "pst-port-claims";
+  std::error_code error;
+  fs::create_directories(dir, error);
+  const fs::path claim = dir / std::to_string(port);
+  const auto written = fs::last_write_time(claim, error);
+  if (!error && fs::file_time_type::clock::now() - written > kClaimLifetime)
+    fs::remove(claim, error);
+  const int fd = ::open(claim.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
 std::vector<int> FreePorts(int count) {
   std::vector<int> fds, ports;
-  for (int i = 0; i < count; ++i) {
+  while (static_cast<int>(ports.size()) < count) {
     const int fd = BindLoopback(0);
     CHECK_GE(fd, 0) << "no free port";
     sockaddr_in addr{};
     socklen_t len = sizeof(addr);
     ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    ports.push_back(ntohs(addr.sin_port));
-    fds.push_back(fd);
+    fds.push_back(fd);  // held until all are chosen: no port twice here
+    const int port = ntohs(addr.sin_port);
+    if (ClaimPort(port)) ports.push_back(port);
   }
   for (int fd : fds) ::close(fd);
   return ports;
