@@ -59,13 +59,15 @@ ProtoWriter TensorProto(const std::string& name, onnx::DataType type,
   return t.Bytes(onnx::kRawData, raw);
 }
 
-// A graph input or output: float32 [batch, width], batch left free.
-ProtoWriter BatchOfRows(const std::string& name, int64_t width) {
+// A graph input or output: float32 (or `elements`) [batch, width], batch left
+// free.
+ProtoWriter BatchOfRows(const std::string& name, int64_t width,
+                        onnx::DataType elements = onnx::kFloat) {
   ProtoWriter batch, row, shape, tensor_type, type, value;
   batch.Bytes(onnx::kDimParam, "batch");
   row.Varint(onnx::kDimValue, width);
   shape.Message(onnx::kDim, batch).Message(onnx::kDim, row);
-  tensor_type.Varint(onnx::kElemType, onnx::kFloat).Message(onnx::kShape, shape);
+  tensor_type.Varint(onnx::kElemType, elements).Message(onnx::kShape, shape);
   type.Message(onnx::kTensorType, tensor_type);
   return value.Bytes(onnx::kValueName, name).Message(onnx::kValueType, type);
 }
@@ -88,6 +90,7 @@ class GraphWriter {
     Initializer("standardize/scale", onnx::kFloat, {d}, RawBytes(s.scale));
     Node("Sub", {current_, "standardize/mean"}, {});
     Node("Mul", {current_, "standardize/scale"}, {});
+    dense_features_ = current_;
   }
 
   void Dense(const std::string& name, const ::pst::Tensor& weights, const ::pst::Tensor& bias) {
@@ -126,18 +129,63 @@ class GraphWriter {
 
   void Elementwise(const std::string& op) { Node(op, {current_}, {}); }
 
+  // A click model's input side (model/ctr_model.h): "keys", int64 [batch,
+  // fields], one key per field; each key's row id is key mod `rows` (ONNX's
+  // integer Mod, as the model maps them); the deep table's rows of the
+  // fields, side by side, after the (standardized) dense features.
+  void ClickEmbedding(int64_t fields, int64_t rows, const ::pst::Tensor& deep) {
+    click_fields_ = fields;
+    const std::vector<int64_t> modulus = {rows};
+    Initializer("table_rows", onnx::kInt64, {}, RawBytes(modulus));
+    Node("Mod", {"keys", "table_rows"}, {IntAttribute("fmod", 0)}, "row_ids");
+    const int64_t dim = deep.shape()[1];
+    Initializer("deep/embedding", onnx::kFloat, deep.shape(), FloatBytes(deep));
+    Node("Gather", {"deep/embedding", "row_ids"}, {IntAttribute("axis", 0)});
+    const std::vector<int64_t> flat = {-1, fields * dim};
+    Initializer("embedding_shape", onnx::kInt64, {2}, RawBytes(flat));
+    Node("Reshape", {current_, "embedding_shape"}, {}, "embedded");
+    if (input_dim_ > 0) Node("Concat", {dense_features_, "embedded"}, {IntAttribute("axis", 1)});
+  }
+
+  // The logit (the last Gemm's [batch, 1]) plus, with a wide table, its
+  // weights of the keys summed; then (1 - p, p) as "probabilities".
+  ProtoWriter FinishClick(const ::pst::Tensor* wide) {
+    if (wide != nullptr) {
+      const std::string logit = current_;
+      Initializer("wide/weights", onnx::kFloat, wide->shape(), FloatBytes(*wide));
+      Node("Gather", {"wide/weights", "row_ids"}, {IntAttribute("axis", 0)});
+      const std::vector<int64_t> axes = {1};
+      Initializer("field_axis", onnx::kInt64, {1}, RawBytes(axes));
+      Node("ReduceSum", {current_, "field_axis"}, {IntAttribute("keepdims", 0)});
+      Node("Add", {logit, current_}, {});
+    }
+    Node("Sigmoid", {current_}, {}, "click_probability");
+    const std::vector<float> one = {1.0f};
+    Initializer("one", onnx::kFloat, {1}, RawBytes(one));
+    Node("Sub", {"one", "click_probability"}, {});
+    Node("Concat", {current_, "click_probability"}, {IntAttribute("axis", 1)}, "probabilities");
+    return Outputs(2);
+  }
+
   // Softmax over the classes, as "probabilities"; then the graph's inputs
   // and outputs.
   ProtoWriter Finish(int64_t num_classes) {
     ToRows();
     Node("Softmax", {current_}, {IntAttribute("axis", 1)}, "probabilities");
+    return Outputs(num_classes);
+  }
+
+ private:
+  ProtoWriter Outputs(int64_t num_classes) {
     graph_.Bytes(onnx::kGraphName, "pstrain");
-    graph_.Message(onnx::kInput, BatchOfRows("features", input_dim_));
+    if (input_dim_ > 0) graph_.Message(onnx::kInput, BatchOfRows("features", input_dim_));
+    if (click_fields_ > 0) {
+      graph_.Message(onnx::kInput, BatchOfRows("keys", click_fields_, onnx::kInt64));
+    }
     graph_.Message(onnx::kOutput, BatchOfRows("probabilities", num_classes));
     return graph_;
   }
 
- private:
   static std::string_view FloatBytes(const ::pst::Tensor& t) {
     return {reinterpret_cast<const char*>(t.f32()), t.num_elements() * sizeof(float)};
   }
@@ -183,6 +231,8 @@ class GraphWriter {
   const int64_t input_dim_;
   ProtoWriter graph_;
   std::string current_ = "features";
+  std::string dense_features_ = "features";  // standardized, once they are
+  int64_t click_fields_ = 0;                 // a click model's "keys" per example
   bool images_ = false;
   int nodes_ = 0;
 };
@@ -207,9 +257,35 @@ Status CheckParams(const std::vector<std::unique_ptr<Layer>>& layers, const Trai
   return Status::OK();
 }
 
-}  // namespace
+// A click model with fixed tables: Mod, Gather and Reshape of the deep
+// table's rows, the dense layers, and the wide table's Gather and
+// ReduceSum added to the logit.
+StatusOr<ProtoWriter> ClickGraph(const TrainedModel& trained) {
+  if (trained.table_rows < 1) {
+    return InvalidArgument(
+        "a click model with dynamic tables does not export to ONNX (any 64-bit key has its own "
+        "row): predict serves it");
+  }
+  PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, MakeTrainedModel(trained));
+  const size_t variables = model->variables().size();
+  if (trained.params.size() != variables + model->tables().size()) {
+    return InvalidArgument("the parameters do not fit click model '" + ModelLabel(trained.model) +
+                           "'");
+  }
+  GraphWriter graph(trained.input.size());
+  if (trained.standardization) graph.Standardize(*trained.standardization);
+  graph.ClickEmbedding(trained.num_fields, trained.table_rows, trained.params[variables]);
+  // Dense layers dense0, dense1, ...: each weights and bias; ReLU between.
+  for (size_t v = 0; v < variables; v += 2) {
+    const std::string name = model->variables()[v].name;
+    graph.Dense(name.substr(0, name.rfind('/')), trained.params[v], trained.params[v + 1]);
+    if (v + 2 < variables) graph.Elementwise("Relu");
+  }
+  const bool wide = model->tables().size() > 1;
+  return graph.FinishClick(wide ? &trained.params[variables + 1] : nullptr);
+}
 
-StatusOr<std::string> OnnxModel(const TrainedModel& trained) {
+StatusOr<ProtoWriter> LayerGraph(const TrainedModel& trained) {
   CpuKernels kernels;  // the layers only describe themselves
   PST_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Layer>> layers,
                        MakeLayers(trained.model, trained.input, trained.num_classes, kernels));
@@ -238,7 +314,14 @@ StatusOr<std::string> OnnxModel(const TrainedModel& trained) {
     }
     param += variables.size();
   }
+  return graph.Finish(trained.num_classes);
+}
 
+}  // namespace
+
+StatusOr<std::string> OnnxModel(const TrainedModel& trained) {
+  PST_ASSIGN_OR_RETURN(ProtoWriter graph,
+                       trained.click_model ? ClickGraph(trained) : LayerGraph(trained));
   ProtoWriter opset, model;
   opset.Bytes(onnx::kOpsetDomain, "").Varint(onnx::kOpsetVersionField, onnx::kOpsetVersion);
   model.Varint(onnx::kModelIrVersion, onnx::kIrVersion)
@@ -246,7 +329,7 @@ StatusOr<std::string> OnnxModel(const TrainedModel& trained) {
       .Bytes(onnx::kProducerVersion, PST_VERSION)
       .Bytes(onnx::kModelDoc, ModelLabel(trained.model) + " on " + trained.input.ToString() + ", " +
                                   std::to_string(trained.num_classes) + " classes")
-      .Message(onnx::kGraph, graph.Finish(trained.num_classes))
+      .Message(onnx::kGraph, graph)
       .Message(onnx::kOpsetImport, opset);
   return model.bytes();
 }

@@ -15,10 +15,13 @@ namespace {
 constexpr char kDeepTable[] = "deep/embedding";
 constexpr char kWideTable[] = "wide/weights";
 
-// A key's row id: key mod rows for a fixed table, the key for a dynamic one.
+// A key's row id: key mod rows for a fixed table (the remainder taken with
+// the divisor's sign, in [0, rows), as ONNX's integer Mod computes it, so
+// an exported graph maps keys the same way), the key for a dynamic one.
 int64_t RowIdOf(int64_t key, int64_t rows) {
-  return rows > 0 ? static_cast<int64_t>(static_cast<uint64_t>(key) % static_cast<uint64_t>(rows))
-                  : key;
+  if (rows == 0) return key;
+  const int64_t r = key % rows;
+  return r < 0 ? r + rows : r;
 }
 
 // The mean log-loss term of one example from its logit z, computed stably.

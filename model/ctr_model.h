@@ -11,8 +11,9 @@
 //   p = sigmoid(deep + wide), binary log-loss. As a Model it has two
 //   classes: Predict gives (1 - p, p) per example.
 //
-// Every table has the same rows: a key's row id is key mod rows for fixed
-// tables (hash buckets, as TensorFlow's categorical_column_with_hash_bucket),
+// Every table has the same rows: a key's row id is key mod rows, in
+// [0, rows), for fixed tables (hash buckets, as TensorFlow's
+// categorical_column_with_hash_bucket),
 // the key itself for dynamic ones (rows == 0), so one list of row ids
 // (RowIds) serves every table. Runs on the CPU only (the GPU back end
 // leaves the embedding layer on the CPU: soft placement). Not thread-safe.

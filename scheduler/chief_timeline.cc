@@ -131,32 +131,26 @@ Status ChiefTimeline::Finish() {
 }
 
 Status ChiefTimeline::WriteTrainedModel() {
+  if (options_.run_dir.empty() && options_.export_onnx.empty()) return Status::OK();
   const Job& job = evaluator_.job();
+  std::vector<Tensor> params = evaluator_.params();
   if (job.click_model) {
-    // Its tables live on the ps, by row. Fixed ones go into model.bin
-    // whole; dynamic ones are served from the checkpoints.
-    if (!options_.export_onnx.empty()) {
-      LOG(WARNING) << "--export_onnx: a click model is not exported to ONNX; predict serves "
-                      "its model.bin";
-    }
-    if (options_.run_dir.empty()) return Status::OK();
+    // Its tables live on the ps, by row. Fixed ones are written whole;
+    // dynamic ones are served from the checkpoints.
     if (job.table_rows == 0) {
-      LOG(WARNING) << "model.bin is not written for dynamic embedding tables: their rows are in "
-                      "the checkpoints of --checkpoint_dir";
+      LOG(WARNING) << "a click model with dynamic embedding tables is not written to model.bin "
+                      "or ONNX: its rows are in the checkpoints of --checkpoint_dir";
       return Status::OK();
     }
-    std::vector<Tensor> params = evaluator_.params();
     PST_ASSIGN_OR_RETURN(std::vector<Tensor> tables, evaluator_.PullWholeTables());
     params.insert(params.end(), tables.begin(), tables.end());
-    return WriteModelFile(options_.run_dir + "/model.bin", job, evaluator_.model(), params);
   }
   if (!options_.run_dir.empty()) {
-    PST_RETURN_IF_ERROR(WriteModelFile(options_.run_dir + "/model.bin", job, evaluator_.model(),
-                                       evaluator_.params()));
+    PST_RETURN_IF_ERROR(
+        WriteModelFile(options_.run_dir + "/model.bin", job, evaluator_.model(), params));
   }
   if (!options_.export_onnx.empty()) {
-    PST_RETURN_IF_ERROR(
-        WriteOnnxModel(options_.export_onnx, TrainedModelOf(job, evaluator_.params())));
+    PST_RETURN_IF_ERROR(WriteOnnxModel(options_.export_onnx, TrainedModelOf(job, params)));
   }
   return Status::OK();
 }
