@@ -345,7 +345,8 @@ TEST_P(RowApplyTest, RowsEqualDenseApplyAndOthersStayPut) {
   const int slot_floats = optimizer->RowSlots() * kDim;
   std::vector<float> table(kRows * kDim), table_slots(kRows * slot_floats);
   for (int i = 0; i < kRows * kDim; ++i) table[i] = std::cos(0.3f * i);
-  for (int r = 0; r < kRows; ++r) optimizer->InitRowSlots(&table_slots[r * slot_floats], kDim);
+  for (int r = 0; r < kRows; ++r)
+    optimizer->InitRowSlots(table_slots.data() + r * slot_floats, kDim);
   const std::vector<float> table0 = table, slots0 = table_slots;
 
   const int kTouched[] = {1, 3};
@@ -361,7 +362,7 @@ TEST_P(RowApplyTest, RowsEqualDenseApplyAndOthersStayPut) {
       const int r = kTouched[k];
       for (int j = 0; j < kDim; ++j) grad[j] = std::sin(0.7f * (j + 1) + 1.3f * r + 0.4f * step);
       const float lr_scale = step == 1 ? 0.5f : 1.0f;
-      optimizer->ApplyRow(&table[r * kDim], &table_slots[r * slot_floats], grad.data(), kDim,
+      optimizer->ApplyRow(&table[r * kDim], table_slots.data() + r * slot_floats, grad.data(), kDim,
                           lr_scale, /*updates=*/step);
       optimizer->Apply(dense_vars[k].data(), grad.data(), kDim, lr_scale, &dense_slots[k]);
     }
