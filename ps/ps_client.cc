@@ -142,10 +142,8 @@ Status PsClient::TakePulled(Round& round, const Wanted& wanted, std::vector<Tens
 }
 
 Status PsClient::Pull(const std::vector<int>& variables, std::vector<Tensor>* values) {
-  Wanted wanted;
-  Round round = PullRound(variables, values, &wanted);
-  PST_RETURN_IF_ERROR(CallShards({&round}));
-  return TakePulled(round, wanted, values);
+  std::vector<TableRows> no_tables;
+  return Pull(variables, values, &no_tables);
 }
 
 PsClient::ShardPositions PsClient::SplitByShard(const std::vector<TableRows>& tables) const {
@@ -304,10 +302,7 @@ StatusOr<PushSummary> PsClient::SyncPush(const std::vector<int>& variables,
 
 StatusOr<PushSummary> PsClient::Push(const std::vector<int>& variables,
                                      const std::vector<Tensor>& grads, bool increment_global_step) {
-  PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
-  Round round = PushRound(variables, grads, increment_global_step, 0, 0);
-  PST_RETURN_IF_ERROR(CallShards({&round}));
-  return TakePushed(round);
+  return Push(variables, grads, increment_global_step, {}, {});
 }
 
 StatusOr<PushSummary> PsClient::PushThenPull(const std::vector<int>& variables,
@@ -329,10 +324,7 @@ StatusOr<PushSummary> PsClient::PushThenPull(const std::vector<int>& variables,
 StatusOr<PushSummary> PsClient::SyncPush(const std::vector<int>& variables,
                                          const std::vector<Tensor>& grads, int64_t step,
                                          int replicas) {
-  PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
-  Round round = PushRound(variables, grads, false, step, replicas);
-  PST_RETURN_IF_ERROR(CallShards({&round}));
-  return TakePushed(round);
+  return SyncPush(variables, grads, step, replicas, {}, {});
 }
 
 Status PsClient::CheckGradients(const std::vector<int>& variables,

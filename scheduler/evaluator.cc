@@ -27,9 +27,16 @@ StatusOr<Evaluation> Evaluator::Evaluate(const std::vector<Tensor>& params,
       PST_RETURN_IF_ERROR(rows(model_->RowIds(batch_), &fetched));
       with_rows.insert(with_rows.end(), fetched.begin(), fetched.end());
       PST_RETURN_IF_ERROR(model_->Predict(with_rows, batch_, &probabilities));
-      for (int64_t i = 0; i < n; ++i) clicks.push_back(probabilities[2 * i + 1]);
+      // One forward pass: accuracy and log-loss come from the probabilities.
+      for (int64_t i = 0; i < n; ++i) {
+        const float p = probabilities[2 * i + 1];
+        clicks.push_back(p);
+        correct += (p >= 0.5f) == (batch_.labels[i] == 1);
+      }
+      count += n;
+      continue;
     }
-    PST_ASSIGN_OR_RETURN(Model::EvalResult r, model_->Evaluate(click ? with_rows : params, batch_));
+    PST_ASSIGN_OR_RETURN(Model::EvalResult r, model_->Evaluate(params, batch_));
     loss_sum += r.loss_sum;
     correct += r.correct;
     count += r.count;
@@ -38,6 +45,7 @@ StatusOr<Evaluation> Evaluator::Evaluate(const std::vector<Tensor>& params,
   Evaluation e{loss_sum / count, static_cast<double>(correct) / count};
   if (click) {
     const BinaryMetrics m = ComputeBinaryMetrics(clicks, test_->labels);
+    e.loss = m.log_loss;
     e.auc = m.auc;
     e.log_loss = m.log_loss;
     e.ctr = m.ctr;
