@@ -3,8 +3,8 @@
 #ifndef PST_CLI_CHIEF_FLAGS_H_
 #define PST_CLI_CHIEF_FLAGS_H_
 
+#include "chief/chief_options.h"
 #include "common/status.h"
-#include "scheduler/chief_options.h"
 
 namespace pst {
 

@@ -1,7 +1,7 @@
 // chief: starts the cluster, follows training, evaluates, stops everything.
+#include "chief/chief_task.h"
 #include "cli/chief_flags.h"
 #include "cli/flags.h"
-#include "scheduler/chief_task.h"
 
 int main(int argc, char** argv) {
   pst::InitProgram(pst::Program::kChief, &argc, &argv,

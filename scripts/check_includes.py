@@ -4,10 +4,11 @@ include headers of its own folder and of the folders below it, never above.
 The layers, lowest first (as the top-level CMakeLists.txt adds them):
 
   common, cluster, schema, transport, monitoring, kernels, model, data, job,
-  export, ps, worker, scheduler, predict, cli
+  export, ps, worker, chief, predict, cli
 
-tests/, bench/ and fuzz/ sit above them all. Prints each include that runs up
-and exits 1 when there is one.
+tests/, bench/ and fuzz/ sit above them all. It also checks that no file of
+the repository includes itself through others (an include cycle). Prints each
+include that runs up and each cycle, and exits 1 when there is one.
 
 usage: scripts/check_includes.py
 """
@@ -17,9 +18,9 @@ import subprocess
 import sys
 
 LAYERS = ["common", "cluster", "schema", "transport", "monitoring", "kernels", "model", "data",
-          "job", "export", "ps", "worker", "scheduler", "predict", "cli"]
+          "job", "export", "ps", "worker", "chief", "predict", "cli"]
 RANK = {folder: i for i, folder in enumerate(LAYERS)}
-INCLUDE = re.compile(r'\s*#\s*include\s+"([^/"]+)/')
+INCLUDE = re.compile(r'\s*#\s*include\s+"(([^/"]+)/[^"]+)"')
 
 
 def main():
@@ -29,21 +30,71 @@ def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     files = subprocess.check_output(["git", "ls-files", "*.cc", "*.h", "*.cu"], cwd=root,
                                     text=True).split()
+    known = set(files)
+    includes = {}  # file -> the repository files it includes
     upward = []
     for path in files:
         folder = path.split("/")[0]
-        if folder not in RANK:
-            continue
+        includes[path] = []
         with open(os.path.join(root, path), encoding="utf-8") as f:
             for number, line in enumerate(f, 1):
                 m = INCLUDE.match(line)
-                if m and m.group(1) in RANK and RANK[m.group(1)] > RANK[folder]:
+                if not m:
+                    continue
+                if m.group(1) in known:
+                    includes[path].append(m.group(1))
+                if folder in RANK and m.group(2) in RANK and RANK[m.group(2)] > RANK[folder]:
                     upward.append(f"{path}:{number}: {line.strip()}")
+    cycles = find_cycles(includes)
     for line in upward:
         print(line)
-    print(f"check_includes.py: {len(upward)} includes run up the layers in {len(files)} files",
-          file=sys.stderr if upward else sys.stdout)
-    return 1 if upward else 0
+    for cycle in cycles:
+        print("include cycle among: " + ", ".join(cycle))
+    failed = bool(upward or cycles)
+    print(f"check_includes.py: {len(upward)} includes run up the layers, {len(cycles)} include "
+          f"cycles in {len(files)} files", file=sys.stderr if failed else sys.stdout)
+    return 1 if failed else 0
+
+
+def find_cycles(graph):
+    """Returns one cycle (a list of files) per strongly connected group of more
+    than one file, or of one file that includes itself (Tarjan's algorithm,
+    iterative so that deep include chains cannot overflow the stack)."""
+    index, low, on_stack, stack, cycles = {}, {}, set(), [], []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(graph[start]))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(graph.get(child, []))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1 or node in graph.get(node, []):
+                    cycles.append(sorted(group))
+    return cycles
 
 
 if __name__ == "__main__":

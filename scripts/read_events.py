@@ -2,7 +2,7 @@
 """Prints every scalar in a TensorBoard event file (or a run's folder of them)
 as "tag step value" lines,
 read with TensorBoard's own reader (needs `pip install tensorboard`).
-scheduler/event_writer_test checks EventWriter's files against it.
+chief/reporting/event_writer_test checks EventWriter's files against it.
 
 Usage: read_events.py EVENT_FILE|RUN_FOLDER
 """

@@ -14,13 +14,13 @@
 #include <thread>
 #include <vector>
 
+#include "chief/chief_service.h"
+#include "chief/chief_state.h"
+#include "chief/sync/ssp_coordinator.h"
 #include "data/dataset.h"
 #include "model/initializer.h"
 #include "model/model_zoo.h"
 #include "ps/testing/in_process_shards.h"
-#include "scheduler/chief_service.h"
-#include "scheduler/chief_state.h"
-#include "scheduler/ssp_coordinator.h"
 #include "worker/worker_task.h"
 
 namespace pst {

@@ -1,0 +1,150 @@
+#include "chief/checkpoints/checkpointer.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "common/atomic_file.h"
+
+namespace pst {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr char kPrefix[] = "ckpt-";
+constexpr char kClusterIdFile[] = "cluster_id";
+
+// Checkpoint folders under `dir` with their steps, newest first.
+std::vector<std::pair<int64_t, std::string>> CheckpointFolders(const std::string& dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory() || name.rfind(kPrefix, 0) != 0) continue;
+    char* end = nullptr;
+    const long long step = std::strtoll(name.c_str() + sizeof(kPrefix) - 1, &end, 10);
+    if (*end == '\0' && step >= 0) found.emplace_back(step, name);
+  }
+  std::sort(found.rbegin(), found.rend());
+  return found;
+}
+
+// OK when every part on disk matches the manifest; otherwise DataLoss
+// naming the file.
+Status VerifyParts(const std::string& folder, const CheckpointManifest& m) {
+  for (size_t k = 0; k < m.parts.size(); ++k) {
+    const std::string path = folder + "/" + PartFileName(k);
+    auto digest = DigestFile(path);
+    if (!digest.ok()) return DataLoss("missing part " + path);
+    const bool crc_recorded = m.format_version >= 2;
+    if (digest->bytes != m.parts[k].bytes || (crc_recorded && digest->crc32 != m.parts[k].crc32)) {
+      return DataLoss("part " + path + " does not match its manifest (size or checksum)");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Checkpointer::Checkpointer(std::string dir, int keep, uint64_t placement_hash, uint64_t cluster_id,
+                           PsClient* ps)
+    : dir_(std::move(dir)),
+      keep_(keep),
+      placement_hash_(placement_hash),
+      cluster_id_(cluster_id),
+      ps_(ps) {}
+
+std::string Checkpointer::Name(int64_t step) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "%s%012lld", kPrefix, static_cast<long long>(step));
+  return name;
+}
+
+Status Checkpointer::Save(int64_t step, int64_t run_started_unix) {
+  const std::string folder = dir_ + "/" + Name(step);
+  StatusOr<std::vector<FileDigest>> parts = ps_->SaveCheckpoint(Name(step), step);
+  Status saved = parts.status();
+  if (saved.ok()) {
+    CheckpointManifest manifest{step, placement_hash_, cluster_id_, std::move(parts).value(),
+                                run_started_unix};
+    saved = WriteManifest(folder, manifest);
+  }
+  if (!saved.ok()) {
+    std::error_code error;
+    fs::remove_all(folder, error);
+    return Status(saved.code(), "checkpoint " + folder + " failed: " + saved.message());
+  }
+  LOG(INFO) << "checkpoint " << folder << " saved at step " << step;
+  Prune();
+  return Status::OK();
+}
+
+StatusOr<std::optional<FoundCheckpoint>> Checkpointer::FindNewest() const {
+  for (const auto& [step, name] : CheckpointFolders(dir_)) {
+    const std::string folder = dir_ + "/" + name;
+    StatusOr<CheckpointManifest> manifest = ReadManifest(folder);
+    if (manifest.ok() && manifest->placement_hash != placement_hash_) {
+      return FailedPrecondition(
+          "checkpoint " + folder +
+          " was written under another variable placement (other "
+          "number of ps tasks, --model, --placement or --partition_bytes); "
+          "checkpoints are "
+          "not re-sharded: restore with the same cluster shape or use another "
+          "--checkpoint_dir");
+    }
+    Status valid = manifest.ok() ? VerifyParts(folder, *manifest) : manifest.status();
+    if (!valid.ok()) {
+      LOG(WARNING) << "skipping checkpoint " << folder << ": "
+                   << (valid.code() == Code::kNotFound ? "incomplete (" + valid.message() + ")"
+                                                       : valid.message());
+      continue;
+    }
+    return std::optional<FoundCheckpoint>(FoundCheckpoint{name, std::move(manifest).value()});
+  }
+  return std::optional<FoundCheckpoint>();
+}
+
+Status Checkpointer::Restore(const FoundCheckpoint& checkpoint) {
+  PST_RETURN_IF_ERROR(ps_->RestoreCheckpoint(checkpoint.name, checkpoint.manifest.step));
+  LOG(INFO) << "restored checkpoint " << dir_ << "/" << checkpoint.name << " at step "
+            << checkpoint.manifest.step;
+  return Status::OK();
+}
+
+void Checkpointer::Prune() const {
+  int complete = 0;
+  for (const auto& [step, name] : CheckpointFolders(dir_)) {
+    const std::string folder = dir_ + "/" + name;
+    const bool has_manifest = fs::exists(folder + "/" + kManifestName);
+    if (has_manifest && ++complete <= keep_) continue;
+    if (!has_manifest && complete == 0) continue;  // newer than every complete one
+    std::error_code error;
+    fs::remove_all(folder, error);
+    if (error) LOG(WARNING) << "cannot remove old checkpoint " << folder << ": " << error.message();
+  }
+}
+
+uint64_t KeptClusterId(const std::string& dir) {
+  if (const std::optional<CheckpointManifest> newest = NewestManifest(dir)) {
+    return newest->cluster_id;
+  }
+  uint64_t id = 0;
+  std::ifstream(dir + "/" + kClusterIdFile) >> id;
+  return id;
+}
+
+Status KeepClusterId(const std::string& dir, uint64_t id) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) return FileError("cannot create --checkpoint_dir=" + dir, error.value());
+  return WriteFileAtomically(dir + "/" + kClusterIdFile, std::to_string(id) + "\n");
+}
+
+std::optional<CheckpointManifest> NewestManifest(const std::string& dir) {
+  for (const auto& [step, name] : CheckpointFolders(dir)) {
+    auto manifest = ReadManifest(dir + "/" + name);
+    if (manifest.ok()) return std::move(manifest).value();
+  }
+  return std::nullopt;
+}
+
+}  // namespace pst

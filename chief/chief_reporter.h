@@ -1,0 +1,91 @@
+// ChiefReporter: what the chief tells people and tools about the run. On
+// stdout: the Step lines, the progress line and the final report; in
+// --run_dir: metrics.jsonl; in --logdir: TensorBoard events; on
+// --metrics_port: the Prometheus gauges. It decides nothing: the timeline
+// says what to report and when. It keeps the figures later lines repeat
+// (the last training loss, report window and test accuracy).
+//
+// Ownership: owns the metrics file and the event file; borrows the options
+// and the chief state, which must outlive it. The endpoint it starts reads
+// the gauges, so it must not outlive the reporter.
+// Thread safety: none, but for the gauges, which the endpoint's thread reads.
+#ifndef PST_SCHEDULER_CHIEF_REPORTER_H_
+#define PST_SCHEDULER_CHIEF_REPORTER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "chief/chief_options.h"
+#include "chief/chief_state.h"
+#include "chief/cluster_counts.h"
+#include "chief/reporting/evaluator.h"
+#include "chief/reporting/event_writer.h"
+#include "chief/reporting/metrics_writer.h"
+#include "chief/reporting/progress.h"
+#include "chief/reporting/progress_line.h"
+#include "common/status.h"
+#include "monitoring/metrics_http_server.h"
+#include "monitoring/training_metrics.h"
+
+namespace pst {
+
+class ChiefReporter {
+ public:
+  ChiefReporter(const ChiefOptions& options, const ChiefState* state,
+                std::unique_ptr<MetricsWriter> metrics);
+
+  // With --logdir: opens this run's TensorBoard events.
+  Status OpenEvents();
+  // With --metrics_port: serves the gauges on `address` (null without).
+  StatusOr<std::unique_ptr<MetricsHttpServer>> StartEndpoint(const std::string& address);
+
+  // What the endpoint serves, as of the timeline's newest look at global
+  // step `step`: `elapsed` seconds of training since `start_step`.
+  void PublishProgress(int64_t step, int64_t start_step, double elapsed,
+                       double seconds_since_checkpoint, int checkpoint_failures);
+  // On time (or `final`) the progress line; none with progress_every_secs 0.
+  void ShowProgress(Clock::time_point now, const ProgressSnapshot& progress, bool final);
+  // Ends the progress line, so that what follows keeps it.
+  void EndProgress() { line_.End(); }
+  // The newest evaluation's, for the progress line.
+  void set_test_accuracy(double accuracy) { last_test_accuracy_ = accuracy; }
+
+  // One Step line and TensorBoard's training scalars for the workers'
+  // reports in `w`. `staleness_mean`: from the shards' last probe.
+  Status LogTraining(int64_t step, const ReportWindow& w, const ProgressSnapshot& progress,
+                     double staleness_mean);
+  // At the end, every report in: the Step line for the reports in `w`, or
+  // the last line again at `step` when `w` has none (nothing when no report
+  // ever came).
+  Status LogLastTraining(int64_t step, const ReportWindow& w, const ProgressSnapshot& progress,
+                         double staleness_mean);
+  // An evaluation at `step`, after `elapsed` seconds of training since
+  // `start_step`: a line of metrics.jsonl, TensorBoard's test scalars and
+  // the gauges.
+  Status RecordEvaluation(int64_t step, int64_t start_step, double elapsed, const Evaluation& test,
+                          const std::optional<Evaluation>& validation, const ClusterCounts& c);
+  // The final report on stdout. `total_seconds`: of the whole run.
+  void PrintReport(int64_t step, const Evaluation& test,
+                   const std::optional<Evaluation>& validation, double total_seconds,
+                   const ClusterCounts& c, bool sync);
+
+ private:
+  // One log line per embedding table part: rows held, created, evicted,
+  // refused (the ps' status replies in `c`).
+  void LogTables(int64_t step, const ClusterCounts& c) const;
+  const ChiefOptions& options_;
+  const ChiefState* const state_;
+  std::unique_ptr<MetricsWriter> metrics_;
+  std::unique_ptr<EventWriter> events_;  // null without --logdir
+  TrainingMetrics gauges_;               // served by --metrics_port
+  ProgressLine line_;
+  double last_loss_ = 0;
+  ReportWindow last_window_;
+  std::optional<double> last_test_accuracy_;  // of the last evaluation, for the progress line
+};
+
+}  // namespace pst
+
+#endif  // PST_SCHEDULER_CHIEF_REPORTER_H_

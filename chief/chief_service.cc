@@ -1,0 +1,160 @@
+#include "chief/chief_service.h"
+
+#include "transport/message_types.h"
+
+namespace pst {
+namespace {
+
+OutgoingMessage Error(wire::MessageType type, Status status) {
+  OutgoingMessage reply;
+  reply.type = type;
+  reply.status = std::move(status);
+  return reply;
+}
+
+std::string DescribeSender(const wire::Header& h) {
+  return "role " + std::string(wire::EnumNameRole(h.sender_role())) + ", index " +
+         std::to_string(h.sender_index());
+}
+
+}  // namespace
+
+bool ChiefService::SentBy(const wire::Header& h, wire::Role role) const {
+  const int tasks = role == wire::Role::Ps       ? num_ps_
+                    : role == wire::Role::Worker ? num_workers_
+                                                 : 0;
+  return h.sender_role() == role && h.sender_index() >= 0 && h.sender_index() < tasks;
+}
+
+OutgoingMessage ChiefService::StateReply(wire::MessageType type) const {
+  return StateReply(type, state_->state());
+}
+
+OutgoingMessage ChiefService::StateReply(wire::MessageType type, wire::ClusterState state) const {
+  OutgoingMessage reply;
+  reply.type = type;
+  const uint64_t hash = state_->placement_hash();
+  const int64_t train_steps = state_->train_steps();
+  reply.extras = [hash, state, train_steps](flatbuffers::FlatBufferBuilder& fbb) {
+    HeaderExtras extras;
+    extras.join = wire::CreateJoinInfo(fbb, hash, state, train_steps);
+    return extras;
+  };
+  return reply;
+}
+
+OutgoingMessage ChiefService::Handle(const ReceivedMessage& request, RequestContext& context) {
+  switch (request.type()) {
+    case wire::MessageType::JoinRequest:
+    case wire::MessageType::ReportRequest:
+    case wire::MessageType::TokenRequest:
+    case wire::MessageType::ClockRequest: return HandleWorker(request, context);
+    case wire::MessageType::ShardAppliedRequest: return HandleShardApplied(request);
+    case wire::MessageType::HeartbeatRequest: return HandleHeartbeat(request);
+    default:
+      return Error(wire::MessageType::ErrorReply,
+                   InvalidArgument(std::string("the chief does not serve ") +
+                                   wire::EnumNameMessageType(request.type())));
+  }
+}
+
+OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
+                                           RequestContext& context) {
+  const wire::Header& h = request.header();
+  const wire::MessageType reply_type = ReplyTypeOf(request.type());
+  if (!SentBy(h, wire::Role::Worker)) {
+    return Error(reply_type, InvalidArgument("sender is not a worker of this cluster (" +
+                                             DescribeSender(h) + ")"));
+  }
+  const int worker = h.sender_index();
+  if (request.type() != wire::MessageType::JoinRequest) AdoptOnceOpen(worker);
+  switch (request.type()) {
+    case wire::MessageType::JoinRequest:
+      if (h.join() != nullptr && h.join()->job() != nullptr &&
+          h.join()->job()->string_view() != state_->job()) {
+        return Error(reply_type,
+                     FailedPrecondition("worker:" + std::to_string(worker) +
+                                        " runs another job than the chief: the worker's is " +
+                                        h.join()->job()->str() + ", the chief's " + state_->job() +
+                                        "; --dataset, its files and --model must be the same on "
+                                        "every task"));
+      }
+      if (h.join() == nullptr || h.join()->placement_hash() != state_->placement_hash()) {
+        return Error(
+            reply_type,
+            FailedPrecondition("worker:" + std::to_string(worker) +
+                               " computed another variable placement than the chief: --model, "
+                               "--placement, --partition_bytes and --ps_hosts must be the same on "
+                               "every task"));
+      }
+      return StateReply(wire::MessageType::JoinReply, state_->RecordJoin(worker));
+    case wire::MessageType::ReportRequest:
+      if (h.report() == nullptr) {
+        return Error(reply_type, InvalidArgument("report request without a report"));
+      }
+      state_->RecordReport(worker, *h.report());
+      if (ssp_ != nullptr && h.report()->done()) ssp_->WorkerLeft(worker, h.step());
+      return StateReply(wire::MessageType::ReportReply);
+    case wire::MessageType::ClockRequest:
+      if (ssp_ == nullptr) {
+        return Error(reply_type, FailedPrecondition("clocks exist only in --mode=ssp"));
+      }
+      // header.step: the steps the worker has completed.
+      if (h.step() < 0) {
+        return Error(reply_type, InvalidArgument("clock request for " + std::to_string(h.step()) +
+                                                 " completed steps"));
+      }
+      state_->RecordSeen(worker);
+      if (state_->state() == wire::ClusterState::Stopping) ssp_->Close();
+      return ssp_->HandleClockRequest(worker, h.step(), state_->gone_worker_mask(), context);
+    default:  // TokenRequest
+      if (sync_ == nullptr) {
+        return Error(reply_type, FailedPrecondition("tokens exist only in --mode=sync"));
+      }
+      state_->RecordSeen(worker);
+      // header.step: the step of the last token the worker received.
+      return sync_->HandleTokenRequest(worker, h.step(), context);
+  }
+}
+
+OutgoingMessage ChiefService::HandleShardApplied(const ReceivedMessage& request) {
+  const wire::Header& h = request.header();
+  if (!SentBy(h, wire::Role::Ps)) {
+    return Error(wire::MessageType::ShardAppliedReply,
+                 InvalidArgument("step notice from a sender that is not a ps of this cluster"));
+  }
+  if (sync_ == nullptr) {
+    return Error(wire::MessageType::ShardAppliedReply,
+                 FailedPrecondition("step notices exist only in --mode=sync"));
+  }
+  sync_->ShardApplied(h.sender_index(), h.step());
+  OutgoingMessage reply;
+  reply.type = wire::MessageType::ShardAppliedReply;
+  return reply;
+}
+
+// A worker that speaks without having joined joined this chief's previous
+// run: the chief was restarted (with the cluster id of its checkpoint, which
+// the server checked). Once training is open (also while it stops: the
+// chief then waits for the worker to leave) it counts as live.
+void ChiefService::AdoptOnceOpen(int worker) {
+  if (state_->state() != wire::ClusterState::Starting && state_->Adopt(worker)) {
+    LOG(INFO) << "worker:" << worker << " carries on from before this chief started";
+  }
+}
+
+OutgoingMessage ChiefService::HandleHeartbeat(const ReceivedMessage& request) {
+  const wire::Header& h = request.header();
+  if (!SentBy(h, wire::Role::Ps) && !SentBy(h, wire::Role::Worker)) {
+    return Error(wire::MessageType::HeartbeatReply,
+                 InvalidArgument("heartbeat from a sender that is not a task of this cluster (" +
+                                 DescribeSender(h) + ")"));
+  }
+  if (h.sender_role() == wire::Role::Worker) AdoptOnceOpen(h.sender_index());
+  state_->RecordHeartbeat(h.sender_role(), h.sender_index());
+  OutgoingMessage reply;
+  reply.type = wire::MessageType::HeartbeatReply;
+  return reply;
+}
+
+}  // namespace pst

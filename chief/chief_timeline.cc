@@ -1,0 +1,265 @@
+#include "chief/chief_timeline.h"
+
+#include <thread>
+#include <utility>
+
+#include "chief/step_cadence.h"
+#include "export/onnx_export.h"
+#include "job/model_file.h"
+
+namespace pst {
+namespace {
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// Long enough to smooth evaluations and checkpoints out of the ETA, short
+// enough to follow a change of pace (a worker lost or back).
+constexpr std::chrono::seconds kProgressWindow{20};
+
+}  // namespace
+
+ChiefTimeline::ChiefTimeline(const ChiefOptions& options, ChiefState& state, SyncCoordinator* sync,
+                             ShardKeeper& keeper, ChiefCheckpoints& checkpoints,
+                             ChiefReporter& reporter, ClusterEvaluator& evaluator,
+                             const std::atomic<bool>& stop)
+    : options_(options),
+      state_(state),
+      sync_(sync),
+      keeper_(keeper),
+      checkpoints_(checkpoints),
+      reporter_(reporter),
+      evaluator_(evaluator),
+      stop_(stop) {}
+
+Status ChiefTimeline::Run(int64_t start_step, Clock::time_point opened, double earlier_seconds) {
+  start_step_ = start_step;
+  start_ = opened;
+  earlier_seconds_ = earlier_seconds;
+  if (Status trained = FollowTraining(); !trained.ok()) {
+    if (trained.code() == Code::kAborted) StopCluster();
+    return trained;
+  }
+  training_seconds_ = Seconds(start_);
+  if (stop_.load()) return StopOnSignal();
+  StopWorkers();
+  return Finish();
+}
+
+Status ChiefTimeline::FollowTraining() {
+  Progress progress(options_.train_steps, start_, kProgressWindow);
+  StepCadence cadence(options_.log_every_steps, options_.eval_every_steps, options_.train_steps,
+                      start_step_);
+  int64_t step = start_step_;
+  auto next_probe = Clock::now();
+  while (!stop_.load()) {
+    std::string trouble;
+    if (Clock::now() >= next_probe) {
+      next_probe = Clock::now() + ShardKeeper::kProbeInterval;
+      trouble = keeper_.Probe();
+    }
+    StatusOr<int64_t> current = trouble.empty() ? keeper_.GlobalStep() : StatusOr<int64_t>(0);
+    if (!current.ok()) trouble = current.status().message();
+    if (!trouble.empty()) {
+      PST_RETURN_IF_ERROR(Recover(trouble));
+      continue;
+    }
+    step = *current;
+    cadence.Observe(step);
+    reporter_.PublishProgress(step, start_step_, Seconds(start_),
+                              checkpoints_.seconds_since_checkpoint(),
+                              checkpoints_.consecutive_failures());
+    const auto now = Clock::now();
+    progress.Observe(now, step, state_.total_examples());
+    if (const std::string bad = state_.non_finite_loss(); !bad.empty()) {
+      return Diverged(bad + " (global step " + std::to_string(step) + ")");
+    }
+    // At the end the workers leave: nothing to wait for.
+    if (step < options_.train_steps) SayIfTooFewWorkers();
+    last_progress_ = progress.Snapshot();
+    // The last steps' line waits for Finish: their reports may still be on
+    // their way when the global step reaches --train_steps.
+    if (cadence.LogDue(step)) {
+      if (const ReportWindow w = state_.TakeWindow(); w.reports > 0) {
+        PST_RETURN_IF_ERROR(
+            RecoverIfPsFailed(reporter_.LogTraining(step, w, last_progress_, ProbedStaleness())));
+      }
+      cadence.Logged(step);
+    }
+    const bool done = step >= options_.train_steps;
+    reporter_.ShowProgress(now, last_progress_, done);
+    if (done) {
+      // Sync: the workers wait for the final checkpoint (SyncCoordinator),
+      // so a ps lost before it is saved is recovered like any other, and the
+      // steps rolled back are trained again.
+      if (sync_ && checkpoints_.enabled() && step != checkpoints_.last_saved_step()) {
+        PST_RETURN_IF_ERROR(RecoverIfPsFailed(checkpoints_.SaveFinal(step)));
+        if (sync_->global_step() < options_.train_steps) continue;  // rolled back
+      }
+      reporter_.EndProgress();
+      break;
+    }
+    if (cadence.EvalDue(step)) {
+      PST_RETURN_IF_ERROR(RecoverIfPsFailed(EvaluateAndRecord(step)));
+      cadence.Evaluated(step);
+    }
+    if (checkpoints_.Due(step)) {
+      PST_RETURN_IF_ERROR(RecoverIfPsFailed(checkpoints_.Save(step)));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  reporter_.EndProgress();  // a warning that follows keeps the last progress line
+  if (stop_.load()) LOG(WARNING) << "interrupted at global step " << step;
+  return Status::OK();
+}
+
+Status ChiefTimeline::Finish() {
+  PST_ASSIGN_OR_RETURN(int64_t step, keeper_.GlobalStep());
+  PST_ASSIGN_OR_RETURN(ClusterCounts counts, CollectCounts());
+  // Every worker has left, so every report is in.
+  PST_RETURN_IF_ERROR(
+      reporter_.LogLastTraining(step, state_.TakeWindow(), last_progress_, ProbedStaleness()));
+  PST_ASSIGN_OR_RETURN(Evaluation e, evaluator_.Evaluate(step));
+  PST_RETURN_IF_ERROR(RecordEvaluation(step, e, training_seconds_));
+  PST_RETURN_IF_ERROR(WriteTrainedModel());
+  checkpoints_.SaveAfterTraining(step);
+  keeper_.Shutdown(std::chrono::milliseconds(options_.rpc_timeout_ms));
+  reporter_.PrintReport(step, e, evaluator_.last_validation(), earlier_seconds_ + training_seconds_,
+                        counts, sync_ != nullptr);
+  return evaluator_.CheckLearned(e);
+}
+
+Status ChiefTimeline::WriteTrainedModel() {
+  if (options_.run_dir.empty() && options_.export_onnx.empty()) return Status::OK();
+  const Job& job = evaluator_.job();
+  std::vector<Tensor> params = evaluator_.params();
+  if (job.click_model) {
+    // Its tables live on the ps, by row. Fixed ones are written whole;
+    // dynamic ones are served from the checkpoints.
+    if (job.table_rows == 0) {
+      LOG(WARNING) << "a click model with dynamic embedding tables is not written to model.bin "
+                      "or ONNX: its rows are in the checkpoints of --checkpoint_dir";
+      return Status::OK();
+    }
+    PST_ASSIGN_OR_RETURN(std::vector<Tensor> tables, evaluator_.PullWholeTables());
+    params.insert(params.end(), tables.begin(), tables.end());
+  }
+  if (!options_.run_dir.empty()) {
+    PST_RETURN_IF_ERROR(
+        WriteModelFile(options_.run_dir + "/model.bin", job, evaluator_.model(), params));
+  }
+  if (!options_.export_onnx.empty()) {
+    PST_RETURN_IF_ERROR(WriteOnnxModel(options_.export_onnx, TrainedModelOf(job, params)));
+  }
+  return Status::OK();
+}
+
+Status ChiefTimeline::EvaluateAndRecord(int64_t step) {
+  PST_ASSIGN_OR_RETURN(Evaluation e, evaluator_.Evaluate(step));
+  LOG(INFO) << "step " << step << ": test accuracy " << e.accuracy << ", test loss " << e.loss;
+  reporter_.set_test_accuracy(e.accuracy);
+  return RecordEvaluation(step, e, Seconds(start_));
+}
+
+Status ChiefTimeline::RecordEvaluation(int64_t step, const Evaluation& e, double elapsed) {
+  PST_ASSIGN_OR_RETURN(ClusterCounts c, CollectCounts());
+  return reporter_.RecordEvaluation(step, start_step_, elapsed, e, evaluator_.last_validation(), c);
+}
+
+StatusOr<ClusterCounts> ChiefTimeline::CollectCounts() {
+  PST_ASSIGN_OR_RETURN(std::vector<ShardStatus> shards, keeper_.Statuses());
+  return CountsOf(std::move(shards), num_workers(), sync_ != nullptr);
+}
+
+double ChiefTimeline::ProbedStaleness() const {
+  return CountsOf(keeper_.probed(), num_workers(), sync_ != nullptr).staleness_mean();
+}
+
+Status ChiefTimeline::RecoverIfPsFailed(const Status& status) {
+  if (!IsPsFailure(status)) return status;
+  return Recover(status.ToString());
+}
+
+Status ChiefTimeline::Recover(const std::string& why) {
+  PST_ASSIGN_OR_RETURN(start_step_, keeper_.Recover(why));
+  checkpoints_.Restart(start_step_, Clock::now());
+  return Status::OK();
+}
+
+// Sync: steps need N live workers; below that the cluster waits for workers
+// to come back, and says so once per heartbeat interval.
+void ChiefTimeline::SayIfTooFewWorkers() {
+  if (!sync_ || Clock::now() < next_too_few_notice_) return;
+  const int live = state_.live_workers();
+  const int needed = sync_->replicas();
+  if (live >= needed || Seconds(start_) * 1000 < options_.heartbeat_timeout_ms) return;
+  LOG(WARNING) << "waiting: " << live << " live workers, each step needs " << needed;
+  next_too_few_notice_ = Clock::now() + std::chrono::milliseconds(options_.heartbeat_timeout_ms);
+}
+
+// SIGINT/SIGTERM during training (Slurm cancelling the job, Kubernetes
+// evicting the chief's pod): the workers leave first, so the checkpoint holds
+// every gradient applied and nothing changes while it is written (the signal
+// may have reached them too, mid-step); the progress is kept for a job
+// started again with the same --checkpoint_dir, then the ps are stopped. The
+// run did not finish, so it fails (Aborted) rather than reporting success.
+Status ChiefTimeline::StopOnSignal() {
+  StopWorkers();
+  const std::string saved = checkpoints_.SaveOnStop();
+  keeper_.Shutdown(std::chrono::milliseconds(1000));
+  return Aborted("stopped by a signal " + saved);
+}
+
+// A run that cannot go on (diverged, no storage for checkpoints): the
+// workers learn it from their next request and leave (a worker whose ps
+// vanished would wait for them to come back), then the ps are stopped.
+void ChiefTimeline::StopCluster() {
+  StopWorkers();
+  keeper_.Shutdown(std::chrono::milliseconds(1000));
+}
+
+void ChiefTimeline::StopWorkers() {
+  state_.set_state(wire::ClusterState::Stopping);
+  if (sync_) sync_->Close();
+  WaitForWorkersToLeave();
+}
+
+// Probes the shards meanwhile: a ps that got SIGTERM serves on only while
+// the chief is in touch (ps/stop_policy.h).
+void ChiefTimeline::WaitForWorkersToLeave() {
+  // After the window in which a restarted chief waits for the workers of the
+  // run before it to speak (ChiefState::AwaitEarlierWorkersFor), if any.
+  const auto deadline = Clock::now() + options_.earlier_workers_window() +
+                        std::chrono::milliseconds(options_.rpc_timeout_ms);
+  auto next_probe = Clock::now() + ShardKeeper::kProbeInterval;
+  while (!state_.EveryWorkerDone()) {
+    if (Clock::now() >= deadline) {
+      LOG(WARNING) << "not every worker said goodbye within "
+                      "--rpc_timeout_ms; stopping anyway";
+      return;
+    }
+    if (Clock::now() >= next_probe) {
+      keeper_.Probe();
+      next_probe = Clock::now() + ShardKeeper::kProbeInterval;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  WaitForLateWorkers();
+}
+
+void ChiefTimeline::WaitForLateWorkers() {
+  if (state_.EveryWorkerHeardFrom()) return;
+  LOG(INFO) << "training is over; waiting up to " << options_.late_worker_grace().count()
+            << " ms for the workers never heard from, to tell them";
+  const auto deadline = Clock::now() + options_.late_worker_grace();
+  while (!state_.EveryWorkerHeardFrom() || !state_.EveryWorkerDone()) {
+    if (Clock::now() >= deadline) {
+      LOG(WARNING) << "a worker never spoke to this chief; stopping without it";
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace pst

@@ -1,0 +1,87 @@
+// ChiefTimeline: the chief's run from training opened to its end. It follows
+// the global step; writes Step lines and evaluates when the StepCadence says,
+// saves checkpoints when their schedule says, and recovers the cluster when a
+// ps is lost. At --train_steps it lets the workers leave, evaluates the final
+// model, writes model.bin and the final checkpoint, stops the ps and prints
+// the report. On a signal it saves a checkpoint and stops every task; a run
+// that cannot go on (diverged, no storage) stops them too.
+//
+// Ownership: borrows the options, the chief state, the sync coordinator
+// (null in async mode), the shard keeper, the checkpoints, the reporter, the
+// evaluator and the stop flag (set by a signal); each must outlive it.
+// Thread safety: none; the chief's main thread.
+#ifndef PST_SCHEDULER_CHIEF_TIMELINE_H_
+#define PST_SCHEDULER_CHIEF_TIMELINE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "chief/chief_checkpoints.h"
+#include "chief/chief_options.h"
+#include "chief/chief_reporter.h"
+#include "chief/chief_state.h"
+#include "chief/cluster_counts.h"
+#include "chief/reporting/cluster_evaluator.h"
+#include "chief/reporting/progress.h"
+#include "chief/shard_keeper.h"
+#include "chief/sync/sync_coordinator.h"
+#include "common/status.h"
+
+namespace pst {
+
+class ChiefTimeline {
+ public:
+  ChiefTimeline(const ChiefOptions& options, ChiefState& state, SyncCoordinator* sync,
+                ShardKeeper& keeper, ChiefCheckpoints& checkpoints, ChiefReporter& reporter,
+                ClusterEvaluator& evaluator, const std::atomic<bool>& stop);
+
+  // Training opened at `opened`, at global step `start_step`;
+  // `earlier_seconds`: of the run, before this chief opened training. OK
+  // once trained to --train_steps and every task stopped; Aborted for a
+  // signal (naming the step saved) or a run that cannot go on.
+  Status Run(int64_t start_step, Clock::time_point opened, double earlier_seconds);
+
+ private:
+  Status FollowTraining();
+  Status Finish();
+  // model.bin into --run_dir and the ONNX export, at the end of training.
+  Status WriteTrainedModel();
+  Status EvaluateAndRecord(int64_t step);
+  // `elapsed`: seconds of training so far.
+  Status RecordEvaluation(int64_t step, const Evaluation& e, double elapsed);
+  StatusOr<ClusterCounts> CollectCounts();
+  // From the shards' last probe (at most a probe interval old).
+  double ProbedStaleness() const;
+  // A request that failed for a lost ps leads to Recover(); other errors
+  // are returned.
+  Status RecoverIfPsFailed(const Status& status);
+  Status Recover(const std::string& why);
+  void SayIfTooFewWorkers();
+  Status StopOnSignal();
+  void StopCluster();
+  void StopWorkers();
+  void WaitForWorkersToLeave();
+  // Then, for ChiefOptions::late_worker_grace, for workers never heard from.
+  void WaitForLateWorkers();
+  int num_workers() const { return static_cast<int>(options_.cluster.workers.size()); }
+
+  const ChiefOptions& options_;
+  ChiefState& state_;
+  SyncCoordinator* const sync_;
+  ShardKeeper& keeper_;
+  ChiefCheckpoints& checkpoints_;
+  ChiefReporter& reporter_;
+  ClusterEvaluator& evaluator_;
+  const std::atomic<bool>& stop_;
+  int64_t start_step_ = 0;  // where training opened, or resumed after a recovery
+  Clock::time_point start_;
+  double earlier_seconds_ = 0;   // of the run, before this chief opened training
+  double training_seconds_ = 0;  // from opening training to the last step
+  ProgressSnapshot last_progress_;
+  Clock::time_point next_too_few_notice_ = Clock::now();
+};
+
+}  // namespace pst
+
+#endif  // PST_SCHEDULER_CHIEF_TIMELINE_H_

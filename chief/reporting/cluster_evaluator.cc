@@ -1,0 +1,115 @@
+#include "chief/reporting/cluster_evaluator.h"
+
+#include <cmath>
+#include <numeric>
+#include <utility>
+
+#include "ps/sparse/embedding_table.h"
+
+namespace pst {
+
+ClusterEvaluator::ClusterEvaluator(std::unique_ptr<Model> model, Job job, PsClient* ps,
+                                   const TableSettings& tables)
+    : model_(std::move(model)),
+      test_(std::move(job.data.test)),
+      validation_(std::move(job.data.validation)),
+      job_(std::move(job)),
+      ps_(ps),
+      evaluator_(model_.get(), &test_),
+      validation_evaluator_(model_.get(), &validation_),
+      tables_(tables) {
+  // Variable 0 is the global step.
+  model_variables_.resize(model_->variables().size());
+  for (size_t i = 0; i < model_variables_.size(); ++i) model_variables_[i] = i + 1;
+}
+
+Status ClusterEvaluator::PullRows(const std::vector<int64_t>& ids, std::vector<Tensor>* rows) {
+  std::vector<TableRows> tables(model_->tables().size());
+  for (size_t t = 0; t < tables.size(); ++t) {
+    tables[t].table = static_cast<int>(t);
+    tables[t].ids = ids;
+  }
+  std::vector<Tensor> no_variables;
+  PST_RETURN_IF_ERROR(ps_->Pull({}, &no_variables, &tables));
+  rows->clear();
+  for (TableRows& t : tables) rows->push_back(std::move(t.rows));
+  return Status::OK();
+}
+
+StatusOr<std::vector<Tensor>> ClusterEvaluator::PullWholeTables() {
+  constexpr int64_t kChunk = int64_t{1} << 16;
+  std::vector<Tensor> whole;
+  for (const EmbeddingTableSpec& spec : model_->tables()) {
+    whole.push_back(Tensor::Uninitialized(DType::kFloat32, {spec.rows, spec.dim}));
+  }
+  std::vector<int64_t> ids;
+  std::vector<Tensor> rows;
+  const int64_t table_rows = model_->tables().empty() ? 0 : model_->tables()[0].rows;
+  for (int64_t begin = 0; begin < table_rows; begin += kChunk) {
+    ids.resize(std::min(kChunk, table_rows - begin));
+    std::iota(ids.begin(), ids.end(), begin);
+    PST_RETURN_IF_ERROR(PullRows(ids, &rows));
+    for (size_t t = 0; t < rows.size(); ++t) {
+      std::copy(rows[t].f32(), rows[t].f32() + rows[t].num_elements(),
+                whole[t].f32() + begin * model_->tables()[t].dim);
+    }
+  }
+  return whole;
+}
+
+Status ClusterEvaluator::InitialRows(const std::vector<int64_t>& ids,
+                                     std::vector<Tensor>* rows) const {
+  rows->clear();
+  const int64_t n = static_cast<int64_t>(ids.size());
+  for (const EmbeddingTableSpec& spec : model_->tables()) {
+    // A key not admitted yet reads as zeros on the ps.
+    Tensor t(DType::kFloat32, {n, spec.dim});
+    if (spec.rows > 0 || tables_.min_count <= 1) {
+      for (int64_t i = 0; i < n; ++i) {
+        InitialRow(tables_.seed, spec.name, ids[i], tables_.init_scale, spec.dim,
+                   t.f32() + i * spec.dim);
+      }
+    }
+    rows->push_back(std::move(t));
+  }
+  return Status::OK();
+}
+
+Status ClusterEvaluator::EvaluateUntrained(const std::vector<Tensor>& params) {
+  PST_ASSIGN_OR_RETURN(
+      untrained_, evaluator_.Evaluate(
+                      params, [this](const std::vector<int64_t>& ids, std::vector<Tensor>* rows) {
+                        return InitialRows(ids, rows);
+                      }));
+  return Status::OK();
+}
+
+StatusOr<Evaluation> ClusterEvaluator::Evaluate(int64_t step) {
+  PST_RETURN_IF_ERROR(ps_->Pull(model_variables_, &params_));
+  const RowFetcher pull_rows = [this](const std::vector<int64_t>& ids, std::vector<Tensor>* rows) {
+    return PullRows(ids, rows);
+  };
+  PST_ASSIGN_OR_RETURN(Evaluation e, evaluator_.Evaluate(params_, pull_rows));
+  if (!std::isfinite(e.loss)) {
+    return Diverged("the test loss is " + std::to_string(e.loss) + " at global step " +
+                    std::to_string(step));
+  }
+  if (validation_.size > 0) {
+    PST_ASSIGN_OR_RETURN(last_validation_, validation_evaluator_.Evaluate(params_, pull_rows));
+  }
+  return e;
+}
+
+Status ClusterEvaluator::CheckLearned(const Evaluation& final_evaluation) const {
+  if (final_evaluation.loss >= untrained_.loss) {
+    return Diverged("the test loss at the end, " + std::to_string(final_evaluation.loss) +
+                    ", is no lower than the untrained model's, " + std::to_string(untrained_.loss));
+  }
+  return Status::OK();
+}
+
+Status Diverged(const std::string& what) {
+  return Aborted("training diverged: " + what + "; try a lower --learning_rate");
+}
+
+}  // namespace pst

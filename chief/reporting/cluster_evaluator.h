@@ -1,0 +1,82 @@
+// ClusterEvaluator: judges the model the cluster trains. It pulls the
+// current variables from the ps, measures the test (and validation) loss
+// and accuracy, and says when training diverged: a non-finite test loss, or
+// a final one no lower than the untrained model's.
+//
+// Ownership: owns the model and the job (whose test and validation sets it
+// evaluates on); borrows the ps client, which must outlive it. Not movable
+// (its evaluators point into it). Thread safety: none; the chief's main
+// thread.
+#ifndef PST_SCHEDULER_CLUSTER_EVALUATOR_H_
+#define PST_SCHEDULER_CLUSTER_EVALUATOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chief/reporting/evaluator.h"
+#include "common/status.h"
+#include "job/job.h"
+#include "model/model.h"
+#include "ps/ps_client.h"
+
+namespace pst {
+
+class ClusterEvaluator {
+ public:
+  // `job.data.train` is not used (the chief does not train).
+  // `tables`: how the ps create a click model's rows (the untrained model's
+  // rows are made the same way here).
+  ClusterEvaluator(std::unique_ptr<Model> model, Job job, PsClient* ps,
+                   const TableSettings& tables = {});
+  ClusterEvaluator(const ClusterEvaluator&) = delete;
+  ClusterEvaluator& operator=(const ClusterEvaluator&) = delete;
+
+  // The seeded untrained model's (`params`: its values, global step left
+  // out): the bar the final test loss must beat.
+  Status EvaluateUntrained(const std::vector<Tensor>& params);
+  // Pulls the cluster's current model (kept in params()) and evaluates it;
+  // a non-finite test loss at global step `step` is Aborted: the model is
+  // ruined. With a validation set, evaluates on it too.
+  StatusOr<Evaluation> Evaluate(int64_t step);
+  // A click model's fixed tables, whole ([rows, dim] each, pulled in chunks
+  // of rows), for model.bin.
+  StatusOr<std::vector<Tensor>> PullWholeTables();
+  // Finite but no better than where training began: Aborted, it diverged.
+  Status CheckLearned(const Evaluation& final_evaluation) const;
+
+  const Job& job() const { return job_; }
+  const Model& model() const { return *model_; }
+  // As of the last Evaluate().
+  const std::vector<Tensor>& params() const { return params_; }
+  // Of the last Evaluate(); none without a validation set.
+  const std::optional<Evaluation>& last_validation() const { return last_validation_; }
+
+ private:
+  std::unique_ptr<Model> model_;
+  Dataset test_;
+  Dataset validation_;  // empty without --validation_examples
+  Job job_;             // what model.bin records (its data moved into test_, validation_)
+  PsClient* const ps_;
+  Evaluator evaluator_;
+  Evaluator validation_evaluator_;
+  // A click model's rows of a batch: pulled from the ps.
+  Status PullRows(const std::vector<int64_t>& ids, std::vector<Tensor>* rows);
+  // ... or as the ps create them, for the untrained model.
+  Status InitialRows(const std::vector<int64_t>& ids, std::vector<Tensor>* rows) const;
+
+  const TableSettings tables_;
+  std::vector<int> model_variables_;  // every variable but the global step
+  std::vector<Tensor> params_;
+  Evaluation untrained_;
+  std::optional<Evaluation> last_validation_;
+};
+
+// Aborted: "training diverged: <what>; try a lower --learning_rate".
+Status Diverged(const std::string& what);
+
+}  // namespace pst
+
+#endif  // PST_SCHEDULER_CLUSTER_EVALUATOR_H_

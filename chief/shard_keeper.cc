@@ -1,0 +1,223 @@
+#include "chief/shard_keeper.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "model/initializer.h"
+
+namespace pst {
+namespace {
+
+// How long a probe waits for each shard's answer.
+constexpr std::chrono::milliseconds kProbePatience{1000};
+
+}  // namespace
+
+ShardKeeper::ShardKeeper(const ChiefOptions& options, PsClient* ps, SyncCoordinator* sync,
+                         Checkpointer* checkpointer, const std::atomic<bool>& stop)
+    : options_(options), ps_(ps), sync_(sync), checkpointer_(checkpointer), stop_(stop) {}
+
+Status ShardKeeper::WaitForShards() {
+  const int timeout_ms = options_.ps_wait_timeout_ms;
+  const ClusterSpec& cluster = options_.cluster;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (int k = 0; k < ps_->num_shards(); ++k) {
+    for (;;) {
+      if (stop_.load())
+        return Aborted("interrupted by a signal while waiting for ps:" + std::to_string(k));
+      const auto attempt = std::min(deadline, Clock::now() + std::chrono::milliseconds(250));
+      auto status = ps_->GetShardStatus(k, attempt);
+      if (status.ok()) break;
+      if (status.status().code() != Code::kDeadlineExceeded) return status.status();
+      if (Clock::now() >= deadline) {
+        return DeadlineExceeded(
+            "ps:" + std::to_string(k) + " (" + cluster.ps[k].ToString() +
+            ") did not answer within --ps_wait_timeout_ms=" + std::to_string(timeout_ms));
+      }
+      LOG(INFO) << "waiting for ps:" << k << " at " << cluster.ps[k].ToString();
+    }
+  }
+  return Status::OK();
+}
+
+StatusOr<int64_t> ShardKeeper::Start() {
+  // --reset_container: what the container holds goes, whoever's it is.
+  if (!options_.reset_container) {
+    PST_ASSIGN_OR_RETURN(const std::optional<int64_t> carried_on, CarryOnWithRunningShards());
+    if (carried_on) return *carried_on;
+  }
+  PST_RETURN_IF_ERROR(InitializeVariables(options_.reset_container));
+  if (!options_.container.empty()) LogContainers();
+  return RestoreNewestCheckpoint();
+}
+
+void ShardKeeper::LogContainers() {
+  for (int k = 0; k < ps_->num_shards(); ++k) {
+    StatusOr<ShardStatus> status = ps_->GetShardStatus(k, deadline());
+    if (!status.ok()) continue;  // the probes report it
+    std::string held;
+    for (const ContainerLoad& c : status->containers) {
+      held += (held.empty() ? "" : ", ") + (c.name.empty() ? std::string("(default)") : c.name) +
+              " (" + std::to_string(c.variables) + " variables, " + std::to_string(c.bytes_held) +
+              " B, " + std::to_string(c.updates_applied) + " updates)";
+    }
+    LOG(INFO) << "ps:" << k << " holds " << status->containers.size() << " containers: " << held;
+  }
+}
+
+// Every shard goes back to the same step, so the model stays consistent.
+StatusOr<int64_t> ShardKeeper::Recover(const std::string& why) {
+  LOG(WARNING) << "pausing training: " << why;
+  PST_RETURN_IF_ERROR(WaitForShards());
+  // A ps that was only slow (a stall longer than a probe's patience) still
+  // holds everything: initializing it again would throw the training away.
+  PST_ASSIGN_OR_RETURN(const bool kept, EveryShardKeptItsVariables());
+  if (kept) {
+    PST_ASSIGN_OR_RETURN(const int64_t step,
+                         sync_ ? StatusOr<int64_t>(sync_->global_step()) : ps_->GlobalStep());
+    LOG(WARNING) << "every ps answers again with its variables, nothing was lost: training "
+                    "goes on at global step "
+                 << step;
+    return step;
+  }
+  PST_RETURN_IF_ERROR(InitializeVariables());
+  PST_ASSIGN_OR_RETURN(const int64_t step, RestoreNewestCheckpoint());
+  if (sync_) sync_->Open(step);
+  LOG(WARNING) << "training resumes at global step " << step;
+  return step;
+}
+
+std::string ShardKeeper::Probe() {
+  std::vector<ShardStatus> probed;
+  for (int k = 0; k < ps_->num_shards(); ++k) {
+    auto status = ps_->GetShardStatus(k, Clock::now() + kProbePatience);
+    if (std::string trouble = ShardTrouble(k, status); !trouble.empty()) return trouble;
+    probed.push_back(*status);
+    // Sync: step notices are fire-and-forget; one lost (e.g. while the
+    // chief restarted) would stall the step for good. The probe repairs it.
+    if (sync_ && status->store.sync_step > 0) sync_->ShardApplied(k, status->store.sync_step - 1);
+  }
+  probed_ = std::move(probed);
+  return "";
+}
+
+StatusOr<std::vector<ShardStatus>> ShardKeeper::Statuses() {
+  std::vector<ShardStatus> shards;
+  for (int k = 0; k < ps_->num_shards(); ++k) {
+    PST_ASSIGN_OR_RETURN(ShardStatus s, ps_->GetShardStatus(k, deadline()));
+    shards.push_back(std::move(s));
+  }
+  return shards;
+}
+
+StatusOr<int64_t> ShardKeeper::GlobalStep() {
+  if (sync_) return sync_->global_step();
+  int shard = 0;
+  for (const Slice& slice : ps_->placement().slices()) {
+    if (slice.name == kGlobalStepName) shard = slice.shard;
+  }
+  auto status = ps_->GetShardStatus(shard, Clock::now() + kProbePatience);
+  if (!status.ok()) {
+    return Unavailable("ps:" + std::to_string(shard) + " is down: " + status.status().ToString());
+  }
+  return status->store.global_step;
+}
+
+void ShardKeeper::Shutdown(std::chrono::milliseconds patience) {
+  for (int k = 0; k < ps_->num_shards(); ++k) {
+    Status s = ps_->Shutdown(k, Clock::now() + patience);
+    if (!s.ok()) LOG(WARNING) << "shutting down ps:" << k << ": " << s.ToString();
+  }
+}
+
+std::vector<Tensor> ShardKeeper::InitialValues() const {
+  std::vector<Tensor> values;
+  for (const VariableSpec& spec : ps_->placement().variables()) {
+    values.push_back(InitializeVariable(spec, options_.seed));
+  }
+  return values;
+}
+
+Clock::time_point ShardKeeper::deadline() const {
+  return Clock::now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
+}
+
+Status ShardKeeper::InitializeVariables(bool reset_container) {
+  std::vector<Tensor> values = InitialValues();
+  PST_RETURN_IF_ERROR(ps_->Initialize(options_.shard, values,
+                                      ContainerInit{options_.cluster.chief.port, reset_container},
+                                      options_.tables));
+  LOG(INFO) << "optimizer " << options_.shard.optimizer.name << ", learning rate "
+            << options_.shard.optimizer.learning_rate;
+  LOG(INFO) << "initialized " << values.size() << " variables (seed " << options_.seed << ")"
+            << (options_.container.empty() ? ""
+                                           : " in container '" + options_.container + "'" +
+                                                 (reset_container ? ", reset" : ""))
+            << ", placement:\n"
+            << ps_->placement().Describe();
+  return Status::OK();
+}
+
+// Async, a restarted chief: when every ps still serves this cluster's
+// variables, the workers kept training while the chief was away, and that
+// state is newer than any checkpoint: the chief carries on from it. (Sync
+// steps need the chief's tokens, so nothing moved: the checkpoint is
+// restored.)
+StatusOr<std::optional<int64_t>> ShardKeeper::CarryOnWithRunningShards() {
+  if (sync_) return std::optional<int64_t>();
+  PST_ASSIGN_OR_RETURN(const bool kept, EveryShardKeptItsVariables());
+  if (!kept) return std::optional<int64_t>();
+  PST_ASSIGN_OR_RETURN(const int64_t step, ps_->GlobalStep());
+  LOG(INFO) << "every ps still serves this cluster's variables: carrying on "
+               "from global step "
+            << step << " without restoring a checkpoint";
+  return std::optional<int64_t>(step);
+}
+
+StatusOr<bool> ShardKeeper::EveryShardKeptItsVariables() {
+  for (int k = 0; k < ps_->num_shards(); ++k) {
+    auto status = ps_->GetShardStatus(k, deadline());
+    // Refused: the ps serves another cluster, which the next steps report.
+    if (!status.ok() || !status->store.initialized) return false;
+  }
+  return true;
+}
+
+// Overwrites the fresh variables with the newest valid checkpoint, if any.
+StatusOr<int64_t> ShardKeeper::RestoreNewestCheckpoint() {
+  if (!checkpointer_) return int64_t{0};
+  PST_ASSIGN_OR_RETURN(std::optional<FoundCheckpoint> found, checkpointer_->FindNewest());
+  if (!found) {
+    LOG(INFO) << "no checkpoint in " << options_.checkpoint_dir << ": starting fresh";
+    return int64_t{0};
+  }
+  PST_RETURN_IF_ERROR(checkpointer_->Restore(*found));
+  return found->manifest.step;
+}
+
+std::string ShardTrouble(int shard, const StatusOr<ShardStatus>& status) {
+  if (!status.ok())
+    return "ps:" + std::to_string(shard) + " is down: " + status.status().ToString();
+  if (!status->store.initialized) {
+    return "ps:" + std::to_string(shard) + " restarted without its variables";
+  }
+  return "";
+}
+
+bool IsPsFailure(const Status& status) {
+  const Code c = status.code();
+  return c == Code::kDeadlineExceeded || c == Code::kUnavailable || c == Code::kFailedPrecondition;
+}
+
+std::vector<int> SyncShards(const Placement& placement) {
+  std::vector<int> shards;
+  for (const Slice& s : placement.slices()) {
+    if (s.dtype == DType::kFloat32 &&
+        std::find(shards.begin(), shards.end(), s.shard) == shards.end()) {
+      shards.push_back(s.shard);
+    }
+  }
+  return shards;
+}
+
+}  // namespace pst

@@ -1,0 +1,112 @@
+// ShardKeeper: keeps the ps shards alive and consistent for the chief. At
+// start it waits for every ps, then initializes the variables (seeded) and
+// restores the newest valid checkpoint, or, a restarted chief in async mode,
+// carries on from the shards still running (not with --reset_container,
+// which discards what the job's named container holds before initializing). While training runs it
+// probes them; when one is lost (dead, or restarted without its variables) it brings the whole
+// cluster back to one step: every shard initialized again, then the newest checkpoint restored. One
+// that was only slow to answer is left as it is. At the end it shuts them down.
+//
+// Ownership: borrows the options, the ps client, the sync coordinator (null
+// in async mode), the checkpointer (null without --checkpoint_dir) and the
+// stop flag (set by a signal); each must outlive the keeper.
+// Thread safety: none; the chief's main thread.
+#ifndef PST_SCHEDULER_SHARD_KEEPER_H_
+#define PST_SCHEDULER_SHARD_KEEPER_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chief/checkpoints/checkpointer.h"
+#include "chief/chief_options.h"
+#include "chief/sync/sync_coordinator.h"
+#include "common/status.h"
+#include "ps/ps_client.h"
+
+namespace pst {
+
+class ShardKeeper {
+ public:
+  // Between two probes while training runs.
+  static constexpr std::chrono::milliseconds kProbeInterval{500};
+
+  ShardKeeper(const ChiefOptions& options, PsClient* ps, SyncCoordinator* sync,
+              Checkpointer* checkpointer, const std::atomic<bool>& stop);
+
+  // Waits for every ps to answer, each within --ps_wait_timeout_ms
+  // (DeadlineExceeded naming the missing one); Aborted as soon as the stop
+  // flag is set, not at the deadline.
+  Status WaitForShards();
+  // Brings the shards to the state training opens in; returns its step:
+  // the running shards' (async, a restarted chief), a restored checkpoint's,
+  // or 0.
+  StatusOr<int64_t> Start();
+  // Pauses until every ps answers. When each still holds this cluster's
+  // variables (it was slow, not lost), training goes on where it is;
+  // otherwise every shard is initialized again and the newest checkpoint
+  // restored (sync: the coordinator goes back to its step). Returns the
+  // step training resumes at. `why`: what looked lost.
+  StatusOr<int64_t> Recover(const std::string& why);
+
+  // "" when every shard answers within a second with its variables; else
+  // what is wrong (a dead ps, or one restarted empty). Sync: also passes on
+  // each shard's step, as its notices do.
+  std::string Probe();
+  // Every shard's status from the last probe that reached them all.
+  const std::vector<ShardStatus>& probed() const { return probed_; }
+  // Every shard's status now, each within --rpc_timeout_ms.
+  StatusOr<std::vector<ShardStatus>> Statuses();
+  // Sync: the coordinator's. Async: read from the shard holding it with the
+  // probes' patience (Unavailable when it does not answer), so a ps that
+  // died is noticed within a second, not after --rpc_timeout_ms.
+  StatusOr<int64_t> GlobalStep();
+  // Asks every ps to exit; `patience`: how long to wait for each answer
+  // (short when interrupted: the ps may be stopping too). Failures are
+  // logged.
+  void Shutdown(std::chrono::milliseconds patience);
+
+  // The seeded initial values of every variable, global step first.
+  std::vector<Tensor> InitialValues() const;
+  // --rpc_timeout_ms from now.
+  Clock::time_point deadline() const;
+
+ private:
+  // `reset_container`: discard what the named container holds first.
+  Status InitializeVariables(bool reset_container = false);
+  // Logs the containers each ps holds (a shared ps cluster).
+  void LogContainers();
+  // True when every ps answers with this cluster's variables initialized.
+  StatusOr<bool> EveryShardKeptItsVariables();
+  // The global step of the running shards when every ps still serves this
+  // cluster's variables (async only); none otherwise.
+  StatusOr<std::optional<int64_t>> CarryOnWithRunningShards();
+  // The restored checkpoint's step; 0 without one.
+  StatusOr<int64_t> RestoreNewestCheckpoint();
+
+  const ChiefOptions& options_;
+  PsClient* const ps_;
+  SyncCoordinator* const sync_;
+  Checkpointer* const checkpointer_;
+  const std::atomic<bool>& stop_;
+  std::vector<ShardStatus> probed_;
+};
+
+// What a probe's answer from `shard` says is wrong; "" when nothing is.
+std::string ShardTrouble(int shard, const StatusOr<ShardStatus>& status);
+
+// A ps that dies can fail any request before a probe notices it: true for
+// such failures (deadline, unavailable, not initialized), which call for a
+// recovery; false for OK and for other errors.
+bool IsPsFailure(const Status& status);
+
+// The shards holding a trainable (float) variable: those that accumulate
+// gradients in sync mode.
+std::vector<int> SyncShards(const Placement& placement);
+
+}  // namespace pst
+
+#endif  // PST_SCHEDULER_SHARD_KEEPER_H_
