@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "bench/bench_main.h"
+#include "common/clock.h"
 #include "ps/optimizers/optimizer.h"
 #include "ps/sparse/dynamic_embedding_table.h"
 #include "ps/sparse/embedding_table.h"
@@ -48,8 +49,6 @@ DEFINE_int64(report_every, 5000000, "Keys between two rows of the table");
 
 namespace pst {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // A line of /proc/self/status ("VmRSS:", "VmHWM:") in bytes.
 int64_t StatusBytes(const char* field) {
@@ -132,19 +131,19 @@ int Main() {
   };
   double max_ratio = 0, total_seconds = 0, total_cpu = 0, interval_cpu = 0;
   int64_t streamed = 0, next_report = std::min(FLAGS_report_every, FLAGS_keys);
-  Clock::duration interval{};
+  MonotonicClock::Duration interval{};
   int64_t interval_keys = 0;
   while (streamed < FLAGS_keys) {
     const int64_t n = std::min(batch, FLAGS_keys - streamed);
     for (int64_t i = 0; i < n; ++i) ids[i] = static_cast<int64_t>(SplitMix64(streamed + i));
-    const Clock::time_point start = Clock::now();
+    const MonotonicClock::TimePoint start = SteadyClock().Now();
     const double cpu_start = CpuSeconds();
     for (int64_t pull = 0; pull < FLAGS_min_count; ++pull) {
       table.Pull(ids.data(), n, rows.data(), versions.data());
     }
     for (int64_t i = 0; i < n * FLAGS_dim; ++i) grads[i] = uniform();
     table.Apply(ids.data(), grads.data(), n, nullptr);
-    interval += Clock::now() - start;
+    interval += SteadyClock().Now() - start;
     interval_cpu += CpuSeconds() - cpu_start;
     interval_keys += n;
     streamed += n;
@@ -162,7 +161,7 @@ int Main() {
                   1e9 * seconds / interval_keys, 1e9 * interval_cpu / interval_keys);
       std::fflush(stdout);
       CHECK_LE(stats.rows_held, FLAGS_capacity);
-      interval = Clock::duration{};
+      interval = MonotonicClock::Duration{};
       interval_keys = 0;
       interval_cpu = 0;
       next_report = std::min(next_report + FLAGS_report_every, FLAGS_keys);

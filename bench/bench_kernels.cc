@@ -50,6 +50,7 @@
 
 #include "bench/bench_main.h"
 #include "common/batch.h"
+#include "common/clock.h"
 #include "common/tensor.h"
 #include "kernels/kernels.h"
 #include "model/initializer.h"
@@ -63,8 +64,6 @@ DEFINE_int32(intra_op_threads, 1, "Threads of each oneDNN kernel call");
 
 namespace pst {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // A column of the tables: a device and the options of its kernels.
 struct BackEnd {
@@ -87,7 +86,7 @@ std::vector<BackEnd> BackEnds() {
   return list;
 }
 
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(MonotonicClock::Duration d) { return std::chrono::duration<double>(d).count(); }
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -103,20 +102,20 @@ double Median(std::vector<double> v) {
 double TimePerCall(
     const std::function<void()>& fn, double repeat_s, const std::function<void()>& wait = [] {}) {
   int64_t warmup_calls = 0;
-  const Clock::time_point warm_start = Clock::now();
-  while (warmup_calls < 3 || Seconds(Clock::now() - warm_start) < repeat_s / 5) {
+  const MonotonicClock::TimePoint warm_start = SteadyClock().Now();
+  while (warmup_calls < 3 || Seconds(SteadyClock().Now() - warm_start) < repeat_s / 5) {
     fn();
     ++warmup_calls;
   }
   wait();
-  const double estimate = Seconds(Clock::now() - warm_start) / warmup_calls;
+  const double estimate = Seconds(SteadyClock().Now() - warm_start) / warmup_calls;
   const int64_t calls = std::max<int64_t>(1, std::llround(repeat_s / estimate));
   std::vector<double> per_call;
   for (int r = 0; r < FLAGS_repeats; ++r) {
-    const Clock::time_point start = Clock::now();
+    const MonotonicClock::TimePoint start = SteadyClock().Now();
     for (int64_t i = 0; i < calls; ++i) fn();
     wait();
-    per_call.push_back(Seconds(Clock::now() - start) / calls);
+    per_call.push_back(Seconds(SteadyClock().Now() - start) / calls);
   }
   return Median(per_call);
 }

@@ -30,6 +30,7 @@
 
 #include "bench/bench_main.h"
 #include "common/batch.h"
+#include "common/clock.h"
 #include "common/split.h"
 #include "common/tensor.h"
 #include "model/initializer.h"
@@ -46,9 +47,7 @@ DEFINE_string(models, "mlp_relu,cnn", "Comma-separated models");
 namespace pst {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(MonotonicClock::Duration d) { return std::chrono::duration<double>(d).count(); }
 
 // A model under test and the synthetic batches it steps through.
 struct Run {
@@ -92,20 +91,20 @@ std::vector<double> StepsPerSecond(std::vector<Run>& runs) {
   std::vector<int64_t> calls;
   for (Run& run : runs) {
     int64_t warmup = 0;
-    const Clock::time_point start = Clock::now();
-    while (warmup < 3 || Seconds(Clock::now() - start) < FLAGS_repeat_s / 5) {
+    const MonotonicClock::TimePoint start = SteadyClock().Now();
+    while (warmup < 3 || Seconds(SteadyClock().Now() - start) < FLAGS_repeat_s / 5) {
       run.Step();
       ++warmup;
     }
-    const double estimate = Seconds(Clock::now() - start) / warmup;
+    const double estimate = Seconds(SteadyClock().Now() - start) / warmup;
     calls.push_back(std::max<int64_t>(1, std::llround(FLAGS_repeat_s / estimate)));
   }
   std::vector<std::vector<double>> rates(runs.size());
   for (int r = 0; r < FLAGS_repeats; ++r) {
     for (size_t i = 0; i < runs.size(); ++i) {
-      const Clock::time_point start = Clock::now();
+      const MonotonicClock::TimePoint start = SteadyClock().Now();
       for (int64_t c = 0; c < calls[i]; ++c) runs[i].Step();
-      rates[i].push_back(calls[i] / Seconds(Clock::now() - start));
+      rates[i].push_back(calls[i] / Seconds(SteadyClock().Now() - start));
     }
   }
   std::vector<double> medians;

@@ -52,6 +52,7 @@
 #include "bench/bench_main.h"
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
+#include "common/clock.h"
 #include "common/mutex.h"
 #include "common/tensor.h"
 #include "ps/ps_client.h"
@@ -79,8 +80,10 @@ namespace {
 constexpr uint64_t kClusterId = 31337;
 constexpr int kCounter = 1, kBig = 2;  // indexes into the placement's variables
 
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+double Seconds(MonotonicClock::Duration d) { return std::chrono::duration<double>(d).count(); }
+double Micros(MonotonicClock::Duration d) {
+  return std::chrono::duration<double, std::micro>(d).count();
+}
 
 void CheckOk(const Status& status, const char* what) {
   CHECK(status.ok()) << what << ": " << status.ToString();
@@ -283,12 +286,12 @@ class StartLine {
   void Arrive() {
     MutexLock lock(mu_);
     if (--waiting_ == 0) {
-      start_ = Clock::now();
+      start_ = SteadyClock().Now();
       all_arrived_.NotifyAll();
     }
     while (waiting_ != 0) all_arrived_.Wait(mu_);
   }
-  Clock::time_point start() {
+  MonotonicClock::TimePoint start() {
     MutexLock lock(mu_);
     return start_;
   }
@@ -297,7 +300,7 @@ class StartLine {
   Mutex mu_;
   CondVar all_arrived_;
   int waiting_ GUARDED_BY(mu_);
-  Clock::time_point start_ GUARDED_BY(mu_);  // set by the last to arrive
+  MonotonicClock::TimePoint start_ GUARDED_BY(mu_);  // set by the last to arrive
 };
 
 // VmRSS of this process and of the ps (when a separate process): sampled
@@ -366,20 +369,20 @@ void RunClient(int index, const ClusterSpec& cluster, const Placement& placement
   result->round_us.reserve(FLAGS_rounds);
   start_line->Arrive();
   for (int r = 0; r < FLAGS_rounds; ++r) {
-    const auto t0 = Clock::now();
+    const auto t0 = SteadyClock().Now();
     Status pulled = client.Pull({kCounter, kBig}, &values);
     if (!pulled.ok()) {
       result->status = pulled;
       return;
     }
-    const auto t1 = Clock::now();
+    const auto t1 = SteadyClock().Now();
     StatusOr<PushSummary> pushed =
         client.Push({kCounter, kBig}, grads, /*increment_global_step=*/true);
     if (!pushed.ok()) {
       result->status = pushed.status();
       return;
     }
-    const auto t2 = Clock::now();
+    const auto t2 = SteadyClock().Now();
     result->pull_us.push_back(Micros(t1 - t0));
     result->push_us.push_back(Micros(t2 - t1));
     result->round_us.push_back(Micros(t2 - t0));
@@ -403,7 +406,7 @@ std::string DeltaKib(int64_t before, int64_t after) {
 }
 
 int Main(std::unique_ptr<SoakPs> ps) {
-  const auto program_start = Clock::now();
+  const auto program_start = SteadyClock().Now();
   const int clients = FLAGS_clients;
   const int64_t rounds = FLAGS_rounds;
   const int64_t big_elements = FLAGS_big_bytes / 4;
@@ -440,7 +443,7 @@ int Main(std::unique_ptr<SoakPs> ps) {
     zmq::context_t context(1);
     ZmqTransport transport(context);
     PsClient chief(transport, cluster, placement, Identity(0, wire::Role::Chief));
-    CheckOk(chief.GetShardStatus(0, Clock::now() + std::chrono::seconds(30)).status(),
+    CheckOk(chief.GetShardStatus(0, SteadyClock().Now() + std::chrono::seconds(30)).status(),
             "waiting for the ps");
     ShardConfig config;
     config.optimizer.name = "sgd";
@@ -463,7 +466,7 @@ int Main(std::unique_ptr<SoakPs> ps) {
                          &rounds_all, &results[c]);
   }
   for (std::thread& t : threads) t.join();
-  const double soak_s = Seconds(Clock::now() - start_line.start());
+  const double soak_s = Seconds(SteadyClock().Now() - start_line.start());
   memory.Stop();
 
   // Check, read the counters, then shut the ps down.
@@ -499,7 +502,8 @@ int Main(std::unique_ptr<SoakPs> ps) {
     values.clear();
     after.ps_kib = memory.Now().ps_kib;  // clients gone, the ps still up
     if (!ps_pid.empty()) {
-      CheckOk(reader.Shutdown(0, Clock::now() + std::chrono::seconds(30)), "shutting the ps down");
+      CheckOk(reader.Shutdown(0, SteadyClock().Now() + std::chrono::seconds(30)),
+              "shutting the ps down");
     }
   }
   const int64_t lost = expected - static_cast<int64_t>(std::llround(counter));
@@ -549,7 +553,7 @@ int Main(std::unique_ptr<SoakPs> ps) {
       "\ncounter: %.0f, global_step: %lld, expected: %lld, failed clients: "
       "%d\n",
       counter, static_cast<long long>(global_step), static_cast<long long>(expected), failed);
-  std::printf("took %.1f s\n", Seconds(Clock::now() - program_start));
+  std::printf("took %.1f s\n", Seconds(SteadyClock().Now() - program_start));
   std::printf("lost_updates: %lld\n", static_cast<long long>(lost));
   return passed ? 0 : 1;
 }

@@ -55,6 +55,7 @@
 #include "cluster/placement.h"
 #include "common/batch.h"
 #include "common/bfloat16.h"
+#include "common/clock.h"
 #include "common/tensor.h"
 #include "data/dataset.h"
 #include "data/idx_reader.h"
@@ -87,8 +88,10 @@ namespace {
 constexpr size_t k4MiB = size_t{4} << 20;
 constexpr uint64_t kClusterId = 1;
 
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+double Seconds(MonotonicClock::Duration d) { return std::chrono::duration<double>(d).count(); }
+double Micros(MonotonicClock::Duration d) {
+  return std::chrono::duration<double, std::micro>(d).count();
+}
 
 void CheckOk(const Status& status, const char* what) {
   CHECK(status.ok()) << what << ": " << status.ToString();
@@ -183,8 +186,8 @@ class RoundTimer {
 
   // Untimed rounds: at least `min_rounds` and `seconds`.
   void WarmUp(int min_rounds, double seconds) {
-    const auto until = Clock::now() + std::chrono::duration<double>(seconds);
-    for (int n = 0; n < min_rounds || Clock::now() < until; ++n) {
+    const auto until = SteadyClock().Now() + std::chrono::duration<double>(seconds);
+    for (int n = 0; n < min_rounds || SteadyClock().Now() < until; ++n) {
       pull_();
       push_();
     }
@@ -193,16 +196,16 @@ class RoundTimer {
   // Two untimed rounds, then timed rounds for `seconds` (at least 3).
   void Slice(double seconds) {
     WarmUp(2, 0);
-    const auto start = Clock::now();
-    const auto end =
-        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    const auto start = SteadyClock().Now();
+    const auto end = start + std::chrono::duration_cast<MonotonicClock::Duration>(
+                                 std::chrono::duration<double>(seconds));
     auto t0 = start;
     int n = 0;
     do {
       pull_();
-      const auto t1 = Clock::now();
+      const auto t1 = SteadyClock().Now();
       push_();
-      const auto t2 = Clock::now();
+      const auto t2 = SteadyClock().Now();
       pull_us_.push_back(Micros(t1 - t0));
       push_us_.push_back(Micros(t2 - t1));
       round_us_.push_back(Micros(t2 - t0));
@@ -223,14 +226,14 @@ class RoundTimer {
     pull_us_.clear();
     push_us_.clear();
     round_us_.clear();
-    timed_ = Clock::duration::zero();
+    timed_ = MonotonicClock::Duration::zero();
     return r;
   }
 
  private:
   const std::function<void()> pull_, push_;
   std::vector<double> pull_us_, push_us_, round_us_;
-  Clock::duration timed_ = Clock::duration::zero();
+  MonotonicClock::Duration timed_ = MonotonicClock::Duration::zero();
 };
 
 // ---------------------------------------------------------------------------
@@ -519,13 +522,13 @@ void PrintConversionSpeed(size_t bytes) {
   std::vector<uint16_t> narrow(n);
   auto gb_per_s = [&](const std::function<void()>& run) {
     run();  // warm the caches and pages
-    const auto start = Clock::now();
+    const auto start = SteadyClock().Now();
     int rounds = 0;
     do {
       run();
       ++rounds;
-    } while (Clock::now() - start < std::chrono::milliseconds(200));
-    return 4.0 * n * rounds / Seconds(Clock::now() - start) / 1e9;
+    } while (SteadyClock().Now() - start < std::chrono::milliseconds(200));
+    return 4.0 * n * rounds / Seconds(SteadyClock().Now() - start) / 1e9;
   };
   const double to_bf16 = gb_per_s([&] { FloatToBFloat16(wide.data(), narrow.data(), n); });
   const double to_f32 = gb_per_s([&] { BFloat16ToFloat(narrow.data(), back.data(), n); });
@@ -712,13 +715,13 @@ TrainingResult RunTraining(double seconds, double warmup_s) {
   // Warm-up: the same number of steps for both, so that both then see the
   // same batches in the same order; its timing sizes the timed repeats.
   int64_t warmup_steps = 0;
-  const auto warm_start = Clock::now();
+  const auto warm_start = SteadyClock().Now();
   const auto warm_until = warm_start + std::chrono::duration<double>(warmup_s);
-  while (warmup_steps < 5 || Clock::now() < warm_until) {
+  while (warmup_steps < 5 || SteadyClock().Now() < warm_until) {
     cluster.Run(data.batches, 1);
     ++warmup_steps;
   }
-  const double step_s = Seconds(Clock::now() - warm_start) / warmup_steps;
+  const double step_s = Seconds(SteadyClock().Now() - warm_start) / warmup_steps;
   local.Run(data.batches, warmup_steps);
   const int slices = FLAGS_slices;
   const int64_t steps_per_slice = std::max<int64_t>(1, std::llround(seconds / step_s / slices));
@@ -726,11 +729,11 @@ TrainingResult RunTraining(double seconds, double warmup_s) {
 
   // Like the transport: each repeat alternates the two in slices.
   for (int rep = 0; rep < FLAGS_repeats; ++rep) {
-    Clock::duration cluster_time{}, local_time{};
-    auto run = [&](Trainer& trainer, float* loss, Clock::duration* time) {
-      const auto start = Clock::now();
+    MonotonicClock::Duration cluster_time{}, local_time{};
+    auto run = [&](Trainer& trainer, float* loss, MonotonicClock::Duration* time) {
+      const auto start = SteadyClock().Now();
       *loss = trainer.Run(data.batches, steps_per_slice);
-      *time += Clock::now() - start;
+      *time += SteadyClock().Now() - start;
     };
     for (int slice = 0; slice < slices; ++slice) {
       if ((rep + slice) % 2 == 0) {
@@ -762,7 +765,7 @@ std::string Join(const std::vector<double>& v, double scale, const char* format)
 }
 
 int Main() {
-  const auto program_start = Clock::now();
+  const auto program_start = SteadyClock().Now();
   const std::vector<size_t> sizes = ParseSizes(FLAGS_sizes);
   const int repeats = std::max(1, FLAGS_repeats);
   FLAGS_repeats = repeats;
@@ -876,7 +879,7 @@ int Main() {
               training.cluster_loss == training.local_loss ? "identical" : "differ");
   std::printf("cluster_vs_local_examples_ratio: %.2f\n", cluster_eps / local_eps);
 
-  std::printf("\ntook %.1f s\n", Seconds(Clock::now() - program_start));
+  std::printf("\ntook %.1f s\n", Seconds(SteadyClock().Now() - program_start));
   std::printf("ratio_vs_zmq_4MiB: %.2f\n", ratio_4mib);
   return 0;
 }

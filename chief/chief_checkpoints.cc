@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/clock.h"
+
 namespace pst {
 namespace {
 
@@ -21,7 +23,7 @@ ChiefCheckpoints::ChiefCheckpoints(const ChiefOptions& options, Checkpointer* ch
       sync_(sync),
       keeper_(keeper),
       dir_(options.checkpoint_dir),
-      schedule_(ScheduleOptions(options), 0, Clock::now()) {}
+      schedule_(ScheduleOptions(options), 0, SteadyClock().Now()) {}
 
 double ChiefCheckpoints::InheritRunStart(int64_t start_step) {
   run_started_unix_ = UnixSeconds();
@@ -48,7 +50,7 @@ Status ChiefCheckpoints::Save(int64_t step) {
       // Every shard serves, but the step in flight did not finish (too few
       // workers push): try again at the next checkpoint time.
       LOG(WARNING) << "checkpoint postponed: " << paused.status().message();
-      schedule_.Postponed(step, Clock::now());
+      schedule_.Postponed(step, SteadyClock().Now());
       return Status::OK();
     }
     step = *paused;
@@ -56,15 +58,15 @@ Status ChiefCheckpoints::Save(int64_t step) {
   const Status saved = checkpointer_->Save(step, static_cast<int64_t>(run_started_unix_));
   if (sync_) sync_->Resume();
   if (saved.ok()) {
-    schedule_.Saved(step, Clock::now());
-    last_checkpoint_ = Clock::now();
+    schedule_.Saved(step, SteadyClock().Now());
+    last_checkpoint_ = SteadyClock().Now();
     return Status::OK();
   }
   if (const std::string trouble = keeper_->Probe(); !trouble.empty()) {
     return Unavailable(trouble + " (" + saved.message() + ")");
   }
   const int limit = schedule_.max_failures();
-  if (schedule_.Failed(step, Clock::now()) == AfterSaveFailure::kGiveUp) {
+  if (schedule_.Failed(step, SteadyClock().Now()) == AfterSaveFailure::kGiveUp) {
     return Aborted(
         saved.message() + "; stopping: " + std::to_string(limit) +
         " checkpoints in a row failed (--max_checkpoint_failures=" + std::to_string(limit) + ")");
@@ -101,7 +103,7 @@ std::string ChiefCheckpoints::SaveOnStop() {
   if (*step == 0) return "without a checkpoint: no step was trained";
   if (*step != schedule_.last_saved_step()) {
     // Sync: Save pauses every shard at one step and saves that.
-    const std::optional<Clock::time_point> before = last_checkpoint_;
+    const std::optional<MonotonicClock::TimePoint> before = last_checkpoint_;
     if (Status s = Save(*step); !s.ok()) return "without a checkpoint: " + s.ToString();
     if (schedule_.consecutive_failures() > 0) {
       return "without a checkpoint: saving it failed (see above)";
@@ -116,7 +118,7 @@ std::string ChiefCheckpoints::SaveOnStop() {
 
 double ChiefCheckpoints::seconds_since_checkpoint() const {
   if (!last_checkpoint_) return -1;
-  return std::chrono::duration<double>(Clock::now() - *last_checkpoint_).count();
+  return std::chrono::duration<double>(SteadyClock().Now() - *last_checkpoint_).count();
 }
 
 void ChiefCheckpoints::LogFinalFailure(const Status& status) const {

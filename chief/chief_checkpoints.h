@@ -21,6 +21,7 @@
 #include "chief/chief_options.h"
 #include "chief/shard_keeper.h"
 #include "chief/sync/sync_coordinator.h"
+#include "common/clock.h"
 #include "common/status.h"
 
 namespace pst {
@@ -33,14 +34,14 @@ class ChiefCheckpoints {
   bool enabled() const { return checkpointer_ != nullptr; }
 
   // Training opened, or resumed after a recovery, at `step`.
-  void Restart(int64_t step, Clock::time_point now) { schedule_.Restart(step, now); }
+  void Restart(int64_t step, MonotonicClock::TimePoint now) { schedule_.Restart(step, now); }
   // Once training opened at `start_step`: a chief that restored a checkpoint
   // or carried on from running ps continues a run that began earlier, which
   // the manifests record. Returns the seconds of that run before this chief
   // opened training (0 for a new run), so the report covers the whole run.
   double InheritRunStart(int64_t start_step);
 
-  bool Due(int64_t step) const { return enabled() && schedule_.Due(step, Clock::now()); }
+  bool Due(int64_t step) const { return enabled() && schedule_.Due(step, SteadyClock().Now()); }
   // Saves at `step` (sync: at the step every shard pauses at). OK also when
   // the save failed for want of storage or was postponed (sync: the step in
   // flight did not finish); Aborted after too many failures in a row;
@@ -71,8 +72,8 @@ class ChiefCheckpoints {
   const std::string dir_;
   CheckpointSchedule schedule_;
   bool final_tried_ = false;
-  double run_started_unix_ = 0;                       // when the run first opened training
-  std::optional<Clock::time_point> last_checkpoint_;  // this chief's newest save
+  double run_started_unix_ = 0;                               // when the run first opened training
+  std::optional<MonotonicClock::TimePoint> last_checkpoint_;  // this chief's newest save
 };
 
 }  // namespace pst

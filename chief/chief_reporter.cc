@@ -5,6 +5,8 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "common/clock.h"
+
 namespace pst {
 namespace {
 
@@ -31,7 +33,7 @@ ChiefReporter::ChiefReporter(const ChiefOptions& options, const ChiefState* stat
       state_(state),
       metrics_(std::move(metrics)),
       line_(stdout, isatty(fileno(stdout)) == 1,
-            std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration_cast<MonotonicClock::Duration>(
                 std::chrono::duration<double>(options.progress_every_secs))) {}
 
 Status ChiefReporter::OpenEvents() {
@@ -69,7 +71,7 @@ void ChiefReporter::PublishProgress(int64_t step, int64_t start_step, double ela
   });
 }
 
-void ChiefReporter::ShowProgress(Clock::time_point now, const ProgressSnapshot& progress,
+void ChiefReporter::ShowProgress(MonotonicClock::TimePoint now, const ProgressSnapshot& progress,
                                  bool final) {
   if (options_.progress_every_secs > 0 && (final || line_.Due(now))) {
     line_.Show(now, FormatProgress(progress, last_loss_, last_test_accuracy_));

@@ -25,6 +25,7 @@
 #include "chief/reporting/metrics_writer.h"
 #include "chief/reporting/progress.h"
 #include "chief/reporting/progress_line.h"
+#include "common/clock.h"
 #include "common/status.h"
 #include "monitoring/metrics_http_server.h"
 #include "monitoring/training_metrics.h"
@@ -46,7 +47,7 @@ class ChiefReporter {
   void PublishProgress(int64_t step, int64_t start_step, double elapsed,
                        double seconds_since_checkpoint, int checkpoint_failures);
   // On time (or `final`) the progress line; none with progress_every_secs 0.
-  void ShowProgress(Clock::time_point now, const ProgressSnapshot& progress, bool final);
+  void ShowProgress(MonotonicClock::TimePoint now, const ProgressSnapshot& progress, bool final);
   // Ends the progress line, so that what follows keeps it.
   void EndProgress() { line_.End(); }
   // The newest evaluation's, for the progress line.

@@ -19,6 +19,7 @@
 #include "chief/shard_keeper.h"
 #include "chief/sync/ssp_coordinator.h"
 #include "chief/sync/sync_coordinator.h"
+#include "common/clock.h"
 #include "common/signal_watcher.h"
 #include "common/stop_signals.h"
 #include "model/model_zoo.h"
@@ -115,7 +116,7 @@ class Chief {
     if (start_step > 0) state_.AwaitEarlierWorkersFor(options_.earlier_workers_window());
     state_.set_state(wire::ClusterState::Training);
     if (sync_) sync_->Open(start_step);
-    const Clock::time_point opened = Clock::now();
+    const MonotonicClock::TimePoint opened = SteadyClock().Now();
     checkpoints.Restart(start_step, opened);
     const double earlier_seconds = checkpoints.InheritRunStart(start_step);
     LOG(INFO) << "training opened: " << num_workers() << " workers, " << options_.cluster.ps.size()
@@ -219,7 +220,7 @@ Status RunChief(const ChiefOptions& options, int* stop_signal) {
   std::atomic<int> signal_number{0};
   StopSignals stop_signals;
   SignalWatcher signals([&stop, &signal_number, &stop_signals](int signal) {
-    switch (stop_signals.OnSignal(StopSignals::Clock::now())) {
+    switch (stop_signals.OnSignal(SteadyClock().Now())) {
       case StopSignals::Meaning::kGracefulStop:
         LOG(WARNING) << "signal " << signal << ": stopping (a second signal exits at once)";
         signal_number.store(signal);

@@ -4,14 +4,15 @@
 #include <utility>
 
 #include "chief/step_cadence.h"
+#include "common/clock.h"
 #include "export/onnx_export.h"
 #include "job/model_file.h"
 
 namespace pst {
 namespace {
 
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
+double Seconds(MonotonicClock::TimePoint since) {
+  return std::chrono::duration<double>(SteadyClock().Now() - since).count();
 }
 
 // Long enough to smooth evaluations and checkpoints out of the ETA, short
@@ -33,7 +34,8 @@ ChiefTimeline::ChiefTimeline(const ChiefOptions& options, ChiefState& state, Syn
       evaluator_(evaluator),
       stop_(stop) {}
 
-Status ChiefTimeline::Run(int64_t start_step, Clock::time_point opened, double earlier_seconds) {
+Status ChiefTimeline::Run(int64_t start_step, MonotonicClock::TimePoint opened,
+                          double earlier_seconds) {
   start_step_ = start_step;
   start_ = opened;
   earlier_seconds_ = earlier_seconds;
@@ -52,11 +54,11 @@ Status ChiefTimeline::FollowTraining() {
   StepCadence cadence(options_.log_every_steps, options_.eval_every_steps, options_.train_steps,
                       start_step_);
   int64_t step = start_step_;
-  auto next_probe = Clock::now();
+  auto next_probe = SteadyClock().Now();
   while (!stop_.load()) {
     std::string trouble;
-    if (Clock::now() >= next_probe) {
-      next_probe = Clock::now() + ShardKeeper::kProbeInterval;
+    if (SteadyClock().Now() >= next_probe) {
+      next_probe = SteadyClock().Now() + ShardKeeper::kProbeInterval;
       trouble = keeper_.Probe();
     }
     StatusOr<int64_t> current = trouble.empty() ? keeper_.GlobalStep() : StatusOr<int64_t>(0);
@@ -70,7 +72,7 @@ Status ChiefTimeline::FollowTraining() {
     reporter_.PublishProgress(step, start_step_, Seconds(start_),
                               checkpoints_.seconds_since_checkpoint(),
                               checkpoints_.consecutive_failures());
-    const auto now = Clock::now();
+    const auto now = SteadyClock().Now();
     progress.Observe(now, step, state_.total_examples());
     if (const std::string bad = state_.non_finite_loss(); !bad.empty()) {
       return Diverged(bad + " (global step " + std::to_string(step) + ")");
@@ -183,19 +185,20 @@ Status ChiefTimeline::RecoverIfPsFailed(const Status& status) {
 
 Status ChiefTimeline::Recover(const std::string& why) {
   PST_ASSIGN_OR_RETURN(start_step_, keeper_.Recover(why));
-  checkpoints_.Restart(start_step_, Clock::now());
+  checkpoints_.Restart(start_step_, SteadyClock().Now());
   return Status::OK();
 }
 
 // Sync: steps need N live workers; below that the cluster waits for workers
 // to come back, and says so once per heartbeat interval.
 void ChiefTimeline::SayIfTooFewWorkers() {
-  if (!sync_ || Clock::now() < next_too_few_notice_) return;
+  if (!sync_ || SteadyClock().Now() < next_too_few_notice_) return;
   const int live = state_.live_workers();
   const int needed = sync_->replicas();
   if (live >= needed || Seconds(start_) * 1000 < options_.heartbeat_timeout_ms) return;
   LOG(WARNING) << "waiting: " << live << " live workers, each step needs " << needed;
-  next_too_few_notice_ = Clock::now() + std::chrono::milliseconds(options_.heartbeat_timeout_ms);
+  next_too_few_notice_ =
+      SteadyClock().Now() + std::chrono::milliseconds(options_.heartbeat_timeout_ms);
 }
 
 // SIGINT/SIGTERM during training (Slurm cancelling the job, Kubernetes
@@ -230,18 +233,18 @@ void ChiefTimeline::StopWorkers() {
 void ChiefTimeline::WaitForWorkersToLeave() {
   // After the window in which a restarted chief waits for the workers of the
   // run before it to speak (ChiefState::AwaitEarlierWorkersFor), if any.
-  const auto deadline = Clock::now() + options_.earlier_workers_window() +
+  const auto deadline = SteadyClock().Now() + options_.earlier_workers_window() +
                         std::chrono::milliseconds(options_.rpc_timeout_ms);
-  auto next_probe = Clock::now() + ShardKeeper::kProbeInterval;
+  auto next_probe = SteadyClock().Now() + ShardKeeper::kProbeInterval;
   while (!state_.EveryWorkerDone()) {
-    if (Clock::now() >= deadline) {
+    if (SteadyClock().Now() >= deadline) {
       LOG(WARNING) << "not every worker said goodbye within "
                       "--rpc_timeout_ms; stopping anyway";
       return;
     }
-    if (Clock::now() >= next_probe) {
+    if (SteadyClock().Now() >= next_probe) {
       keeper_.Probe();
-      next_probe = Clock::now() + ShardKeeper::kProbeInterval;
+      next_probe = SteadyClock().Now() + ShardKeeper::kProbeInterval;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -252,9 +255,9 @@ void ChiefTimeline::WaitForLateWorkers() {
   if (state_.EveryWorkerHeardFrom()) return;
   LOG(INFO) << "training is over; waiting up to " << options_.late_worker_grace().count()
             << " ms for the workers never heard from, to tell them";
-  const auto deadline = Clock::now() + options_.late_worker_grace();
+  const auto deadline = SteadyClock().Now() + options_.late_worker_grace();
   while (!state_.EveryWorkerHeardFrom() || !state_.EveryWorkerDone()) {
-    if (Clock::now() >= deadline) {
+    if (SteadyClock().Now() >= deadline) {
       LOG(WARNING) << "a worker never spoke to this chief; stopping without it";
       return;
     }

@@ -26,6 +26,7 @@
 #include "chief/reporting/progress.h"
 #include "chief/shard_keeper.h"
 #include "chief/sync/sync_coordinator.h"
+#include "common/clock.h"
 #include "common/status.h"
 
 namespace pst {
@@ -40,7 +41,7 @@ class ChiefTimeline {
   // `earlier_seconds`: of the run, before this chief opened training. OK
   // once trained to --train_steps and every task stopped; Aborted for a
   // signal (naming the step saved) or a run that cannot go on.
-  Status Run(int64_t start_step, Clock::time_point opened, double earlier_seconds);
+  Status Run(int64_t start_step, MonotonicClock::TimePoint opened, double earlier_seconds);
 
  private:
   Status FollowTraining();
@@ -75,11 +76,11 @@ class ChiefTimeline {
   ClusterEvaluator& evaluator_;
   const std::atomic<bool>& stop_;
   int64_t start_step_ = 0;  // where training opened, or resumed after a recovery
-  Clock::time_point start_;
+  MonotonicClock::TimePoint start_;
   double earlier_seconds_ = 0;   // of the run, before this chief opened training
   double training_seconds_ = 0;  // from opening training to the last step
   ProgressSnapshot last_progress_;
-  Clock::time_point next_too_few_notice_ = Clock::now();
+  MonotonicClock::TimePoint next_too_few_notice_ = SteadyClock().Now();
 };
 
 }  // namespace pst

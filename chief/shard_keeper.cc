@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/clock.h"
 #include "model/initializer.h"
 
 namespace pst {
@@ -20,16 +21,16 @@ ShardKeeper::ShardKeeper(const ChiefOptions& options, PsClient* ps, SyncCoordina
 Status ShardKeeper::WaitForShards() {
   const int timeout_ms = options_.ps_wait_timeout_ms;
   const ClusterSpec& cluster = options_.cluster;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto deadline = SteadyClock().Now() + std::chrono::milliseconds(timeout_ms);
   for (int k = 0; k < ps_->num_shards(); ++k) {
     for (;;) {
       if (stop_.load())
         return Aborted("interrupted by a signal while waiting for ps:" + std::to_string(k));
-      const auto attempt = std::min(deadline, Clock::now() + std::chrono::milliseconds(250));
+      const auto attempt = std::min(deadline, SteadyClock().Now() + std::chrono::milliseconds(250));
       auto status = ps_->GetShardStatus(k, attempt);
       if (status.ok()) break;
       if (status.status().code() != Code::kDeadlineExceeded) return status.status();
-      if (Clock::now() >= deadline) {
+      if (SteadyClock().Now() >= deadline) {
         return DeadlineExceeded(
             "ps:" + std::to_string(k) + " (" + cluster.ps[k].ToString() +
             ") did not answer within --ps_wait_timeout_ms=" + std::to_string(timeout_ms));
@@ -90,7 +91,7 @@ StatusOr<int64_t> ShardKeeper::Recover(const std::string& why) {
 std::string ShardKeeper::Probe() {
   std::vector<ShardStatus> probed;
   for (int k = 0; k < ps_->num_shards(); ++k) {
-    auto status = ps_->GetShardStatus(k, Clock::now() + kProbePatience);
+    auto status = ps_->GetShardStatus(k, SteadyClock().Now() + kProbePatience);
     if (std::string trouble = ShardTrouble(k, status); !trouble.empty()) return trouble;
     probed.push_back(*status);
     // Sync: step notices are fire-and-forget; one lost (e.g. while the
@@ -116,7 +117,7 @@ StatusOr<int64_t> ShardKeeper::GlobalStep() {
   for (const Slice& slice : ps_->placement().slices()) {
     if (slice.name == kGlobalStepName) shard = slice.shard;
   }
-  auto status = ps_->GetShardStatus(shard, Clock::now() + kProbePatience);
+  auto status = ps_->GetShardStatus(shard, SteadyClock().Now() + kProbePatience);
   if (!status.ok()) {
     return Unavailable("ps:" + std::to_string(shard) + " is down: " + status.status().ToString());
   }
@@ -125,7 +126,7 @@ StatusOr<int64_t> ShardKeeper::GlobalStep() {
 
 void ShardKeeper::Shutdown(std::chrono::milliseconds patience) {
   for (int k = 0; k < ps_->num_shards(); ++k) {
-    Status s = ps_->Shutdown(k, Clock::now() + patience);
+    Status s = ps_->Shutdown(k, SteadyClock().Now() + patience);
     if (!s.ok()) LOG(WARNING) << "shutting down ps:" << k << ": " << s.ToString();
   }
 }
@@ -138,8 +139,8 @@ std::vector<Tensor> ShardKeeper::InitialValues() const {
   return values;
 }
 
-Clock::time_point ShardKeeper::deadline() const {
-  return Clock::now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
+MonotonicClock::TimePoint ShardKeeper::deadline() const {
+  return SteadyClock().Now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
 }
 
 Status ShardKeeper::InitializeVariables(bool reset_container) {

@@ -24,6 +24,7 @@
 #include "chief/checkpoints/checkpointer.h"
 #include "chief/chief_options.h"
 #include "chief/sync/sync_coordinator.h"
+#include "common/clock.h"
 #include "common/status.h"
 #include "ps/ps_client.h"
 
@@ -72,7 +73,7 @@ class ShardKeeper {
   // The seeded initial values of every variable, global step first.
   std::vector<Tensor> InitialValues() const;
   // --rpc_timeout_ms from now.
-  Clock::time_point deadline() const;
+  MonotonicClock::TimePoint deadline() const;
 
  private:
   // `reset_container`: discard what the named container holds first.

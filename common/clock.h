@@ -13,6 +13,7 @@ namespace pst {
 class MonotonicClock {
  public:
   using TimePoint = std::chrono::steady_clock::time_point;
+  using Duration = std::chrono::steady_clock::duration;
   virtual ~MonotonicClock() = default;
   virtual TimePoint Now() const = 0;
 };

@@ -1,8 +1,10 @@
 #include "common/stop_signals.h"
 
+#include "common/clock.h"
+
 namespace pst {
 
-StopSignals::Meaning StopSignals::OnSignal(Clock::time_point now) {
+StopSignals::Meaning StopSignals::OnSignal(MonotonicClock::TimePoint now) {
   if (!first_) {
     first_ = now;
     return Meaning::kGracefulStop;

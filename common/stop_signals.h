@@ -12,22 +12,23 @@
 #include <chrono>
 #include <optional>
 
+#include "common/clock.h"
+
 namespace pst {
 
 class StopSignals {
  public:
-  using Clock = std::chrono::steady_clock;
   enum class Meaning { kGracefulStop, kSameRequest, kStopNow };
 
   explicit StopSignals(std::chrono::milliseconds same_request = std::chrono::seconds(2))
       : same_request_(same_request) {}
 
   // Not thread-safe: call it from the one thread that takes the signals.
-  Meaning OnSignal(Clock::time_point now);
+  Meaning OnSignal(MonotonicClock::TimePoint now);
 
  private:
   const std::chrono::milliseconds same_request_;
-  std::optional<Clock::time_point> first_;
+  std::optional<MonotonicClock::TimePoint> first_;
 };
 
 }  // namespace pst

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/clock.h"
+
 namespace pst {
 namespace {
 
@@ -10,7 +12,7 @@ using Meaning = StopSignals::Meaning;
 
 TEST(StopSignalsTest, FirstIsAGracefulStopARepeatSoonAfterIsTheSameRequest) {
   StopSignals signals(milliseconds(2000));
-  const auto t0 = StopSignals::Clock::time_point() + std::chrono::hours(1);
+  const auto t0 = MonotonicClock::TimePoint() + std::chrono::hours(1);
   EXPECT_EQ(signals.OnSignal(t0), Meaning::kGracefulStop);
   EXPECT_EQ(signals.OnSignal(t0 + milliseconds(50)), Meaning::kSameRequest);
   EXPECT_EQ(signals.OnSignal(t0 + milliseconds(1999)), Meaning::kSameRequest);
@@ -18,7 +20,7 @@ TEST(StopSignalsTest, FirstIsAGracefulStopARepeatSoonAfterIsTheSameRequest) {
 
 TEST(StopSignalsTest, ALaterSignalStopsAtOnce) {
   StopSignals signals(milliseconds(2000));
-  const auto t0 = StopSignals::Clock::time_point() + std::chrono::hours(1);
+  const auto t0 = MonotonicClock::TimePoint() + std::chrono::hours(1);
   EXPECT_EQ(signals.OnSignal(t0), Meaning::kGracefulStop);
   EXPECT_EQ(signals.OnSignal(t0 + milliseconds(2000)), Meaning::kStopNow);
   EXPECT_EQ(signals.OnSignal(t0 + milliseconds(9000)), Meaning::kStopNow);

@@ -12,10 +12,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/clock.h"
+
 namespace pst {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 const char* Reason(int status) {
   switch (status) {
@@ -126,10 +126,11 @@ void MetricsHttpServer::Stop() {
   (void)!write(wake_[1], &byte, 1);
 }
 
-bool MetricsHttpServer::WaitFor(int fd, short events, Clock::time_point deadline) {
+bool MetricsHttpServer::WaitFor(int fd, short events, MonotonicClock::TimePoint deadline) {
   for (;;) {
     const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock().Now())
+            .count();
     if (left <= 0) return false;
     pollfd fds[2] = {{fd, events, 0}, {wake_[0], POLLIN, 0}};
     const int n = poll(fds, 2, static_cast<int>(left));
@@ -157,7 +158,7 @@ void MetricsHttpServer::Loop() {
 }
 
 bool MetricsHttpServer::ReadHead(int connection, std::string* head, int* status) {
-  const auto deadline = Clock::now() + options_.read_timeout;
+  const auto deadline = SteadyClock().Now() + options_.read_timeout;
   char buffer[1024];
   for (;;) {
     if (head->find("\r\n\r\n") != std::string::npos || head->find("\n\n") != std::string::npos) {
@@ -208,7 +209,7 @@ std::string MetricsHttpServer::Answer(const std::string& head) {
 }
 
 void MetricsHttpServer::SendAll(int connection, const std::string& bytes) {
-  const auto deadline = Clock::now() + options_.read_timeout;
+  const auto deadline = SteadyClock().Now() + options_.read_timeout;
   size_t sent = 0;
   while (sent < bytes.size()) {
     const ssize_t n = send(connection, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
@@ -236,7 +237,7 @@ void MetricsHttpServer::Serve(int connection) {
   // the answer before the client reads it: say we are done, then drain what
   // the client still sends, briefly and boundedly.
   shutdown(connection, SHUT_WR);
-  const auto deadline = Clock::now() + std::chrono::milliseconds(200);
+  const auto deadline = SteadyClock().Now() + std::chrono::milliseconds(200);
   char sink[4096];
   for (size_t drained = 0; drained < 65536 && WaitFor(connection, POLLIN, deadline);) {
     const ssize_t n = recv(connection, sink, sizeof sink, 0);

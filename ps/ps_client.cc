@@ -1,6 +1,7 @@
 #include "ps/ps_client.h"
 
 #include "common/bfloat16.h"
+#include "common/clock.h"
 
 namespace pst {
 namespace {
@@ -495,7 +496,7 @@ Status PsClient::RestoreCheckpoint(const std::string& name, int64_t step) {
   return CallShards({&round});
 }
 
-StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, Clock::time_point deadline) {
+StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, MonotonicClock::TimePoint deadline) {
   OutgoingMessage request;
   request.type = wire::MessageType::ShardStatusRequest;
   PST_ASSIGN_OR_RETURN(uint64_t id, channels_[shard]->Send(request));
@@ -545,7 +546,7 @@ StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, Clock::time_point dead
   return status;
 }
 
-Status PsClient::Shutdown(int shard, Clock::time_point deadline) {
+Status PsClient::Shutdown(int shard, MonotonicClock::TimePoint deadline) {
   OutgoingMessage request;
   request.type = wire::MessageType::ShutdownRequest;
   PST_ASSIGN_OR_RETURN(uint64_t id, channels_[shard]->Send(request));

@@ -16,6 +16,7 @@
 
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
+#include "common/clock.h"
 #include "common/tensor_file.h"
 #include "monitoring/training_metrics.h"
 #include "ps/embedding_tables.h"
@@ -157,9 +158,9 @@ class PsClient {
   // Every shard loads its part of checkpoint `name`.
   Status RestoreCheckpoint(const std::string& name, int64_t step);
 
-  StatusOr<ShardStatus> GetShardStatus(int shard, Clock::time_point deadline);
+  StatusOr<ShardStatus> GetShardStatus(int shard, MonotonicClock::TimePoint deadline);
   // Asks a shard to stop serving; waits for its answer until `deadline`.
-  Status Shutdown(int shard, Clock::time_point deadline);
+  Status Shutdown(int shard, MonotonicClock::TimePoint deadline);
   StatusOr<int64_t> GlobalStep();
 
   int num_shards() const { return static_cast<int>(channels_.size()); }

@@ -5,6 +5,7 @@
 // the container's own chief.
 #include <gtest/gtest.h>
 
+#include "common/clock.h"
 #include "model/initializer.h"
 #include "ps/ps_service.h"
 #include "ps/testing/in_process_shards.h"
@@ -165,7 +166,7 @@ TEST_F(PsContainersTest, StatusReportsEveryContainersLoad) {
   First("a", kJobA);
   auto placement = Placement::Compute(WithGlobalStep({{"w", DType::kFloat32, {2, 3}}}), {1});
   auto client = shards_.Client(*placement, kJobA, wire::Role::Chief, 0, "a");
-  auto status = client->GetShardStatus(0, Clock::now() + std::chrono::seconds(2));
+  auto status = client->GetShardStatus(0, SteadyClock().Now() + std::chrono::seconds(2));
   ASSERT_TRUE(status.ok()) << status.status().ToString();
   EXPECT_TRUE(status->store.initialized);
   EXPECT_EQ(status->store.updates_applied, 1u);
@@ -179,7 +180,7 @@ TEST_F(PsContainersTest, StatusReportsEveryContainersLoad) {
   EXPECT_EQ(status->containers[1].pushes, 0u);
   // A container not there is one to initialize.
   auto fresh = shards_.Client(*placement, kJobA, wire::Role::Chief, 0, "c")
-                   ->GetShardStatus(0, Clock::now() + std::chrono::seconds(2));
+                   ->GetShardStatus(0, SteadyClock().Now() + std::chrono::seconds(2));
   ASSERT_TRUE(fresh.ok());
   EXPECT_FALSE(fresh->store.initialized);
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "common/clock.h"
 #include "common/signal_watcher.h"
 #include "common/stop_signals.h"
 #include "monitoring/metrics_http_server.h"
@@ -53,15 +54,15 @@ StatusOr<std::vector<std::string>> NumericAddresses(const std::string& host) {
 StatusOr<std::vector<std::string>> WaitForChiefAddresses(const std::string& host,
                                                          std::chrono::milliseconds patience,
                                                          const std::atomic<bool>& signalled) {
-  using Clock = std::chrono::steady_clock;
   constexpr std::chrono::seconds kLogEvery{10};
-  const auto start = Clock::now();
+  const auto start = SteadyClock().Now();
   auto next_log = start;
   for (;;) {
     StatusOr<std::vector<std::string>> addresses = NumericAddresses(host);
     if (addresses.ok()) return addresses;
-    const auto waited = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start);
-    if (Clock::now() - start >= patience) {
+    const auto waited =
+        std::chrono::duration_cast<std::chrono::seconds>(SteadyClock().Now() - start);
+    if (SteadyClock().Now() - start >= patience) {
       return Unavailable(addresses.status().message() + " (waited " +
                          std::to_string(waited.count()) + " s for the name to resolve)");
     }
@@ -69,7 +70,7 @@ StatusOr<std::vector<std::string>> WaitForChiefAddresses(const std::string& host
       return Aborted("interrupted by a signal while waiting for the chief host '" + host +
                      "' to resolve");
     }
-    if (Clock::now() >= next_log) {
+    if (SteadyClock().Now() >= next_log) {
       LOG(WARNING) << addresses.status().message() << "; waiting for the name to resolve ("
                    << waited.count() << " of "
                    << std::chrono::duration_cast<std::chrono::seconds>(patience).count() << " s)";
@@ -106,10 +107,10 @@ ShardLoad Load(int shard, PsService& service, const RpcServer& server) {
 void ServeUntilStopped(RpcServer& server, const PsService& service,
                        const std::atomic<bool>& signalled, const StopPolicy& policy) {
   constexpr std::chrono::milliseconds kCheckEvery{100};
-  std::optional<StopPolicy::Clock::time_point> signalled_at;
+  std::optional<MonotonicClock::TimePoint> signalled_at;
   while (!server.WaitFor(kCheckEvery)) {
     if (!signalled.load()) continue;
-    const auto now = StopPolicy::Clock::now();
+    const auto now = SteadyClock().Now();
     if (!signalled_at) signalled_at = now;
     const StopPolicy::Decision d = policy.Decide(now, *signalled_at, service.last_chief_contact());
     if (d.stop) {
@@ -131,7 +132,7 @@ Status RunPs(const PsOptions& options) {
   std::atomic<bool> signalled{false};
   StopSignals stop_signals;
   SignalWatcher signals([&running, &signalled, &stop_signals](int signal) {
-    switch (stop_signals.OnSignal(StopSignals::Clock::now())) {
+    switch (stop_signals.OnSignal(SteadyClock().Now())) {
       case StopSignals::Meaning::kGracefulStop:
         LOG(INFO) << "signal " << signal << ": stopping";
         signalled.store(true);

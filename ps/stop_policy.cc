@@ -1,5 +1,7 @@
 #include "ps/stop_policy.h"
 
+#include "common/clock.h"
+
 namespace pst {
 namespace {
 
@@ -7,8 +9,9 @@ std::string Ms(std::chrono::milliseconds ms) { return std::to_string(ms.count())
 
 }  // namespace
 
-StopPolicy::Decision StopPolicy::Decide(Clock::time_point now, Clock::time_point signalled_at,
-                                        std::optional<Clock::time_point> last_chief_contact) const {
+StopPolicy::Decision StopPolicy::Decide(
+    MonotonicClock::TimePoint now, MonotonicClock::TimePoint signalled_at,
+    std::optional<MonotonicClock::TimePoint> last_chief_contact) const {
   if (!last_chief_contact) return {true, "the chief never spoke to this ps"};
   const auto silent =
       std::chrono::duration_cast<std::chrono::milliseconds>(now - *last_chief_contact);

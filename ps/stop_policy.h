@@ -12,6 +12,8 @@
 #include <optional>
 #include <string>
 
+#include "common/clock.h"
+
 namespace pst {
 
 struct StopPolicyOptions {
@@ -25,8 +27,6 @@ struct StopPolicyOptions {
 
 class StopPolicy {
  public:
-  using Clock = std::chrono::steady_clock;
-
   struct Decision {
     bool stop = false;
     std::string reason;  // why it stops, or why it keeps serving
@@ -36,8 +36,8 @@ class StopPolicy {
 
   // `signalled_at`: the first SIGTERM/SIGINT; `last_chief_contact`: the
   // chief's last request to this shard (none: never).
-  Decision Decide(Clock::time_point now, Clock::time_point signalled_at,
-                  std::optional<Clock::time_point> last_chief_contact) const;
+  Decision Decide(MonotonicClock::TimePoint now, MonotonicClock::TimePoint signalled_at,
+                  std::optional<MonotonicClock::TimePoint> last_chief_contact) const;
 
  private:
   StopPolicyOptions options_;

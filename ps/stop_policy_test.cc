@@ -2,16 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include "common/clock.h"
+
 namespace pst {
 namespace {
 
 using std::chrono::milliseconds;
-using Clock = StopPolicy::Clock;
 
 class StopPolicyTest : public ::testing::Test {
  protected:
   StopPolicy policy_{StopPolicyOptions{milliseconds(25000), milliseconds(3000)}};
-  const Clock::time_point signalled_ = Clock::time_point() + std::chrono::hours(1);
+  const MonotonicClock::TimePoint signalled_ = MonotonicClock::TimePoint() + std::chrono::hours(1);
 };
 
 TEST_F(StopPolicyTest, StopsAtOnceWhenTheChiefNeverSpoke) {

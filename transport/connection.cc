@@ -4,12 +4,13 @@
 
 #include <algorithm>
 
+#include "common/clock.h"
 #include "transport/transport.h"
 
 namespace pst {
 
-Clock::time_point Connection::DefaultDeadline() const {
-  return Clock::now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
+MonotonicClock::TimePoint Connection::DefaultDeadline() const {
+  return SteadyClock().Now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
 }
 
 StatusOr<uint64_t> Connection::Send(const OutgoingMessage& request) {
@@ -37,12 +38,13 @@ Status Connection::ReplyError(const ReceivedMessage& reply) const {
   return Status(status.code(), options_.peer_name + ": " + status.message());
 }
 
-StatusOr<ReceivedMessage> Connection::Receive(uint64_t request_id, Clock::time_point deadline) {
+StatusOr<ReceivedMessage> Connection::Receive(uint64_t request_id,
+                                              MonotonicClock::TimePoint deadline) {
   return ReceiveAny({request_id}, deadline);
 }
 
 StatusOr<ReceivedMessage> Connection::ReceiveAny(const std::vector<uint64_t>& request_ids,
-                                                 Clock::time_point deadline) {
+                                                 MonotonicClock::TimePoint deadline) {
   for (;;) {
     for (;;) {  // drain what is ready
       StatusOr<ReceivedMessage> reply = ReadOne();
@@ -60,7 +62,7 @@ StatusOr<ReceivedMessage> Connection::ReceiveAny(const std::vector<uint64_t>& re
       return reply;
     }
     const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock().Now());
     if (left.count() <= 0) {
       return DeadlineExceeded("no reply from " + options_.peer_name + " (" + options_.endpoint +
                               ") within --rpc_timeout_ms");
@@ -79,7 +81,8 @@ void PendingCalls::Add(Connection* connection, uint64_t request_id) {
   request_ids_.push_back(request_id);
 }
 
-Status PendingCalls::WaitAll(Clock::time_point deadline, const std::atomic<bool>* interrupt) {
+Status PendingCalls::WaitAll(MonotonicClock::TimePoint deadline,
+                             const std::atomic<bool>* interrupt) {
   const size_t n = connections_.size();
   replies_.clear();
   replies_.resize(n);
@@ -88,7 +91,8 @@ Status PendingCalls::WaitAll(Clock::time_point deadline, const std::atomic<bool>
   Status first_error;
   while (remaining > 0) {
     if (interrupt != nullptr && interrupt->load()) return Aborted("interrupted by a signal");
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock().Now());
     if (left.count() <= 0) {
       std::string silent;
       for (size_t i = 0; i < n; ++i) {

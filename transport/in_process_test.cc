@@ -5,6 +5,8 @@
 
 #include <thread>
 
+#include "common/clock.h"
+
 namespace pst {
 namespace {
 
@@ -63,7 +65,7 @@ TEST_F(InProcessTest, PipelinedRequestsMatchTheirReplies) {
   auto r2 = c->Receive(*id2, c->DefaultDeadline());  // drops the reply to id1
   ASSERT_TRUE(r2.ok()) << r2.status().ToString();
   EXPECT_EQ(r2->step(), 2);
-  EXPECT_EQ(c->Receive(*id1, Clock::now()).status().code(), Code::kDeadlineExceeded);
+  EXPECT_EQ(c->Receive(*id1, SteadyClock().Now()).status().code(), Code::kDeadlineExceeded);
 }
 
 TEST_F(InProcessTest, ErrorReplyBecomesAnErrorNamingThePeer) {
@@ -116,12 +118,12 @@ TEST_F(InProcessTest, WaitAllCollectsFromSeveralServersAndNamesTheSilent) {
   PendingCalls calls;
   calls.Add(a.get(), *a->Send(Request(1)));
   calls.Add(b.get(), *b->Send(Request(2)));
-  ASSERT_TRUE(calls.WaitAll(Clock::now() + std::chrono::seconds(1)).ok());
+  ASSERT_TRUE(calls.WaitAll(SteadyClock().Now() + std::chrono::seconds(1)).ok());
   EXPECT_EQ(calls.replies()[1].step(), 2);
   PendingCalls silent;
   silent.Add(a.get(), *a->Send(Request(3)));
   silent.Add(c.get(), *c->Send(Request(4)));
-  Status status = silent.WaitAll(Clock::now());
+  Status status = silent.WaitAll(SteadyClock().Now());
   EXPECT_EQ(status.code(), Code::kDeadlineExceeded);
   EXPECT_NE(status.message().find("c (c)"), std::string::npos) << status.ToString();
 }

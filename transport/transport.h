@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "transport/channel_options.h"
 #include "transport/message.h"
@@ -31,8 +32,6 @@
 #include "transport/server_options.h"
 
 namespace pst {
-
-using Clock = std::chrono::steady_clock;
 
 class Connection {
  public:
@@ -43,18 +42,18 @@ class Connection {
   const std::string& endpoint() const { return options_.endpoint; }
   uint64_t cluster_id() const { return options_.cluster_id; }
   void set_cluster_id(uint64_t id) { options_.cluster_id = id; }
-  Clock::time_point DefaultDeadline() const;
+  MonotonicClock::TimePoint DefaultDeadline() const;
 
   // Sends a request; returns its id. Fails (without sending) when the
   // message is larger than max_message_bytes.
   StatusOr<uint64_t> Send(const OutgoingMessage& request);
   // Waits for the reply to `request_id`. Replies to other (abandoned)
   // requests are discarded.
-  StatusOr<ReceivedMessage> Receive(uint64_t request_id, Clock::time_point deadline);
+  StatusOr<ReceivedMessage> Receive(uint64_t request_id, MonotonicClock::TimePoint deadline);
   // Waits for the first reply to any of `request_ids` (requests re-sent
   // while waiting for one answer); other replies are discarded.
   StatusOr<ReceivedMessage> ReceiveAny(const std::vector<uint64_t>& request_ids,
-                                       Clock::time_point deadline);
+                                       MonotonicClock::TimePoint deadline);
   // Drops every reply already received (fire-and-forget senders).
   void DiscardReplies();
   // Send + Receive with the default deadline.
@@ -91,7 +90,7 @@ class PendingCalls {
   // peers still silent). replies()[i] answers the i-th Add(). Once
   // `*interrupt` is set (a signal: the process is stopping) the wait ends
   // within 100 ms with Aborted.
-  Status WaitAll(Clock::time_point deadline, const std::atomic<bool>* interrupt = nullptr);
+  Status WaitAll(MonotonicClock::TimePoint deadline, const std::atomic<bool>* interrupt = nullptr);
   std::vector<ReceivedMessage>& replies() { return replies_; }
 
  private:

@@ -3,6 +3,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
+
 namespace pst {
 namespace {
 
@@ -18,7 +20,8 @@ ChiefLink::ChiefLink(Transport& transport, ChannelOptions options)
     : channel_(transport.Connect(std::move(options))) {}
 
 StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash, const std::string& job,
-                                     Clock::time_point deadline, const std::atomic<bool>& stop) {
+                                     MonotonicClock::TimePoint deadline,
+                                     const std::atomic<bool>& stop) {
   OutgoingMessage request;
   request.type = wire::MessageType::JoinRequest;
   request.extras = [placement_hash, job](flatbuffers::FlatBufferBuilder& fbb) {
@@ -30,7 +33,8 @@ StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash, const std::string&
   bool said_waiting = false;
   for (;;) {
     if (stop.load()) return Aborted("stopped by a signal while waiting to join");
-    const auto attempt_deadline = std::min(deadline, Clock::now() + std::chrono::milliseconds(500));
+    const auto attempt_deadline =
+        std::min(deadline, SteadyClock().Now() + std::chrono::milliseconds(500));
     PST_ASSIGN_OR_RETURN(uint64_t id, channel_->Send(request));
     StatusOr<ReceivedMessage> reply = channel_->Receive(id, attempt_deadline);
     if (!reply.ok() && reply.status().code() != Code::kDeadlineExceeded) {
@@ -45,7 +49,7 @@ StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash, const std::string&
                           join->state() == wire::ClusterState::Stopping};
       }
     }
-    if (Clock::now() >= deadline) {
+    if (SteadyClock().Now() >= deadline) {
       return DeadlineExceeded("the chief at " + channel_->endpoint() +
                               " did not open training before --join_timeout_ms");
     }
@@ -58,7 +62,7 @@ StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash, const std::string&
 }
 
 StatusOr<ReceivedMessage> ChiefLink::AskRepeatedly(const OutgoingMessage& request,
-                                                   Clock::time_point deadline,
+                                                   MonotonicClock::TimePoint deadline,
                                                    const std::atomic<bool>& stop,
                                                    const std::string& what) {
   // A restarted chief may answer any request queued while it was down.
@@ -67,17 +71,17 @@ StatusOr<ReceivedMessage> ChiefLink::AskRepeatedly(const OutgoingMessage& reques
     if (stop.load()) return Aborted("stopped by a signal while waiting for the chief's " + what);
     PST_ASSIGN_OR_RETURN(uint64_t id, channel_->Send(request));
     sent.push_back(id);
-    auto reply =
-        channel_->ReceiveAny(sent, std::min(deadline, Clock::now() + std::chrono::seconds(1)));
+    auto reply = channel_->ReceiveAny(
+        sent, std::min(deadline, SteadyClock().Now() + std::chrono::seconds(1)));
     if (reply.ok() || reply.status().code() != Code::kDeadlineExceeded) return reply;
-    if (Clock::now() >= deadline) {
+    if (SteadyClock().Now() >= deadline) {
       return DeadlineExceeded("the chief at " + channel_->endpoint() + " sent no " + what +
                               " within --join_timeout_ms");
     }
   }
 }
 
-StatusOr<std::optional<SyncToken>> ChiefLink::TakeToken(Clock::time_point deadline,
+StatusOr<std::optional<SyncToken>> ChiefLink::TakeToken(MonotonicClock::TimePoint deadline,
                                                         const std::atomic<bool>& stop) {
   OutgoingMessage request;
   request.type = wire::MessageType::TokenRequest;
@@ -93,7 +97,7 @@ StatusOr<std::optional<SyncToken>> ChiefLink::TakeToken(Clock::time_point deadli
       SyncToken{last_token_, join != nullptr ? join->replicas_to_aggregate() : 0});
 }
 
-StatusOr<bool> ChiefLink::AwaitClock(int64_t completed, Clock::time_point deadline,
+StatusOr<bool> ChiefLink::AwaitClock(int64_t completed, MonotonicClock::TimePoint deadline,
                                      const std::atomic<bool>& stop) {
   OutgoingMessage request;
   request.type = wire::MessageType::ClockRequest;
@@ -140,7 +144,7 @@ Status ChiefLink::Leave(const TrainingReport& report) {
   // A courtesy: a chief that is gone (it stopped first, or was killed)
   // must not hold the worker for a whole --rpc_timeout_ms.
   PST_ASSIGN_OR_RETURN(uint64_t id, channel_->Send(ReportMessage(last)));
-  Status said = channel_->Receive(id, Clock::now() + std::chrono::seconds(2)).status();
+  Status said = channel_->Receive(id, SteadyClock().Now() + std::chrono::seconds(2)).status();
   if (!said.ok()) LOG(WARNING) << "the chief did not acknowledge the goodbye: " << said.ToString();
   return Status::OK();
 }

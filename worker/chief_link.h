@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 
+#include "common/clock.h"
 #include "transport/transport.h"
 
 namespace pst {
@@ -50,14 +51,14 @@ class ChiefLink {
   // FailedPrecondition when the chief's job (`job`: Job::Describe()) or
   // placement hash differs from ours.
   StatusOr<JoinResult> Join(uint64_t placement_hash, const std::string& job,
-                            Clock::time_point deadline, const std::atomic<bool>& stop);
+                            MonotonicClock::TimePoint deadline, const std::atomic<bool>& stop);
 
   // Sync mode: this worker's next token, or nullopt when the chief is
   // stopping the cluster. The request is repeated every second
   // while waiting (the chief may have restarted); a token answering any of
   // them is taken. DeadlineExceeded after `deadline` (--join_timeout_ms),
   // Aborted within a second of `stop` being set (a signal).
-  StatusOr<std::optional<SyncToken>> TakeToken(Clock::time_point deadline,
+  StatusOr<std::optional<SyncToken>> TakeToken(MonotonicClock::TimePoint deadline,
                                                const std::atomic<bool>& stop);
 
   // SSP mode: waits until the chief lets this worker, which has completed
@@ -65,7 +66,7 @@ class ChiefLink {
   // stopping (false). Repeated every second like TakeToken (each repeat
   // also lets the chief act on a worker declared dead meanwhile); the same
   // deadline and `stop`.
-  StatusOr<bool> AwaitClock(int64_t completed, Clock::time_point deadline,
+  StatusOr<bool> AwaitClock(int64_t completed, MonotonicClock::TimePoint deadline,
                             const std::atomic<bool>& stop);
 
   // Sends a report without waiting for the answer.
@@ -80,8 +81,8 @@ class ChiefLink {
   // Sends `request` every second until one of them is answered; `what`
   // names the answer in errors ("token").
   StatusOr<ReceivedMessage> AskRepeatedly(const OutgoingMessage& request,
-                                          Clock::time_point deadline, const std::atomic<bool>& stop,
-                                          const std::string& what);
+                                          MonotonicClock::TimePoint deadline,
+                                          const std::atomic<bool>& stop, const std::string& what);
   void DrainReplies();
 
   std::unique_ptr<Connection> channel_;

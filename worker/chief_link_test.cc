@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/mutex.h"
 #include "transport/server.h"
 #include "transport/zmq_transport.h"
@@ -69,7 +70,7 @@ class ChiefLinkTest : public ::testing::Test {
 TEST_F(ChiefLinkTest, RequestsSayWhichTokenTheWorkerLastReceivedAndTokensTheirN) {
   StartChief(
       [](const ReceivedMessage& request, RequestContext&) { return Token(request.step() + 5); });
-  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  const auto deadline = SteadyClock().Now() + std::chrono::seconds(10);
   auto first = link_->TakeToken(deadline, stop_);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   ASSERT_TRUE(first->has_value());
@@ -96,7 +97,7 @@ TEST_F(ChiefLinkTest, TakesTheTokenAnsweringAnEarlierRequest) {
     }
     return OutgoingMessage();
   });
-  auto token = link_->TakeToken(Clock::now() + std::chrono::seconds(10), stop_);
+  auto token = link_->TakeToken(SteadyClock().Now() + std::chrono::seconds(10), stop_);
   // The handler holds `first`, a local: no request may reach it once the
   // test returns (a late re-sent request corrupted the heap).
   link_.reset();
@@ -112,7 +113,7 @@ TEST_F(ChiefLinkTest, WaitingPastTheDeadlineNamesJoinTimeout) {
     context.Defer();
     return OutgoingMessage();
   });
-  auto token = link_->TakeToken(Clock::now() + std::chrono::milliseconds(100), stop_);
+  auto token = link_->TakeToken(SteadyClock().Now() + std::chrono::milliseconds(100), stop_);
   EXPECT_EQ(token.status().code(), Code::kDeadlineExceeded);
   EXPECT_NE(token.status().message().find("--join_timeout_ms"), std::string::npos)
       << token.status().ToString();
@@ -129,7 +130,7 @@ TEST_F(ChiefLinkTest, AStopEndsTheWaitForAToken) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     stop_.store(true);
   });
-  auto token = link_->TakeToken(Clock::now() + std::chrono::seconds(600), stop_);
+  auto token = link_->TakeToken(SteadyClock().Now() + std::chrono::seconds(600), stop_);
   signal.join();
   EXPECT_EQ(token.status().code(), Code::kAborted) << token.status().ToString();
 }

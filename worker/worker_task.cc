@@ -6,6 +6,7 @@
 #include <numeric>
 #include <thread>
 
+#include "common/clock.h"
 #include "common/non_finite.h"
 #include "common/signal_watcher.h"
 #include "data/input_pipeline.h"
@@ -20,7 +21,9 @@
 namespace pst {
 namespace {
 
-Clock::time_point After(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
+MonotonicClock::TimePoint After(int ms) {
+  return SteadyClock().Now() + std::chrono::milliseconds(ms);
+}
 
 // Mean cost and step time over the steps since the last line, printed in
 // the seed's format every `every` steps.
@@ -297,9 +300,9 @@ class Worker {
       return failure;
     }
     if (!ps_failed_since_) {
-      ps_failed_since_ = Clock::now();
+      ps_failed_since_ = SteadyClock().Now();
       LOG(WARNING) << me_ << ": " << failure.ToString() << "; waiting for the cluster to recover";
-    } else if (Clock::now() - *ps_failed_since_ >
+    } else if (SteadyClock().Now() - *ps_failed_since_ >
                std::chrono::milliseconds(options_.join_timeout_ms)) {
       return Unavailable("the cluster did not recover within --join_timeout_ms: " +
                          failure.ToString());
@@ -347,7 +350,7 @@ class Worker {
         if (!*go) return Status::OK();  // the chief is stopping the cluster
       }
       PST_ASSIGN_OR_RETURN(PipelineBatch next, input_->Next());
-      const auto start = Clock::now();
+      const auto start = SteadyClock().Now();
       float loss = 0;
       std::optional<std::string> diverged;
       StatusOr<PushSummary> stepped = Step(next, token, &loss, &diverged);
@@ -366,7 +369,8 @@ class Worker {
       }
       ps_failed_since_.reset();
       const PushSummary pushed = *stepped;
-      const float ms = std::chrono::duration<float, std::milli>(Clock::now() - start).count();
+      const float ms =
+          std::chrono::duration<float, std::milli>(SteadyClock().Now() - start).count();
       unreported_examples_ += next.batch.size;
       last_report_ = {
           pushed.global_step,     loss, unreported_examples_, next.epoch, next.batch_in_epoch,
@@ -402,7 +406,7 @@ class Worker {
   bool pulled_ = false;          // params_ hold the values for the next step
   TrainingReport last_report_;
   SyncCounts sync_;
-  std::optional<Clock::time_point> ps_failed_since_;  // set while the ps are unreachable
+  std::optional<MonotonicClock::TimePoint> ps_failed_since_;  // set while the ps are unreachable
   int64_t local_steps_ = 0;
   // Examples pushed since the last report: a report covers every step since
   // the previous one, and the chief adds them up for examples_per_sec.

@@ -4,12 +4,15 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/clock.h"
+
 namespace pst {
 
-Progress::Progress(int64_t total_steps, Clock::time_point start, Clock::duration window)
+Progress::Progress(int64_t total_steps, MonotonicClock::TimePoint start,
+                   MonotonicClock::Duration window)
     : total_steps_(total_steps), start_(start), window_(window) {}
 
-void Progress::Observe(Clock::time_point now, int64_t step, int64_t examples) {
+void Progress::Observe(MonotonicClock::TimePoint now, int64_t step, int64_t examples) {
   if (!samples_.empty() && step < samples_.back().step) samples_.clear();
   samples_.push_back({now, step, examples});
   // Keep one sample at or before the window's start, so the rate covers the

@@ -15,6 +15,8 @@
 #include <optional>
 #include <string>
 
+#include "common/clock.h"
+
 namespace pst {
 
 struct ProgressSnapshot {
@@ -29,29 +31,27 @@ struct ProgressSnapshot {
 
 class Progress {
  public:
-  using Clock = std::chrono::steady_clock;
-
   // `window`: how far back the rates look.
-  Progress(int64_t total_steps, Clock::time_point start, Clock::duration window);
+  Progress(int64_t total_steps, MonotonicClock::TimePoint start, MonotonicClock::Duration window);
 
   // Where the run is at `now`: its global step and the examples trained so
   // far (a running total). A step lower than the last one (the cluster went
   // back to a checkpoint) starts the window over.
-  void Observe(Clock::time_point now, int64_t step, int64_t examples);
+  void Observe(MonotonicClock::TimePoint now, int64_t step, int64_t examples);
 
   // As of the last Observe.
   ProgressSnapshot Snapshot() const;
 
  private:
   struct Sample {
-    Clock::time_point time;
+    MonotonicClock::TimePoint time;
     int64_t step;
     int64_t examples;
   };
 
   const int64_t total_steps_;
-  const Clock::time_point start_;
-  const Clock::duration window_;
+  const MonotonicClock::TimePoint start_;
+  const MonotonicClock::Duration window_;
   // Oldest first; the oldest may predate the window, so the rates span all of it.
   std::deque<Sample> samples_;
 };

@@ -1,15 +1,19 @@
 #include "chief/reporting/progress_line.h"
 
+#include "common/clock.h"
+
 namespace pst {
 
-ProgressLine::ProgressLine(std::FILE* out, bool in_place, Clock::duration every)
-    : out_(out), in_place_(in_place), every_(in_place ? Clock::duration(kRedrawInterval) : every) {}
+ProgressLine::ProgressLine(std::FILE* out, bool in_place, MonotonicClock::Duration every)
+    : out_(out),
+      in_place_(in_place),
+      every_(in_place ? MonotonicClock::Duration(kRedrawInterval) : every) {}
 
-bool ProgressLine::Due(Clock::time_point now) const {
+bool ProgressLine::Due(MonotonicClock::TimePoint now) const {
   return !last_shown_ || now - *last_shown_ >= every_;
 }
 
-void ProgressLine::Show(Clock::time_point now, const std::string& text) {
+void ProgressLine::Show(MonotonicClock::TimePoint now, const std::string& text) {
   last_shown_ = now;
   if (in_place_) {
     // \r and "erase to the end of the line" (ESC [ K): a shorter text leaves

@@ -13,22 +13,23 @@
 #include <optional>
 #include <string>
 
+#include "common/clock.h"
+
 namespace pst {
 
 class ProgressLine {
  public:
-  using Clock = std::chrono::steady_clock;
   // How often a terminal's line is redrawn.
   static constexpr std::chrono::milliseconds kRedrawInterval{250};
 
   // `in_place`: `out` is a terminal. `every`: between two lines in a file.
-  ProgressLine(std::FILE* out, bool in_place, Clock::duration every);
+  ProgressLine(std::FILE* out, bool in_place, MonotonicClock::Duration every);
 
   // Whether Show(now, ...) would be the next line: the first one, or one
   // interval after the last.
-  bool Due(Clock::time_point now) const;
+  bool Due(MonotonicClock::TimePoint now) const;
   // Shows `text` now, whether due or not (e.g. the final one).
-  void Show(Clock::time_point now, const std::string& text);
+  void Show(MonotonicClock::TimePoint now, const std::string& text);
   // Before other output: on a terminal, erases the drawn line (the next
   // Show draws it again below that output). Nothing in a file.
   void Clear();
@@ -38,8 +39,8 @@ class ProgressLine {
  private:
   std::FILE* const out_;
   const bool in_place_;
-  const Clock::duration every_;
-  std::optional<Clock::time_point> last_shown_;
+  const MonotonicClock::Duration every_;
+  std::optional<MonotonicClock::TimePoint> last_shown_;
   bool drawn_ = false;  // a terminal line without its newline yet
 };
 

@@ -5,14 +5,15 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/clock.h"
+
 namespace pst {
 namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using Clock = ProgressLine::Clock;
 
-const Clock::time_point kStart{};
+const MonotonicClock::TimePoint kStart{};
 
 // What a ProgressLine wrote, read back from a memory stream.
 class Output {

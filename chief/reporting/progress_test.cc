@@ -2,13 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "common/clock.h"
+
 namespace pst {
 namespace {
 
 using std::chrono::seconds;
-using Clock = Progress::Clock;
 
-const Clock::time_point kStart{};  // fake time: seconds after kStart
+const MonotonicClock::TimePoint kStart{};  // fake time: seconds after kStart
 
 TEST(ProgressTest, NothingObservedYet) {
   Progress progress(3000, kStart, seconds(20));

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/clock.h"
 #include "tests/integration/local_cluster.h"
 #include "tests/integration/synthetic_data_test.h"
 #include "tests/integration/test_util.h"
@@ -27,7 +28,6 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using Clock = std::chrono::steady_clock;
 
 struct HttpReply {
   int status = 0;  // 0: no answer
@@ -47,9 +47,9 @@ HttpReply HttpGet(int port, const std::string& path) {
   if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
     const std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
     send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-    const auto deadline = Clock::now() + seconds(5);
+    const auto deadline = SteadyClock().Now() + seconds(5);
     char buffer[4096];
-    while (Clock::now() < deadline) {
+    while (SteadyClock().Now() < deadline) {
       pollfd p{fd, POLLIN, 0};
       if (poll(&p, 1, 100) <= 0) continue;
       const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
@@ -178,8 +178,8 @@ TEST_F(MetricsEndpointTest, ChiefAndPsServeParsableMetricsWhileTraining) {
 
   // Scrape until every worker trains, an evaluation and a checkpoint happened.
   HttpReply first;
-  const auto deadline = Clock::now() + seconds(60);
-  for (; Clock::now() < deadline; std::this_thread::sleep_for(milliseconds(100))) {
+  const auto deadline = SteadyClock().Now() + seconds(60);
+  for (; SteadyClock().Now() < deadline; std::this_thread::sleep_for(milliseconds(100))) {
     first = HttpGet(chief_port, "/metrics");
     if (first.status == 200 && Sample(first.body, "pstrain_live_workers").value_or(0) == kWorkers &&
         Sample(first.body, "pstrain_global_step").value_or(0) > 0 &&

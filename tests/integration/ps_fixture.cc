@@ -8,6 +8,7 @@
 
 #include <fstream>
 
+#include "common/clock.h"
 #include "model/initializer.h"
 
 namespace pst {
@@ -27,7 +28,8 @@ void PsFixture::StartPs(const std::vector<VariableSpec>& variables,
   ASSERT_TRUE(placement.ok());
   placement_ = std::make_unique<Placement>(*placement);
   auto chief = NewChiefClient();
-  ASSERT_TRUE(chief->GetShardStatus(0, Clock::now() + std::chrono::seconds(30)).ok()) << ps_->Log();
+  ASSERT_TRUE(chief->GetShardStatus(0, SteadyClock().Now() + std::chrono::seconds(30)).ok())
+      << ps_->Log();
   std::vector<Tensor> values;
   for (const VariableSpec& spec : placement_->variables()) {
     values.push_back(InitializeVariable(spec, 1));
