@@ -36,7 +36,6 @@
 #include <glog/logging.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -49,6 +48,8 @@
 #include <vector>
 
 #include "bench/bench_main.h"
+#include "bench/bench_stats.h"
+#include "bench/bench_timing.h"
 #include "common/batch.h"
 #include "common/clock.h"
 #include "common/tensor.h"
@@ -84,14 +85,6 @@ std::vector<BackEnd> BackEnds() {
   }
   if (MakeKernels("gpu:0").ok()) list.push_back({"gpu:0", "gpu:0", {}});
   return list;
-}
-
-double Seconds(MonotonicClock::Duration d) { return std::chrono::duration<double>(d).count(); }
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // Seconds per call of `fn`: warm-up calls (at least 3 and a fifth of a

@@ -18,7 +18,6 @@
 #include <glog/logging.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -29,6 +28,7 @@
 #include <vector>
 
 #include "bench/bench_main.h"
+#include "bench/bench_timing.h"
 #include "common/batch.h"
 #include "common/clock.h"
 #include "common/split.h"
@@ -46,8 +46,6 @@ DEFINE_string(models, "mlp_relu,cnn", "Comma-separated models");
 
 namespace pst {
 namespace {
-
-double Seconds(MonotonicClock::Duration d) { return std::chrono::duration<double>(d).count(); }
 
 // A model under test and the synthetic batches it steps through.
 struct Run {

@@ -50,14 +50,16 @@
 #include <zmq.hpp>
 
 #include "bench/bench_main.h"
+#include "bench/bench_stats.h"
+#include "bench/bench_timing.h"
+#include "bench/check_ok.h"
+#include "bench/in_process_ps.h"
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/tensor.h"
 #include "ps/ps_client.h"
-#include "ps/ps_service.h"
-#include "transport/server.h"
 #include "transport/zmq_transport.h"
 
 DEFINE_int32(clients, 16, "Concurrent clients (threads), each with its own PsClient");
@@ -79,15 +81,6 @@ namespace {
 
 constexpr uint64_t kClusterId = 31337;
 constexpr int kCounter = 1, kBig = 2;  // indexes into the placement's variables
-
-double Seconds(MonotonicClock::Duration d) { return std::chrono::duration<double>(d).count(); }
-double Micros(MonotonicClock::Duration d) {
-  return std::chrono::duration<double, std::micro>(d).count();
-}
-
-void CheckOk(const Status& status, const char* what) {
-  CHECK(status.ok()) << what << ": " << status.ToString();
-}
 
 // VmRSS of /proc/<pid>/status in KiB ("self" for this process); -1 if gone.
 int64_t ResidentKiB(const std::string& pid) {
@@ -212,48 +205,22 @@ class ChildPs : public SoakPs {
   std::string log_, describe_;
 };
 
-// RpcServer + PsService in this process, with its own ZeroMQ context.
-class InProcessPs : public SoakPs {
+// The ps in this process, its own ZeroMQ context (bench/in_process_ps.h).
+class InProcessSoakPs : public SoakPs {
  public:
-  explicit InProcessPs(int threads) : context_(1) {
-    ServerOptions options;
-    options.name = "ps:0";
-    options.endpoint = "tcp://127.0.0.1:*";
-    options.role = wire::Role::Ps;
-    options.num_threads = threads;
-    options.cluster_id = kClusterId;
-    server_ = std::make_unique<RpcServer>(
-        context_, options,
-        [this](const ReceivedMessage& r, RequestContext&) { return service_->Handle(r); });
-    service_ = std::make_unique<PsService>(server_.get(), nullptr);
-    CheckOk(server_->Start(), "starting the ps");
-    describe_ =
-        "in-process ps (RpcServer + PsService, " + std::to_string(threads) + " handler threads)";
-  }
-  ~InProcessPs() override { Finish(/*keep_log=*/true); }
+  explicit InProcessSoakPs(int threads)
+      : ps_(std::make_unique<InProcessPs>(threads, kClusterId)),
+        describe_("in-process ps (RpcServer + PsService, " + std::to_string(threads) +
+                  " handler threads)") {}
 
-  ClusterSpec Cluster() const override {
-    const std::string& endpoint = server_->bound_endpoint();  // tcp://127.0.0.1:N
-    StatusOr<HostPort> hp = ParseHostPort("ps", endpoint.substr(6));
-    CheckOk(hp.status(), "ps endpoint");
-    ClusterSpec cluster;
-    cluster.ps.push_back(*hp);
-    return cluster;
-  }
+  ClusterSpec Cluster() const override { return ps_->Cluster(); }
   std::string Pid() const override { return ""; }
   std::string Describe() const override { return describe_; }
-  void Finish(bool /*keep_log*/) override {
-    if (!server_) return;
-    server_->Stop();
-    server_->Wait();
-    server_.reset();  // joins the handler threads before the service goes
-  }
+  void Finish(bool /*keep_log*/) override { ps_.reset(); }
 
  private:
-  zmq::context_t context_;
-  std::unique_ptr<PsService> service_;
-  std::unique_ptr<RpcServer> server_;
-  std::string describe_;
+  std::unique_ptr<InProcessPs> ps_;
+  const std::string describe_;
 };
 
 ClientIdentity Identity(int index, wire::Role role = wire::Role::Worker) {
@@ -263,14 +230,6 @@ ClientIdentity Identity(int index, wire::Role role = wire::Role::Worker) {
   identity.cluster_id = kClusterId;
   identity.rpc_timeout_ms = FLAGS_rpc_timeout_ms;
   return identity;
-}
-
-// Nearest-rank percentile of sorted values.
-double Percentile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  size_t rank = static_cast<size_t>(std::ceil(q * sorted.size()));
-  rank = std::min(std::max<size_t>(rank, 1), sorted.size());
-  return sorted[rank - 1];
 }
 
 struct ClientResult {
@@ -583,7 +542,7 @@ int main(int argc, char** argv) {
     ps = std::make_unique<pst::ChildPs>(
         FLAGS_ps_binary.empty() ? pst::ProgramDir() + "/ps" : FLAGS_ps_binary, FLAGS_ps_threads);
   } else if (FLAGS_ps_mode == "inprocess") {
-    ps = std::make_unique<pst::InProcessPs>(FLAGS_ps_threads);
+    ps = std::make_unique<pst::InProcessSoakPs>(FLAGS_ps_threads);
   } else {
     LOG(FATAL) << "--ps_mode=" << FLAGS_ps_mode << " is not one of: process, inprocess";
   }

@@ -1,0 +1,119 @@
+#include "bench/transport/report.h"
+
+#include <cstdio>
+
+#include "bench/bench_stats.h"
+
+namespace pst {
+namespace {
+
+std::string Join(const std::vector<double>& v, double scale, const char* format) {
+  std::string s;
+  char buf[64];
+  for (double x : v) {
+    std::snprintf(buf, sizeof buf, format, x * scale);
+    s += (s.empty() ? "" : " ") + std::string(buf);
+  }
+  return s;
+}
+
+// "mean p50 p99", each 7 wide.
+std::string LatencyColumns(const Latency& l) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%7.1f %7.1f %7.1f", l.mean, l.p50, l.p99);
+  return buf;
+}
+
+void PrintThroughputTable(const std::vector<PullPushResult>& results) {
+  std::printf("== transport: pull+push rounds ==\n");
+  std::printf("%-8s | %14s | %13s | %5s | %18s | %13s\n", "size", "framework MB/s", "bare zmq MB/s",
+              "ratio", "framework round us", "bare round us");
+  for (const PullPushResult& r : results) {
+    const Repeat fw = MedianRepeat(r.framework), bare = MedianRepeat(r.bare);
+    std::printf("%-8s | %14.0f | %13.0f | %5.2f | %18.1f | %13.1f\n", SizeLabel(r.bytes).c_str(),
+                fw.bytes_per_s / 1e6, bare.bytes_per_s / 1e6, FrameworkOverBare(r), fw.round.mean,
+                bare.round.mean);
+  }
+}
+
+void PrintBFloat16Table(const std::vector<PullPushResult>& results,
+                        const ConversionSpeed& conversion) {
+  std::printf("\n== --wire_dtype=bfloat16 vs float32: pull+push rounds ==\n");
+  std::printf("%-8s | %16s | %15s | %16s | %15s\n", "size", "bf16 wire bytes", "bf16 round us",
+              "float32 round us", "bf16_vs_float32");
+  for (const PullPushResult& r : results) {
+    const Repeat fw = MedianRepeat(r.framework), narrow = MedianRepeat(r.bf16);
+    std::printf("%-8s | %15.2fx | %15.1f | %16.1f | %15.2f\n", SizeLabel(r.bytes).c_str(),
+                r.bf16_wire_ratio, narrow.round.mean, fw.round.mean,
+                narrow.bytes_per_s / fw.bytes_per_s);
+  }
+  std::printf("(bf16_vs_float32: float32-equivalent payload per second, bfloat16 over float32)\n");
+  std::printf("conversion of %s, GB/s of float32: narrow %.1f, widen %.1f, memcpy %.1f\n",
+              SizeLabel(conversion.bytes).c_str(), conversion.narrow, conversion.widen,
+              conversion.memcpy);
+}
+
+void PrintLatencyTable(const std::vector<PullPushResult>& results, int repeats) {
+  std::printf("\nlatency in us (median of %d repeats), mean / p50 / p99:\n", repeats);
+  std::printf("%-8s %-9s | %-23s | %-23s | %-23s | %s\n", "size", "path", "pull", "push", "round",
+              "rounds/repeat");
+  for (const PullPushResult& r : results) {
+    const Repeat fw = MedianRepeat(r.framework), bare = MedianRepeat(r.bare);
+    std::printf("%-8s %-9s | %s | %s | %s | %lld\n", SizeLabel(r.bytes).c_str(), "framework",
+                LatencyColumns(fw.pull).c_str(), LatencyColumns(fw.push).c_str(),
+                LatencyColumns(fw.round).c_str(), static_cast<long long>(fw.rounds));
+    std::printf("%-8s %-9s | %s | %s | %s | %lld\n", "", "bare zmq",
+                LatencyColumns(bare.pull).c_str(), LatencyColumns(bare.push).c_str(),
+                LatencyColumns(bare.round).c_str(), static_cast<long long>(bare.rounds));
+  }
+}
+
+void PrintRepeatsTable(const std::vector<PullPushResult>& results) {
+  std::printf("\nMB/s of each repeat (framework ; bare zmq):\n");
+  for (const PullPushResult& r : results) {
+    std::vector<double> fw, bare;
+    for (const Repeat& x : r.framework) fw.push_back(x.bytes_per_s);
+    for (const Repeat& x : r.bare) bare.push_back(x.bytes_per_s);
+    std::printf("%-8s %s ; %s\n", SizeLabel(r.bytes).c_str(), Join(fw, 1e-6, "%.0f").c_str(),
+                Join(bare, 1e-6, "%.0f").c_str());
+  }
+}
+
+}  // namespace
+
+std::string SizeLabel(size_t bytes) {
+  if (bytes % (size_t{1} << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " B";
+}
+
+double FrameworkOverBare(const PullPushResult& result) {
+  return MedianRepeat(result.framework).bytes_per_s / MedianRepeat(result.bare).bytes_per_s;
+}
+
+void PrintPullPushTables(const std::vector<PullPushResult>& results,
+                         const ConversionSpeed& conversion, int repeats) {
+  PrintThroughputTable(results);
+  PrintBFloat16Table(results, conversion);
+  PrintLatencyTable(results, repeats);
+  PrintRepeatsTable(results);
+}
+
+void PrintTrainingTable(const TrainingOptions& options, const TrainingResult& result) {
+  const double cluster_eps = Median(result.cluster_eps);
+  const double local_eps = Median(result.local_eps);
+  std::printf("\n== training: %s, batch %d ==\n", options.model.c_str(), options.batch_size);
+  std::printf("data: %s\n", result.source.c_str());
+  std::printf("%lld steps per repeat, same batches in the same order for both\n",
+              static_cast<long long>(result.steps_per_repeat));
+  std::printf("%-22s | %10s | %s\n", "configuration", "examples/s", "repeats");
+  std::printf("%-22s | %10.0f | %s\n", "1 ps + 1 worker (TCP)", cluster_eps,
+              Join(result.cluster_eps, 1, "%.0f").c_str());
+  std::printf("%-22s | %10.0f | %s\n", "one process (local)", local_eps,
+              Join(result.local_eps, 1, "%.0f").c_str());
+  std::printf("last-step loss: cluster %.6f, local %.6f (%s)\n", result.cluster_loss,
+              result.local_loss, result.cluster_loss == result.local_loss ? "identical" : "differ");
+  std::printf("cluster_vs_local_examples_ratio: %.2f\n", cluster_eps / local_eps);
+}
+
+}  // namespace pst

@@ -1,0 +1,34 @@
+// Section 3 of bench_transport: examples/s of 1 ps + 1 worker against the
+// same model trained in one process, the same batches in the same order.
+#ifndef PST_BENCH_TRANSPORT_TRAINING_COMPARISON_H_
+#define PST_BENCH_TRANSPORT_TRAINING_COMPARISON_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/transport/timing_plan.h"
+
+namespace pst {
+
+struct TrainingOptions {
+  std::string model;
+  int batch_size = 0;
+  int batches = 0;  // distinct batches, cycled
+  int ps_threads = 0;
+};
+
+struct TrainingResult {
+  std::string source;  // of the batches
+  int64_t steps_per_repeat = 0;
+  std::vector<double> cluster_eps, local_eps;  // examples/s per repeat
+  float cluster_loss = 0, local_loss = 0;      // of the last step
+};
+
+// A warm-up of at least 5 steps and `plan.warmup_s` also gives the step time
+// that sizes the timed repeats.
+TrainingResult RunTrainingComparison(const TrainingOptions& options, const TimingPlan& plan);
+
+}  // namespace pst
+
+#endif  // PST_BENCH_TRANSPORT_TRAINING_COMPARISON_H_
