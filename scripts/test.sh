@@ -11,8 +11,11 @@
 #      in-process tests do run), plus a 30 s run of each libFuzzer
 #      target (fuzz_*_smoke). Installs clang on first use.
 #
-# usage: scripts/test.sh [--quick]
-#   --quick  stage 1 only
+# usage: scripts/test.sh [--quick | --stress=N]
+#   --quick     stage 1 only
+#   --stress=N  stage 1's build, then its cluster tests N times under a CPU
+#               hog of one busy process per core, with each test's failures
+#               (scripts/stress.sh)
 # MNIST_DIR (or ../shared/data/mnist beside the checkout, when present)
 # enables the tests that need the full MNIST set in stage 1; without it they
 # report skipped. Stage 2 always runs them as skipped: under ASan they are
@@ -25,9 +28,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/usage.sh" "$@"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 quick=0
+stress_runs=""
 case "${1:-}" in
   "") ;;
   --quick) quick=1 ;;
+  --stress=*) stress_runs="${1#--stress=}" ;;
   *) echo "test.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 esac
 
@@ -39,6 +44,7 @@ echo "test.sh: stage 1: Release build, MNIST_DIR=${MNIST_DIR:-<unset: full-MNIST
 "$root/scripts/check_includes.py"
 "$root/scripts/build.sh"
 "$root/scripts/test_venv.sh" || echo "test.sh: no test venv: the Python-based tests will skip" >&2
+[[ -n "$stress_runs" ]] && exec "$root/scripts/stress.sh" "$stress_runs"
 ctest --test-dir "${BUILD_DIR:-$root/build}" --output-on-failure -j "$(nproc)"
 
 [[ $quick -eq 1 ]] && exit 0

@@ -61,6 +61,13 @@ class ChiefLink {
   StatusOr<std::optional<SyncToken>> TakeToken(MonotonicClock::TimePoint deadline,
                                                const std::atomic<bool>& stop);
 
+  // Sync mode: the step of the last token failed before its gradient
+  // reached every ps (a ps stalled or died): the next TakeToken asks for the
+  // current step again instead of waiting for the next one, which would need
+  // this very gradient when no spare replica covers for it. A ps that did
+  // receive the gradient drops the second push of the step as a duplicate.
+  void ReturnToken() { last_token_ = -1; }
+
   // SSP mode: waits until the chief lets this worker, which has completed
   // `completed` steps, start the next one (true), or says the cluster is
   // stopping (false). Repeated every second like TakeToken (each repeat
@@ -87,9 +94,9 @@ class ChiefLink {
 
   std::unique_ptr<Connection> channel_;
   bool stopping_ = false;
-  // The step of the last token taken (-1: none yet), sent with each token
-  // request: the chief grants that step again when it is still the current
-  // one, since this worker did not receive it.
+  // The step of the last token taken and used (-1: none yet, or returned),
+  // sent with each token request: the chief grants the current step unless
+  // it is this one.
   int64_t last_token_ = -1;
 };
 

@@ -84,6 +84,18 @@ TEST_F(ChiefLinkTest, RequestsSayWhichTokenTheWorkerLastReceivedAndTokensTheirN)
   EXPECT_EQ(steps_sent(), (std::vector<int64_t>{-1, 4}));
 }
 
+// A worker whose step failed returns its token: its next request says it
+// holds none, so the chief grants the current step again.
+TEST_F(ChiefLinkTest, AReturnedTokenIsAskedForAgain) {
+  StartChief([](const ReceivedMessage&, RequestContext&) { return Token(7); });
+  const auto deadline = SteadyClock().Now() + std::chrono::seconds(10);
+  ASSERT_TRUE(link_->TakeToken(deadline, stop_).ok());
+  link_->ReturnToken();
+  ASSERT_TRUE(link_->TakeToken(deadline, stop_).ok());
+  ASSERT_TRUE(link_->TakeToken(deadline, stop_).ok());
+  EXPECT_EQ(steps_sent(), (std::vector<int64_t>{-1, -1, 7}));
+}
+
 // A chief back from a restart answers the oldest of the requests queued
 // meanwhile; the worker, which re-sent its request since, takes it.
 TEST_F(ChiefLinkTest, TakesTheTokenAnsweringAnEarlierRequest) {

@@ -365,6 +365,7 @@ class Worker {
         if (stop_.load()) break;  // a signal cut the step short
         PST_RETURN_IF_ERROR(WaitOutPsFailure(stepped.status()));
         if (chief_->stopping()) return Status::OK();
+        if (options_.sync) chief_->ReturnToken();
         continue;  // the cluster is back: a fresh token, fresh parameters
       }
       ps_failed_since_.reset();

@@ -235,6 +235,43 @@ TEST_F(FaultTest, SyncWithoutSpareFinishesAfterTheKilledWorkerRestarts) {
   EXPECT_EQ(ReportValue(chief.Log(), "Global-Step: ").value_or(0), 300) << chief.Log();
 }
 
+// Sync with every worker needed: a ps stalled for longer than
+// --rpc_timeout_ms makes the workers' pulls fail after they took their
+// tokens; once the ps answers again (it kept its variables) they take the
+// current step again, so the step completes instead of waiting for ever for
+// gradients no one sends. The chief is held first, so that every worker sits
+// waiting for its next token when the ps stops, and pulls from the stopped ps
+// as soon as the chief hands the tokens out.
+TEST_F(FaultTest, SyncWithoutSpareGoesOnAfterAPsStallsLongerThanTheRpcTimeout) {
+  LocalCluster cluster(1, 3, TestDir());
+  auto flags = Flags("sync", 300);
+  flags.push_back("--replicas_to_aggregate=3");
+  flags.push_back("--join_timeout_ms=30000");
+  cluster.StartAll(flags);
+  ChildProcess& chief = cluster.task("chief");
+  WaitForStep(chief, 60);
+  chief.Signal(SIGSTOP);
+  std::this_thread::sleep_for(milliseconds(1000));  // the step in flight completes on the ps
+  cluster.task("ps", 0).Signal(SIGSTOP);
+  chief.Signal(SIGCONT);
+  const auto a_pull_failed = [&cluster] {
+    for (int w = 0; w < 3; ++w) {
+      if (cluster.task("worker", w).Log().find("waiting for the cluster to recover") !=
+          std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (int i = 0; i < 3000 && !a_pull_failed(); ++i) std::this_thread::sleep_for(milliseconds(10));
+  cluster.task("ps", 0).Signal(SIGCONT);
+  EXPECT_TRUE(a_pull_failed()) << "no worker's step failed while ps:0 was stopped";
+  ExpectAllExitZero(cluster);
+  const std::string log = chief.Log();
+  EXPECT_EQ(log.find("training resumes at global step"), std::string::npos) << log;
+  EXPECT_EQ(ReportValue(log, "Global-Step: ").value_or(0), 300) << log;
+}
+
 // A worker blocked on a ps that died (its pull waits up to
 // --rpc_timeout_ms) stops at once on SIGTERM, as Slurm's scancel and a pod
 // eviction send it.
