@@ -27,7 +27,7 @@
 //     Model::ComputeGradients on a batch of 64 synthetic examples (uniform
 //     pixels, random labels; 8 batches cycled), then plain SGD on the params.
 // Every figure gets a warm-up that also sizes the repeats, then the median
-// of --repeats timed repeats (std::chrono::steady_clock around a loop of
+// of --repeats timed repeats (SteadyClock() around a loop of
 // calls; nothing else runs inside the loop; a GPU's queue is drained before
 // the clock stops).
 // The last line of the output is "mlp_relu_examples_per_s: X", on the

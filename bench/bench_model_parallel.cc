@@ -13,7 +13,7 @@
 // Each run gets a warm-up that sizes its repeats; then --repeats rounds
 // time every run of a (model, batch) in turn, interleaved so that the
 // machine's changing load hits them alike; each run's median round is
-// reported (std::chrono::steady_clock).
+// reported (SteadyClock()).
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
