@@ -89,7 +89,7 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   }
   o.heartbeat_timeout_ms = FLAGS_heartbeat_timeout_ms;
   o.heartbeat_interval = HeartbeatIntervalFromFlags();
-  PST_ASSIGN_OR_RETURN(o.job, JobFromFlags());
+  PST_ASSIGN_OR_RETURN(o.job, JobFromFlags(DataSets::kTrainingAndTest));
   o.seed = FLAGS_seed;
   o.shard.optimizer.name = FLAGS_optimizer;
   if (FLAGS_learning_rate < 0) {
@@ -98,9 +98,12 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   }
   o.shard.optimizer.learning_rate = static_cast<float>(FLAGS_learning_rate);
   if (FLAGS_learning_rate == 0) {
-    PST_ASSIGN_OR_RETURN(o.shard.optimizer.learning_rate,
-                         IsClickModel(o.job.model) ? ClickModelLearningRate(o.job.model)
-                                                   : RecommendedLearningRate(o.job.model));
+    StatusOr<float> recommended = IsClickModel(o.job.model) ? ClickModelLearningRate(o.job.model)
+                                                            : RecommendedLearningRate(o.job.model);
+    if (!recommended.ok()) {
+      return InvalidArgument(recommended.status().message() + ": give --learning_rate");
+    }
+    o.shard.optimizer.learning_rate = *recommended;
   }
   o.shard.optimizer.momentum = static_cast<float>(FLAGS_momentum);
   if (!(FLAGS_l1 >= 0) || !(FLAGS_l2 >= 0)) return InvalidArgument("--l1 and --l2 must be >= 0");

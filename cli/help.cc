@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "cli/flags.h"
+#include "common/parse_number.h"
 
 namespace pst {
 namespace {
@@ -106,9 +107,11 @@ void AppendWrapped(const std::string& text, std::string* out) {
 std::string DefaultValue(const gflags::CommandLineFlagInfo& flag) {
   if (flag.type == "string") return "\"" + flag.default_value + "\"";
   if (flag.type == "double") {
-    std::ostringstream value;
-    value << std::stod(flag.default_value);
-    return value.str();
+    double value = 0;
+    if (!ParseNumber(flag.default_value, &value)) return flag.default_value;
+    std::ostringstream shortest;
+    shortest << value;
+    return shortest.str();
   }
   return flag.default_value;
 }

@@ -2,13 +2,18 @@
 
 #include <gflags/gflags.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/flags.h"
+#include "common/parse_number.h"
+#include "common/split.h"
 #include "model/ctr_spec.h"
 #include "model/model_spec.h"
 #include "model/model_zoo.h"
@@ -37,31 +42,52 @@ std::string DataDir() {
   return env ? env : "";
 }
 
+// --dataset names one of the readers.
+Status CheckDataset(const std::string& format) {
+  const std::vector<std::string> formats = DataFormats();
+  if (std::find(formats.begin(), formats.end(), format) != formats.end()) return Status::OK();
+  std::string known;
+  for (const std::string& name : formats) known += (known.empty() ? "" : ", ") + name;
+  return InvalidArgument("unknown --dataset=" + format + "; known: " + known);
+}
+
 Status CheckSpec(const std::string& text, const std::string& path) {
   if (IsClickSpec(text)) return ParseClickSpec(text, path).status();
   return ParseModelSpec(text, path).status();
 }
 
-// "32,32,3" -> {32, 32, 3}.
-StatusOr<std::vector<int64_t>> ParseInputShape(const std::string& text) {
+// --input_shape: "32,32,3" is a 32x32 image of 3 channels; empty: unset.
+StatusOr<std::optional<InputShape>> ParseInputShape(const std::string& text) {
+  if (text.empty()) return std::optional<InputShape>();
   std::vector<int64_t> dims;
-  if (text.empty()) return dims;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    char* end = nullptr;
-    const long long d = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || d < 1) {
-      return InvalidArgument("--input_shape=" + text + ": expected H,W,C, positive numbers");
+  for (const std::string& item : SplitCommas(text)) {
+    int64_t d = 0;
+    if (!ParseNumber(item, &d) || d < 1) {
+      return InvalidArgument("--input_shape=" + text + ": '" + item +
+                             "' is not a positive whole number; expected H,W,C");
     }
     dims.push_back(d);
   }
   if (dims.size() != 3) return InvalidArgument("--input_shape=" + text + ": expected H,W,C");
-  return dims;
+  return std::optional<InputShape>(InputShape(std::move(dims)));
+}
+
+// The files a data format read from files needs (the library's own check
+// cannot name the flags). CIFAR-10's records default to --data_dir's files.
+Status CheckDataFiles(const DataOptions& d, DataSets reads) {
+  if (d.format == "mnist" || (d.format == "records" && !d.data_dir.empty())) return Status::OK();
+  if (reads != DataSets::kTest && d.train_file.empty()) {
+    return InvalidArgument("--dataset=" + d.format + " needs --train_file");
+  }
+  if (reads != DataSets::kTraining && d.test_file.empty()) {
+    return InvalidArgument("--dataset=" + d.format + " needs --test_file (the test set)");
+  }
+  return Status::OK();
 }
 
 }  // namespace
 
-StatusOr<JobOptions> JobFromFlags() {
+StatusOr<JobOptions> JobFromFlags(DataSets reads) {
   JobOptions job;
   job.model = FLAGS_model;
   if (!FLAGS_model_spec.empty()) {
@@ -76,9 +102,13 @@ StatusOr<JobOptions> JobFromFlags() {
   }
   if (FLAGS_embedding_rows < 0) return InvalidArgument("--embedding_rows must be >= 0");
   if (FLAGS_embedding_capacity < 0) return InvalidArgument("--embedding_capacity must be >= 0");
+  if (IsClickModel(job.model) && FLAGS_embedding_rows == 0 && FLAGS_embedding_capacity == 0) {
+    return InvalidArgument("--embedding_rows=0 needs --embedding_capacity (dynamic tables)");
+  }
   job.embedding_rows = FLAGS_embedding_rows;
   job.embedding_capacity = FLAGS_embedding_capacity;
   DataOptions& d = job.data;
+  PST_RETURN_IF_ERROR(CheckDataset(FLAGS_dataset));
   d.format = FLAGS_dataset;
   d.data_dir = DataDir();
   d.train_file = FLAGS_train_file;
@@ -97,6 +127,7 @@ StatusOr<JobOptions> JobFromFlags() {
         "--data_dir is empty and MNIST_DIR is not set: get MNIST with "
         "scripts/get_mnist.sh DIR, then pass --data_dir=DIR");
   }
+  PST_RETURN_IF_ERROR(CheckDataFiles(d, reads));
   return job;
 }
 

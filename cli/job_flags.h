@@ -10,9 +10,15 @@
 
 namespace pst {
 
+// The data sets a program reads: a worker its training set; the chief and an
+// ensemble both (the validation split and the standardization come from the
+// training set); predict with one model the test set only.
+enum class DataSets { kTraining, kTrainingAndTest, kTest };
+
 // InvalidArgument names the bad flag; a --model_spec that does not parse is
 // refused here, naming its file and line. --data_dir defaults to $MNIST_DIR.
-StatusOr<JobOptions> JobFromFlags();
+// A data format read from files needs the file of each set the caller reads.
+StatusOr<JobOptions> JobFromFlags(DataSets reads);
 
 }  // namespace pst
 

@@ -37,7 +37,7 @@ StatusOr<EnsembleOptions> EnsembleOptionsFromFlags() {
                            " --ensemble members");
   }
   o.devices = devices;
-  PST_ASSIGN_OR_RETURN(JobOptions job, JobFromFlags());
+  PST_ASSIGN_OR_RETURN(JobOptions job, JobFromFlags(DataSets::kTrainingAndTest));
   o.data = job.data;
   return o;
 }
@@ -57,7 +57,7 @@ StatusOr<PredictOptions> PredictOptionsFromFlags() {
         "or --test_file");
   }
   if (!o.predict) return o;  // only exporting: no data set to read
-  PST_ASSIGN_OR_RETURN(JobOptions job, JobFromFlags());
+  PST_ASSIGN_OR_RETURN(JobOptions job, JobFromFlags(DataSets::kTest));
   o.data = job.data;
   return o;
 }

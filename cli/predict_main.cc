@@ -12,6 +12,15 @@ int Failed(const pst::Status& status) {
   return 1;
 }
 
+// Prints `report` (a PredictionReport or an EnsembleReport) and returns 0,
+// or says why there is none.
+template <typename Report>
+int PrintReport(const pst::StatusOr<Report>& report) {
+  if (!report.ok()) return Failed(report.status());
+  std::cout << report->Format() << std::flush;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -24,10 +33,7 @@ int main(int argc, char** argv) {
   if (pst::EnsembleRequested()) {
     auto ensemble = pst::EnsembleOptionsFromFlags();
     if (!ensemble.ok()) return pst::ReportFlagError(ensemble.status());
-    const pst::StatusOr<pst::EnsembleReport> report = pst::RunEnsemble(*ensemble);
-    if (!report.ok()) return Failed(report.status());
-    std::cout << report->Format() << std::flush;
-    return 0;
+    return PrintReport(pst::RunEnsemble(*ensemble));
   }
   auto options = pst::PredictOptionsFromFlags();
   if (!options.ok()) return pst::ReportFlagError(options.status());
@@ -38,8 +44,5 @@ int main(int argc, char** argv) {
     std::cout << "ONNX model: " << options->export_onnx << "\n";
   }
   if (!options->predict) return 0;
-  const pst::StatusOr<pst::PredictionReport> report = pst::RunPredict(*options);
-  if (!report.ok()) return Failed(report.status());
-  std::cout << report->Format() << std::flush;
-  return 0;
+  return PrintReport(pst::RunPredict(*options));
 }

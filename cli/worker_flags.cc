@@ -48,7 +48,7 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
     return InvalidArgument("--simulated_delay_from_step must be >= 0");
   }
   o.simulated_delay_from_step = FLAGS_simulated_delay_from_step;
-  PST_ASSIGN_OR_RETURN(o.job, JobFromFlags());
+  PST_ASSIGN_OR_RETURN(o.job, JobFromFlags(DataSets::kTraining));
   o.device = FLAGS_device;
   PST_RETURN_IF_ERROR(CheckPositiveFlag("model_parallel", FLAGS_model_parallel));
   o.model_parallel = FLAGS_model_parallel;

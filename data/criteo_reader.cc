@@ -1,10 +1,10 @@
 #include "data/criteo_reader.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 
+#include "common/parse_number.h"
 #include "data/text_lines.h"
 
 namespace pst {
@@ -52,7 +52,7 @@ int64_t CriteoKey(int field, std::string_view value) {
 StatusOr<Dataset> ReadCriteoDataset(const std::string& path) {
   Dataset dataset;
   dataset.feature_dim = kCriteoIntegerFeatures;
-  dataset.example_shape = {kCriteoIntegerFeatures};
+  dataset.example_shape = InputShape(kCriteoIntegerFeatures);
   dataset.num_classes = 2;
   dataset.num_fields = kCriteoCategoricalFields;
   dataset.sparse_offsets = {0};
@@ -88,12 +88,8 @@ StatusOr<Dataset> ReadCriteoDataset(const std::string& path) {
     for (int j = 0; j < kCriteoIntegerFeatures; ++j) {
       const std::string_view field = next();
       int64_t x = 0;
-      if (!field.empty()) {
-        const std::from_chars_result r =
-            std::from_chars(field.data(), field.data() + field.size(), x);
-        if (r.ec != std::errc() || r.ptr != field.data() + field.size()) {
-          return InvalidArgument(at(1 + j) + Quote(field) + " is not a 64-bit integer");
-        }
+      if (!field.empty() && !ParseNumber(field, &x)) {
+        return InvalidArgument(at(1 + j) + Quote(field) + " is not a 64-bit integer");
       }
       dense[j] = Transform(x);
     }

@@ -102,7 +102,7 @@ TEST_F(CriteoReaderTest, ReadsLabelsDenseAndSparseFeatures) {
   EXPECT_EQ(d.num_classes, 2);
   EXPECT_EQ(d.labels, (std::vector<int32_t>{1, 0}));
   EXPECT_EQ(d.feature_dim, 13);
-  EXPECT_EQ(d.example_shape, (std::vector<int64_t>{13}));
+  EXPECT_EQ(d.example_shape, InputShape(13));
   ASSERT_EQ(d.features.size(), 26u);
   // log(1 + x); empty and negative give 0.
   std::vector<float> expected(26, 0.0f);

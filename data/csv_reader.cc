@@ -81,7 +81,7 @@ StatusOr<Dataset> ReadCsvDataset(const std::string& path, const CsvOptions& opti
       }
       label_column = options.label_column < 0 ? num_fields - 1 : options.label_column;
       if (label_column >= num_fields) {
-        return InvalidArgument(at() + "--label_column=" + std::to_string(options.label_column) +
+        return InvalidArgument(at() + "label column " + std::to_string(options.label_column) +
                                " is beyond the row's " + std::to_string(num_fields) + " columns");
       }
       first_row_line = line_number;
@@ -119,7 +119,7 @@ StatusOr<Dataset> ReadCsvDataset(const std::string& path, const CsvOptions& opti
   if (in.bad()) return DataLoss(path + ": read failed");
   if (dataset.size == 0) return InvalidArgument(path + ": no data rows");
   dataset.num_classes = options.num_classes > 0 ? options.num_classes : max_label + 1;
-  dataset.example_shape = {dataset.feature_dim};
+  dataset.example_shape = InputShape(dataset.feature_dim);
   return dataset;
 }
 

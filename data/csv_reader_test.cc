@@ -46,7 +46,7 @@ TEST_F(CsvReaderTest, ReadsRowsAfterAHeader) {
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   EXPECT_EQ(dataset->size, 2);
   EXPECT_EQ(dataset->feature_dim, 2);
-  EXPECT_EQ(dataset->example_shape, (std::vector<int64_t>{2}));
+  EXPECT_EQ(dataset->example_shape, InputShape(2));
   EXPECT_EQ(dataset->num_classes, 3);
   EXPECT_EQ(dataset->features, (std::vector<float>{0.5f, -100.0f, 3.0f, 4.25f}));
   EXPECT_EQ(dataset->labels, (std::vector<int32_t>{2, 0}));
@@ -116,7 +116,7 @@ TEST_F(CsvReaderTest, RowWithoutFeaturesIsRejected) {
 
 TEST_F(CsvReaderTest, LabelColumnBeyondTheRowIsRejected) {
   const std::string message = ErrorOf("1,2\n", Code::kInvalidArgument, {/*label_column=*/2});
-  EXPECT_NE(message.find("--label_column=2 is beyond the row's 2 columns"), std::string::npos)
+  EXPECT_NE(message.find("label column 2 is beyond the row's 2 columns"), std::string::npos)
       << message;
 }
 

@@ -3,7 +3,6 @@
 #include <functional>
 #include <map>
 
-#include "common/input_shape.h"
 #include "common/split.h"
 #include "data/criteo_reader.h"
 #include "data/csv_reader.h"
@@ -33,11 +32,11 @@ std::vector<std::string> SplitList(const std::string& text) {
   return items;
 }
 
-StatusOr<std::string> FileFlag(const DataOptions& o, bool train) {
+StatusOr<std::string> SplitFile(const DataOptions& o, bool train) {
   const std::string& file = train ? o.train_file : o.test_file;
   if (file.empty()) {
-    return InvalidArgument("--dataset=" + o.format + " needs --" +
-                           (train ? "train_file" : "test_file"));
+    return InvalidArgument(o.format + " data needs a " + (train ? "training" : "test") +
+                           " file; none is given");
   }
   return file;
 }
@@ -47,14 +46,14 @@ StatusOr<Dataset> ReadMnist(const DataOptions& o, bool train, int /*num_classes*
 }
 
 StatusOr<Dataset> ReadCsv(const DataOptions& o, bool train, int num_classes) {
-  PST_ASSIGN_OR_RETURN(std::string file, FileFlag(o, train));
+  PST_ASSIGN_OR_RETURN(std::string file, SplitFile(o, train));
   return ReadCsvDataset(file, CsvOptions{o.label_column, num_classes});
 }
 
 // The binary formats (criteo, libsvm): labels 0/1, so 2 classes.
 Status CheckTwoClasses(const DataOptions& o, int num_classes) {
   if (num_classes != 0 && num_classes != 2) {
-    return InvalidArgument("--dataset=" + o.format + " has 2 classes (labels 0/1), not " +
+    return InvalidArgument(o.format + " data has 2 classes (labels 0/1), not " +
                            std::to_string(num_classes));
   }
   return Status::OK();
@@ -62,17 +61,17 @@ Status CheckTwoClasses(const DataOptions& o, int num_classes) {
 
 StatusOr<Dataset> ReadCriteo(const DataOptions& o, bool train, int num_classes) {
   PST_RETURN_IF_ERROR(CheckTwoClasses(o, num_classes));
-  PST_ASSIGN_OR_RETURN(std::string file, FileFlag(o, train));
+  PST_ASSIGN_OR_RETURN(std::string file, SplitFile(o, train));
   return ReadCriteoDataset(file);
 }
 
 StatusOr<Dataset> ReadLibsvm(const DataOptions& o, bool train, int num_classes) {
   PST_RETURN_IF_ERROR(CheckTwoClasses(o, num_classes));
-  PST_ASSIGN_OR_RETURN(std::string file, FileFlag(o, train));
+  PST_ASSIGN_OR_RETURN(std::string file, SplitFile(o, train));
   return ReadLibsvmDataset(file);
 }
 
-// CIFAR-10's binary files in data_dir when no file flag is given.
+// CIFAR-10's binary files in data_dir when no file is given.
 StatusOr<Dataset> ReadRecords(const DataOptions& o, bool train, int num_classes) {
   std::vector<std::string> files;
   if (!(train ? o.train_file : o.test_file).empty()) {
@@ -86,10 +85,10 @@ StatusOr<Dataset> ReadRecords(const DataOptions& o, bool train, int num_classes)
       files.push_back(o.data_dir + "/test_batch.bin");
     }
   } else {
-    return FileFlag(o, train).status();
+    return SplitFile(o, train).status();
   }
   RecordsOptions records;
-  records.shape = o.input_shape.empty() ? std::vector<int64_t>{32, 32, 3} : o.input_shape;
+  if (o.input_shape) records.image = *o.input_shape;
   records.label_bytes = o.label_bytes;
   records.num_classes = num_classes;
   return ReadRecordsDataset(files, records);
@@ -108,13 +107,11 @@ StatusOr<const SplitReader*> FindReader(const std::string& format) {
   if (reader != Readers().end()) return &reader->second;
   std::string known;
   for (const auto& [name, unused] : Readers()) known += (known.empty() ? "" : ", ") + name;
-  return InvalidArgument("unknown --dataset=" + format + "; known: " + known);
+  return InvalidArgument("unknown data format '" + format + "'; known: " + known);
 }
 
 std::string ShapeOf(const Dataset& d) {
-  std::string shape =
-      (d.example_shape.empty() ? InputShape(d.feature_dim) : InputShape(d.example_shape))
-          .ToString();
+  std::string shape = d.example_shape.ToString();
   if (d.num_fields > 0) shape += " and " + std::to_string(d.num_fields) + " sparse field(s)";
   return shape;
 }
@@ -143,7 +140,7 @@ StatusOr<DataSplits> LoadData(const DataOptions& options, bool with_test) {
   if (with_test) {
     PST_ASSIGN_OR_RETURN(splits.test, (*reader)(options, false, splits.train.num_classes));
     if (splits.test.feature_dim != splits.train.feature_dim ||
-        splits.test.example_shape != splits.train.example_shape ||
+        !(splits.test.example_shape == splits.train.example_shape) ||
         splits.test.num_fields != splits.train.num_fields) {
       return InvalidArgument("the test set's examples (" + ShapeOf(splits.test) +
                              ") differ from the training set's (" + ShapeOf(splits.train) + ")");

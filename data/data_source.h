@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/input_shape.h"
 #include "common/status.h"
 #include "data/dataset.h"
 #include "data/standardize.h"
@@ -31,12 +32,12 @@ struct DataOptions {
   std::string format = "mnist";
   std::string data_dir;
   std::string train_file, test_file;
-  int label_column = 0;              // csv; -1: the last column
-  int num_classes = 0;               // csv, records; 0: from the training labels
-  std::vector<int64_t> input_shape;  // records: H, W, C (CIFAR: 32, 32, 3)
-  int64_t label_bytes = 1;           // records
-  bool normalize = false;            // per-feature, on the training split's statistics
-  int64_t validation_examples = 0;   // held out of the training set
+  int label_column = 0;                   // csv; -1: the last column
+  int num_classes = 0;                    // csv, records; 0: from the training labels
+  std::optional<InputShape> input_shape;  // records: H, W, C; unset: CIFAR-10's
+  int64_t label_bytes = 1;                // records
+  bool normalize = false;                 // per-feature, on the training split's statistics
+  int64_t validation_examples = 0;        // held out of the training set
 };
 
 struct DataSplits {
@@ -51,7 +52,7 @@ std::vector<std::string> DataFormats();
 // Loads the training set (always: the validation split, the class count and
 // the standardization come from it) and, with `with_test`, the test set.
 // Errors: the readers'; InvalidArgument for an unknown format, a missing
-// file flag, or a test set whose examples or labels do not fit the training
+// file, or a test set whose examples or labels do not fit the training
 // set's, naming both sides.
 StatusOr<DataSplits> LoadData(const DataOptions& options, bool with_test);
 

@@ -107,7 +107,7 @@ TEST_F(DataSourceTest, LibsvmLoadsAndNormalizesWithoutDenseFeatures) {
 TEST_F(DataSourceTest, SparseFormatsNeedFilesAndTwoClasses) {
   DataOptions o;
   o.format = "criteo";
-  EXPECT_NE(LoadData(o, false).status().message().find("--dataset=criteo needs --train_file"),
+  EXPECT_NE(LoadData(o, false).status().message().find("criteo data needs a training file"),
             std::string::npos);
   o.train_file = Criteo("train.txt", 10);
   o.num_classes = 3;
@@ -117,7 +117,7 @@ TEST_F(DataSourceTest, SparseFormatsNeedFilesAndTwoClasses) {
   o.format = "libsvm";
   o.num_classes = 0;
   o.train_file = "";
-  EXPECT_NE(LoadData(o, false).status().message().find("--dataset=libsvm needs --train_file"),
+  EXPECT_NE(LoadData(o, false).status().message().find("libsvm data needs a training file"),
             std::string::npos);
 }
 

@@ -6,14 +6,16 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/input_shape.h"
+
 namespace pst {
 
 struct Dataset {
   int64_t size = 0;         // N examples
   int64_t feature_dim = 0;  // D (784 for MNIST)
-  // One example's shape, its product D: {H, W, C} for images (stored HWC),
-  // {D} for plain features. Empty: {D}.
-  std::vector<int64_t> example_shape;
+  // One example's shape, its size D: H x W x C for images (stored HWC), D
+  // plain features otherwise. Every reader sets it.
+  InputShape example_shape = 0;
   int num_classes = 0;          // labels lie in [0, num_classes)
   std::vector<float> features;  // N x D, row-major (MNIST pixels in [0,1])
   std::vector<int32_t> labels;  // N

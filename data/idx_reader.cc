@@ -151,7 +151,7 @@ StatusOr<Dataset> ReadIdxDataset(const std::string& images_path, const std::stri
   Dataset dataset;
   dataset.size = image_view.dims[0];
   dataset.feature_dim = int64_t{image_view.dims[1]} * image_view.dims[2];
-  dataset.example_shape = {image_view.dims[1], image_view.dims[2], 1};
+  dataset.example_shape = InputShape({image_view.dims[1], image_view.dims[2], 1});
   dataset.num_classes = kMnistClasses;
   dataset.labels.resize(dataset.size);
   for (int64_t i = 0; i < dataset.size; ++i) {

@@ -1,8 +1,8 @@
 #include "data/libsvm_reader.h"
 
-#include <charconv>
 #include <cmath>
 
+#include "common/parse_number.h"
 #include "data/text_lines.h"
 
 namespace pst {
@@ -14,8 +14,7 @@ bool IsSpace(char c) { return c == ' ' || c == '\t'; }
 int ParseLabel(std::string_view text) {
   if (!text.empty() && text[0] == '+') text.remove_prefix(1);
   double value = 0;
-  const std::from_chars_result r = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size()) return -1;
+  if (!ParseNumber(text, &value)) return -1;
   if (value == 1) return 1;
   if (value == 0 || value == -1) return 0;
   return -1;
@@ -26,7 +25,7 @@ int ParseLabel(std::string_view text) {
 StatusOr<Dataset> ReadLibsvmDataset(const std::string& path) {
   Dataset dataset;
   dataset.feature_dim = 0;
-  dataset.example_shape = {0};
+  dataset.example_shape = InputShape(0);
   dataset.num_classes = 2;
   dataset.num_fields = 1;
   dataset.sparse_offsets = {0};
@@ -59,18 +58,15 @@ StatusOr<Dataset> ReadLibsvmDataset(const std::string& path) {
       };
       const size_t colon = pair.find(':');
       if (colon == std::string_view::npos) return bad("expected index:value");
-      const char* const index_end = pair.data() + colon;
-      const char* const value_end = pair.data() + pair.size();
+      const std::string_view index_text = pair.substr(0, colon);
+      const std::string_view value_text = pair.substr(colon + 1);
       int64_t index = 0;
-      std::from_chars_result r = std::from_chars(pair.data(), index_end, index);
-      if (colon == 0 || r.ec != std::errc() || r.ptr != index_end || index < 0) {
-        return bad("index '" + std::string(pair.substr(0, colon)) + "' is not an integer >= 0");
+      if (!ParseNumber(index_text, &index) || index < 0) {
+        return bad("index '" + std::string(index_text) + "' is not an integer >= 0");
       }
       float value = 0;
-      r = std::from_chars(index_end + 1, value_end, value);
-      if (index_end + 1 == value_end || r.ec != std::errc() || r.ptr != value_end ||
-          !std::isfinite(value)) {
-        return bad("value '" + std::string(pair.substr(colon + 1)) + "' is not a finite number");
+      if (!ParseNumber(value_text, &value) || !std::isfinite(value)) {
+        return bad("value '" + std::string(value_text) + "' is not a finite number");
       }
       dataset.sparse_keys.push_back(index);
       dataset.sparse_fields.push_back(0);

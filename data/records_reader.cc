@@ -26,19 +26,24 @@ StatusOr<std::vector<uint8_t>> ReadFile(const std::string& path) {
 
 StatusOr<Dataset> ReadRecordsDataset(const std::vector<std::string>& paths,
                                      const RecordsOptions& options) {
-  if (options.shape.size() != 3 ||
-      std::any_of(options.shape.begin(), options.shape.end(), [](int64_t d) { return d < 1; })) {
+  const std::vector<int64_t>& dims = options.image.dims();
+  if (!options.image.is_image() ||
+      std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d < 1; })) {
     return InvalidArgument("records need an input shape H,W,C of three positive numbers");
   }
-  if (options.label_bytes < 1) return InvalidArgument("--label_bytes must be at least 1");
+  if (options.label_bytes < 1) {
+    return InvalidArgument("a record's label takes at least 1 byte, not " +
+                           std::to_string(options.label_bytes));
+  }
   if (paths.empty()) return InvalidArgument("no records file given");
-  const int64_t height = options.shape[0], width = options.shape[1], channels = options.shape[2];
+  const int64_t height = options.image.height(), width = options.image.width();
+  const int64_t channels = options.image.channels();
   const int64_t pixels = height * width * channels;
   const int64_t record_bytes = options.label_bytes + pixels;
 
   Dataset dataset;
   dataset.feature_dim = pixels;
-  dataset.example_shape = options.shape;
+  dataset.example_shape = options.image;
   int32_t max_label = -1;
   for (const std::string& path : paths) {
     PST_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadFile(path));

@@ -16,13 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "common/input_shape.h"
 #include "common/status.h"
 #include "data/dataset.h"
 
 namespace pst {
 
 struct RecordsOptions {
-  std::vector<int64_t> shape;  // {H, W, C}
+  InputShape image = InputShape({32, 32, 3});  // H, W, C; CIFAR-10's by default
   int64_t label_bytes = 1;
   // Labels must lie in [0, num_classes); 0: any, and num_classes becomes
   // the largest label + 1.

@@ -36,11 +36,11 @@ class RecordsReaderTest : public ::testing::Test {
 TEST_F(RecordsReaderTest, ReadsChannelMajorRecordsIntoHwcPixels) {
   const std::string a = Write("a.bin", {3, 0, 51, 102, 255});
   const std::string b = Write("b.bin", {1, 255, 0, 0, 51});
-  StatusOr<Dataset> d = ReadRecordsDataset({a, b}, {{1, 2, 2}});
+  StatusOr<Dataset> d = ReadRecordsDataset({a, b}, {InputShape({1, 2, 2})});
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->size, 2);
   EXPECT_EQ(d->feature_dim, 4);
-  EXPECT_EQ(d->example_shape, (std::vector<int64_t>{1, 2, 2}));
+  EXPECT_EQ(d->example_shape, InputShape({1, 2, 2}));
   EXPECT_EQ(d->labels, (std::vector<int32_t>{3, 1}));
   EXPECT_EQ(d->num_classes, 4);
   const std::vector<float> expected = {0, 0.4f, 0.2f, 1, 1, 0, 0, 0.2f};
@@ -50,14 +50,14 @@ TEST_F(RecordsReaderTest, ReadsChannelMajorRecordsIntoHwcPixels) {
 
 TEST_F(RecordsReaderTest, TwoLabelBytesUseTheLast) {
   StatusOr<Dataset> d =
-      ReadRecordsDataset({Write("c.bin", {9, 2, 7})}, {{1, 1, 1}, /*label_bytes=*/2});
+      ReadRecordsDataset({Write("c.bin", {9, 2, 7})}, {InputShape({1, 1, 1}), /*label_bytes=*/2});
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->labels, (std::vector<int32_t>{2}));
 }
 
 TEST_F(RecordsReaderTest, TruncatedRecordIsDataLossNamingTheFile) {
   const std::string path = Write("t.bin", {1, 2, 3, 4, 5, 6});
-  const Status s = ReadRecordsDataset({path}, {{2, 2, 1}}).status();
+  const Status s = ReadRecordsDataset({path}, {InputShape({2, 2, 1})}).status();
   EXPECT_EQ(s.code(), Code::kDataLoss);
   EXPECT_NE(s.message().find(path + ": 6 bytes is not a whole number of 5-byte records"),
             std::string::npos)
@@ -65,16 +65,18 @@ TEST_F(RecordsReaderTest, TruncatedRecordIsDataLossNamingTheFile) {
 }
 
 TEST_F(RecordsReaderTest, LabelBeyondTheClassesNamesTheRecord) {
-  const Status s = ReadRecordsDataset({Write("l.bin", {0, 1, 12, 1})}, {{1, 1, 1}, 1, 10}).status();
+  const Status s =
+      ReadRecordsDataset({Write("l.bin", {0, 1, 12, 1})}, {InputShape({1, 1, 1}), 1, 10}).status();
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_NE(s.message().find("l.bin: record 1: label 12 is outside [0, 10)"), std::string::npos)
       << s.message();
 }
 
 TEST_F(RecordsReaderTest, BadShapeAndMissingFileAreClearErrors) {
-  EXPECT_EQ(ReadRecordsDataset({Write("x.bin", {0, 1})}, {{1, 1}}).status().code(),
+  EXPECT_EQ(ReadRecordsDataset({Write("x.bin", {0, 1})}, {InputShape({1, 1})}).status().code(),
             Code::kInvalidArgument);
-  const Status s = ReadRecordsDataset({(dir_ / "none.bin").string()}, {{1, 1, 1}}).status();
+  const Status s =
+      ReadRecordsDataset({(dir_ / "none.bin").string()}, {InputShape({1, 1, 1})}).status();
   EXPECT_EQ(s.code(), Code::kNotFound);
 }
 

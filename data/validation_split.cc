@@ -45,9 +45,9 @@ void Append(const Dataset& from, int64_t i, Dataset* to) {
 
 StatusOr<Dataset> SplitValidation(Dataset* train, int64_t count, uint64_t seed) {
   if (count < 0 || count >= train->size) {
-    return InvalidArgument("--validation_examples=" + std::to_string(count) +
-                           " must be >= 0 and below the " + std::to_string(train->size) +
-                           " training examples");
+    return InvalidArgument(std::to_string(count) +
+                           " validation examples: must be >= 0 and below the " +
+                           std::to_string(train->size) + " training examples");
   }
   // A partial Fisher-Yates shuffle picks the held-out indices.
   std::vector<int64_t> order(train->size);

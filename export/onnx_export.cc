@@ -12,64 +12,86 @@
 namespace pst {
 namespace {
 
-// Field numbers and enum values of onnx/onnx.proto.
+// The field numbers and enum values of onnx/onnx.proto that the export
+// writes, each under the name of its message there (TensorProto::kDims is
+// TensorProto.dims).
 namespace onnx {
 constexpr int64_t kIrVersion = 7;  // the IR version that goes with opset 13
 constexpr int64_t kOpsetVersion = 13;
-enum ModelField {
-  kModelIrVersion = 1,
-  kProducerName = 2,
-  kProducerVersion = 3,
-  kModelDoc = 6,
-  kGraph = 7,
-  kOpsetImport = 8
+struct ModelProto {
+  enum Field {
+    kIrVersion = 1,
+    kProducerName = 2,
+    kProducerVersion = 3,
+    kDocString = 6,
+    kGraph = 7,
+    kOpsetImport = 8
+  };
 };
-enum OpsetField { kOpsetDomain = 1, kOpsetVersionField = 2 };
-enum GraphField { kNode = 1, kGraphName = 2, kInitializer = 5, kInput = 11, kOutput = 12 };
-enum NodeField { kNodeInput = 1, kNodeOutput = 2, kNodeName = 3, kOpType = 4, kAttribute = 5 };
-enum AttributeField { kAttrName = 1, kAttrInt = 3, kAttrInts = 8, kAttrType = 20 };
-enum AttributeType { kTypeInt = 2, kTypeInts = 7 };
-enum TensorField { kDims = 1, kDataType = 2, kTensorName = 8, kRawData = 9 };
-enum DataType { kFloat = 1, kInt64 = 7 };
-enum ValueInfoField { kValueName = 1, kValueType = 2 };
-enum TypeField { kTensorType = 1 };
-enum TensorTypeField { kElemType = 1, kShape = 2 };
-enum ShapeField { kDim = 1 };
-enum DimensionField { kDimValue = 1, kDimParam = 2 };
+struct OperatorSetIdProto {
+  enum Field { kDomain = 1, kVersion = 2 };
+};
+struct GraphProto {
+  enum Field { kNode = 1, kName = 2, kInitializer = 5, kInput = 11, kOutput = 12 };
+};
+struct NodeProto {
+  enum Field { kInput = 1, kOutput = 2, kName = 3, kOpType = 4, kAttribute = 5 };
+};
+struct AttributeProto {
+  enum Field { kName = 1, kI = 3, kInts = 8, kType = 20 };
+  struct AttributeType {
+    enum Value { kInt = 2, kInts = 7 };
+  };
+};
+struct TensorProto {
+  enum Field { kDims = 1, kDataType = 2, kName = 8, kRawData = 9 };
+  enum DataType { kFloat = 1, kInt64 = 7 };
+};
+struct ValueInfoProto {
+  enum Field { kName = 1, kType = 2 };
+};
+struct TypeProto {
+  enum Field { kTensorType = 1 };
+  struct Tensor {
+    enum Field { kElemType = 1, kShape = 2 };
+  };
+};
+struct TensorShapeProto {
+  enum Field { kDim = 1 };
+  struct Dimension {
+    enum Field { kDimValue = 1, kDimParam = 2 };
+  };
+};
 }  // namespace onnx
 
+// A node's AttributeProto: one int64, or a list of them.
 ProtoWriter IntAttribute(const std::string& name, int64_t value) {
   ProtoWriter a;
-  a.Bytes(onnx::kAttrName, name).Varint(onnx::kAttrType, onnx::kTypeInt);
-  return a.Varint(onnx::kAttrInt, value);
+  a.Bytes(onnx::AttributeProto::kName, name)
+      .Varint(onnx::AttributeProto::kType, onnx::AttributeProto::AttributeType::kInt);
+  return a.Varint(onnx::AttributeProto::kI, value);
 }
 
 ProtoWriter IntsAttribute(const std::string& name, const std::vector<int64_t>& values) {
   ProtoWriter a;
-  a.Bytes(onnx::kAttrName, name).Varint(onnx::kAttrType, onnx::kTypeInts);
-  for (int64_t v : values) a.Varint(onnx::kAttrInts, v);
+  a.Bytes(onnx::AttributeProto::kName, name)
+      .Varint(onnx::AttributeProto::kType, onnx::AttributeProto::AttributeType::kInts);
+  for (int64_t v : values) a.Varint(onnx::AttributeProto::kInts, v);
   return a;
 }
 
-// A float32 or int64 tensor of `dims` whose little-endian bytes are `raw`.
-ProtoWriter TensorProto(const std::string& name, onnx::DataType type,
-                        const std::vector<int64_t>& dims, std::string_view raw) {
-  ProtoWriter t;
-  t.PackedInt64s(onnx::kDims, dims).Varint(onnx::kDataType, type).Bytes(onnx::kTensorName, name);
-  return t.Bytes(onnx::kRawData, raw);
-}
-
-// A graph input or output: float32 (or `elements`) [batch, width], batch left
-// free.
+// A graph input or output (a ValueInfoProto): float32 (or `elements`)
+// [batch, width], batch left free.
 ProtoWriter BatchOfRows(const std::string& name, int64_t width,
-                        onnx::DataType elements = onnx::kFloat) {
+                        onnx::TensorProto::DataType elements = onnx::TensorProto::kFloat) {
   ProtoWriter batch, row, shape, tensor_type, type, value;
-  batch.Bytes(onnx::kDimParam, "batch");
-  row.Varint(onnx::kDimValue, width);
-  shape.Message(onnx::kDim, batch).Message(onnx::kDim, row);
-  tensor_type.Varint(onnx::kElemType, elements).Message(onnx::kShape, shape);
-  type.Message(onnx::kTensorType, tensor_type);
-  return value.Bytes(onnx::kValueName, name).Message(onnx::kValueType, type);
+  batch.Bytes(onnx::TensorShapeProto::Dimension::kDimParam, "batch");
+  row.Varint(onnx::TensorShapeProto::Dimension::kDimValue, width);
+  shape.Message(onnx::TensorShapeProto::kDim, batch).Message(onnx::TensorShapeProto::kDim, row);
+  tensor_type.Varint(onnx::TypeProto::Tensor::kElemType, elements)
+      .Message(onnx::TypeProto::Tensor::kShape, shape);
+  type.Message(onnx::TypeProto::kTensorType, tensor_type);
+  return value.Bytes(onnx::ValueInfoProto::kName, name).Message(onnx::ValueInfoProto::kType, type);
 }
 
 template <typename T>
@@ -86,8 +108,8 @@ class GraphWriter {
 
   void Standardize(const Standardization& s) {
     const int64_t d = static_cast<int64_t>(s.mean.size());
-    Initializer("standardize/mean", onnx::kFloat, {d}, RawBytes(s.mean));
-    Initializer("standardize/scale", onnx::kFloat, {d}, RawBytes(s.scale));
+    Initializer("standardize/mean", onnx::TensorProto::kFloat, {d}, RawBytes(s.mean));
+    Initializer("standardize/scale", onnx::TensorProto::kFloat, {d}, RawBytes(s.scale));
     Node("Sub", {current_, "standardize/mean"}, {});
     Node("Mul", {current_, "standardize/scale"}, {});
     dense_features_ = current_;
@@ -95,8 +117,8 @@ class GraphWriter {
 
   void Dense(const std::string& name, const ::pst::Tensor& weights, const ::pst::Tensor& bias) {
     ToRows();
-    Initializer(name + "/weights", onnx::kFloat, weights.shape(), FloatBytes(weights));
-    Initializer(name + "/bias", onnx::kFloat, bias.shape(), FloatBytes(bias));
+    Initializer(name + "/weights", onnx::TensorProto::kFloat, weights.shape(), FloatBytes(weights));
+    Initializer(name + "/bias", onnx::TensorProto::kFloat, bias.shape(), FloatBytes(bias));
     Node("Gemm", {current_, name + "/weights", name + "/bias"}, {});
   }
 
@@ -113,8 +135,8 @@ class GraphWriter {
         for (int64_t ci = 0; ci < c_n; ++ci)
           for (int64_t k = 0; k < k_n; ++k)
             oihw[((k * c_n + ci) * r_n + r) * s_n + s] = hwio[((r * s_n + s) * c_n + ci) * k_n + k];
-    Initializer(name + "/weights", onnx::kFloat, {k_n, c_n, r_n, s_n}, RawBytes(oihw));
-    Initializer(name + "/bias", onnx::kFloat, bias.shape(), FloatBytes(bias));
+    Initializer(name + "/weights", onnx::TensorProto::kFloat, {k_n, c_n, r_n, s_n}, RawBytes(oihw));
+    Initializer(name + "/bias", onnx::TensorProto::kFloat, bias.shape(), FloatBytes(bias));
     const int64_t p = c.padding;
     Node("Conv", {current_, name + "/weights", name + "/bias"},
          {IntsAttribute("kernel_shape", {r_n, s_n}), IntsAttribute("strides", {c.stride, c.stride}),
@@ -136,13 +158,13 @@ class GraphWriter {
   void ClickEmbedding(int64_t fields, int64_t rows, const ::pst::Tensor& deep) {
     click_fields_ = fields;
     const std::vector<int64_t> modulus = {rows};
-    Initializer("table_rows", onnx::kInt64, {}, RawBytes(modulus));
+    Initializer("table_rows", onnx::TensorProto::kInt64, {}, RawBytes(modulus));
     Node("Mod", {"keys", "table_rows"}, {IntAttribute("fmod", 0)}, "row_ids");
     const int64_t dim = deep.shape()[1];
-    Initializer("deep/embedding", onnx::kFloat, deep.shape(), FloatBytes(deep));
+    Initializer("deep/embedding", onnx::TensorProto::kFloat, deep.shape(), FloatBytes(deep));
     Node("Gather", {"deep/embedding", "row_ids"}, {IntAttribute("axis", 0)});
     const std::vector<int64_t> flat = {-1, fields * dim};
-    Initializer("embedding_shape", onnx::kInt64, {2}, RawBytes(flat));
+    Initializer("embedding_shape", onnx::TensorProto::kInt64, {2}, RawBytes(flat));
     Node("Reshape", {current_, "embedding_shape"}, {}, "embedded");
     if (input_dim_ > 0) Node("Concat", {dense_features_, "embedded"}, {IntAttribute("axis", 1)});
   }
@@ -152,16 +174,16 @@ class GraphWriter {
   ProtoWriter FinishClick(const ::pst::Tensor* wide) {
     if (wide != nullptr) {
       const std::string logit = current_;
-      Initializer("wide/weights", onnx::kFloat, wide->shape(), FloatBytes(*wide));
+      Initializer("wide/weights", onnx::TensorProto::kFloat, wide->shape(), FloatBytes(*wide));
       Node("Gather", {"wide/weights", "row_ids"}, {IntAttribute("axis", 0)});
       const std::vector<int64_t> axes = {1};
-      Initializer("field_axis", onnx::kInt64, {1}, RawBytes(axes));
+      Initializer("field_axis", onnx::TensorProto::kInt64, {1}, RawBytes(axes));
       Node("ReduceSum", {current_, "field_axis"}, {IntAttribute("keepdims", 0)});
       Node("Add", {logit, current_}, {});
     }
     Node("Sigmoid", {current_}, {}, "click_probability");
     const std::vector<float> one = {1.0f};
-    Initializer("one", onnx::kFloat, {1}, RawBytes(one));
+    Initializer("one", onnx::TensorProto::kFloat, {1}, RawBytes(one));
     Node("Sub", {"one", "click_probability"}, {});
     Node("Concat", {current_, "click_probability"}, {IntAttribute("axis", 1)}, "probabilities");
     return Outputs(2);
@@ -177,12 +199,14 @@ class GraphWriter {
 
  private:
   ProtoWriter Outputs(int64_t num_classes) {
-    graph_.Bytes(onnx::kGraphName, "pstrain");
-    if (input_dim_ > 0) graph_.Message(onnx::kInput, BatchOfRows("features", input_dim_));
+    graph_.Bytes(onnx::GraphProto::kName, "pstrain");
+    if (input_dim_ > 0)
+      graph_.Message(onnx::GraphProto::kInput, BatchOfRows("features", input_dim_));
     if (click_fields_ > 0) {
-      graph_.Message(onnx::kInput, BatchOfRows("keys", click_fields_, onnx::kInt64));
+      graph_.Message(onnx::GraphProto::kInput,
+                     BatchOfRows("keys", click_fields_, onnx::TensorProto::kInt64));
     }
-    graph_.Message(onnx::kOutput, BatchOfRows("probabilities", num_classes));
+    graph_.Message(onnx::GraphProto::kOutput, BatchOfRows("probabilities", num_classes));
     return graph_;
   }
 
@@ -190,9 +214,16 @@ class GraphWriter {
     return {reinterpret_cast<const char*>(t.f32()), t.num_elements() * sizeof(float)};
   }
 
-  void Initializer(const std::string& name, onnx::DataType type, const std::vector<int64_t>& dims,
-                   std::string_view raw) {
-    graph_.Message(onnx::kInitializer, TensorProto(name, type, dims, raw));
+  // A constant of the graph: a float32 or int64 tensor of `dims` whose
+  // little-endian bytes are `raw`.
+  void Initializer(const std::string& name, onnx::TensorProto::DataType type,
+                   const std::vector<int64_t>& dims, std::string_view raw) {
+    ProtoWriter tensor;
+    tensor.PackedInt64s(onnx::TensorProto::kDims, dims)
+        .Varint(onnx::TensorProto::kDataType, type)
+        .Bytes(onnx::TensorProto::kName, name)
+        .Bytes(onnx::TensorProto::kRawData, raw);
+    graph_.Message(onnx::GraphProto::kInitializer, tensor);
   }
 
   // Adds `op` reading `inputs`; its output (named `output`, or after the
@@ -201,10 +232,12 @@ class GraphWriter {
             const std::vector<ProtoWriter>& attributes, std::string output = "") {
     if (output.empty()) output = op + "_" + std::to_string(nodes_);
     ProtoWriter node;
-    for (const std::string& in : inputs) node.Bytes(onnx::kNodeInput, in);
-    node.Bytes(onnx::kNodeOutput, output).Bytes(onnx::kNodeName, output).Bytes(onnx::kOpType, op);
-    for (const ProtoWriter& a : attributes) node.Message(onnx::kAttribute, a);
-    graph_.Message(onnx::kNode, node);
+    for (const std::string& in : inputs) node.Bytes(onnx::NodeProto::kInput, in);
+    node.Bytes(onnx::NodeProto::kOutput, output)
+        .Bytes(onnx::NodeProto::kName, output)
+        .Bytes(onnx::NodeProto::kOpType, op);
+    for (const ProtoWriter& a : attributes) node.Message(onnx::NodeProto::kAttribute, a);
+    graph_.Message(onnx::GraphProto::kNode, node);
     current_ = output;
     ++nodes_;
   }
@@ -214,7 +247,7 @@ class GraphWriter {
     if (images_) return;
     const std::string shape = "shape_" + std::to_string(nodes_);
     const std::vector<int64_t> nhwc = {-1, image.height, image.width, image.in_channels};
-    Initializer(shape, onnx::kInt64, {4}, RawBytes(nhwc));
+    Initializer(shape, onnx::TensorProto::kInt64, {4}, RawBytes(nhwc));
     Node("Reshape", {current_, shape}, {});
     Node("Transpose", {current_}, {IntsAttribute("perm", {0, 3, 1, 2})});
     images_ = true;
@@ -323,15 +356,17 @@ StatusOr<std::string> OnnxModel(const TrainedModel& trained) {
   PST_ASSIGN_OR_RETURN(ProtoWriter graph,
                        trained.click_model ? ClickGraph(trained) : LayerGraph(trained));
   ProtoWriter opset, model;
-  opset.Bytes(onnx::kOpsetDomain, "").Varint(onnx::kOpsetVersionField, onnx::kOpsetVersion);
-  model.Varint(onnx::kModelIrVersion, onnx::kIrVersion)
-      .Bytes(onnx::kProducerName, "pstrain")
-      .Bytes(onnx::kProducerVersion, PST_VERSION)
-      .Bytes(onnx::kModelDoc, ModelLabel(trained.model) + " on " + trained.input.ToString() + ", " +
-                                  std::to_string(trained.num_classes) + " classes")
-      .Message(onnx::kGraph, graph)
-      .Message(onnx::kOpsetImport, opset);
-  return model.bytes();
+  opset.Bytes(onnx::OperatorSetIdProto::kDomain, "")
+      .Varint(onnx::OperatorSetIdProto::kVersion, onnx::kOpsetVersion);
+  model.Varint(onnx::ModelProto::kIrVersion, onnx::kIrVersion)
+      .Bytes(onnx::ModelProto::kProducerName, "pstrain")
+      .Bytes(onnx::ModelProto::kProducerVersion, PST_VERSION)
+      .Bytes(onnx::ModelProto::kDocString, ModelLabel(trained.model) + " on " +
+                                               trained.input.ToString() + ", " +
+                                               std::to_string(trained.num_classes) + " classes")
+      .Message(onnx::ModelProto::kGraph, graph)
+      .Message(onnx::ModelProto::kOpsetImport, opset);
+  return model.serialized();
 }
 
 Status WriteOnnxModel(const std::string& path, const TrainedModel& trained) {

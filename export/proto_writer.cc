@@ -46,13 +46,13 @@ ProtoWriter& ProtoWriter::Bytes(int field, std::string_view bytes) {
 }
 
 ProtoWriter& ProtoWriter::Message(int field, const ProtoWriter& message) {
-  return Bytes(field, message.bytes());
+  return Bytes(field, message.serialized());
 }
 
 ProtoWriter& ProtoWriter::PackedInt64s(int field, const std::vector<int64_t>& values) {
   ProtoWriter packed;
   for (int64_t v : values) packed.RawVarint(static_cast<uint64_t>(v));
-  return Bytes(field, packed.bytes());
+  return Bytes(field, packed.serialized());
 }
 
 }  // namespace pst

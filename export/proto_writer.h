@@ -24,7 +24,8 @@ class ProtoWriter {
   ProtoWriter& Message(int field, const ProtoWriter& message);
   ProtoWriter& PackedInt64s(int field, const std::vector<int64_t>& values);
 
-  const std::string& bytes() const { return bytes_; }
+  // The message so far, in the wire format.
+  const std::string& serialized() const { return bytes_; }
 
  private:
   void Tag(int field, int wire_type);

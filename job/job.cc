@@ -34,16 +34,16 @@ StatusOr<Job> LoadJob(const JobOptions& options, bool with_test) {
   job.model = options.model;
   PST_ASSIGN_OR_RETURN(job.data, LoadData(options.data, with_test));
   const Dataset& train = job.data.train;
-  job.input =
-      train.example_shape.empty() ? InputShape(train.feature_dim) : InputShape(train.example_shape);
+  job.input = train.example_shape;
   job.num_classes = train.num_classes;
   job.num_fields = train.num_fields;
   if (IsClickModel(options.model)) {
     if (options.embedding_rows < 0 || options.embedding_capacity < 0) {
-      return InvalidArgument("--embedding_rows and --embedding_capacity must be >= 0");
+      return InvalidArgument("a click model's embedding rows and capacity must be >= 0");
     }
     if (options.embedding_rows == 0 && options.embedding_capacity == 0) {
-      return InvalidArgument("--embedding_rows=0 needs --embedding_capacity (dynamic tables)");
+      return InvalidArgument(
+          "a click model needs table rows (fixed tables) or a table capacity (dynamic ones)");
     }
     job.click_model = true;
     job.table_rows = options.embedding_capacity > 0 ? 0 : options.embedding_rows;
@@ -57,9 +57,9 @@ StatusOr<Job> LoadJob(const JobOptions& options, bool with_test) {
     return job;
   }
   if (train.num_fields > 0) {
-    return InvalidArgument("--dataset=" + job.dataset +
-                           " has sparse features: train it with --model=wide_deep or a "
-                           "--model_spec whose first line is 'embedding DIM'");
+    return InvalidArgument(job.dataset +
+                           " data has sparse features: it needs a click model (wide_deep, or a "
+                           "model spec whose first line is 'embedding DIM')");
   }
   PST_RETURN_IF_ERROR(CheckModelTakes(options.model, job.input, job.num_classes));
   return job;

@@ -88,10 +88,10 @@ TEST_F(JobTest, UnknownFormatAndMissingFileFlagsAreClear) {
   JobOptions o;
   o.data.format = "parquet";
   EXPECT_NE(LoadJob(o, true).status().message().find(
-                "unknown --dataset=parquet; known: criteo, csv, libsvm, mnist, records"),
+                "unknown data format 'parquet'; known: criteo, csv, libsvm, mnist, records"),
             std::string::npos);
   o.data.format = "csv";
-  EXPECT_NE(LoadJob(o, true).status().message().find("--dataset=csv needs --train_file"),
+  EXPECT_NE(LoadJob(o, true).status().message().find("csv data needs a training file"),
             std::string::npos);
 }
 

@@ -126,7 +126,7 @@ StatusOr<float> ClickModelLearningRate(const std::string& name) {
   PST_ASSIGN_OR_RETURN(ParsedSpec spec,
                        Parse(name.substr(sizeof(kSpecPrefix) - 1), "--model_spec"));
   if (spec.learning_rate > 0) return spec.learning_rate;
-  return InvalidArgument("the --model_spec has no 'learning_rate R' line: give --learning_rate");
+  return InvalidArgument("the model spec has no 'learning_rate R' line to recommend a rate");
 }
 
 }  // namespace pst

@@ -13,8 +13,8 @@ namespace pst {
 namespace {
 
 Status MicroBatchesError(int micro_batches) {
-  return InvalidArgument("--micro_batches=" + std::to_string(micro_batches) +
-                         ": a batch is cut into at least 1 micro-batch");
+  return InvalidArgument(std::to_string(micro_batches) +
+                         " micro-batches: a batch is cut into at least 1");
 }
 
 }  // namespace
@@ -25,8 +25,8 @@ StatusOr<std::unique_ptr<Model>> MakePipelinedModel(const std::string& name,
                                                     const PipelineOptions& pipeline,
                                                     const KernelsOptions& options) {
   if (pipeline.stages < 1) {
-    return InvalidArgument("--model_parallel=" + std::to_string(pipeline.stages) +
-                           ": a model needs at least 1 stage");
+    return InvalidArgument(std::to_string(pipeline.stages) +
+                           " pipeline stages: a model needs at least 1");
   }
   if (pipeline.micro_batches < 1) return MicroBatchesError(pipeline.micro_batches);
   // Checked before any device is touched: starting a GPU takes a while.
@@ -40,10 +40,10 @@ StatusOr<std::unique_ptr<Model>> MakePipelinedModel(const std::string& name,
   }
   if (devices.size() == 1) devices.assign(pipeline.stages, devices.front());
   if (devices.size() != static_cast<size_t>(pipeline.stages)) {
-    return InvalidArgument("--device=" + device + " lists " + std::to_string(devices.size()) +
-                           " devices for --model_parallel=" + std::to_string(pipeline.stages) +
-                           ": give one device per stage, or one for all (data parallelism "
-                           "within a model-parallel worker is not supported)");
+    return InvalidArgument("device list '" + device + "' names " + std::to_string(devices.size()) +
+                           " devices for " + std::to_string(pipeline.stages) +
+                           " pipeline stages: give one device per stage, or one for all (data "
+                           "parallelism within a model-parallel worker is not supported)");
   }
   std::vector<std::unique_ptr<Kernels>> kernels;
   for (const std::string& one : devices) {
@@ -65,7 +65,7 @@ StatusOr<std::unique_ptr<Model>> MakePipelinedModelOnKernels(
   PST_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Layer>> stack,
                        MakeLayers(name, input, num_classes, *kernels.front()));
   if (static_cast<size_t>(num_stages) > stack.size()) {
-    return InvalidArgument("--model_parallel=" + std::to_string(num_stages) + ": model " + name +
+    return InvalidArgument(std::to_string(num_stages) + " pipeline stages: model " + name +
                            " has only " + std::to_string(stack.size()) +
                            " layers to give the stages, at least one each");
   }

@@ -70,8 +70,7 @@ StatusOr<InputShape> CnnImage(const InputShape& input) {
   for (int64_t side = 1; side * side <= input.size(); ++side) {
     if (side * side == input.size()) return InputShape({side, side, 1});
   }
-  return InvalidArgument("model 'cnn' takes an image (HxWxC, e.g. --input_shape), got " +
-                         input.ToString());
+  return InvalidArgument("model 'cnn' takes an image (HxWxC), got " + input.ToString());
 }
 
 // LeNet: two stages of 5x5 convolution (stride 1), ReLU and 2x2 max-pool,
@@ -147,10 +146,10 @@ std::vector<ZooModel> Zoo() {
 
 constexpr char kSpecPrefix[] = "spec:";
 
-// A --model_spec as a model of the zoo (learning_rate 0: none given).
+// A model spec (model/model_spec.h) as a model of the zoo (learning_rate 0: none given).
 StatusOr<ZooModel> SpecModel(const std::string& name) {
   PST_ASSIGN_OR_RETURN(ModelSpec parsed,
-                       ParseModelSpec(name.substr(sizeof(kSpecPrefix) - 1), "--model_spec"));
+                       ParseModelSpec(name.substr(sizeof(kSpecPrefix) - 1), "model spec"));
   auto spec = std::make_shared<const ModelSpec>(std::move(parsed));
   ZooModel model;
   model.name = name;
@@ -197,7 +196,7 @@ StatusOr<float> RecommendedLearningRate(const std::string& name) {
   if (IsSpecModel(name)) {
     PST_ASSIGN_OR_RETURN(ZooModel spec, SpecModel(name));
     if (spec.learning_rate > 0) return spec.learning_rate;
-    return InvalidArgument("the --model_spec has no 'learning_rate R' line: give --learning_rate");
+    return InvalidArgument("the model spec has no 'learning_rate R' line to recommend a rate");
   }
   for (const ZooModel& model : Zoo()) {
     if (model.name == name) return model.learning_rate;

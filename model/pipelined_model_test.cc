@@ -131,7 +131,7 @@ TEST(PipelinedModelTest, FlagErrors) {
   const Status too_many = MakePipelinedModel("mlp", 784, 10, "cpu", {4, 4}).status();
   EXPECT_NE(too_many.message().find("has only 3 layers"), std::string::npos) << too_many.ToString();
   const Status mismatch = MakePipelinedModel("mlp", 784, 10, "cpu,cpu,cpu", {2, 4}).status();
-  EXPECT_NE(mismatch.message().find("lists 3 devices for --model_parallel=2"), std::string::npos)
+  EXPECT_NE(mismatch.message().find("names 3 devices for 2 pipeline stages"), std::string::npos)
       << mismatch.ToString();
 }
 

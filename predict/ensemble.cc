@@ -96,10 +96,10 @@ std::string EnsembleReport::Format() const {
 
 StatusOr<EnsembleReport> RunEnsemble(const EnsembleOptions& options) {
   const size_t n = options.members.size();
-  if (n < 2) return InvalidArgument("an ensemble needs at least two --ensemble model files");
+  if (n < 2) return InvalidArgument("an ensemble needs at least two model files");
   if (!options.devices.empty() && options.devices.size() != n) {
-    return InvalidArgument("--device lists " + std::to_string(options.devices.size()) +
-                           " devices for " + std::to_string(n) + " ensemble members");
+    return InvalidArgument(std::to_string(options.devices.size()) + " devices for " +
+                           std::to_string(n) + " ensemble members");
   }
   std::vector<TrainedModel> trained(n);
   EnsembleReport report;

@@ -17,8 +17,7 @@ namespace {
 constexpr int64_t kBatchSize = 1000;
 
 Status CheckFits(const TrainedModel& trained, const Dataset& data, const std::string& path) {
-  const InputShape shape =
-      data.example_shape.empty() ? InputShape(data.feature_dim) : InputShape(data.example_shape);
+  const InputShape& shape = data.example_shape;
   if (shape.size() != trained.input.size() ||
       (shape.is_image() && trained.input.is_image() && !(shape == trained.input))) {
     return InvalidArgument("the data's examples (" + shape.ToString() + ") do not fit " + path +
@@ -122,7 +121,7 @@ StatusOr<PredictionReport> RunPredict(const PredictOptions& options) {
   std::ofstream csv;
   if (!options.output.empty()) {
     csv.open(options.output);
-    if (!csv) return InvalidArgument("cannot write --output=" + options.output);
+    if (!csv) return InvalidArgument("cannot write the predictions to " + options.output);
     csv.precision(std::numeric_limits<float>::max_digits10);  // the floats exactly
     csv << "label,predicted";
     for (int c = 0; c < trained.num_classes; ++c) csv << ",p" << c;
@@ -152,7 +151,7 @@ StatusOr<PredictionReport> RunPredict(const PredictOptions& options) {
     report.binary = ComputeBinaryMetrics(clicks, data.labels);
   }
   if (csv.is_open() && !csv.flush())
-    return DataLoss("writing --output=" + options.output + " failed");
+    return DataLoss("writing the predictions to " + options.output + " failed");
   return report;
 }
 
