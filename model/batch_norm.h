@@ -1,0 +1,121 @@
+// BatchNorm: batch normalization (Ioffe & Szegedy 2015) after a dense layer
+// (per feature, over the batch) or a convolution (per channel, over batch,
+// height and width: NHWC makes the input a (B*H*W, C) matrix either way).
+//
+//   training:  y = gamma * (x - batch_mean) / sqrt(batch_var + eps) + beta,
+//              batch_var biased (divided by n = B*H*W), as Keras normalizes;
+//   inference: the same with the moving mean and variance.
+//
+// Variables (trainable, through the ps optimizer like any other):
+// "<name>/gamma_minus_one" (C) and "<name>/beta" (C), both zeros. The scale
+// is gamma = 1 + gamma_minus_one because VariableSpec has no ones
+// initializer: gamma starts at 1 as in Keras, and its gradient is the
+// gradient of gamma_minus_one. An exporter writes 1 + gamma_minus_one.
+//
+// Moving statistics (not trainable): VariableSpec has no notion of a
+// non-trainable variable, so for now the layer holds them as host vectors
+// (mean 0, variance 1 at construction) with moving() / set_moving(). After a
+// training Forward, MovingAverageDelta() is what the moving statistics should
+// gain: (1 - momentum) * (batch_stat - moving), with the unbiased batch
+// variance (n / (n - 1), as Keras' moving variance), so moving + delta is
+// Keras' moving-average step. A delta, not the new value, because the ps
+// can then apply it as a plain add: in sync mode the ps averages the N
+// workers' pushes, giving one moving-average step toward the mean of their
+// batch statistics (what one batch of N*B would give for the mean); in async
+// mode each push is one worker's step, applied as it arrives, and a delta
+// computed from a stale moving value still moves the current one by the
+// right amount rather than overwriting other workers' updates.
+//
+// Meant use, once wired: a model spec puts "batch_norm" after a dense or
+// conv layer (without that layer's bias, which beta makes redundant). Each
+// step the worker pulls the moving statistics with the variables and
+// set_moving()s them, runs the step, and pushes MovingAverageDelta() beside
+// the gradients; the ps adds it, outside the optimizer (no learning rate, no
+// slots, no staleness scaling). Evaluation and export read the moving
+// statistics. A replicated model normalizes each replica's slice on its own
+// (as per-GPU batch norm does) and averages the replicas' deltas weighted by
+// slice size, as it does gradients.
+//
+// The Kernels interface has no per-channel reductions, so the math runs on
+// the host: on the buffers themselves for a host-memory back end, staged
+// through CopyToHost/CopyToDevice otherwise (a GPU kernel is a later
+// optimization). Not thread-safe; `kernels` is borrowed and must outlive it.
+#ifndef PST_MODEL_BATCH_NORM_H_
+#define PST_MODEL_BATCH_NORM_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/input_shape.h"
+#include "kernels/kernels.h"
+#include "model/layer.h"
+
+namespace pst {
+
+struct BatchNormOptions {
+  double momentum = 0.99;  // in [0, 1): the weight the moving average keeps
+  double epsilon = 1e-3;   // positive: added to the variance
+};
+
+// Per channel (C values each).
+struct BatchNormStatistics {
+  std::vector<float> mean, variance;
+};
+
+class BatchNorm : public Layer {
+ public:
+  // `shape`: the input, an image (normalized per channel) or features (per
+  // feature); non-empty, options in range (CHECKed).
+  BatchNorm(std::string name, const InputShape& shape, Kernels& kernels,
+            BatchNormOptions options = {});
+
+  int64_t in_dim() const override { return shape_.size(); }
+  int64_t out_dim() const override { return shape_.size(); }
+  std::string Describe() const override;  // "bn0 (BatchNorm, 8x8x16 image)"
+  std::vector<VariableSpec> Variables() const override;
+  // There is no InferenceOp for batch norm yet: CHECK-fails (the exporter
+  // must learn it before a spec can hold this layer).
+  InferenceOp Inference() const override;
+
+  Status Reserve(int64_t batch) override;
+  void Forward(const float* const* params, const float* x, float* y, int64_t batch,
+               bool training) override;
+  void Backward(const float* const* params, const float* x, const float* y, const float* dy,
+                float* const* grads, float* dx, int64_t batch) override;
+
+  int64_t channels() const { return channels_; }
+  const BatchNormStatistics& moving() const { return moving_; }
+  // C values each, variances non-negative (CHECKed).
+  void set_moving(BatchNormStatistics moving);
+  // The latest training Forward's batch mean and biased variance (what it
+  // normalized with). CHECKs that there was one.
+  const BatchNormStatistics& batch_statistics() const;
+  // What moving() should gain from the latest training Forward (see above).
+  BatchNormStatistics MovingAverageDelta() const;
+
+ private:
+  // gamma_ and beta_ from params (the copies work on any back end).
+  void ReadScaleAndOffset(const float* const* params);
+  // A host view of the device buffer `p` of n floats: p itself on a host
+  // back end, else its copy in *staging.
+  const float* HostView(const float* p, int64_t n, std::vector<float>* staging);
+
+  const std::string name_;
+  const InputShape shape_;
+  const int64_t channels_;
+  const BatchNormOptions options_;
+  Kernels& kernels_;
+
+  BatchNormStatistics moving_;
+  BatchNormStatistics batch_;  // of the latest training Forward
+  int64_t batch_rows_ = 0;     // its B*H*W; 0 when there was none
+  std::vector<float> gamma_, beta_, inv_std_;
+  int64_t reserved_batch_ = 0;
+  // Host copies of device buffers (unused on a host back end).
+  std::vector<float> staged_in_, staged_out_;
+};
+
+}  // namespace pst
+
+#endif  // PST_MODEL_BATCH_NORM_H_
