@@ -116,6 +116,9 @@ DEFINE_string(optimizer, "sgd",
 DEFINE_double(learning_rate, 0,
               "Learning rate of the optimizer (0: the model's recommended rate: "
               "0.3 for the MLPs, 0.1 for cnn, 0.05 for wide_mlp and wide_deep)");
+DEFINE_double(clip_norm, 0,
+              "Worker: clip each step's gradient by its global norm over every variable and "
+              "table row, as tf.clip_by_global_norm (0: no clipping)");
 DEFINE_double(momentum, 0.9, "Momentum of --optimizer=momentum");
 DEFINE_double(l1, 0, "--optimizer=ftrl: L1 regularization strength (makes weights exactly 0)");
 DEFINE_double(l2, 0, "--optimizer=ftrl: L2 regularization strength");

@@ -44,7 +44,7 @@ const std::vector<FlagGroup>& Groups() {
       {"Training",
        kChief | kWorker,
        {"model", "model_spec", "train_steps", "batch_size", "optimizer", "learning_rate",
-        "momentum", "l1", "l2", "seed", "warmup_steps"}},
+        "momentum", "l1", "l2", "clip_norm", "seed", "warmup_steps"}},
       {"Embedding tables (click models)",
        kChief | kWorker | kPredict,
        {"embedding_rows", "embedding_capacity", "embedding_min_count"}},

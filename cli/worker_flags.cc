@@ -2,6 +2,7 @@
 
 #include <gflags/gflags.h>
 
+#include <cmath>
 #include <string>
 
 #include "cli/flags.h"
@@ -12,6 +13,7 @@
 
 DECLARE_uint64(cluster_id);
 DECLARE_string(mode);
+DECLARE_double(clip_norm);
 DECLARE_int32(simulated_delay_ms);
 DECLARE_int64(simulated_delay_from_step);
 DECLARE_string(device);
@@ -42,6 +44,10 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   o.container = FLAGS_container;
   o.sync = FLAGS_mode == "sync";
   o.ssp = FLAGS_mode == "ssp";
+  if (!(FLAGS_clip_norm >= 0) || !std::isfinite(FLAGS_clip_norm)) {
+    return InvalidArgument("--clip_norm must be a finite number >= 0 (0: no clipping)");
+  }
+  o.clip_norm = static_cast<float>(FLAGS_clip_norm);
   if (FLAGS_simulated_delay_ms < 0) return InvalidArgument("--simulated_delay_ms must be >= 0");
   o.simulated_delay_ms = FLAGS_simulated_delay_ms;
   if (FLAGS_simulated_delay_from_step < 0) {

@@ -13,10 +13,12 @@
 #include "model/make_pipelined_model.h"
 #include "model/model_zoo.h"
 #include "ps/ps_client.h"
+#include "ps/ps_failure.h"
 #include "transport/heartbeat_sender.h"
 #include "transport/zmq_transport.h"
 #include "worker/chief_link.h"
 #include "worker/divergence.h"
+#include "worker/gradient_clipping.h"
 
 namespace pst {
 namespace {
@@ -57,6 +59,12 @@ struct SyncCounts {
   int64_t max_token_gap = 0;  // largest step advance between two of its tokens
 };
 
+// --clip_norm: the steps whose gradient was clipped, of those computed.
+struct ClipCounts {
+  int64_t steps = 0;
+  int64_t clipped = 0;
+};
+
 class Worker {
  public:
   Worker(const WorkerOptions& options, Transport& transport, const std::atomic<bool>& stop)
@@ -81,6 +89,10 @@ class Worker {
     PST_RETURN_IF_ERROR(trained);
     LOG(INFO) << me_ << " stops after " << local_steps_ << " local steps (global step "
               << last_report_.step << ")";
+    if (options_.clip_norm > 0) {
+      LOG(INFO) << me_ << " clipped the gradient to --clip_norm=" << options_.clip_norm << " in "
+                << clipping_.clipped << " of " << clipping_.steps << " steps";
+    }
     if (options_.sync) {
       LOG(INFO) << me_ << " sync pushes: " << sync_.pushes << ", stale " << sync_.stale
                 << ", duplicate " << sync_.duplicate << ", largest token gap "
@@ -228,6 +240,7 @@ class Worker {
     if (!pulled_) PST_RETURN_IF_ERROR(ps_->Pull(variables_, &params_));
     pulled_ = false;
     PST_ASSIGN_OR_RETURN(*loss, model_->ComputeGradients(params_, next.batch, &grads_));
+    Clip();
     *diverged = NonFiniteStep(*loss, grads_, model_->variables());
     if (*diverged) return PushSummary();
     SimulateDelay();
@@ -242,6 +255,14 @@ class Worker {
     PST_ASSIGN_OR_RETURN(PushSummary pushed,
                          ps_->SyncPush(variables_, grads_, token.step, token.replicas));
     return CountSyncPush(pushed, token);
+  }
+
+  // --clip_norm: the step's gradient (variables and table rows) scaled down
+  // to that global norm when it is longer; counted for the final log line.
+  void Clip() {
+    if (options_.clip_norm <= 0) return;
+    ++clipping_.steps;
+    clipping_.clipped += ClipByGlobalNorm(options_.clip_norm, &grads_).clipped;
   }
 
   // Notes a sync push's fate; the step it counts for is the token's.
@@ -273,6 +294,7 @@ class Worker {
     params_.resize(variables_.size());
     PST_RETURN_IF_ERROR(computed.status());
     *loss = *computed;
+    Clip();  // the rows' gradients count in the norm
     const std::vector<Tensor> row_grads(grads_.begin() + variables_.size(), grads_.end());
     grads_.resize(variables_.size());
     *diverged = NonFiniteStep(*loss, grads_, model_->variables());
@@ -295,10 +317,7 @@ class Worker {
   // checkpoint. Other errors, and a wait longer than --join_timeout_ms, end
   // the worker.
   Status WaitOutPsFailure(const Status& failure) {
-    const Code c = failure.code();
-    if (c != Code::kDeadlineExceeded && c != Code::kUnavailable && c != Code::kFailedPrecondition) {
-      return failure;
-    }
+    if (!IsPsFailure(failure)) return failure;
     if (!ps_failed_since_) {
       ps_failed_since_ = SteadyClock().Now();
       LOG(WARNING) << me_ << ": " << failure.ToString() << "; waiting for the cluster to recover";
@@ -407,6 +426,7 @@ class Worker {
   bool pulled_ = false;          // params_ hold the values for the next step
   TrainingReport last_report_;
   SyncCounts sync_;
+  ClipCounts clipping_;
   std::optional<MonotonicClock::TimePoint> ps_failed_since_;  // set while the ps are unreachable
   int64_t local_steps_ = 0;
   // Examples pushed since the last report: a report covers every step since

@@ -34,6 +34,7 @@ struct WorkerOptions {
   CpuKernelsKind cpu_kernels = DefaultCpuKernels();  // what runs on "cpu"
   int intra_op_threads = 1;                          // threads of each oneDNN call
   int64_t batch_size = 100;
+  float clip_norm = 0;  // > 0: clip each step's gradient by its global norm
   uint64_t seed = 1;
   int64_t warmup_steps = 0;    // only worker 0 trains until the global step reaches this
   bool sync = false;           // take a token from the chief before each step

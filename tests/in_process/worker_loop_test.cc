@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -132,6 +133,45 @@ TEST_F(WorkerLoopTest, JoinsTrainsToTheStepCountReportsAndLeaves) {
     }
   }
   EXPECT_TRUE(changed) << "the worker's pushes changed no variable";
+}
+
+// The L2 distance the variables moved from their initial values.
+double DistanceMoved(const std::vector<Tensor>& now, const std::vector<Tensor>& initial) {
+  double sum = 0;
+  for (size_t v = 1; v < now.size(); ++v) {  // 0 is the global step
+    for (int64_t i = 0; i < now[v].num_elements(); ++i) {
+      const double d = now[v].f32()[i] - initial[v].f32()[i];
+      sum += d * d;
+    }
+  }
+  return std::sqrt(sum);
+}
+
+// --clip_norm: every SGD update is at most learning rate x clip_norm long,
+// so 40 steps move the variables at most 40 x 0.5 x 0.01 = 0.2, where the
+// same run unclipped moves them further.
+TEST_F(WorkerLoopTest, ClippedGradientsBoundEveryUpdate) {
+  options_.clip_norm = 0.01f;
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(RunWorkerOn(options_, shards_.transport(), stop).ok());
+  std::vector<int> all(placement_->variables().size());
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<Tensor> now;
+  ASSERT_TRUE(shards_.Client(*placement_, kCluster)->Pull(all, &now).ok());
+  ASSERT_EQ(now[0].i64()[0], kTrainSteps);
+  const double clipped = DistanceMoved(now, initial_);
+  EXPECT_GT(clipped, 0);
+  EXPECT_LE(clipped, kTrainSteps * 0.5 * 0.01 * (1 + 1e-4));
+}
+
+TEST_F(WorkerLoopTest, UnclippedGradientsMoveTheVariablesFurther) {
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(RunWorkerOn(options_, shards_.transport(), stop).ok());
+  std::vector<int> all(placement_->variables().size());
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<Tensor> now;
+  ASSERT_TRUE(shards_.Client(*placement_, kCluster)->Pull(all, &now).ok());
+  EXPECT_GT(DistanceMoved(now, initial_), kTrainSteps * 0.5 * 0.01);
 }
 
 // Two workers with --mode=ssp --staleness_bound=0: lock-step, each let go
