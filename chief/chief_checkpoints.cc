@@ -18,12 +18,14 @@ double UnixSeconds() {
 }  // namespace
 
 ChiefCheckpoints::ChiefCheckpoints(const ChiefOptions& options, Checkpointer* checkpointer,
-                                   SyncCoordinator* sync, ShardKeeper* keeper)
+                                   SyncCoordinator* sync, ShardKeeper* keeper,
+                                   const MonotonicClock& clock)
     : checkpointer_(checkpointer),
       sync_(sync),
       keeper_(keeper),
+      clock_(clock),
       dir_(options.checkpoint_dir),
-      schedule_(ScheduleOptions(options), 0, SteadyClock().Now()) {}
+      schedule_(ScheduleOptions(options), 0, clock_.Now()) {}
 
 double ChiefCheckpoints::InheritRunStart(int64_t start_step) {
   run_started_unix_ = UnixSeconds();
@@ -50,7 +52,7 @@ Status ChiefCheckpoints::Save(int64_t step) {
       // Every shard serves, but the step in flight did not finish (too few
       // workers push): try again at the next checkpoint time.
       LOG(WARNING) << "checkpoint postponed: " << paused.status().message();
-      schedule_.Postponed(step, SteadyClock().Now());
+      schedule_.Postponed(step, clock_.Now());
       return Status::OK();
     }
     step = *paused;
@@ -58,15 +60,15 @@ Status ChiefCheckpoints::Save(int64_t step) {
   const Status saved = checkpointer_->Save(step, static_cast<int64_t>(run_started_unix_));
   if (sync_) sync_->Resume();
   if (saved.ok()) {
-    schedule_.Saved(step, SteadyClock().Now());
-    last_checkpoint_ = SteadyClock().Now();
+    last_checkpoint_ = clock_.Now();
+    schedule_.Saved(step, *last_checkpoint_);
     return Status::OK();
   }
   if (const std::string trouble = keeper_->Probe(); !trouble.empty()) {
     return Unavailable(trouble + " (" + saved.message() + ")");
   }
   const int limit = schedule_.max_failures();
-  if (schedule_.Failed(step, SteadyClock().Now()) == AfterSaveFailure::kGiveUp) {
+  if (schedule_.Failed(step, clock_.Now()) == AfterSaveFailure::kGiveUp) {
     return Aborted(
         saved.message() + "; stopping: " + std::to_string(limit) +
         " checkpoints in a row failed (--max_checkpoint_failures=" + std::to_string(limit) + ")");
@@ -118,7 +120,7 @@ std::string ChiefCheckpoints::SaveOnStop() {
 
 double ChiefCheckpoints::seconds_since_checkpoint() const {
   if (!last_checkpoint_) return -1;
-  return std::chrono::duration<double>(SteadyClock().Now() - *last_checkpoint_).count();
+  return std::chrono::duration<double>(clock_.Now() - *last_checkpoint_).count();
 }
 
 void ChiefCheckpoints::LogFinalFailure(const Status& status) const {

@@ -7,7 +7,8 @@
 //
 // Ownership: borrows the options, the checkpointer (null without
 // --checkpoint_dir: then nothing is ever due or saved), the sync coordinator
-// (null in async mode) and the shard keeper; each must outlive this.
+// (null in async mode), the shard keeper and the clock (the cadence's time);
+// each must outlive this.
 // Thread safety: none; the chief's main thread.
 #ifndef PST_SCHEDULER_CHIEF_CHECKPOINTS_H_
 #define PST_SCHEDULER_CHIEF_CHECKPOINTS_H_
@@ -29,7 +30,7 @@ namespace pst {
 class ChiefCheckpoints {
  public:
   ChiefCheckpoints(const ChiefOptions& options, Checkpointer* checkpointer, SyncCoordinator* sync,
-                   ShardKeeper* keeper);
+                   ShardKeeper* keeper, const MonotonicClock& clock = SteadyClock());
 
   bool enabled() const { return checkpointer_ != nullptr; }
 
@@ -41,7 +42,7 @@ class ChiefCheckpoints {
   // opened training (0 for a new run), so the report covers the whole run.
   double InheritRunStart(int64_t start_step);
 
-  bool Due(int64_t step) const { return enabled() && schedule_.Due(step, SteadyClock().Now()); }
+  bool Due(int64_t step) const { return enabled() && schedule_.Due(step, clock_.Now()); }
   // Saves at `step` (sync: at the step every shard pauses at). OK also when
   // the save failed for want of storage or was postponed (sync: the step in
   // flight did not finish); Aborted after too many failures in a row;
@@ -69,6 +70,7 @@ class ChiefCheckpoints {
   Checkpointer* const checkpointer_;
   SyncCoordinator* const sync_;
   ShardKeeper* const keeper_;
+  const MonotonicClock& clock_;
   const std::string dir_;
   CheckpointSchedule schedule_;
   bool final_tried_ = false;

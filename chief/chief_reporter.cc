@@ -13,26 +13,17 @@ namespace {
 // metrics.jsonl's format (docs/FORMATS.md).
 constexpr int kMetricsFormatVersion = 1;
 
-// Stdout carries the report lines users read; glog goes to stderr.
-void Print(const char* format, ...) __attribute__((format(printf, 1, 2)));
-void Print(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  std::vfprintf(stdout, format, args);
-  va_end(args);
-  std::fflush(stdout);
-}
-
 double PerSecond(double count, double elapsed) { return elapsed > 0 ? count / elapsed : 0; }
 
 }  // namespace
 
 ChiefReporter::ChiefReporter(const ChiefOptions& options, const ChiefState* state,
-                             std::unique_ptr<MetricsWriter> metrics)
+                             std::unique_ptr<MetricsWriter> metrics, std::FILE* out)
     : options_(options),
       state_(state),
+      out_(out),
       metrics_(std::move(metrics)),
-      line_(stdout, isatty(fileno(stdout)) == 1,
+      line_(out, isatty(fileno(out)) == 1,
             std::chrono::duration_cast<MonotonicClock::Duration>(
                 std::chrono::duration<double>(options.progress_every_secs))) {}
 
@@ -181,6 +172,15 @@ void ChiefReporter::LogTables(int64_t step, const ClusterCounts& c) const {
                 << ", gradient rows dropped " << s.rows_dropped;
     }
   }
+}
+
+// Stdout carries the report lines users read; glog goes to stderr.
+void ChiefReporter::Print(const char* format, ...) const {
+  va_list args;
+  va_start(args, format);
+  std::vfprintf(out_, format, args);
+  va_end(args);
+  std::fflush(out_);
 }
 
 void ChiefReporter::PrintReport(int64_t step, const Evaluation& test,

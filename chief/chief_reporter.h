@@ -5,14 +5,16 @@
 // says what to report and when. It keeps the figures later lines repeat
 // (the last training loss, report window and test accuracy).
 //
-// Ownership: owns the metrics file and the event file; borrows the options
-// and the chief state, which must outlive it. The endpoint it starts reads
-// the gauges, so it must not outlive the reporter.
+// Ownership: owns the metrics file and the event file; borrows the options,
+// the chief state and `out` (where the lines go: stdout, or a test's file),
+// which must outlive it. The endpoint it starts reads the gauges, so it must
+// not outlive the reporter.
 // Thread safety: none, but for the gauges, which the endpoint's thread reads.
 #ifndef PST_SCHEDULER_CHIEF_REPORTER_H_
 #define PST_SCHEDULER_CHIEF_REPORTER_H_
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,7 +37,7 @@ namespace pst {
 class ChiefReporter {
  public:
   ChiefReporter(const ChiefOptions& options, const ChiefState* state,
-                std::unique_ptr<MetricsWriter> metrics);
+                std::unique_ptr<MetricsWriter> metrics, std::FILE* out = stdout);
 
   // With --logdir: opens this run's TensorBoard events.
   Status OpenEvents();
@@ -76,8 +78,12 @@ class ChiefReporter {
   // One log line per embedding table part: rows held, created, evicted,
   // refused (the ps' status replies in `c`).
   void LogTables(int64_t step, const ClusterCounts& c) const;
+  // One report line on `out_`, flushed.
+  void Print(const char* format, ...) const __attribute__((format(printf, 2, 3)));
+
   const ChiefOptions& options_;
   const ChiefState* const state_;
+  std::FILE* const out_;
   std::unique_ptr<MetricsWriter> metrics_;
   std::unique_ptr<EventWriter> events_;  // null without --logdir
   TrainingMetrics gauges_;               // served by --metrics_port

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <system_error>
+#include <thread>
 
 #include "chief/checkpoints/checkpointer.h"
 #include "chief/chief_checkpoints.h"
@@ -20,12 +20,12 @@
 #include "chief/sync/ssp_coordinator.h"
 #include "chief/sync/sync_coordinator.h"
 #include "common/clock.h"
+#include "common/create_folder.h"
 #include "common/signal_watcher.h"
 #include "common/stop_signals.h"
 #include "model/model_zoo.h"
 #include "ps/ps_client.h"
 #include "transport/bind_address.h"
-#include "transport/server.h"
 #include "transport/zmq_transport.h"
 
 namespace pst {
@@ -54,13 +54,20 @@ ClientIdentity Identity(const ChiefOptions& options, uint64_t cluster_id) {
 // run to the ChiefTimeline.
 class Chief {
  public:
-  Chief(const ChiefOptions& options, std::unique_ptr<Model> model, Placement placement, Job job,
+  // `transport` serves the chief and reaches the ps; `clock` and `pause`:
+  // see RunChiefOn.
+  Chief(const ChiefOptions& options, Transport& transport, const MonotonicClock& clock,
+        ChiefTimeline::Pause pause, std::unique_ptr<Model> model, Placement placement, Job job,
         std::unique_ptr<MetricsWriter> metrics, uint64_t cluster_id)
       : options_(options),
         cluster_id_(cluster_id),
+        transport_(transport),
+        clock_(clock),
+        pause_(std::move(pause)),
         ps_(transport_, options.cluster, std::move(placement), Identity(options, cluster_id)),
         state_(ps_.placement().Hash(), options.train_steps, num_workers(),
-               static_cast<int>(options.cluster.ps.size()), job.Describe()),
+               static_cast<int>(options.cluster.ps.size()), job.Describe(), clock),
+        // The evaluator keeps the Job: its test sets, and what model.bin records.
         evaluator_(std::move(model), std::move(job), &ps_, options.tables),
         reporter_(options, &state_, std::move(metrics)) {
     if (!options.checkpoint_dir.empty()) {
@@ -86,27 +93,27 @@ class Chief {
     server_options.open_types = {wire::MessageType::JoinRequest,
                                  wire::MessageType::HeartbeatRequest};
     server_options.curve = options_.curve;
-    RpcServer server(context_, server_options, [this](const ReceivedMessage& r, RequestContext& c) {
-      return service_->Handle(r, c);
-    });
+    std::unique_ptr<Server> server = transport_.Listen(
+        server_options,
+        [this](const ReceivedMessage& r, RequestContext& c) { return service_->Handle(r, c); });
     if (options_.shard.mode == TrainingMode::kSync) {
       SyncReplicas replicas;
       replicas.fixed = options_.auto_replicas ? 0 : options_.shard.replicas_to_aggregate;
       sync_ = std::make_unique<SyncCoordinator>(SyncShards(ps_.placement()), num_workers(),
-                                                options_.train_steps, &server, replicas);
+                                                options_.train_steps, server.get(), replicas);
     }
     if (options_.staleness_bound) {
-      PST_ASSIGN_OR_RETURN(ssp_, MakeSspCoordinator(&server));
+      PST_ASSIGN_OR_RETURN(ssp_, MakeSspCoordinator(server.get()));
     }
     service_ = std::make_unique<ChiefService>(&state_, sync_.get(), num_workers(), ps_.num_shards(),
                                               ssp_.get());
-    PST_RETURN_IF_ERROR(server.Start());
+    PST_RETURN_IF_ERROR(server->Start());
     PST_ASSIGN_OR_RETURN(std::unique_ptr<MetricsHttpServer> endpoint,
                          reporter_.StartEndpoint(bind.address));
     LivenessMonitor liveness(&state_, std::chrono::milliseconds(options_.heartbeat_timeout_ms));
-    LOG(INFO) << "chief serving on " << server.bound_endpoint() << ", cluster id " << cluster_id_;
-    ShardKeeper keeper(options_, &ps_, sync_.get(), checkpointer_.get(), stop);
-    ChiefCheckpoints checkpoints(options_, checkpointer_.get(), sync_.get(), &keeper);
+    LOG(INFO) << "chief serving on " << server->bound_endpoint() << ", cluster id " << cluster_id_;
+    ShardKeeper keeper(options_, &ps_, sync_.get(), checkpointer_.get(), stop, clock_);
+    ChiefCheckpoints checkpoints(options_, checkpointer_.get(), sync_.get(), &keeper, clock_);
     PST_RETURN_IF_ERROR(keeper.WaitForShards());
     std::vector<Tensor> untrained = keeper.InitialValues();
     untrained.erase(untrained.begin());  // the global step
@@ -116,15 +123,15 @@ class Chief {
     if (start_step > 0) state_.AwaitEarlierWorkersFor(options_.earlier_workers_window());
     state_.set_state(wire::ClusterState::Training);
     if (sync_) sync_->Open(start_step);
-    const MonotonicClock::TimePoint opened = SteadyClock().Now();
+    const MonotonicClock::TimePoint opened = clock_.Now();
     checkpoints.Restart(start_step, opened);
     const double earlier_seconds = checkpoints.InheritRunStart(start_step);
     LOG(INFO) << "training opened: " << num_workers() << " workers, " << options_.cluster.ps.size()
               << " ps, " << options_.train_steps << " steps, " << ModeLine();
     ChiefTimeline timeline(options_, state_, sync_.get(), keeper, checkpoints, reporter_,
-                           evaluator_, stop);
+                           evaluator_, stop, clock_, pause_);
     PST_RETURN_IF_ERROR(timeline.Run(start_step, opened, earlier_seconds));
-    server.Stop();
+    server->Stop();
     return Status::OK();
   }
 
@@ -153,8 +160,9 @@ class Chief {
 
   const ChiefOptions& options_;
   const uint64_t cluster_id_;
-  zmq::context_t context_{1};
-  ZmqTransport transport_{context_};
+  Transport& transport_;
+  const MonotonicClock& clock_;
+  const ChiefTimeline::Pause pause_;
   PsClient ps_;
   ChiefState state_;
   ClusterEvaluator evaluator_;
@@ -165,17 +173,10 @@ class Chief {
   std::unique_ptr<ChiefService> service_;
 };
 
-// Creates `folder` and its parents ("": nothing to do); `what` names it in
-// the error.
-Status CreateFolder(const std::filesystem::path& folder, const std::string& what) {
-  if (folder.empty()) return Status::OK();
-  std::error_code error;
-  std::filesystem::create_directories(folder, error);
-  if (error) return FileError("cannot create " + what, error.value());
-  return Status::OK();
-}
+}  // namespace
 
-Status RunChiefUntil(const ChiefOptions& options, const std::atomic<bool>& stop) {
+Status RunChiefOn(const ChiefOptions& options, Transport& transport, const MonotonicClock& clock,
+                  const ChiefTimeline::Pause& pause, const std::atomic<bool>& stop) {
   PST_RETURN_IF_ERROR(CreateFolder(options.run_dir, "--run_dir=" + options.run_dir));
   // Found unwritable now rather than after training.
   PST_RETURN_IF_ERROR(CreateFolder(std::filesystem::path(options.export_onnx).parent_path(),
@@ -203,12 +204,10 @@ Status RunChiefUntil(const ChiefOptions& options, const std::atomic<bool>& stop)
   if (!options.checkpoint_dir.empty()) {
     PST_RETURN_IF_ERROR(KeepClusterId(options.checkpoint_dir, cluster_id));
   }
-  Chief chief(options, std::move(model), std::move(placement), std::move(job), std::move(metrics),
-              cluster_id);
+  Chief chief(options, transport, clock, pause, std::move(model), std::move(placement),
+              std::move(job), std::move(metrics), cluster_id);
   return chief.Run(stop);
 }
-
-}  // namespace
 
 int ChiefExitCode(const Status& status, int stop_signal) {
   if (status.ok()) return 0;
@@ -234,7 +233,11 @@ Status RunChief(const ChiefOptions& options, int* stop_signal) {
         std::_Exit(128 + signal);
     }
   });
-  const Status status = RunChiefUntil(options, stop);
+  zmq::context_t context(1);
+  ZmqTransport transport(context);
+  const Status status = RunChiefOn(
+      options, transport, SteadyClock(),
+      [](MonotonicClock::Duration d) { std::this_thread::sleep_for(d); }, stop);
   if (stop_signal) *stop_signal = signal_number.load();
   return status;
 }

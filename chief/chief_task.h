@@ -12,8 +12,13 @@
 #ifndef PST_SCHEDULER_CHIEF_TASK_H_
 #define PST_SCHEDULER_CHIEF_TASK_H_
 
+#include <atomic>
+
 #include "chief/chief_options.h"
+#include "chief/chief_timeline.h"
+#include "common/clock.h"
 #include "common/status.h"
+#include "transport/transport.h"
 
 namespace pst {
 
@@ -23,6 +28,14 @@ namespace pst {
 // may be null). A repeat of the signal within 2 s is the same request (see
 // common/stop_signals.h); a later one exits the process at once.
 Status RunChief(const ChiefOptions& options, int* stop_signal = nullptr);
+
+// The same over `transport` (an in-process one in tests), until done or
+// `stop` is set: the chief's decisions read `clock`, and it `pause`s between
+// two looks at the cluster (a test moves a FakeClock there). RunChief makes
+// a ZeroMQ transport, reads SteadyClock(), sleeps, and sets `stop` on
+// SIGINT/SIGTERM.
+Status RunChiefOn(const ChiefOptions& options, Transport& transport, const MonotonicClock& clock,
+                  const ChiefTimeline::Pause& pause, const std::atomic<bool>& stop);
 
 // The chief's exit status: 0 for OK; 128 + the signal for a run a signal
 // stopped, as a shell reports it (Kubernetes' ExitCode restart policy retries

@@ -1,6 +1,5 @@
 #include "chief/chief_timeline.h"
 
-#include <thread>
 #include <utility>
 
 #include "chief/step_cadence.h"
@@ -11,10 +10,6 @@
 namespace pst {
 namespace {
 
-double Seconds(MonotonicClock::TimePoint since) {
-  return std::chrono::duration<double>(SteadyClock().Now() - since).count();
-}
-
 // Long enough to smooth evaluations and checkpoints out of the ETA, short
 // enough to follow a change of pace (a worker lost or back).
 constexpr std::chrono::seconds kProgressWindow{20};
@@ -24,7 +19,8 @@ constexpr std::chrono::seconds kProgressWindow{20};
 ChiefTimeline::ChiefTimeline(const ChiefOptions& options, ChiefState& state, SyncCoordinator* sync,
                              ShardKeeper& keeper, ChiefCheckpoints& checkpoints,
                              ChiefReporter& reporter, ClusterEvaluator& evaluator,
-                             const std::atomic<bool>& stop)
+                             const std::atomic<bool>& stop, const MonotonicClock& clock,
+                             Pause pause)
     : options_(options),
       state_(state),
       sync_(sync),
@@ -32,7 +28,14 @@ ChiefTimeline::ChiefTimeline(const ChiefOptions& options, ChiefState& state, Syn
       checkpoints_(checkpoints),
       reporter_(reporter),
       evaluator_(evaluator),
-      stop_(stop) {}
+      stop_(stop),
+      clock_(clock),
+      pause_(std::move(pause)),
+      next_too_few_notice_(clock.Now()) {}
+
+double ChiefTimeline::SecondsSince(MonotonicClock::TimePoint since) const {
+  return std::chrono::duration<double>(clock_.Now() - since).count();
+}
 
 Status ChiefTimeline::Run(int64_t start_step, MonotonicClock::TimePoint opened,
                           double earlier_seconds) {
@@ -43,7 +46,7 @@ Status ChiefTimeline::Run(int64_t start_step, MonotonicClock::TimePoint opened,
     if (trained.code() == Code::kAborted) StopCluster();
     return trained;
   }
-  training_seconds_ = Seconds(start_);
+  training_seconds_ = SecondsSince(start_);
   if (stop_.load()) return StopOnSignal();
   StopWorkers();
   return Finish();
@@ -54,11 +57,11 @@ Status ChiefTimeline::FollowTraining() {
   StepCadence cadence(options_.log_every_steps, options_.eval_every_steps, options_.train_steps,
                       start_step_);
   int64_t step = start_step_;
-  auto next_probe = SteadyClock().Now();
+  auto next_probe = clock_.Now();
   while (!stop_.load()) {
     std::string trouble;
-    if (SteadyClock().Now() >= next_probe) {
-      next_probe = SteadyClock().Now() + ShardKeeper::kProbeInterval;
+    if (clock_.Now() >= next_probe) {
+      next_probe = clock_.Now() + ShardKeeper::kProbeInterval;
       trouble = keeper_.Probe();
     }
     StatusOr<int64_t> current = trouble.empty() ? keeper_.GlobalStep() : StatusOr<int64_t>(0);
@@ -69,10 +72,10 @@ Status ChiefTimeline::FollowTraining() {
     }
     step = *current;
     cadence.Observe(step);
-    reporter_.PublishProgress(step, start_step_, Seconds(start_),
+    reporter_.PublishProgress(step, start_step_, SecondsSince(start_),
                               checkpoints_.seconds_since_checkpoint(),
                               checkpoints_.consecutive_failures());
-    const auto now = SteadyClock().Now();
+    const auto now = clock_.Now();
     progress.Observe(now, step, state_.total_examples());
     if (const std::string bad = state_.non_finite_loss(); !bad.empty()) {
       return Diverged(bad + " (global step " + std::to_string(step) + ")");
@@ -109,7 +112,7 @@ Status ChiefTimeline::FollowTraining() {
     if (checkpoints_.Due(step)) {
       PST_RETURN_IF_ERROR(RecoverIfPsFailed(checkpoints_.Save(step)));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    pause_(kLookInterval);
   }
   reporter_.EndProgress();  // a warning that follows keeps the last progress line
   if (stop_.load()) LOG(WARNING) << "interrupted at global step " << step;
@@ -161,7 +164,7 @@ Status ChiefTimeline::EvaluateAndRecord(int64_t step) {
   PST_ASSIGN_OR_RETURN(Evaluation e, evaluator_.Evaluate(step));
   LOG(INFO) << "step " << step << ": test accuracy " << e.accuracy << ", test loss " << e.loss;
   reporter_.set_test_accuracy(e.accuracy);
-  return RecordEvaluation(step, e, Seconds(start_));
+  return RecordEvaluation(step, e, SecondsSince(start_));
 }
 
 Status ChiefTimeline::RecordEvaluation(int64_t step, const Evaluation& e, double elapsed) {
@@ -185,20 +188,19 @@ Status ChiefTimeline::RecoverIfPsFailed(const Status& status) {
 
 Status ChiefTimeline::Recover(const std::string& why) {
   PST_ASSIGN_OR_RETURN(start_step_, keeper_.Recover(why));
-  checkpoints_.Restart(start_step_, SteadyClock().Now());
+  checkpoints_.Restart(start_step_, clock_.Now());
   return Status::OK();
 }
 
 // Sync: steps need N live workers; below that the cluster waits for workers
 // to come back, and says so once per heartbeat interval.
 void ChiefTimeline::SayIfTooFewWorkers() {
-  if (!sync_ || SteadyClock().Now() < next_too_few_notice_) return;
+  if (!sync_ || clock_.Now() < next_too_few_notice_) return;
   const int live = state_.live_workers();
   const int needed = sync_->replicas();
-  if (live >= needed || Seconds(start_) * 1000 < options_.heartbeat_timeout_ms) return;
+  if (live >= needed || SecondsSince(start_) * 1000 < options_.heartbeat_timeout_ms) return;
   LOG(WARNING) << "waiting: " << live << " live workers, each step needs " << needed;
-  next_too_few_notice_ =
-      SteadyClock().Now() + std::chrono::milliseconds(options_.heartbeat_timeout_ms);
+  next_too_few_notice_ = clock_.Now() + std::chrono::milliseconds(options_.heartbeat_timeout_ms);
 }
 
 // SIGINT/SIGTERM during training (Slurm cancelling the job, Kubernetes
@@ -233,20 +235,20 @@ void ChiefTimeline::StopWorkers() {
 void ChiefTimeline::WaitForWorkersToLeave() {
   // After the window in which a restarted chief waits for the workers of the
   // run before it to speak (ChiefState::AwaitEarlierWorkersFor), if any.
-  const auto deadline = SteadyClock().Now() + options_.earlier_workers_window() +
+  const auto deadline = clock_.Now() + options_.earlier_workers_window() +
                         std::chrono::milliseconds(options_.rpc_timeout_ms);
-  auto next_probe = SteadyClock().Now() + ShardKeeper::kProbeInterval;
+  auto next_probe = clock_.Now() + ShardKeeper::kProbeInterval;
   while (!state_.EveryWorkerDone()) {
-    if (SteadyClock().Now() >= deadline) {
+    if (clock_.Now() >= deadline) {
       LOG(WARNING) << "not every worker said goodbye within "
                       "--rpc_timeout_ms; stopping anyway";
       return;
     }
-    if (SteadyClock().Now() >= next_probe) {
+    if (clock_.Now() >= next_probe) {
       keeper_.Probe();
-      next_probe = SteadyClock().Now() + ShardKeeper::kProbeInterval;
+      next_probe = clock_.Now() + ShardKeeper::kProbeInterval;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    pause_(kLookInterval);
   }
   WaitForLateWorkers();
 }
@@ -255,13 +257,13 @@ void ChiefTimeline::WaitForLateWorkers() {
   if (state_.EveryWorkerHeardFrom()) return;
   LOG(INFO) << "training is over; waiting up to " << options_.late_worker_grace().count()
             << " ms for the workers never heard from, to tell them";
-  const auto deadline = SteadyClock().Now() + options_.late_worker_grace();
+  const auto deadline = clock_.Now() + options_.late_worker_grace();
   while (!state_.EveryWorkerHeardFrom() || !state_.EveryWorkerDone()) {
-    if (SteadyClock().Now() >= deadline) {
+    if (clock_.Now() >= deadline) {
       LOG(WARNING) << "a worker never spoke to this chief; stopping without it";
       return;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    pause_(kLookInterval);
   }
 }
 

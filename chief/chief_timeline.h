@@ -6,15 +6,22 @@
 // the report. On a signal it saves a checkpoint and stops every task; a run
 // that cannot go on (diverged, no storage) stops them too.
 //
+// Time: its decisions (probes, the notices, how long to wait for the
+// workers to leave) read `clock`; between two looks at the cluster it calls
+// `pause`, which sleeps in a run and moves a FakeClock in a test.
+//
 // Ownership: borrows the options, the chief state, the sync coordinator
 // (null in async mode), the shard keeper, the checkpoints, the reporter, the
-// evaluator and the stop flag (set by a signal); each must outlive it.
+// evaluator, the stop flag (set by a signal) and the clock; each must
+// outlive it.
 // Thread safety: none; the chief's main thread.
 #ifndef PST_SCHEDULER_CHIEF_TIMELINE_H_
 #define PST_SCHEDULER_CHIEF_TIMELINE_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "chief/chief_checkpoints.h"
@@ -33,9 +40,15 @@ namespace pst {
 
 class ChiefTimeline {
  public:
+  // Waits `duration` between two looks at the cluster.
+  using Pause = std::function<void(MonotonicClock::Duration duration)>;
+  // Between two looks at the global step (or at the workers leaving).
+  static constexpr std::chrono::milliseconds kLookInterval{20};
+
   ChiefTimeline(const ChiefOptions& options, ChiefState& state, SyncCoordinator* sync,
                 ShardKeeper& keeper, ChiefCheckpoints& checkpoints, ChiefReporter& reporter,
-                ClusterEvaluator& evaluator, const std::atomic<bool>& stop);
+                ClusterEvaluator& evaluator, const std::atomic<bool>& stop,
+                const MonotonicClock& clock, Pause pause);
 
   // Training opened at `opened`, at global step `start_step`;
   // `earlier_seconds`: of the run, before this chief opened training. OK
@@ -66,6 +79,8 @@ class ChiefTimeline {
   // Then, for ChiefOptions::late_worker_grace, for workers never heard from.
   void WaitForLateWorkers();
   int num_workers() const { return static_cast<int>(options_.cluster.workers.size()); }
+  // Seconds from `since` to now.
+  double SecondsSince(MonotonicClock::TimePoint since) const;
 
   const ChiefOptions& options_;
   ChiefState& state_;
@@ -75,12 +90,14 @@ class ChiefTimeline {
   ChiefReporter& reporter_;
   ClusterEvaluator& evaluator_;
   const std::atomic<bool>& stop_;
+  const MonotonicClock& clock_;
+  const Pause pause_;
   int64_t start_step_ = 0;  // where training opened, or resumed after a recovery
   MonotonicClock::TimePoint start_;
   double earlier_seconds_ = 0;   // of the run, before this chief opened training
   double training_seconds_ = 0;  // from opening training to the last step
   ProgressSnapshot last_progress_;
-  MonotonicClock::TimePoint next_too_few_notice_ = SteadyClock().Now();
+  MonotonicClock::TimePoint next_too_few_notice_;
 };
 
 }  // namespace pst

@@ -11,26 +11,38 @@ namespace {
 
 // How long a probe waits for each shard's answer.
 constexpr std::chrono::milliseconds kProbePatience{1000};
+// How long WaitForShards waits for one answer before asking again.
+constexpr std::chrono::milliseconds kWaitAttempt{250};
+
+// The transport's deadline `patience` from now.
+MonotonicClock::TimePoint RequestDeadline(std::chrono::milliseconds patience) {
+  return SteadyClock().Now() + patience;
+}
 
 }  // namespace
 
 ShardKeeper::ShardKeeper(const ChiefOptions& options, PsClient* ps, SyncCoordinator* sync,
-                         Checkpointer* checkpointer, const std::atomic<bool>& stop)
-    : options_(options), ps_(ps), sync_(sync), checkpointer_(checkpointer), stop_(stop) {}
+                         Checkpointer* checkpointer, const std::atomic<bool>& stop,
+                         const MonotonicClock& clock)
+    : options_(options),
+      ps_(ps),
+      sync_(sync),
+      checkpointer_(checkpointer),
+      stop_(stop),
+      clock_(clock) {}
 
 Status ShardKeeper::WaitForShards() {
   const int timeout_ms = options_.ps_wait_timeout_ms;
   const ClusterSpec& cluster = options_.cluster;
-  const auto deadline = SteadyClock().Now() + std::chrono::milliseconds(timeout_ms);
+  const auto give_up = clock_.Now() + std::chrono::milliseconds(timeout_ms);
   for (int k = 0; k < ps_->num_shards(); ++k) {
     for (;;) {
       if (stop_.load())
         return Aborted("interrupted by a signal while waiting for ps:" + std::to_string(k));
-      const auto attempt = std::min(deadline, SteadyClock().Now() + std::chrono::milliseconds(250));
-      auto status = ps_->GetShardStatus(k, attempt);
+      auto status = ps_->GetShardStatus(k, RequestDeadline(kWaitAttempt));
       if (status.ok()) break;
       if (status.status().code() != Code::kDeadlineExceeded) return status.status();
-      if (SteadyClock().Now() >= deadline) {
+      if (clock_.Now() >= give_up) {
         return DeadlineExceeded(
             "ps:" + std::to_string(k) + " (" + cluster.ps[k].ToString() +
             ") did not answer within --ps_wait_timeout_ms=" + std::to_string(timeout_ms));
@@ -91,7 +103,7 @@ StatusOr<int64_t> ShardKeeper::Recover(const std::string& why) {
 std::string ShardKeeper::Probe() {
   std::vector<ShardStatus> probed;
   for (int k = 0; k < ps_->num_shards(); ++k) {
-    auto status = ps_->GetShardStatus(k, SteadyClock().Now() + kProbePatience);
+    auto status = ps_->GetShardStatus(k, RequestDeadline(kProbePatience));
     if (std::string trouble = ShardTrouble(k, status); !trouble.empty()) return trouble;
     probed.push_back(*status);
     // Sync: step notices are fire-and-forget; one lost (e.g. while the
@@ -117,16 +129,18 @@ StatusOr<int64_t> ShardKeeper::GlobalStep() {
   for (const Slice& slice : ps_->placement().slices()) {
     if (slice.name == kGlobalStepName) shard = slice.shard;
   }
-  auto status = ps_->GetShardStatus(shard, SteadyClock().Now() + kProbePatience);
-  if (!status.ok()) {
-    return Unavailable("ps:" + std::to_string(shard) + " is down: " + status.status().ToString());
+  auto status = ps_->GetShardStatus(shard, RequestDeadline(kProbePatience));
+  // A shard restarted empty has no step of the run: recover now, before the
+  // next probe, rather than follow its step.
+  if (std::string trouble = ShardTrouble(shard, status); !trouble.empty()) {
+    return Unavailable(trouble);
   }
   return status->store.global_step;
 }
 
 void ShardKeeper::Shutdown(std::chrono::milliseconds patience) {
   for (int k = 0; k < ps_->num_shards(); ++k) {
-    Status s = ps_->Shutdown(k, SteadyClock().Now() + patience);
+    Status s = ps_->Shutdown(k, RequestDeadline(patience));
     if (!s.ok()) LOG(WARNING) << "shutting down ps:" << k << ": " << s.ToString();
   }
 }
@@ -140,7 +154,7 @@ std::vector<Tensor> ShardKeeper::InitialValues() const {
 }
 
 MonotonicClock::TimePoint ShardKeeper::deadline() const {
-  return SteadyClock().Now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
+  return RequestDeadline(std::chrono::milliseconds(options_.rpc_timeout_ms));
 }
 
 Status ShardKeeper::InitializeVariables(bool reset_container) {
@@ -203,11 +217,6 @@ std::string ShardTrouble(int shard, const StatusOr<ShardStatus>& status) {
     return "ps:" + std::to_string(shard) + " restarted without its variables";
   }
   return "";
-}
-
-bool IsPsFailure(const Status& status) {
-  const Code c = status.code();
-  return c == Code::kDeadlineExceeded || c == Code::kUnavailable || c == Code::kFailedPrecondition;
 }
 
 std::vector<int> SyncShards(const Placement& placement) {

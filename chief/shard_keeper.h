@@ -7,9 +7,13 @@
 // cluster back to one step: every shard initialized again, then the newest checkpoint restored. One
 // that was only slow to answer is left as it is. At the end it shuts them down.
 //
+// Time: `clock` decides how long to wait for the ps (--ps_wait_timeout_ms);
+// a request's own deadline is the transport's, read from SteadyClock(),
+// which the transport waits by.
+//
 // Ownership: borrows the options, the ps client, the sync coordinator (null
-// in async mode), the checkpointer (null without --checkpoint_dir) and the
-// stop flag (set by a signal); each must outlive the keeper.
+// in async mode), the checkpointer (null without --checkpoint_dir), the stop
+// flag (set by a signal) and the clock; each must outlive the keeper.
 // Thread safety: none; the chief's main thread.
 #ifndef PST_SCHEDULER_SHARD_KEEPER_H_
 #define PST_SCHEDULER_SHARD_KEEPER_H_
@@ -27,6 +31,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "ps/ps_client.h"
+#include "ps/ps_failure.h"
 
 namespace pst {
 
@@ -36,7 +41,8 @@ class ShardKeeper {
   static constexpr std::chrono::milliseconds kProbeInterval{500};
 
   ShardKeeper(const ChiefOptions& options, PsClient* ps, SyncCoordinator* sync,
-              Checkpointer* checkpointer, const std::atomic<bool>& stop);
+              Checkpointer* checkpointer, const std::atomic<bool>& stop,
+              const MonotonicClock& clock = SteadyClock());
 
   // Waits for every ps to answer, each within --ps_wait_timeout_ms
   // (DeadlineExceeded naming the missing one); Aborted as soon as the stop
@@ -62,8 +68,9 @@ class ShardKeeper {
   // Every shard's status now, each within --rpc_timeout_ms.
   StatusOr<std::vector<ShardStatus>> Statuses();
   // Sync: the coordinator's. Async: read from the shard holding it with the
-  // probes' patience (Unavailable when it does not answer), so a ps that
-  // died is noticed within a second, not after --rpc_timeout_ms.
+  // probes' patience (Unavailable when it does not answer, or restarted
+  // without its variables), so a ps that died is noticed within a second,
+  // not after --rpc_timeout_ms.
   StatusOr<int64_t> GlobalStep();
   // Asks every ps to exit; `patience`: how long to wait for each answer
   // (short when interrupted: the ps may be stopping too). Failures are
@@ -72,7 +79,7 @@ class ShardKeeper {
 
   // The seeded initial values of every variable, global step first.
   std::vector<Tensor> InitialValues() const;
-  // --rpc_timeout_ms from now.
+  // A request's deadline: --rpc_timeout_ms from now.
   MonotonicClock::TimePoint deadline() const;
 
  private:
@@ -93,16 +100,12 @@ class ShardKeeper {
   SyncCoordinator* const sync_;
   Checkpointer* const checkpointer_;
   const std::atomic<bool>& stop_;
+  const MonotonicClock& clock_;
   std::vector<ShardStatus> probed_;
 };
 
 // What a probe's answer from `shard` says is wrong; "" when nothing is.
 std::string ShardTrouble(int shard, const StatusOr<ShardStatus>& status);
-
-// A ps that dies can fail any request before a probe notices it: true for
-// such failures (deadline, unavailable, not initialized), which call for a
-// recovery; false for OK and for other errors.
-bool IsPsFailure(const Status& status);
 
 // The shards holding a trainable (float) variable: those that accumulate
 // gradients in sync mode.

@@ -24,19 +24,6 @@ TEST(ShardTroubleTest, AShardWithoutItsVariablesRestarted) {
   EXPECT_EQ(ShardTrouble(1, ShardStatus()), "ps:1 restarted without its variables");
 }
 
-TEST(IsPsFailureTest, LostPsFailuresCallForARecovery) {
-  EXPECT_TRUE(IsPsFailure(DeadlineExceeded("ps:0")));
-  EXPECT_TRUE(IsPsFailure(Unavailable("ps:0 is down")));
-  EXPECT_TRUE(IsPsFailure(FailedPrecondition("ps:0 is not initialized")));
-}
-
-TEST(IsPsFailureTest, OtherOutcomesAreNot) {
-  EXPECT_FALSE(IsPsFailure(Status::OK()));
-  EXPECT_FALSE(IsPsFailure(Aborted("training diverged")));
-  EXPECT_FALSE(IsPsFailure(DataLoss("events file")));
-  EXPECT_FALSE(IsPsFailure(InvalidArgument("bad tensor")));
-}
-
 TEST(SyncShardsTest, OnlyShardsHoldingTrainableVariables) {
   // Round-robin over 3 shards: the global step (int64) alone on ps:0.
   PlacementOptions options;

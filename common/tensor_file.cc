@@ -1,12 +1,11 @@
 #include "common/tensor_file.h"
 
-#include <zlib.h>
-
 #include <cstring>
 #include <fstream>
 #include <iterator>
 
 #include "common/atomic_file.h"
+#include "common/crc32.h"
 
 namespace pst {
 namespace {
@@ -42,10 +41,6 @@ class Reader {
   size_t end_;
   size_t pos_ = 0;
 };
-
-uint32_t Crc32(const char* bytes, size_t n) {
-  return static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(bytes), n));
-}
 
 StatusOr<std::string> ReadWhole(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -7,13 +7,15 @@
 
 #include "common/bfloat16.h"
 #include "ps/sparse_wire.h"
+#include "transport/message_types.h"
 
 namespace pst {
 namespace {
 
-OutgoingMessage Reply(wire::MessageType type, Status status = Status::OK()) {
+// The answer to `request`, of the reply type that answers its type.
+OutgoingMessage ReplyTo(const ReceivedMessage& request, Status status = Status::OK()) {
   OutgoingMessage reply;
-  reply.type = type;
+  reply.type = ReplyTypeOf(request.type());
   reply.status = std::move(status);
   return reply;
 }
@@ -73,15 +75,15 @@ StatusOr<std::vector<EmbeddingTableConfig>> TablesFromWire(const wire::InitParam
   return tables;
 }
 
-// The reply type of a request that changes or stops the shard as a whole,
-// which only the chief may send; Invalid for every other request.
-wire::MessageType AdminReplyType(wire::MessageType request) {
+// True for the requests that change or stop the shard as a whole, which
+// only the chief may send.
+bool IsAdmin(wire::MessageType request) {
   switch (request) {
-    case wire::MessageType::InitRequest: return wire::MessageType::InitReply;
-    case wire::MessageType::SaveRequest: return wire::MessageType::SaveReply;
-    case wire::MessageType::RestoreRequest: return wire::MessageType::RestoreReply;
-    case wire::MessageType::ShutdownRequest: return wire::MessageType::ShutdownReply;
-    default: return wire::MessageType::Invalid;
+    case wire::MessageType::InitRequest:
+    case wire::MessageType::SaveRequest:
+    case wire::MessageType::RestoreRequest:
+    case wire::MessageType::ShutdownRequest: return true;
+    default: return false;
   }
 }
 
@@ -96,11 +98,10 @@ Tensor ToBFloat16(const Tensor& values) {
 OutgoingMessage PsService::Handle(const ReceivedMessage& request, std::string_view peer_address) {
   const bool from_chief = SentByChief(request, peer_address);
   if (from_chief) {
-    last_chief_contact_.store(std::chrono::steady_clock::now().time_since_epoch().count());
+    last_chief_contact_.store(clock_.Now().time_since_epoch().count());
   }
-  const wire::MessageType admin_reply = AdminReplyType(request.type());
-  if (admin_reply != wire::MessageType::Invalid && options_.chief_addresses && !from_chief) {
-    return Reply(admin_reply, RefuseAdmin(request, peer_address));
+  if (IsAdmin(request.type()) && options_.chief_addresses && !from_chief) {
+    return ReplyTo(request, RefuseAdmin(request, peer_address));
   }
   switch (request.type()) {
     case wire::MessageType::InitRequest: return HandleInit(request);
@@ -110,10 +111,14 @@ OutgoingMessage PsService::Handle(const ReceivedMessage& request, std::string_vi
     case wire::MessageType::SaveRequest: return HandleSave(request);
     case wire::MessageType::RestoreRequest: return HandleRestore(request);
     case wire::MessageType::ShutdownRequest: return HandleShutdown(request);
-    default:
-      return Reply(wire::MessageType::ErrorReply,
-                   InvalidArgument(std::string("a ps does not serve ") +
-                                   wire::EnumNameMessageType(request.type())));
+    default: {
+      // Not a ps request: a ps has no reply of its own for it.
+      OutgoingMessage refusal;
+      refusal.type = wire::MessageType::ErrorReply;
+      refusal.status = InvalidArgument(std::string("a ps does not serve ") +
+                                       wire::EnumNameMessageType(request.type()));
+      return refusal;
+    }
   }
 }
 
@@ -190,10 +195,10 @@ std::vector<ContainerLoad> PsService::Loads() const {
   return loads;
 }
 
-std::optional<std::chrono::steady_clock::time_point> PsService::last_chief_contact() const {
+std::optional<MonotonicClock::TimePoint> PsService::last_chief_contact() const {
   const auto ticks = last_chief_contact_.load();
-  if (ticks == 0) return std::nullopt;
-  return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(ticks));
+  if (ticks == kNever) return std::nullopt;
+  return MonotonicClock::TimePoint(MonotonicClock::Duration(ticks));
 }
 
 bool PsService::SentByChief(const ReceivedMessage& request, std::string_view peer_address) const {
@@ -216,9 +221,9 @@ Status PsService::RefuseAdmin(const ReceivedMessage& request, std::string_view p
 
 OutgoingMessage PsService::HandleInit(const ReceivedMessage& request) {
   auto config = ConfigFromWire(request.header().init());
-  if (!config.ok()) return Reply(wire::MessageType::InitReply, config.status());
+  if (!config.ok()) return ReplyTo(request, config.status());
   auto tables = TablesFromWire(request.header().init(), options_.shard, options_.num_shards);
-  if (!tables.ok()) return Reply(wire::MessageType::InitReply, tables.status());
+  if (!tables.ok()) return ReplyTo(request, tables.status());
   std::vector<std::pair<std::string, Tensor>> values;
   for (const TensorView& v : request.tensors()) {
     values.emplace_back(std::string(v.name), v.ToTensor());
@@ -227,9 +232,8 @@ OutgoingMessage PsService::HandleInit(const ReceivedMessage& request) {
     return InitNamed(request, name->str(), *config, std::move(values), *tables);
   }
   if (const std::string names = NamedContainers(); !names.empty()) {
-    return Reply(wire::MessageType::InitReply,
-                 FailedPrecondition("this ps serves named containers (" + names +
-                                    "): give this job a --container too"));
+    return ReplyTo(request, FailedPrecondition("this ps serves named containers (" + names +
+                                               "): give this job a --container too"));
   }
   const size_t count = values.size();
   Status status = default_.store.Initialize(*config, std::move(values), *tables);
@@ -240,7 +244,7 @@ OutgoingMessage PsService::HandleInit(const ReceivedMessage& request) {
               << request.header().cluster_id() << ")";
     for (const EmbeddingTableConfig& t : *tables) LOG(INFO) << DescribeTable(t);
   }
-  return Reply(wire::MessageType::InitReply, status);
+  return ReplyTo(request, status);
 }
 
 OutgoingMessage PsService::InitNamed(const ReceivedMessage& request, const std::string& name,
@@ -249,7 +253,7 @@ OutgoingMessage PsService::InitNamed(const ReceivedMessage& request, const std::
                                      const std::vector<EmbeddingTableConfig>& tables) {
   const wire::Header& h = request.header();
   if (Status valid = CheckContainerName(name, "container"); !valid.ok()) {
-    return Reply(wire::MessageType::InitReply, valid);
+    return ReplyTo(request, valid);
   }
   const std::string where = "container '" + name + "'";
   const bool reset = h.init()->reset_container();
@@ -258,17 +262,16 @@ OutgoingMessage PsService::InitNamed(const ReceivedMessage& request, const std::
     std::map<std::string, Shape> wanted;
     for (const auto& [variable, value] : values) wanted.emplace(variable, value.shape());
     const std::string difference = ModelDifference(held->store.Shapes(), wanted);
-    return Reply(
-        wire::MessageType::InitReply,
-        PermissionDenied(where + " holds another job's variables" +
-                         (difference.empty() ? "" : " (another model: " + difference + ")") +
-                         ": give this job another --container, or discard them with "
-                         "chief --reset_container"));
+    return ReplyTo(request, PermissionDenied(
+                                where + " holds another job's variables" +
+                                (difference.empty() ? "" : " (another model: " + difference + ")") +
+                                ": give this job another --container, or discard them with "
+                                "chief --reset_container"));
   }
   auto fresh = std::make_shared<Container>(name);
   const size_t count = values.size();
   if (Status s = fresh->store.Initialize(config, std::move(values), tables); !s.ok()) {
-    return Reply(wire::MessageType::InitReply, s);
+    return ReplyTo(request, s);
   }
   fresh->cluster_id = h.cluster_id();
   const int chief_port = h.init()->chief_port();
@@ -282,7 +285,7 @@ OutgoingMessage PsService::InitNamed(const ReceivedMessage& request, const std::
   LOG(INFO) << (reset && held ? "reset " : "initialized ") << where << ": " << count
             << " variables (optimizer " << config.optimizer.name << ", cluster " << h.cluster_id()
             << ")";
-  return Reply(wire::MessageType::InitReply);
+  return ReplyTo(request);
 }
 
 OutgoingMessage PsService::HandleShutdown(const ReceivedMessage& request) {
@@ -290,22 +293,22 @@ OutgoingMessage PsService::HandleShutdown(const ReceivedMessage& request) {
   if (name == nullptr || name->size() == 0) {
     LOG(INFO) << "shutdown requested by the chief";
     server_->Stop();
-    return Reply(wire::MessageType::ShutdownReply);
+    return ReplyTo(request);
   }
   // A named container's job is over: its share goes, the ps serves on.
   StatusOr<std::shared_ptr<Container>> c = Find(request);
-  if (!c.ok()) return Reply(wire::MessageType::ShutdownReply, c.status());
+  if (!c.ok()) return ReplyTo(request, c.status());
   {
     MutexLock lock(named_mu_);
     named_.erase(name->str());
   }
   LOG(INFO) << "released container '" << name->str() << "' (" << (*c)->store.Stats().variables
             << " variables): its job is over";
-  return Reply(wire::MessageType::ShutdownReply);
+  return ReplyTo(request);
 }
 
 OutgoingMessage PsService::HandlePull(const ReceivedMessage& request) {
-  OutgoingMessage reply = Reply(wire::MessageType::PullReply);
+  OutgoingMessage reply = ReplyTo(request);
   const wire::DataType pull_dtype = request.header().pull_dtype();
   if (pull_dtype != wire::DataType::Float32 && pull_dtype != wire::DataType::BFloat16) {
     reply.status = InvalidArgument("a pull cannot ask for dtype " +
@@ -355,12 +358,12 @@ OutgoingMessage PsService::HandlePull(const ReceivedMessage& request) {
 OutgoingMessage PsService::HandlePush(const ReceivedMessage& request) {
   const wire::Header& h = request.header();
   StatusOr<std::shared_ptr<Container>> found = Find(request);
-  if (!found.ok()) return Reply(wire::MessageType::PushReply, found.status());
+  if (!found.ok()) return ReplyTo(request, found.status());
   Container& c = **found;
   std::vector<Gradient> gradients;
   std::vector<SparseGradient> sparse;
   if (Status parsed = GradientsOf(request, &gradients, &sparse); !parsed.ok()) {
-    return Reply(wire::MessageType::PushReply, parsed);
+    return ReplyTo(request, parsed);
   }
   StatusOr<PushOutcome> outcome = [&]() -> StatusOr<PushOutcome> {
     if (c.store.mode() == TrainingMode::kSync) {
@@ -370,7 +373,7 @@ OutgoingMessage PsService::HandlePush(const ReceivedMessage& request) {
     const bool increment = h.push() != nullptr && h.push()->increment_global_step();
     return c.store.Push(gradients, increment, sparse);
   }();
-  if (!outcome.ok()) return Reply(wire::MessageType::PushReply, outcome.status());
+  if (!outcome.ok()) return ReplyTo(request, outcome.status());
   ++c.pushes;
   if (outcome->completed_step >= 0) {
     if (&c == &default_ && notifier_ != nullptr) {
@@ -379,11 +382,11 @@ OutgoingMessage PsService::HandlePush(const ReceivedMessage& request) {
       c.chief->ShardApplied(outcome->completed_step);
     }
   }
-  return PushReply(*outcome);
+  return PushReply(request, *outcome);
 }
 
-OutgoingMessage PsService::PushReply(const PushOutcome& o) {
-  OutgoingMessage reply = Reply(wire::MessageType::PushReply);
+OutgoingMessage PsService::PushReply(const ReceivedMessage& request, const PushOutcome& o) {
+  OutgoingMessage reply = ReplyTo(request);
   reply.extras = [o](flatbuffers::FlatBufferBuilder& fbb) {
     HeaderExtras extras;
     extras.push_result =
@@ -416,21 +419,21 @@ StatusOr<std::string> PsService::PartPath(const ReceivedMessage& request) const 
 
 OutgoingMessage PsService::HandleSave(const ReceivedMessage& request) {
   auto path = PartPath(request);
-  if (!path.ok()) return Reply(wire::MessageType::SaveReply, path.status());
+  if (!path.ok()) return ReplyTo(request, path.status());
   StatusOr<std::shared_ptr<Container>> c = Find(request);
-  if (!c.ok()) return Reply(wire::MessageType::SaveReply, c.status());
+  if (!c.ok()) return ReplyTo(request, c.status());
   auto snapshot = (*c)->store.Snapshot();
-  if (!snapshot.ok()) return Reply(wire::MessageType::SaveReply, snapshot.status());
+  if (!snapshot.ok()) return ReplyTo(request, snapshot.status());
   std::error_code error;
   std::filesystem::create_directories(std::filesystem::path(*path).parent_path(), error);
   if (error) {
-    return Reply(wire::MessageType::SaveReply,
-                 Unavailable("cannot create the folder of " + *path + ": " + error.message()));
+    return ReplyTo(request,
+                   Unavailable("cannot create the folder of " + *path + ": " + error.message()));
   }
   auto digest = WriteTensorFile(*path, *snapshot);
-  if (!digest.ok()) return Reply(wire::MessageType::SaveReply, digest.status());
+  if (!digest.ok()) return ReplyTo(request, digest.status());
   LOG(INFO) << "saved " << *path << " (" << digest->bytes << " bytes)";
-  OutgoingMessage reply = Reply(wire::MessageType::SaveReply);
+  OutgoingMessage reply = ReplyTo(request);
   const FileDigest d = *digest;
   reply.extras = [d](flatbuffers::FlatBufferBuilder& fbb) {
     HeaderExtras extras;
@@ -442,9 +445,9 @@ OutgoingMessage PsService::HandleSave(const ReceivedMessage& request) {
 
 OutgoingMessage PsService::HandleRestore(const ReceivedMessage& request) {
   auto path = PartPath(request);
-  if (!path.ok()) return Reply(wire::MessageType::RestoreReply, path.status());
+  if (!path.ok()) return ReplyTo(request, path.status());
   StatusOr<std::shared_ptr<Container>> c = Find(request);
-  if (!c.ok()) return Reply(wire::MessageType::RestoreReply, c.status());
+  if (!c.ok()) return ReplyTo(request, c.status());
   auto part = ReadTensorFile(*path);
   Status status = part.ok() ? (*c)->store.Restore(*part) : part.status();
   if (!status.ok()) {
@@ -452,11 +455,11 @@ OutgoingMessage PsService::HandleRestore(const ReceivedMessage& request) {
   } else {
     LOG(INFO) << "restored " << *path;
   }
-  return Reply(wire::MessageType::RestoreReply, status);
+  return ReplyTo(request, status);
 }
 
 OutgoingMessage PsService::HandleStatus(const ReceivedMessage& request) {
-  OutgoingMessage reply = Reply(wire::MessageType::ShardStatusReply);
+  OutgoingMessage reply = ReplyTo(request);
   // A named container not there (yet, or any more), or another job's, is
   // not this job's to use: one to initialize (which says why it cannot).
   StatusOr<std::shared_ptr<Container>> c = Find(request);

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/mutex.h"
 #include "monitoring/training_metrics.h"
 #include "ps/container.h"
@@ -43,7 +45,7 @@ struct PsServiceOptions {
   // The chief host's numeric IP addresses. When set, init, save, restore and
   // shutdown are served only to a sender of role Chief whose peer address is
   // one of them. Unset: served to any sender (a ps embedded in a benchmark
-  // or a fuzzer); RunPs always sets it.
+  // or a fuzzer); RunPsOn always sets it.
   std::optional<std::vector<std::string>> chief_addresses;
   // Links a named container to its chief at init; unset: named containers
   // send no step notices or heartbeats (a test, a benchmark).
@@ -58,9 +60,11 @@ class PsService {
   // `server` is borrowed: the service adopts the chief's cluster id on it at
   // init, reads its byte counters and stops it on shutdown.
   // `notifier` (borrowed; may be null when no chief is configured) hears
-  // about completed sync steps.
-  PsService(Server* server, ShardAppliedNotifier* notifier, PsServiceOptions options = {})
-      : server_(server), notifier_(notifier), options_(std::move(options)) {}
+  // about completed sync steps. `clock` (borrowed) times the chief's
+  // requests (last_chief_contact).
+  PsService(Server* server, ShardAppliedNotifier* notifier, PsServiceOptions options = {},
+            const MonotonicClock& clock = SteadyClock())
+      : server_(server), notifier_(notifier), options_(std::move(options)), clock_(clock) {}
 
   // `peer_address`: where the request came from
   // (RequestContext::peer_address()); empty when unknown, which a ps with
@@ -83,7 +87,7 @@ class PsService {
   // for a ps that stops: their chief links must go before the transport.
   void ReleaseNamedContainers();
   // When the chief last sent this shard a request; none: never.
-  std::optional<std::chrono::steady_clock::time_point> last_chief_contact() const;
+  std::optional<MonotonicClock::TimePoint> last_chief_contact() const;
 
  private:
   // True for a request of role Chief from one of chief_addresses (any
@@ -113,7 +117,7 @@ class PsService {
   // folder of the container's name for a named one).
   StatusOr<std::string> PartPath(const ReceivedMessage& request) const;
 
-  OutgoingMessage PushReply(const PushOutcome& outcome);
+  OutgoingMessage PushReply(const ReceivedMessage& request, const PushOutcome& outcome);
 
   Server* server_;
   ShardAppliedNotifier* notifier_;
@@ -123,8 +127,12 @@ class PsService {
   Container default_{""};
   mutable Mutex named_mu_;
   std::map<std::string, std::shared_ptr<Container>> named_ GUARDED_BY(named_mu_);
-  // steady_clock ticks since its epoch; 0: never.
-  std::atomic<std::chrono::steady_clock::rep> last_chief_contact_{0};
+  const MonotonicClock& clock_;
+  // clock_ ticks since its epoch; kNever: never (a FakeClock's time 0 is a
+  // time like any other).
+  static constexpr MonotonicClock::Duration::rep kNever =
+      std::numeric_limits<MonotonicClock::Duration::rep>::min();
+  std::atomic<MonotonicClock::Duration::rep> last_chief_contact_{kNever};
 };
 
 }  // namespace pst

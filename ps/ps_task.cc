@@ -16,7 +16,6 @@
 #include "ps/stop_policy.h"
 #include "transport/bind_address.h"
 #include "transport/heartbeat_sender.h"
-#include "transport/server.h"
 #include "transport/zmq_transport.h"
 
 namespace pst {
@@ -81,7 +80,7 @@ StatusOr<std::vector<std::string>> WaitForChiefAddresses(const std::string& host
 }
 
 // The shard's load as its status request reports it (PsService::HandleStatus).
-ShardLoad Load(int shard, PsService& service, const RpcServer& server) {
+ShardLoad Load(int shard, PsService& service, const Server& server) {
   const StoreStats s = service.store().Stats();
   ShardLoad load;
   load.shard = shard;
@@ -102,21 +101,27 @@ ShardLoad Load(int shard, PsService& service, const RpcServer& server) {
   return load;
 }
 
-// Serves until the chief shuts the shard down, or after a signal, until
-// `policy` says to stop.
-void ServeUntilStopped(RpcServer& server, const PsService& service,
-                       const std::atomic<bool>& signalled, const StopPolicy& policy) {
+// Serves until the chief shuts the shard down, or `stop` asks: at once, or
+// gracefully when `policy` says so.
+void ServeUntilStopped(Server& server, const PsService& service, const PsStopRequests& stop,
+                       const StopPolicy& policy, const MonotonicClock& clock) {
   constexpr std::chrono::milliseconds kCheckEvery{100};
   std::optional<MonotonicClock::TimePoint> signalled_at;
   while (!server.WaitFor(kCheckEvery)) {
-    if (!signalled.load()) continue;
-    const auto now = SteadyClock().Now();
-    if (!signalled_at) signalled_at = now;
+    if (stop.now.load()) {
+      LOG(INFO) << "stopping at once";
+      server.Stop();
+      continue;
+    }
+    if (!stop.graceful.load()) continue;
+    const auto now = clock.Now();
+    const bool first = !signalled_at;
+    if (first) signalled_at = now;
     const StopPolicy::Decision d = policy.Decide(now, *signalled_at, service.last_chief_contact());
     if (d.stop) {
       LOG(INFO) << "stopping: " << d.reason;
       server.Stop();
-    } else if (now == *signalled_at) {
+    } else if (first) {
       LOG(INFO) << d.reason;
     }
   }
@@ -124,60 +129,32 @@ void ServeUntilStopped(RpcServer& server, const PsService& service,
 
 }  // namespace
 
-Status RunPs(const PsOptions& options) {
-  // First, before any thread exists, so every thread inherits the blocked signals.
-  // The first signal asks for a stop that StopPolicy times (ServeUntilStopped);
-  // a later one stops at once.
-  std::atomic<RpcServer*> running{nullptr};
-  std::atomic<bool> signalled{false};
-  StopSignals stop_signals;
-  SignalWatcher signals([&running, &signalled, &stop_signals](int signal) {
-    switch (stop_signals.OnSignal(SteadyClock().Now())) {
-      case StopSignals::Meaning::kGracefulStop:
-        LOG(INFO) << "signal " << signal << ": stopping";
-        signalled.store(true);
-        return;
-      case StopSignals::Meaning::kSameRequest: return;
-      case StopSignals::Meaning::kStopNow:
-        LOG(INFO) << "signal " << signal << " again: stopping at once";
-        if (RpcServer* server = running.load()) server->Stop();
-        return;
-    }
-  });
-  const HostPort& me = options.cluster.ps[options.task_index];
-  // Only the chief may initialize, checkpoint, restore or stop this shard;
-  // the cluster spec says where it runs.
-  PST_ASSIGN_OR_RETURN(
-      std::vector<std::string> chief_addresses,
-      WaitForChiefAddresses(options.cluster.chief.host, options.chief_resolve_patience, signalled));
-  const BindAddress bind = ChooseBindAddress(me.host, options.bind_host);
+Status RunPsOn(const PsOptions& options, Transport& transport, const PsSite& site,
+               const MonotonicClock& clock, const PsStopRequests& stop) {
   ServerOptions server_options;
   server_options.name = "ps:" + std::to_string(options.task_index);
-  server_options.endpoint = bind.Endpoint(me.port);
-  LOG(INFO) << server_options.name << " (" << me.ToString() << ") binds " << bind.address << " ("
-            << bind.reason << ")";
+  server_options.endpoint = site.endpoint;
   server_options.role = wire::Role::Ps;
   server_options.index = options.task_index;
   server_options.max_message_bytes = options.max_message_bytes;
   server_options.num_threads = options.num_threads;
   server_options.cluster_id = options.cluster_id;
   server_options.curve = options.curve;
+  // Declared before the server, which uses it until it is destroyed.
   std::unique_ptr<PsService> service;
   server_options.serve_inline = [&service](const ReceivedMessage& r) { return service->Quick(r); };
 
-  zmq::context_t context(1);
   ChannelOptions chief;
   chief.peer_name = "chief";
   chief.endpoint = options.cluster.chief.Endpoint();
   chief.role = wire::Role::Ps;
   chief.index = options.task_index;
   chief.curve = options.curve;
-  ZmqTransport transport(context);
   ShardAppliedNotifier notifier(transport, chief);
-  RpcServer server(context, server_options,
-                   [&service](const ReceivedMessage& r, RequestContext& c) {
-                     return service->Handle(r, c.peer_address());
-                   });
+  std::unique_ptr<Server> server =
+      transport.Listen(server_options, [&service](const ReceivedMessage& r, RequestContext& c) {
+        return service->Handle(r, c.peer_address());
+      });
   // A named container's chief: on the chief host, at the port its init names.
   auto container_chief = [&transport, chief, &options](int port, uint64_t cluster_id) {
     ChannelOptions its_chief = chief;
@@ -186,33 +163,69 @@ Status RunPs(const PsOptions& options) {
                                                 cluster_id);
   };
   service = std::make_unique<PsService>(
-      &server, &notifier,
-      PsServiceOptions{options.task_index, options.checkpoint_dir, std::move(chief_addresses),
-                       container_chief, static_cast<int>(options.cluster.ps.size())});
-  PST_RETURN_IF_ERROR(server.Start());
+      server.get(), &notifier,
+      PsServiceOptions{options.task_index, options.checkpoint_dir, site.chief_addresses,
+                       container_chief, static_cast<int>(options.cluster.ps.size())},
+      clock);
+  PST_RETURN_IF_ERROR(server->Start());
   std::unique_ptr<MetricsHttpServer> metrics;
   if (options.metrics_port > 0) {
     MetricsHttpServerOptions metrics_options;
-    metrics_options.host = bind.address;
+    metrics_options.host = site.metrics_host;
     metrics_options.port = options.metrics_port;
     metrics = std::make_unique<MetricsHttpServer>(
         metrics_options, [&service, &server, shard = options.task_index] {
-          return ShardMetricsText(Load(shard, *service, server));
+          return ShardMetricsText(Load(shard, *service, *server));
         });
     PST_RETURN_IF_ERROR(metrics->Start());
-    LOG(INFO) << server_options.name << " metrics on http://" << bind.address << ":"
+    LOG(INFO) << server_options.name << " metrics on http://" << site.metrics_host << ":"
               << metrics->port() << "/metrics";
   }
   HeartbeatSender heartbeat(transport, chief, options.heartbeat_interval,
-                            [&server] { return server.cluster_id(); });
-  running.store(&server);
-  LOG(INFO) << server_options.name << " serving on " << server.bound_endpoint();
-  ServeUntilStopped(server, *service, signalled, StopPolicy(options.stop));
-  running.store(nullptr);
-  // Their chief links use the transport and its context, which go first.
+                            [&server] { return server->cluster_id(); });
+  LOG(INFO) << server_options.name << " serving on " << server->bound_endpoint();
+  ServeUntilStopped(*server, *service, stop, StopPolicy(options.stop), clock);
+  // Says which named containers their jobs never released, and ends their
+  // heartbeats now.
   service->ReleaseNamedContainers();
   LOG(INFO) << server_options.name << " stopped";
   return Status::OK();
+}
+
+Status RunPs(const PsOptions& options) {
+  // First, before any thread exists, so every thread inherits the blocked signals.
+  // The first signal asks for a stop that StopPolicy times (ServeUntilStopped);
+  // a later one stops at once.
+  PsStopRequests stop;
+  StopSignals stop_signals;
+  SignalWatcher signals([&stop, &stop_signals](int signal) {
+    switch (stop_signals.OnSignal(SteadyClock().Now())) {
+      case StopSignals::Meaning::kGracefulStop:
+        LOG(INFO) << "signal " << signal << ": stopping";
+        stop.graceful.store(true);
+        return;
+      case StopSignals::Meaning::kSameRequest: return;
+      case StopSignals::Meaning::kStopNow:
+        LOG(INFO) << "signal " << signal << " again: stopping at once";
+        stop.now.store(true);
+        return;
+    }
+  });
+  const HostPort& me = options.cluster.ps[options.task_index];
+  PsSite site;
+  // Only the chief may initialize, checkpoint, restore or stop this shard;
+  // the cluster spec says where it runs.
+  PST_ASSIGN_OR_RETURN(site.chief_addresses,
+                       WaitForChiefAddresses(options.cluster.chief.host,
+                                             options.chief_resolve_patience, stop.graceful));
+  const BindAddress bind = ChooseBindAddress(me.host, options.bind_host);
+  site.endpoint = bind.Endpoint(me.port);
+  site.metrics_host = bind.address;
+  LOG(INFO) << "ps:" << options.task_index << " (" << me.ToString() << ") binds " << bind.address
+            << " (" << bind.reason << ")";
+  zmq::context_t context(1);
+  ZmqTransport transport(context);
+  return RunPsOn(options, transport, site, SteadyClock(), stop);
 }
 
 }  // namespace pst

@@ -1,12 +1,11 @@
 #include "chief/checkpoints/checkpoint_manifest.h"
 
-#include <zlib.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "common/atomic_file.h"
+#include "common/crc32.h"
 
 namespace pst {
 namespace {
@@ -15,10 +14,6 @@ namespace {
 // constant for every intact part: its part CRCs are not compared.
 constexpr char kHeaderPrefix[] = "pstrain-checkpoint ";
 constexpr int kFormatVersion = 2;
-
-uint32_t Crc32(const std::string& text) {
-  return static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(text.data()), text.size()));
-}
 
 }  // namespace
 

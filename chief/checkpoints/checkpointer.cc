@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "common/atomic_file.h"
+#include "common/create_folder.h"
 
 namespace pst {
 namespace {
@@ -133,9 +134,7 @@ uint64_t KeptClusterId(const std::string& dir) {
 }
 
 Status KeepClusterId(const std::string& dir, uint64_t id) {
-  std::error_code error;
-  fs::create_directories(dir, error);
-  if (error) return FileError("cannot create --checkpoint_dir=" + dir, error.value());
+  PST_RETURN_IF_ERROR(CreateFolder(dir, "checkpoint folder " + dir));
   return WriteFileAtomically(dir + "/" + kClusterIdFile, std::to_string(id) + "\n");
 }
 

@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "chief/checkpoints/crc32c.h"
+#include "common/create_folder.h"
 
 namespace pst {
 namespace {
@@ -90,11 +91,7 @@ std::string RunEventDir(const std::string& logdir, const std::string& run_dir) {
 }
 
 StatusOr<std::unique_ptr<EventWriter>> EventWriter::Open(const std::string& logdir) {
-  std::error_code error;
-  std::filesystem::create_directories(logdir, error);
-  if (error) {
-    return FileError("cannot create event folder " + logdir, error.value());
-  }
+  PST_RETURN_IF_ERROR(CreateFolder(logdir, "event folder " + logdir));
   const double now = WallTime();
   const std::string path = logdir + "/events.out.tfevents." +
                            std::to_string(static_cast<int64_t>(now)) + "." + HostName();

@@ -1,0 +1,93 @@
+// Test helper: ps shards (PsService) over an InProcessTransport that write
+// checkpoint parts, each shard into a folder of its own (InProcessShards'
+// shards have none, so they refuse to save), initialized with a global step
+// and one float variable; and the chief's PsClient to them. A shard whose
+// folder cannot be created fails every save, as a full disk would, while it
+// still serves. No sockets, no processes.
+#ifndef PST_TESTS_IN_PROCESS_CHECKPOINTING_SHARDS_H_
+#define PST_TESTS_IN_PROCESS_CHECKPOINTING_SHARDS_H_
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cluster/placement.h"
+#include "ps/ps_client.h"
+#include "ps/ps_service.h"
+#include "ps/shard_config.h"
+#include "transport/in_process.h"
+
+namespace pst {
+
+class CheckpointingShards {
+ public:
+  static constexpr uint64_t kCluster = 7;
+
+  // Shard k writes its parts under part_dirs[k].
+  explicit CheckpointingShards(const std::vector<std::string>& part_dirs) {
+    const int num_shards = static_cast<int>(part_dirs.size());
+    services_.resize(num_shards);
+    for (int k = 0; k < num_shards; ++k) {
+      cluster_.ps.push_back({"127.0.0.1", 2000 + k});
+      ServerOptions options;
+      options.name = "ps:" + std::to_string(k);
+      options.endpoint = cluster_.ps[k].Endpoint();
+      options.role = wire::Role::Ps;
+      options.index = k;
+      servers_.push_back(
+          transport_.Listen(options, [this, k](const ReceivedMessage& r, RequestContext& c) {
+            return services_[k]->Handle(r, c.peer_address());
+          }));
+      services_[k] = std::make_unique<PsService>(
+          servers_[k].get(), nullptr,
+          PsServiceOptions{k, part_dirs[k], std::nullopt, nullptr, num_shards});
+      EXPECT_TRUE(servers_[k]->Start().ok());
+    }
+    // Round-robin: the global step on ps:0, "w" on ps:1 when there is one.
+    PlacementOptions placement;
+    placement.num_shards = num_shards;
+    ClientIdentity identity;
+    identity.role = wire::Role::Chief;
+    identity.cluster_id = kCluster;
+    identity.rpc_timeout_ms = 2000;
+    chief_ = std::make_unique<PsClient>(
+        transport_, cluster_,
+        Placement::Compute(WithGlobalStep({{"w", DType::kFloat32, {3}}}), placement).value(),
+        identity);
+  }
+
+  PsClient& chief() { return *chief_; }
+
+  // Every shard holds global step `step` and w = {w0, w0 + 1, w0 + 2}.
+  Status Initialize(int64_t step, float w0) {
+    Tensor global_step(DType::kInt64, {});
+    global_step.i64()[0] = step;
+    Tensor w(DType::kFloat32, {3});
+    for (int i = 0; i < 3; ++i) w.f32()[i] = w0 + static_cast<float>(i);
+    ShardConfig config;
+    config.global_step_variable = kGlobalStepName;
+    return chief_->Initialize(config, {global_step, w});
+  }
+
+  // {global step, w[0], w[1], w[2]} as the shards hold them now.
+  std::vector<double> Values() {
+    std::vector<Tensor> now;
+    EXPECT_TRUE(chief_->Pull({0, 1}, &now).ok());
+    if (now.size() != 2) return {};
+    return {static_cast<double>(now[0].i64()[0]), now[1].f32()[0], now[1].f32()[1],
+            now[1].f32()[2]};
+  }
+
+ private:
+  InProcessTransport transport_;
+  ClusterSpec cluster_;
+  std::vector<std::unique_ptr<PsService>> services_;
+  std::vector<std::unique_ptr<Server>> servers_;  // after services_: stopped first
+  std::unique_ptr<PsClient> chief_;               // after servers_: gone before them
+};
+
+}  // namespace pst
+
+#endif  // PST_TESTS_IN_PROCESS_CHECKPOINTING_SHARDS_H_

@@ -1,0 +1,221 @@
+// ChiefTimeline: the chief's run from training opened to its end, against a
+// real PsService shard over an in-process transport, with a FakeClock. The
+// timeline's pause between two looks moves the clock and lets a small
+// in-test worker train one step: no sockets, no processes, no sleeps.
+#include "chief/chief_timeline.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "chief/chief_checkpoints.h"
+#include "chief/chief_reporter.h"
+#include "chief/chief_state.h"
+#include "chief/reporting/cluster_evaluator.h"
+#include "chief/reporting/metrics_writer.h"
+#include "chief/shard_keeper.h"
+#include "common/clock.h"
+#include "job/job.h"
+#include "ps/ps_client.h"
+#include "ps/ps_service.h"
+#include "tests/in_process/chief_testing.h"
+#include "transport/in_process.h"
+
+namespace pst {
+namespace {
+
+constexpr uint64_t kCluster = 9;
+constexpr int64_t kTrainSteps = 30;
+// Far more looks than any run here takes: past them the test stops the run
+// (as a signal would), so a broken timeline fails instead of hanging.
+constexpr int kMostLooks = 3000;
+
+// One ps shard over `transport`. Restart() replaces its PsService with an
+// empty one: a ps restarted without its variables.
+class RestartableShard {
+ public:
+  RestartableShard(Transport& transport, const HostPort& address) {
+    ServerOptions options;
+    options.name = "ps:0";
+    options.endpoint = address.Endpoint();
+    options.role = wire::Role::Ps;
+    server_ = transport.Listen(options, [this](const ReceivedMessage& r, RequestContext& c) {
+      return service_->Handle(r, c.peer_address());
+    });
+    Restart();
+    EXPECT_TRUE(server_->Start().ok());
+  }
+  void Restart() { service_ = std::make_unique<PsService>(server_.get(), nullptr); }
+  PsService& service() { return *service_; }
+  // True once the chief shut the shard down.
+  bool stopped() { return server_->WaitFor(std::chrono::milliseconds(0)); }
+
+ private:
+  std::unique_ptr<PsService> service_;
+  std::unique_ptr<Server> server_;  // after service_: stopped first
+};
+
+class ChiefTimelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("chief_timeline_test_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    options_.cluster.ps = {{"127.0.0.1", 2000}};
+    options_.cluster.workers = {{"127.0.0.1", 3000}};
+    options_.cluster.chief = {"127.0.0.1", 1999};
+    options_.job.data.format = "csv";
+    options_.job.data.train_file = WriteCsv(dir_.string() + "/train.csv", 150, 1);
+    options_.job.data.test_file = WriteCsv(dir_.string() + "/test.csv", 60, 2);
+    options_.job.model = "mlp";
+    options_.shard.optimizer.learning_rate = 0.5f;
+    options_.train_steps = kTrainSteps;
+    options_.eval_every_steps = 10;
+    options_.log_every_steps = 10;
+    options_.progress_every_secs = 0;
+    options_.heartbeat_timeout_ms = 1000;
+    options_.rpc_timeout_ms = 2000;
+    options_.run_dir = dir_.string();
+
+    Job job = LoadJob(options_.job, /*with_test=*/true).value();
+    std::unique_ptr<Model> model = MakeJobModel(job).value();
+    PlacementOptions placement;
+    placement.num_shards = 1;
+    Placement computed = Placement::Compute(WithGlobalStep(model->variables()), placement).value();
+    worker_ =
+        std::make_unique<StepByStepWorker>(transport_, options_.cluster, computed, job, kCluster);
+    ClientIdentity identity;
+    identity.role = wire::Role::Chief;
+    identity.cluster_id = kCluster;
+    identity.rpc_timeout_ms = options_.rpc_timeout_ms;
+    ps_ = std::make_unique<PsClient>(transport_, options_.cluster, std::move(computed), identity);
+    state_ = std::make_unique<ChiefState>(ps_->placement().Hash(), kTrainSteps, 1, 1,
+                                          job.Describe(), clock_);
+    keeper_ = std::make_unique<ShardKeeper>(options_, ps_.get(), nullptr, nullptr, stop_, clock_);
+    checkpoints_ =
+        std::make_unique<ChiefCheckpoints>(options_, nullptr, nullptr, keeper_.get(), clock_);
+    reporter_ = std::make_unique<ChiefReporter>(options_, state_.get(),
+                                                MetricsWriter::Open(MetricsPath()).value());
+    evaluator_ = std::make_unique<ClusterEvaluator>(std::move(model), std::move(job), ps_.get());
+    timeline_ = std::make_unique<ChiefTimeline>(options_, *state_, nullptr, *keeper_, *checkpoints_,
+                                                *reporter_, *evaluator_, stop_, clock_,
+                                                [this](MonotonicClock::Duration d) { Look(d); });
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // What the chief does before it opens training; then the timeline's run.
+  Status OpenAndRun() {
+    PST_RETURN_IF_ERROR(keeper_->WaitForShards());
+    std::vector<Tensor> untrained = keeper_->InitialValues();
+    untrained.erase(untrained.begin());  // the global step
+    PST_RETURN_IF_ERROR(evaluator_->EvaluateUntrained(untrained));
+    PST_ASSIGN_OR_RETURN(const int64_t start_step, keeper_->Start());
+    state_->set_state(wire::ClusterState::Training);
+    state_->RecordHeartbeat(wire::Role::Worker, 0);  // the worker has spoken
+    return timeline_->Run(start_step, clock_.Now(), /*earlier_seconds=*/0);
+  }
+
+  // The timeline's pause: time moves on, the worker trains a step, and
+  // then what the test adds happens.
+  void Look(MonotonicClock::Duration d) {
+    clock_.Advance(d);
+    if (++looks_ > kMostLooks) stop_ = true;
+    worker_->StepUntil(kTrainSteps);
+    if (on_look_) on_look_();
+  }
+
+  std::string MetricsPath() const { return dir_.string() + "/metrics.jsonl"; }
+  // The global step of each evaluation in metrics.jsonl.
+  std::vector<int64_t> EvaluatedSteps() const {
+    std::vector<int64_t> steps;
+    std::ifstream in(MetricsPath());
+    for (std::string line; std::getline(in, line);) {
+      const size_t at = line.find("\"step\":");
+      if (at != std::string::npos) steps.push_back(std::stoll(line.substr(at + 7)));
+    }
+    return steps;
+  }
+
+  std::filesystem::path dir_;
+  ChiefOptions options_;
+  FakeClock clock_;
+  std::atomic<bool> stop_{false};
+  InProcessTransport transport_;
+  RestartableShard shard_{transport_, {"127.0.0.1", 2000}};
+  std::unique_ptr<StepByStepWorker> worker_;
+  std::unique_ptr<PsClient> ps_;
+  std::unique_ptr<ChiefState> state_;
+  std::unique_ptr<ShardKeeper> keeper_;
+  std::unique_ptr<ChiefCheckpoints> checkpoints_;
+  std::unique_ptr<ChiefReporter> reporter_;
+  std::unique_ptr<ClusterEvaluator> evaluator_;
+  std::unique_ptr<ChiefTimeline> timeline_;
+  std::function<void()> on_look_;  // the test's event, at each look
+  int looks_ = 0;
+};
+
+TEST_F(ChiefTimelineTest, TrainsToTheStepCountEvaluatingOnCadenceThenStopsThePs) {
+  const Status ran = OpenAndRun();
+  ASSERT_TRUE(ran.ok()) << ran.ToString();
+  EXPECT_EQ(worker_->pushes(), kTrainSteps);
+  // Every --eval_every_steps while training, and the final model.
+  EXPECT_EQ(EvaluatedSteps(), (std::vector<int64_t>{10, 20, kTrainSteps}));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "model.bin"));
+  EXPECT_TRUE(shard_.stopped());
+  EXPECT_EQ(state_->state(), wire::ClusterState::Stopping);
+}
+
+// A ps restarted without its variables: every shard is initialized again
+// and training starts over from step 0 (no checkpoint), its steps
+// evaluated again.
+TEST_F(ChiefTimelineTest, APsRestartedEmptyIsInitializedAgainAndTrainingStartsOver) {
+  bool restarted = false;
+  on_look_ = [&] {
+    if (!restarted && worker_->global_step() == 15) {
+      shard_.Restart();
+      restarted = true;
+    }
+  };
+  const Status ran = OpenAndRun();
+  ASSERT_TRUE(ran.ok()) << ran.ToString();
+  EXPECT_TRUE(restarted);
+  EXPECT_TRUE(shard_.service().store().initialized());
+  EXPECT_EQ(worker_->pushes(), 15 + kTrainSteps);
+  EXPECT_EQ(EvaluatedSteps(), (std::vector<int64_t>{10, 10, 20, kTrainSteps}));
+}
+
+TEST_F(ChiefTimelineTest, ANonFiniteLossStopsTheClusterAndFailsTheRun) {
+  on_look_ = [&] {
+    if (worker_->global_step() != 12) return;
+    flatbuffers::FlatBufferBuilder fbb;
+    fbb.Finish(wire::CreateReport(fbb, std::nanf(""), 100));
+    state_->RecordReport(0, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
+  };
+  const Status ran = OpenAndRun();
+  EXPECT_EQ(ran.code(), Code::kAborted) << ran.ToString();
+  EXPECT_NE(ran.message().find("training diverged"), std::string::npos) << ran.ToString();
+  EXPECT_LT(worker_->pushes(), kTrainSteps);
+  EXPECT_TRUE(shard_.stopped());
+}
+
+TEST_F(ChiefTimelineTest, ASignalStopsTheRunBeforeTheStepCount) {
+  on_look_ = [&] {
+    if (worker_->global_step() == 12) stop_ = true;
+  };
+  const Status ran = OpenAndRun();
+  EXPECT_EQ(ran.code(), Code::kAborted) << ran.ToString();
+  EXPECT_NE(ran.message().find("stopped by a signal"), std::string::npos) << ran.ToString();
+  EXPECT_EQ(worker_->pushes(), 12);
+  EXPECT_EQ(EvaluatedSteps(), (std::vector<int64_t>{10}));
+  EXPECT_TRUE(shard_.stopped());
+}
+
+}  // namespace
+}  // namespace pst
