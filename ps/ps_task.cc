@@ -105,9 +105,8 @@ ShardLoad Load(int shard, PsService& service, const Server& server) {
 // gracefully when `policy` says so.
 void ServeUntilStopped(Server& server, const PsService& service, const PsStopRequests& stop,
                        const StopPolicy& policy, const MonotonicClock& clock) {
-  constexpr std::chrono::milliseconds kCheckEvery{100};
   std::optional<MonotonicClock::TimePoint> signalled_at;
-  while (!server.WaitFor(kCheckEvery)) {
+  while (!server.WaitFor(stop.check_every)) {
     if (stop.now.load()) {
       LOG(INFO) << "stopping at once";
       server.Stop();

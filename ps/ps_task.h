@@ -57,6 +57,9 @@ struct PsSite {
 struct PsStopRequests {
   std::atomic<bool> graceful{false};  // stop when StopPolicy says so
   std::atomic<bool> now{false};       // stop at once
+  // How often the flags are looked at while serving (a signal handler only
+  // sets them); tests look more often.
+  std::chrono::milliseconds check_every{100};
 };
 
 // Binds the port of this task in the cluster spec (on the address its host

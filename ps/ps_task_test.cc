@@ -125,6 +125,7 @@ class PsTaskTest : public ::testing::Test {
   // Starts the ps on a thread; returns once it serves (its first heartbeat
   // is sent after it has started serving).
   void StartPs() {
+    stop_.check_every = std::chrono::milliseconds(2);
     running_ = std::async(std::launch::async,
                           [this] { return RunPsOn(options_, transport_, site_, clock_, stop_); });
     const auto heartbeat = chief_.FirstHeartbeat();
