@@ -44,6 +44,9 @@ struct ChiefOptions {
   // terminal the line is redrawn in place); 0: no progress line.
   double progress_every_secs = 5;
   int heartbeat_timeout_ms = 10000;  // a task silent this long is declared dead
+  // Training open this long with no worker alive ends the run with an
+  // error (chief/worker_absence.h); a worker waits as long for the chief.
+  int join_timeout_ms = 120000;
   // How often the ps and workers send heartbeats (they speak at least this often).
   std::chrono::milliseconds heartbeat_interval{2500};
   // How long a restarted chief gives the workers of the run before it to

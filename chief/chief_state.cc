@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace pst {
@@ -77,20 +78,28 @@ void ChiefState::RecordHeartbeat(wire::Role role, int index) {
   MarkAlive(PsName(index), clock_.Now(), &ps.dead, &ps.last_seen);
 }
 
+void ChiefState::ExcuseSilences() {
+  MutexLock lock(mu_);
+  silences_count_from_ = clock_.Now();
+}
+
 std::vector<std::string> ChiefState::DeclareSilentTasksDead(std::chrono::milliseconds timeout) {
   MutexLock lock(mu_);
   const auto now = clock_.Now();
+  const auto silent = [&](MonotonicClock::TimePoint last_seen) {
+    return now - std::max(last_seen, silences_count_from_) > timeout;
+  };
   std::vector<std::string> dead;
   for (size_t i = 0; i < ps_.size(); ++i) {
     PsInfo& ps = ps_[i];
-    if (ps.seen && !ps.dead && now - ps.last_seen > timeout) {
+    if (ps.seen && !ps.dead && silent(ps.last_seen)) {
       ps.dead = true;
       dead.push_back(PsName(i));
     }
   }
   for (size_t i = 0; i < workers_.size(); ++i) {
     WorkerInfo& w = workers_[i];
-    if (((w.joined && !w.left) || w.waiting) && !w.dead && now - w.last_seen > timeout) {
+    if (((w.joined && !w.left) || w.waiting) && !w.dead && silent(w.last_seen)) {
       w.dead = true;
       dead.push_back(WorkerName(i));
     }

@@ -99,6 +99,10 @@ class ChiefState {
   // joined (or wait to) and did not leave, ps that sent a heartbeat. Returns their names
   // ("worker:1", "ps:0"). A task heard from again is alive again.
   std::vector<std::string> DeclareSilentTasksDead(std::chrono::milliseconds timeout);
+  // The chief itself was held (SIGSTOP, a starved process): the heartbeats
+  // sent meanwhile are still queued, unread. Silences count from now, not
+  // from the last heartbeat read, so waking up declares no one dead.
+  void ExcuseSilences();
   int64_t total_examples() const;
   // Workers that joined and are neither gone nor declared dead.
   int live_workers() const;
@@ -122,6 +126,7 @@ class ChiefState {
   std::vector<PsInfo> ps_ GUARDED_BY(mu_);
   int64_t deaths_ GUARDED_BY(mu_) = 0;
   MonotonicClock::TimePoint earlier_workers_until_ GUARDED_BY(mu_);  // see AwaitEarlierWorkersFor
+  MonotonicClock::TimePoint silences_count_from_ GUARDED_BY(mu_);    // see ExcuseSilences
   // The open report window.
   double loss_sum_ GUARDED_BY(mu_) = 0;
   double step_ms_sum_ GUARDED_BY(mu_) = 0;

@@ -44,6 +44,24 @@ TEST_F(ChiefStateTest, PsFollowedFromItsFirstHeartbeat) {
   EXPECT_EQ(state.deaths(), 1);
 }
 
+// A chief held past the timeout (SIGSTOP) has its tasks' heartbeats still
+// queued: once it excuses the silences, no one is dead until a whole
+// timeout passes from then without a word.
+TEST_F(ChiefStateTest, ExcusedSilencesCountFromTheExcuse) {
+  ChiefState state(1, 100, /*num_workers=*/1, /*num_ps=*/1, "", clock_);
+  state.set_state(wire::ClusterState::Training);
+  state.RecordHeartbeat(wire::Role::Ps, 0);
+  state.RecordJoin(0);
+  clock_.Advance(std::chrono::seconds(20));  // the chief was stopped
+  state.ExcuseSilences();
+  EXPECT_TRUE(state.DeclareSilentTasksDead(kTimeout).empty());
+  clock_.Advance(kTimeout / 2);
+  state.RecordHeartbeat(wire::Role::Ps, 0);  // read from the queue
+  clock_.Advance(kTimeout / 2 + milliseconds(1));
+  EXPECT_EQ(state.DeclareSilentTasksDead(kTimeout), std::vector<std::string>{"worker:0"});
+  EXPECT_EQ(state.deaths(), 1);
+}
+
 TEST_F(ChiefStateTest, WorkerFollowedFromJoinUntilItLeaves) {
   ChiefState state(1, 100, /*num_workers=*/2, /*num_ps=*/1, "", clock_);
   state.set_state(wire::ClusterState::Training);

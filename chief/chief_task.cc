@@ -110,7 +110,8 @@ class Chief {
     PST_RETURN_IF_ERROR(server->Start());
     PST_ASSIGN_OR_RETURN(std::unique_ptr<MetricsHttpServer> endpoint,
                          reporter_.StartEndpoint(bind.address));
-    LivenessMonitor liveness(&state_, std::chrono::milliseconds(options_.heartbeat_timeout_ms));
+    LivenessMonitor liveness(&state_, std::chrono::milliseconds(options_.heartbeat_timeout_ms),
+                             clock_);
     LOG(INFO) << "chief serving on " << server->bound_endpoint() << ", cluster id " << cluster_id_;
     ShardKeeper keeper(options_, &ps_, sync_.get(), checkpointer_.get(), stop, clock_);
     ChiefCheckpoints checkpoints(options_, checkpointer_.get(), sync_.get(), &keeper, clock_);

@@ -31,7 +31,8 @@ ChiefTimeline::ChiefTimeline(const ChiefOptions& options, ChiefState& state, Syn
       stop_(stop),
       clock_(clock),
       pause_(std::move(pause)),
-      next_too_few_notice_(clock.Now()) {}
+      next_too_few_notice_(clock.Now()),
+      absence_(std::chrono::milliseconds(options.join_timeout_ms)) {}
 
 double ChiefTimeline::SecondsSince(MonotonicClock::TimePoint since) const {
   return std::chrono::duration<double>(clock_.Now() - since).count();
@@ -81,7 +82,13 @@ Status ChiefTimeline::FollowTraining() {
       return Diverged(bad + " (global step " + std::to_string(step) + ")");
     }
     // At the end the workers leave: nothing to wait for.
-    if (step < options_.train_steps) SayIfTooFewWorkers();
+    if (step < options_.train_steps) {
+      SayIfTooFewWorkers();
+      const bool present = !state_.EveryWorkerDone();
+      if (auto why = absence_.Observe(now, present, step, options_.train_steps)) {
+        return Aborted(*why);
+      }
+    }
     last_progress_ = progress.Snapshot();
     // The last steps' line waits for Finish: their reports may still be on
     // their way when the global step reaches --train_steps.

@@ -33,6 +33,7 @@
 #include "chief/reporting/progress.h"
 #include "chief/shard_keeper.h"
 #include "chief/sync/sync_coordinator.h"
+#include "chief/worker_absence.h"
 #include "common/clock.h"
 #include "common/status.h"
 
@@ -98,6 +99,7 @@ class ChiefTimeline {
   double training_seconds_ = 0;  // from opening training to the last step
   ProgressSnapshot last_progress_;
   MonotonicClock::TimePoint next_too_few_notice_;
+  WorkerAbsence absence_;
 };
 
 }  // namespace pst

@@ -18,6 +18,7 @@ DECLARE_string(mode);
 DECLARE_int64(staleness_bound);
 DECLARE_string(replicas_to_aggregate);
 DECLARE_int32(heartbeat_timeout_ms);
+DECLARE_int32(join_timeout_ms);
 DECLARE_uint64(seed);
 DECLARE_string(optimizer);
 DECLARE_double(l1);
@@ -88,6 +89,8 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
     return InvalidArgument("--staleness_bound applies only with --mode=ssp");
   }
   o.heartbeat_timeout_ms = FLAGS_heartbeat_timeout_ms;
+  if (FLAGS_join_timeout_ms <= 0) return InvalidArgument("--join_timeout_ms must be > 0");
+  o.join_timeout_ms = FLAGS_join_timeout_ms;
   o.heartbeat_interval = HeartbeatIntervalFromFlags();
   PST_ASSIGN_OR_RETURN(o.job, JobFromFlags(DataSets::kTrainingAndTest));
   o.seed = FLAGS_seed;

@@ -149,7 +149,9 @@ DEFINE_int32(max_checkpoint_failures, 3,
              "Chief: checkpoints that fail in a row (e.g. a full disk) before the run stops");
 DEFINE_int32(ps_wait_timeout_ms, 60000, "Chief: how long to wait for every ps at start");
 // Worker.
-DEFINE_int32(join_timeout_ms, 120000, "Worker: how long to wait for the chief to open training");
+DEFINE_int32(join_timeout_ms, 120000,
+             "Worker: how long to wait for the chief to open training. Chief: how long "
+             "training may stay open with no worker alive before the run fails");
 DEFINE_int64(worker_log_every_steps, 1000, "Worker: a Step line every this many of its own steps");
 DEFINE_string(device, "cpu",
               "Worker: where the model runs: cpu, gpu:N, or a list (gpu:0,gpu:1) that splits "

@@ -235,6 +235,58 @@ TEST_F(FaultTest, SyncWithoutSpareFinishesAfterTheKilledWorkerRestarts) {
   EXPECT_EQ(ReportValue(chief.Log(), "Global-Step: ").value_or(0), 300) << chief.Log();
 }
 
+// A chief stopped for longer than --heartbeat_timeout_ms finds every
+// heartbeat sent meanwhile still queued when it wakes: no task is dead, and
+// none is declared dead.
+TEST_F(FaultTest, AChiefHeldPastTheHeartbeatTimeoutDeclaresNoOneDead) {
+  LocalCluster cluster(1, 2, TestDir());
+  auto flags = Flags("async", 300);
+  flags.push_back("--run_dir=" + cluster.dir());
+  cluster.StartAll(flags);
+  ChildProcess& chief = cluster.task("chief");
+  WaitForStep(chief, 60);
+  chief.Signal(SIGSTOP);
+  std::this_thread::sleep_for(milliseconds(4500));  // past the 3000 ms timeout
+  chief.Signal(SIGCONT);
+  ExpectAllExitZero(cluster);
+  const std::string log = chief.Log();
+  EXPECT_EQ(log.find("declared dead"), std::string::npos) << log;
+  EXPECT_NE(log.find("silences count from now"), std::string::npos) << log;
+  const auto metrics = ReadLines(cluster.dir() + "/metrics.jsonl");
+  ASSERT_FALSE(metrics.empty());
+  EXPECT_NE(metrics.back().find("\"task_deaths\": 0,"), std::string::npos) << metrics.back();
+}
+
+// Async workers leave at --train_steps. A ps lost after that (here while
+// the chief is held, so that it cannot finish first) rolls the run back to
+// its last checkpoint, below --train_steps, with no one left to train: the
+// chief must not wait for workers for ever, but stop with an error that
+// says why once training has been open without a worker for
+// --join_timeout_ms.
+TEST_F(FaultTest, APsLostAfterAsyncWorkersLeftEndsTheRunWithAClearError) {
+  LocalCluster cluster(1, 2, TestDir());
+  auto flags = Flags("async", 300);
+  flags.push_back("--join_timeout_ms=5000");
+  cluster.StartAll(flags);
+  ChildProcess& chief = cluster.task("chief");
+  WaitForStep(chief, 60);
+  chief.Signal(SIGSTOP);
+  for (int w = 0; w < 2; ++w) cluster.task("worker", w).Wait(seconds(120));  // reached 300
+  cluster.task("ps", 0).Signal(SIGKILL);
+  cluster.task("ps", 0).Wait(seconds(10));
+  // Back empty, as run_local.sh --restart_failed brings it.
+  ChildProcess& restarted = cluster.StartTask("ps", 0, flags);
+  chief.Signal(SIGCONT);
+  const std::optional<int> exit = chief.Wait(seconds(120));
+  ASSERT_TRUE(exit.has_value()) << "the chief still waits\n" << chief.Log();
+  EXPECT_NE(*exit, 0) << chief.Log();
+  const std::string log = chief.Log();
+  EXPECT_NE(log.find("but no worker has been alive for 5000 ms (--join_timeout_ms)"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(restarted.Wait(seconds(30)), 0) << "the ps was not stopped\n" << restarted.Log();
+}
+
 // Sync with every worker needed: a ps stalled for longer than
 // --rpc_timeout_ms makes the workers' pulls fail after they took their
 // tokens; once the ps answers again (it kept its variables) they take the
