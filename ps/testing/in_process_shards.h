@@ -18,9 +18,11 @@ namespace pst {
 class InProcessShards {
  public:
   // `notifier` (borrowed, may be null) hears of completed sync steps;
-  // `container_chief` links named containers to their chiefs.
+  // `container_chief` links named containers to their chiefs; shard k writes
+  // its checkpoint parts under part_dirs[k] (none given: it refuses to save).
   explicit InProcessShards(int num_shards, ShardAppliedNotifier* notifier = nullptr,
-                           ContainerChiefFactory container_chief = nullptr) {
+                           ContainerChiefFactory container_chief = nullptr,
+                           const std::vector<std::string>& part_dirs = {}) {
     services_.resize(num_shards);
     for (int k = 0; k < num_shards; ++k) {
       cluster_.ps.push_back({"127.0.0.1", 2000 + k});
@@ -33,9 +35,10 @@ class InProcessShards {
           transport_.Listen(options, [this, k](const ReceivedMessage& r, RequestContext& c) {
             return services_[k]->Handle(r, c.peer_address());
           }));
-      services_[k] = std::make_unique<PsService>(
-          servers_[k].get(), notifier,
-          PsServiceOptions{k, "", std::nullopt, container_chief, num_shards});
+      services_[k] =
+          std::make_unique<PsService>(servers_[k].get(), notifier,
+                                      PsServiceOptions{k, part_dirs.empty() ? "" : part_dirs[k],
+                                                       std::nullopt, container_chief, num_shards});
       EXPECT_TRUE(servers_[k]->Start().ok());
     }
   }

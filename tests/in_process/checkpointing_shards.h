@@ -1,7 +1,6 @@
-// Test helper: ps shards (PsService) over an InProcessTransport that write
-// checkpoint parts, each shard into a folder of its own (InProcessShards'
-// shards have none, so they refuse to save), initialized with a global step
-// and one float variable; and the chief's PsClient to them. A shard whose
+// Test helper: InProcessShards that write checkpoint parts, each shard into
+// a folder of its own, initialized with a global step and one float
+// variable; and the chief's PsClient to them. A shard whose
 // folder cannot be created fails every save, as a full disk would, while it
 // still serves. No sockets, no processes.
 #ifndef PST_TESTS_IN_PROCESS_CHECKPOINTING_SHARDS_H_
@@ -15,9 +14,8 @@
 
 #include "cluster/placement.h"
 #include "ps/ps_client.h"
-#include "ps/ps_service.h"
 #include "ps/shard_config.h"
-#include "transport/in_process.h"
+#include "ps/testing/in_process_shards.h"
 
 namespace pst {
 
@@ -26,37 +24,10 @@ class CheckpointingShards {
   static constexpr uint64_t kCluster = 7;
 
   // Shard k writes its parts under part_dirs[k].
-  explicit CheckpointingShards(const std::vector<std::string>& part_dirs) {
-    const int num_shards = static_cast<int>(part_dirs.size());
-    services_.resize(num_shards);
-    for (int k = 0; k < num_shards; ++k) {
-      cluster_.ps.push_back({"127.0.0.1", 2000 + k});
-      ServerOptions options;
-      options.name = "ps:" + std::to_string(k);
-      options.endpoint = cluster_.ps[k].Endpoint();
-      options.role = wire::Role::Ps;
-      options.index = k;
-      servers_.push_back(
-          transport_.Listen(options, [this, k](const ReceivedMessage& r, RequestContext& c) {
-            return services_[k]->Handle(r, c.peer_address());
-          }));
-      services_[k] = std::make_unique<PsService>(
-          servers_[k].get(), nullptr,
-          PsServiceOptions{k, part_dirs[k], std::nullopt, nullptr, num_shards});
-      EXPECT_TRUE(servers_[k]->Start().ok());
-    }
-    // Round-robin: the global step on ps:0, "w" on ps:1 when there is one.
-    PlacementOptions placement;
-    placement.num_shards = num_shards;
-    ClientIdentity identity;
-    identity.role = wire::Role::Chief;
-    identity.cluster_id = kCluster;
-    identity.rpc_timeout_ms = 2000;
-    chief_ = std::make_unique<PsClient>(
-        transport_, cluster_,
-        Placement::Compute(WithGlobalStep({{"w", DType::kFloat32, {3}}}), placement).value(),
-        identity);
-  }
+  explicit CheckpointingShards(const std::vector<std::string>& part_dirs)
+      : shards_(static_cast<int>(part_dirs.size()), nullptr, nullptr, part_dirs),
+        chief_(shards_.Client(PlacementOver(static_cast<int>(part_dirs.size())), kCluster,
+                              wire::Role::Chief)) {}
 
   PsClient& chief() { return *chief_; }
 
@@ -81,11 +52,15 @@ class CheckpointingShards {
   }
 
  private:
-  InProcessTransport transport_;
-  ClusterSpec cluster_;
-  std::vector<std::unique_ptr<PsService>> services_;
-  std::vector<std::unique_ptr<Server>> servers_;  // after services_: stopped first
-  std::unique_ptr<PsClient> chief_;               // after servers_: gone before them
+  // Round-robin: the global step on ps:0, "w" on ps:1 when there is one.
+  static Placement PlacementOver(int num_shards) {
+    PlacementOptions placement;
+    placement.num_shards = num_shards;
+    return Placement::Compute(WithGlobalStep({{"w", DType::kFloat32, {3}}}), placement).value();
+  }
+
+  InProcessShards shards_;
+  std::unique_ptr<PsClient> chief_;  // after shards_: gone before them
 };
 
 }  // namespace pst
