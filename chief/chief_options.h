@@ -39,6 +39,9 @@ struct ChiefOptions {
   PlacementOptions placement;
   int64_t train_steps = 1000;
   int64_t eval_every_steps = 500;
+  // With a validation set: training stops after this many evaluations in a
+  // row without a better validation score (0: never early).
+  int early_stopping_patience = 0;
   int64_t log_every_steps = 50;  // Step lines and TensorBoard's training scalars
   // Between two progress lines on a stdout that is not a terminal (on a
   // terminal the line is redrawn in place); 0: no progress line.

@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "common/clock.h"
 
@@ -15,6 +18,14 @@ constexpr int kMetricsFormatVersion = 1;
 
 double PerSecond(double count, double elapsed) { return elapsed > 0 ? count / elapsed : 0; }
 
+// The schedule the reports show: none for a constant rate without warm-up.
+std::optional<LrSchedule> ShownSchedule(const ShardConfig& shard) {
+  if (shard.lr_schedule == "constant" && shard.lr_warmup_steps == 0) return std::nullopt;
+  StatusOr<LrSchedule> schedule = LrScheduleOf(shard);
+  CHECK(schedule.ok()) << "the flags let a bad schedule through: " << schedule.status().ToString();
+  return *schedule;
+}
+
 }  // namespace
 
 ChiefReporter::ChiefReporter(const ChiefOptions& options, const ChiefState* state,
@@ -23,6 +34,7 @@ ChiefReporter::ChiefReporter(const ChiefOptions& options, const ChiefState* stat
       state_(state),
       out_(out),
       metrics_(std::move(metrics)),
+      schedule_(ShownSchedule(options.shard)),
       line_(out, isatty(fileno(out)) == 1,
             std::chrono::duration_cast<MonotonicClock::Duration>(
                 std::chrono::duration<double>(options.progress_every_secs))) {}
@@ -54,6 +66,7 @@ void ChiefReporter::PublishProgress(int64_t step, int64_t start_step, double ela
     s.steps_per_second = PerSecond(step - start_step, elapsed);
     s.examples_per_second = PerSecond(state_->total_examples(), elapsed);
     s.train_loss = last_loss_;
+    s.learning_rate = ScheduledRateAt(step).value_or(options_.shard.optimizer.learning_rate);
     s.live_workers = state_->live_workers();
     s.live_ps = state_->live_ps();
     s.task_deaths = state_->deaths();
@@ -65,8 +78,14 @@ void ChiefReporter::PublishProgress(int64_t step, int64_t start_step, double ela
 void ChiefReporter::ShowProgress(MonotonicClock::TimePoint now, const ProgressSnapshot& progress,
                                  bool final) {
   if (options_.progress_every_secs > 0 && (final || line_.Due(now))) {
-    line_.Show(now, FormatProgress(progress, last_loss_, last_test_accuracy_));
+    line_.Show(now, FormatProgress(progress, last_loss_, last_test_accuracy_,
+                                   ScheduledRateAt(progress.step)));
   }
+}
+
+std::optional<float> ChiefReporter::ScheduledRateAt(int64_t step) const {
+  if (!schedule_) return std::nullopt;
+  return schedule_->RateAt(std::max<int64_t>(step, 0));
 }
 
 // TensorBoard plots training every --log_every_steps, not only at the
@@ -78,16 +97,21 @@ Status ChiefReporter::LogTraining(int64_t step, const ReportWindow& w,
   line_.Clear();
   last_window_ = w;
   last_loss_ = w.mean_loss;
+  const std::optional<float> rate = ScheduledRateAt(step);
+  char rate_field[32] = "";
+  if (rate) std::snprintf(rate_field, sizeof(rate_field), ", LR: %.6g", *rate);
   Print(
       "Step: %lld, Epoch: %lld, Batch: %lld of %lld, Cost: %.4f, "
-      "AvgTime: %.2f ms\n",
+      "AvgTime: %.2f ms%s\n",
       static_cast<long long>(step), static_cast<long long>(w.epoch + 1),
       static_cast<long long>(w.batch + 1), static_cast<long long>(w.batches_per_epoch), w.mean_loss,
-      w.mean_step_ms);
+      w.mean_step_ms, rate_field);
   if (!events_) return Status::OK();
-  return events_->AddScalars(step, {{"loss", last_loss_},
-                                    {"steps_per_sec", progress.steps_per_sec},
-                                    {"staleness_mean", staleness_mean}});
+  std::vector<std::pair<std::string, double>> scalars = {{"loss", last_loss_},
+                                                         {"steps_per_sec", progress.steps_per_sec},
+                                                         {"staleness_mean", staleness_mean}};
+  if (rate) scalars.emplace_back("learning_rate", *rate);
+  return events_->AddScalars(step, scalars);
 }
 
 Status ChiefReporter::LogLastTraining(int64_t step, const ReportWindow& w,
@@ -107,6 +131,7 @@ Status ChiefReporter::RecordEvaluation(int64_t step, int64_t start_step, double 
   r.Add("format_version", kMetricsFormatVersion);
   r.Add("time", elapsed).Add("step", step).Add("train_loss", last_loss_);
   r.Add("steps_per_sec", PerSecond(step - start_step, elapsed));
+  if (const std::optional<float> rate = ScheduledRateAt(step)) r.Add("learning_rate", *rate);
   r.Add("examples_per_sec", PerSecond(state_->total_examples(), elapsed));
   r.Add("live_workers", state_->live_workers())
       .Add("live_ps", state_->live_ps())

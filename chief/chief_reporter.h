@@ -3,7 +3,10 @@
 // --run_dir: metrics.jsonl; in --logdir: TensorBoard events; on
 // --metrics_port: the Prometheus gauges. It decides nothing: the timeline
 // says what to report and when. It keeps the figures later lines repeat
-// (the last training loss, report window and test accuracy).
+// (the last training loss, report window and test accuracy). A scheduled
+// learning rate (--lr_schedule, --lr_warmup_steps) it computes from the
+// global step, as the ps do, and shows everywhere; a constant one only on
+// the gauges (it is --learning_rate throughout).
 //
 // Ownership: owns the metrics file and the event file; borrows the options,
 // the chief state and `out` (where the lines go: stdout, or a test's file),
@@ -78,6 +81,8 @@ class ChiefReporter {
   // One log line per embedding table part: rows held, created, evicted,
   // refused (the ps' status replies in `c`).
   void LogTables(int64_t step, const ClusterCounts& c) const;
+  // The rate of the update at global step `step`, when scheduled.
+  std::optional<float> ScheduledRateAt(int64_t step) const;
   // One report line on `out_`, flushed.
   void Print(const char* format, ...) const __attribute__((format(printf, 2, 3)));
 
@@ -85,8 +90,9 @@ class ChiefReporter {
   const ChiefState* const state_;
   std::FILE* const out_;
   std::unique_ptr<MetricsWriter> metrics_;
-  std::unique_ptr<EventWriter> events_;  // null without --logdir
-  TrainingMetrics gauges_;               // served by --metrics_port
+  std::unique_ptr<EventWriter> events_;       // null without --logdir
+  TrainingMetrics gauges_;                    // served by --metrics_port
+  const std::optional<LrSchedule> schedule_;  // none with a constant rate
   ProgressLine line_;
   double last_loss_ = 0;
   ReportWindow last_window_;

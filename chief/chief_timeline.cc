@@ -32,7 +32,9 @@ ChiefTimeline::ChiefTimeline(const ChiefOptions& options, ChiefState& state, Syn
       clock_(clock),
       pause_(std::move(pause)),
       next_too_few_notice_(clock.Now()),
-      absence_(std::chrono::milliseconds(options.join_timeout_ms)) {}
+      absence_(std::chrono::milliseconds(options.join_timeout_ms)),
+      best_(BestModelOptions{"validation score", /*higher_is_better=*/true,
+                             options.early_stopping_patience}) {}
 
 double ChiefTimeline::SecondsSince(MonotonicClock::TimePoint since) const {
   return std::chrono::duration<double>(clock_.Now() - since).count();
@@ -115,6 +117,10 @@ Status ChiefTimeline::FollowTraining() {
     if (cadence.EvalDue(step)) {
       PST_RETURN_IF_ERROR(RecoverIfPsFailed(EvaluateAndRecord(step)));
       cadence.Evaluated(step);
+      if (stopped_early_) {
+        reporter_.EndProgress();
+        break;
+      }
     }
     if (checkpoints_.Due(step)) {
       PST_RETURN_IF_ERROR(RecoverIfPsFailed(checkpoints_.Save(step)));
@@ -134,6 +140,7 @@ Status ChiefTimeline::Finish() {
       reporter_.LogLastTraining(step, state_.TakeWindow(), last_progress_, ProbedStaleness()));
   PST_ASSIGN_OR_RETURN(Evaluation e, evaluator_.Evaluate(step));
   PST_RETURN_IF_ERROR(RecordEvaluation(step, e, training_seconds_));
+  PST_RETURN_IF_ERROR(KeepBestModel(step).status());
   PST_RETURN_IF_ERROR(WriteTrainedModel());
   checkpoints_.SaveAfterTraining(step);
   keeper_.Shutdown(std::chrono::milliseconds(options_.rpc_timeout_ms));
@@ -142,36 +149,67 @@ Status ChiefTimeline::Finish() {
   return evaluator_.CheckLearned(e);
 }
 
-Status ChiefTimeline::WriteTrainedModel() {
-  if (options_.run_dir.empty() && options_.export_onnx.empty()) return Status::OK();
+StatusOr<std::optional<std::vector<Tensor>>> ChiefTimeline::TrainedParams() {
   const Job& job = evaluator_.job();
   std::vector<Tensor> params = evaluator_.params();
   if (job.click_model) {
     // Its tables live on the ps, by row. Fixed ones are written whole;
     // dynamic ones are served from the checkpoints.
     if (job.table_rows == 0) {
-      LOG(WARNING) << "a click model with dynamic embedding tables is not written to model.bin "
-                      "or ONNX: its rows are in the checkpoints of --checkpoint_dir";
-      return Status::OK();
+      LOG(WARNING) << "a click model with dynamic embedding tables is not written to a model "
+                      "file or ONNX: its rows are in the checkpoints of --checkpoint_dir";
+      return std::optional<std::vector<Tensor>>();
     }
     PST_ASSIGN_OR_RETURN(std::vector<Tensor> tables, evaluator_.PullWholeTables());
     params.insert(params.end(), tables.begin(), tables.end());
   }
+  return std::optional<std::vector<Tensor>>(std::move(params));
+}
+
+Status ChiefTimeline::WriteTrainedModel() {
+  if (options_.run_dir.empty() && options_.export_onnx.empty()) return Status::OK();
+  PST_ASSIGN_OR_RETURN(std::optional<std::vector<Tensor>> params, TrainedParams());
+  if (!params) return Status::OK();
+  const Job& job = evaluator_.job();
   if (!options_.run_dir.empty()) {
     PST_RETURN_IF_ERROR(
-        WriteModelFile(options_.run_dir + "/model.bin", job, evaluator_.model(), params));
+        WriteModelFile(options_.run_dir + "/model.bin", job, evaluator_.model(), *params));
   }
   if (!options_.export_onnx.empty()) {
-    PST_RETURN_IF_ERROR(WriteOnnxModel(options_.export_onnx, TrainedModelOf(job, params)));
+    PST_RETURN_IF_ERROR(WriteOnnxModel(options_.export_onnx, TrainedModelOf(job, *params)));
   }
   return Status::OK();
+}
+
+// Accuracy for classifiers, AUC for click models: higher is better for both.
+StatusOr<EvaluationVerdict> ChiefTimeline::KeepBestModel(int64_t step) {
+  const std::optional<Evaluation>& validation = evaluator_.last_validation();
+  // The final evaluation of a run stopped early is of the step just kept.
+  if (!validation || step == last_kept_step_) return EvaluationVerdict();
+  last_kept_step_ = step;
+  const double score = validation->binary() ? validation->auc : validation->accuracy;
+  const EvaluationVerdict verdict = best_.Observe(step, score);
+  if (verdict.new_best && !options_.run_dir.empty()) {
+    PST_ASSIGN_OR_RETURN(std::optional<std::vector<Tensor>> params, TrainedParams());
+    if (params) {
+      PST_RETURN_IF_ERROR(WriteModelFile(options_.run_dir + "/best_model.bin", evaluator_.job(),
+                                         evaluator_.model(), *params));
+      LOG(INFO) << "step " << step << ": best validation score so far, " << score
+                << ": written to best_model.bin";
+    }
+  }
+  return verdict;
 }
 
 Status ChiefTimeline::EvaluateAndRecord(int64_t step) {
   PST_ASSIGN_OR_RETURN(Evaluation e, evaluator_.Evaluate(step));
   LOG(INFO) << "step " << step << ": test accuracy " << e.accuracy << ", test loss " << e.loss;
   reporter_.set_test_accuracy(e.accuracy);
-  return RecordEvaluation(step, e, SecondsSince(start_));
+  PST_RETURN_IF_ERROR(RecordEvaluation(step, e, SecondsSince(start_)));
+  PST_ASSIGN_OR_RETURN(const EvaluationVerdict verdict, KeepBestModel(step));
+  if (verdict.stop) LOG(WARNING) << verdict.stop_message;
+  stopped_early_ = verdict.stop;
+  return Status::OK();
 }
 
 Status ChiefTimeline::RecordEvaluation(int64_t step, const Evaluation& e, double elapsed) {

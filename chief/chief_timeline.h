@@ -1,5 +1,7 @@
 // ChiefTimeline: the chief's run from training opened to its end. It follows
-// the global step; writes Step lines and evaluates when the StepCadence says,
+// the global step; writes Step lines and evaluates when the StepCadence says
+// (with a validation set it keeps the best model, best_model.bin, and stops
+// early after --early_stopping_patience evaluations without a better one),
 // saves checkpoints when their schedule says, and recovers the cluster when a
 // ps is lost. At --train_steps it lets the workers leave, evaluates the final
 // model, writes model.bin and the final checkpoint, stops the ps and prints
@@ -24,6 +26,7 @@
 #include <functional>
 #include <string>
 
+#include "chief/best_model_keeper.h"
 #include "chief/chief_checkpoints.h"
 #include "chief/chief_options.h"
 #include "chief/chief_reporter.h"
@@ -62,6 +65,12 @@ class ChiefTimeline {
   Status Finish();
   // model.bin into --run_dir and the ONNX export, at the end of training.
   Status WriteTrainedModel();
+  // The parameters of the last evaluation, with a click model's fixed
+  // tables; nullopt for dynamic tables (they live in the checkpoints only).
+  StatusOr<std::optional<std::vector<Tensor>>> TrainedParams();
+  // Feeds the last evaluation's validation score (if any) to `best_`;
+  // writes best_model.bin on a new best.
+  StatusOr<EvaluationVerdict> KeepBestModel(int64_t step);
   Status EvaluateAndRecord(int64_t step);
   // `elapsed`: seconds of training so far.
   Status RecordEvaluation(int64_t step, const Evaluation& e, double elapsed);
@@ -100,6 +109,9 @@ class ChiefTimeline {
   ProgressSnapshot last_progress_;
   MonotonicClock::TimePoint next_too_few_notice_;
   WorkerAbsence absence_;
+  BestModelKeeper best_;
+  bool stopped_early_ = false;
+  int64_t last_kept_step_ = -1;  // of the last evaluation KeepBestModel saw
 };
 
 }  // namespace pst

@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 
 #include <string>
+#include <utility>
 
 #include "cli/flags.h"
 #include "cli/job_flags.h"
@@ -26,6 +27,12 @@ DECLARE_double(l2);
 DECLARE_int64(embedding_min_count);
 DECLARE_double(learning_rate);
 DECLARE_double(momentum);
+DECLARE_string(lr_schedule);
+DECLARE_int64(lr_decay_steps);
+DECLARE_double(lr_decay_rate);
+DECLARE_double(lr_min);
+DECLARE_int64(lr_warmup_steps);
+DECLARE_double(weight_decay);
 DECLARE_string(staleness_policy);
 DECLARE_int64(max_staleness);
 DECLARE_int64(train_steps);
@@ -49,6 +56,45 @@ DECLARE_string(container);
 DECLARE_bool(reset_container);
 
 namespace pst {
+namespace {
+
+// LrSchedule's message, naming the flag instead of the option's field.
+std::string NamingFlags(std::string message) {
+  static const std::pair<const char*, const char*> kFlagOfField[] = {
+      {"LrScheduleOptions.learning_rate", "--learning_rate"},
+      {"LrScheduleOptions.decay_steps", "--lr_decay_steps"},
+      {"LrScheduleOptions.decay_rate", "--lr_decay_rate"},
+      {"LrScheduleOptions.warmup_steps", "--lr_warmup_steps"},
+      {"LrScheduleOptions.lr_min", "--lr_min"}};
+  for (const auto& [field, flag] : kFlagOfField) {
+    if (const size_t at = message.find(field); at != std::string::npos) {
+      message.replace(at, std::string(field).size(), flag);
+    }
+  }
+  return message;
+}
+
+// The learning-rate schedule and weight decay, checked as the ps will check
+// them, so that a bad value stops the chief before it starts anything.
+Status ScheduleFromFlags(ShardConfig* shard) {
+  if (FLAGS_lr_schedule == "plateau") {
+    return InvalidArgument("--lr_schedule=plateau is not yet supported");
+  }
+  shard->lr_schedule = FLAGS_lr_schedule;
+  shard->lr_decay_steps = FLAGS_lr_decay_steps;
+  shard->lr_decay_rate = static_cast<float>(FLAGS_lr_decay_rate);
+  shard->lr_min = static_cast<float>(FLAGS_lr_min);
+  shard->lr_warmup_steps = FLAGS_lr_warmup_steps;
+  shard->weight_decay = static_cast<float>(FLAGS_weight_decay);
+  if (StatusOr<LrSchedule> s = LrScheduleOf(*shard); !s.ok()) {
+    return InvalidArgument("--lr_schedule=" + FLAGS_lr_schedule + ": " +
+                           NamingFlags(s.status().message()));
+  }
+  if (Status s = CheckWeightDecay(*shard); !s.ok()) return InvalidArgument("--" + s.message());
+  return Status::OK();
+}
+
+}  // namespace
 
 StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   PST_RETURN_IF_ERROR(CheckTaskFlags());
@@ -112,6 +158,7 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   if (!(FLAGS_l1 >= 0) || !(FLAGS_l2 >= 0)) return InvalidArgument("--l1 and --l2 must be >= 0");
   o.shard.optimizer.l1 = static_cast<float>(FLAGS_l1);
   o.shard.optimizer.l2 = static_cast<float>(FLAGS_l2);
+  PST_RETURN_IF_ERROR(ScheduleFromFlags(&o.shard));
   PST_RETURN_IF_ERROR(CheckPositiveFlag("embedding_min_count", FLAGS_embedding_min_count));
   o.tables.min_count = FLAGS_embedding_min_count;
   o.tables.capacity = o.job.embedding_capacity;

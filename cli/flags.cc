@@ -94,6 +94,11 @@ DEFINE_string(input_shape, "", "records: H,W,C of each image (default 32,32,3)")
 DEFINE_int32(label_bytes, 1, "records: bytes of label before each image (the last is the class)");
 DEFINE_bool(normalize, false,
             "Standardize every feature with the training split's mean and deviation");
+DEFINE_string(augment, "",
+              "Worker: augment the training batches of images (never validation or test "
+              "data): a comma list of crop (a random crop after zero padding of 4 pixels), "
+              "crop:PAD (of PAD pixels) and flip (horizontal; off unless named: mirrored "
+              "digits are other digits), e.g. crop,flip; seeded by --seed");
 DEFINE_string(model_file, "", "predict: the trained model (RUN_DIR/model.bin)");
 DEFINE_string(ensemble, "",
               "predict: trained models (m1.bin,m2.bin,...) to predict with together, instead "
@@ -116,6 +121,25 @@ DEFINE_string(optimizer, "sgd",
 DEFINE_double(learning_rate, 0,
               "Learning rate of the optimizer (0: the model's recommended rate: "
               "0.3 for the MLPs, 0.1 for cnn, 0.05 for wide_mlp and wide_deep)");
+DEFINE_string(lr_schedule, "constant",
+              "Chief: the learning rate over the global steps, computed on the ps: constant | "
+              "step (* --lr_decay_rate every --lr_decay_steps) | exponential (* "
+              "--lr_decay_rate^(step / --lr_decay_steps)) | cosine (down to --lr_min over "
+              "--lr_decay_steps steps); plateau is not yet supported");
+DEFINE_int64(lr_decay_steps, 0,
+             "Chief: --lr_schedule=step, exponential: the steps of one --lr_decay_rate factor; "
+             "cosine: the steps of the whole decay (> 0 for those)");
+DEFINE_double(lr_decay_rate, 0.1, "Chief: --lr_schedule=step, exponential: the decay factor");
+DEFINE_double(lr_min, 0, "Chief: the floor of the scheduled learning rate, in [0, learning rate]");
+DEFINE_int64(lr_warmup_steps, 0,
+             "Chief: raise the learning rate linearly over the first this many global steps "
+             "(step s runs at (s+1)/N of the scheduled rate). Independent of --warmup_steps "
+             "(worker 0 training alone at the start): both count global steps from 0, so "
+             "with both, worker 0's steps under --lr_warmup_steps run at the warmed-up rate");
+DEFINE_double(weight_decay, 0,
+              "Chief: decoupled weight decay (AdamW-style, on the ps): each update also does "
+              "w -= lr * W * w with the scheduled rate; biases and other rank-1 variables and "
+              "embedding tables are not decayed (0: none)");
 DEFINE_double(clip_norm, 0,
               "Worker: clip each step's gradient by its global norm over every variable and "
               "table row, as tf.clip_by_global_norm (0: no clipping)");
@@ -131,6 +155,10 @@ DEFINE_string(placement, "round_robin", "Variable placement: round_robin | greed
 DEFINE_int64(partition_bytes, 0, "Split variables larger than this over shards (0: never)");
 // Chief.
 DEFINE_int64(eval_every_steps, 500, "Evaluate on the test set every this many global steps");
+DEFINE_int32(early_stopping_patience, 0,
+             "Chief, with --validation_examples: stop training after this many evaluations in a "
+             "row without a better validation score (accuracy; AUC for click models); the best "
+             "model is kept as best_model.bin in --run_dir either way (0: never stop early)");
 DEFINE_int64(log_every_steps, 50,
              "Chief: a Step line, and loss, steps/s and staleness to TensorBoard, every this many "
              "global steps");

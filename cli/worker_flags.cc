@@ -8,6 +8,7 @@
 #include "cli/flags.h"
 #include "cli/job_flags.h"
 #include "cli/task_flags.h"
+#include "data/augment.h"
 #include "kernels/kernels.h"
 #include "ps/container.h"
 
@@ -25,6 +26,7 @@ DECLARE_double(gpu_memory_fraction);
 DECLARE_string(cpu_kernels);
 DECLARE_int32(intra_op_threads);
 DECLARE_int32(batch_size);
+DECLARE_string(augment);
 DECLARE_uint64(seed);
 DECLARE_int64(warmup_steps);
 DECLARE_int64(worker_log_every_steps);
@@ -72,6 +74,12 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   o.intra_op_threads = FLAGS_intra_op_threads;
   PST_RETURN_IF_ERROR(CheckPositiveFlag("batch_size", FLAGS_batch_size));
   o.batch_size = FLAGS_batch_size;
+  // Images only: refused by the input pipeline once the data are loaded.
+  StatusOr<AugmentOptions> augment = ParseAugmentOptions(FLAGS_augment);
+  if (!augment.ok()) {
+    return InvalidArgument("--augment=" + FLAGS_augment + ": " + augment.status().message());
+  }
+  o.augment = *augment;
   o.seed = FLAGS_seed;
   if (FLAGS_warmup_steps < 0) return InvalidArgument("--warmup_steps must be >= 0");
   if (o.ssp && FLAGS_warmup_steps > 0) {

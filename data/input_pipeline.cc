@@ -65,6 +65,33 @@ Status CheckSparse(const Dataset& d) {
   return Status::OK();
 }
 
+bool Augments(const AugmentOptions& options) { return options.crop_padding > 0 || options.flip; }
+
+// Augmentation moves pixels about: only an image of the dataset's dense
+// features can be augmented.
+Status CheckAugmentable(const Dataset& d, const InputPipelineOptions& options) {
+  if (!Augments(options.augment)) return Status::OK();
+  if (!d.example_shape.is_image() || d.example_shape.size() != d.feature_dim) {
+    return InvalidArgument("--augment needs images, but the training examples are " +
+                           d.example_shape.ToString());
+  }
+  if (options.standardization &&
+      options.standardization->mean.size() != static_cast<size_t>(d.feature_dim)) {
+    return InvalidArgument("a standardization of " +
+                           std::to_string(options.standardization->mean.size()) +
+                           " features for examples of " + std::to_string(d.feature_dim));
+  }
+  return Status::OK();
+}
+
+// The inverse of StandardizeRows: x = x' / scale + mean (scale is never 0).
+void UnstandardizeRows(const Standardization& s, std::vector<float>* rows) {
+  const size_t d = s.mean.size();
+  for (size_t i = 0; i < rows->size(); ++i) {
+    (*rows)[i] = (*rows)[i] / s.scale[i % d] + s.mean[i % d];
+  }
+}
+
 }  // namespace
 
 std::vector<int64_t> ShardExamples(int64_t size, int worker_index, int num_workers, uint64_t seed) {
@@ -109,6 +136,7 @@ StatusOr<std::unique_ptr<InputPipeline>> InputPipeline::Create(
                            std::to_string(dataset.labels.size()) + " labels");
   }
   PST_RETURN_IF_ERROR(CheckSparse(dataset));
+  PST_RETURN_IF_ERROR(CheckAugmentable(dataset, options));
   std::vector<int64_t> shard =
       ShardExamples(dataset.size, options.worker_index, options.num_workers, options.seed);
   if (static_cast<int64_t>(shard.size()) < options.batch_size) {
@@ -126,7 +154,8 @@ InputPipeline::InputPipeline(const Dataset& dataset, const InputPipelineOptions&
     : dataset_(dataset),
       options_(options),
       shard_(std::move(shard)),
-      batches_per_epoch_(static_cast<int64_t>(shard_.size()) / options.batch_size) {}
+      batches_per_epoch_(static_cast<int64_t>(shard_.size()) / options.batch_size),
+      augments_(Augments(options.augment)) {}
 
 InputPipeline::~InputPipeline() { Stop(); }
 
@@ -173,6 +202,7 @@ void InputPipeline::PrefetchLoop() {
     for (int64_t b = 0; b < batches_per_epoch_; ++b) {
       // Built outside the lock so that Next() never waits on a copy.
       PipelineBatch item{Gather(order, b), epoch, b, batches_per_epoch_};
+      if (augments_) Augment(epoch, b, &item.batch);
       MutexLock lock(mu_);
       while (!stopping_ && queue_.size() >= depth) not_full_.Wait(mu_);
       if (stopping_) return;
@@ -230,6 +260,15 @@ Batch InputPipeline::Gather(const std::vector<int64_t>& order, int64_t batch_in_
     std::copy_n(dataset_.sparse_values.begin() + from, n, batch.sparse_values.begin() + to);
   }
   return batch;
+}
+
+void InputPipeline::Augment(int64_t epoch, int64_t batch_in_epoch, Batch* batch) const {
+  const std::optional<Standardization>& standardization = options_.standardization;
+  if (standardization) UnstandardizeRows(*standardization, &batch->features);
+  std::mt19937_64 rng =
+      AugmentGenerator(options_.seed, options_.worker_index, epoch, batch_in_epoch);
+  AugmentBatch(options_.augment, dataset_.example_shape, &rng, batch);
+  if (standardization) StandardizeRows(*standardization, &batch->features);
 }
 
 }  // namespace pst

@@ -8,6 +8,11 @@
 // batches on every run and platform. The last shard_size % batch_size examples
 // of each epoch's order are dropped, so all batches have batch_size examples.
 //
+// Augmentation (--augment, data/augment.h): each batch of images is
+// augmented as it is gathered, with its own generator from (seed,
+// worker_index, epoch, batch_in_epoch). The pipeline serves the training
+// data only: validation and test examples never pass through it.
+//
 // Ownership: the pipeline borrows the Dataset, which must outlive it.
 // Threads: the owner calls Start() to launch the prefetch thread and Stop()
 // (also run by the destructor) to wake every waiter and join it, even with
@@ -21,13 +26,16 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "common/batch.h"
 #include "common/mutex.h"
 #include "common/status.h"
+#include "data/augment.h"
 #include "data/dataset.h"
+#include "data/standardize.h"
 
 namespace pst {
 
@@ -46,6 +54,11 @@ struct InputPipelineOptions {
   int num_workers = 1;
   uint64_t seed = 0;
   int prefetch_depth = 4;  // batches the queue holds at most
+  AugmentOptions augment;  // none by default; images only
+  // What the dataset was standardized with at load time (--normalize), if it
+  // was: augmentation undoes it, so that the zero padding is the raw
+  // pixels' black background, and redoes it on the augmented batch.
+  std::optional<Standardization> standardization;
 };
 
 // A batch and where it sits in the worker's sequence.
@@ -61,8 +74,10 @@ class InputPipeline {
   // InvalidArgument when an option is out of range, the dataset's vectors do
   // not match its size and feature_dim, its sparse fields break the rules of
   // data/dataset.h, it has neither dense features nor sparse fields, or the
-  // worker's shard holds fewer than batch_size examples. Does not start the
-  // thread. Each batch carries its examples' sparse entries (offsets from 0).
+  // worker's shard holds fewer than batch_size examples, or augmentation is
+  // asked for examples that are not images (the error names --augment).
+  // Does not start the thread. Each batch carries its examples' sparse
+  // entries (offsets from 0).
   static StatusOr<std::unique_ptr<InputPipeline>> Create(const Dataset& dataset,
                                                          const InputPipelineOptions& options);
 
@@ -81,6 +96,8 @@ class InputPipeline {
 
   int64_t shard_size() const { return static_cast<int64_t>(shard_.size()); }
   int64_t batches_per_epoch() const { return batches_per_epoch_; }
+  // Whether the batches are augmented (options.augment asks for something).
+  bool augments() const { return augments_; }
   // Batches ready in the queue now: near zero means input cannot keep up.
   int queued_batches() const;
 
@@ -92,11 +109,14 @@ class InputPipeline {
   // The shard's examples in epoch `epoch`'s order.
   std::vector<int64_t> ShuffledShard(int64_t epoch) const;
   Batch Gather(const std::vector<int64_t>& order, int64_t batch_in_epoch) const;
+  // options_.augment on the batch's raw pixels, with the batch's generator.
+  void Augment(int64_t epoch, int64_t batch_in_epoch, Batch* batch) const;
 
   const Dataset& dataset_;
   const InputPipelineOptions options_;
   const std::vector<int64_t> shard_;  // example indices, ascending
   const int64_t batches_per_epoch_;
+  const bool augments_;
 
   std::thread thread_;  // touched only by Start() and Stop()
 

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <random>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -344,6 +346,121 @@ TEST(InputPipelineTest, StopEndsAConsumerOnAnotherThread) {
   consumer.join();
   EXPECT_EQ(last.code(), Code::kAborted);
   EXPECT_EQ(pipeline->Next().status().code(), Code::kAborted);
+}
+
+// Augmentation. Only training batches are augmented: the pipeline serves
+// the worker's training split alone, and the chief evaluates the validation
+// and test sets without it.
+
+const InputShape kImage({4, 4, 1});
+
+// `size` 4x4 images, example i's pixels 1 + 16 i + p (none 0, so a crop's
+// zero border shows), label i % 10.
+Dataset MakeImages(int64_t size) {
+  Dataset dataset;
+  dataset.size = size;
+  dataset.feature_dim = kImage.size();
+  dataset.example_shape = kImage;
+  dataset.num_classes = 10;
+  for (int64_t i = 0; i < size; ++i) {
+    for (int64_t p = 0; p < kImage.size(); ++p) {
+      dataset.features.push_back(static_cast<float>(1 + 16 * i + p));
+    }
+    dataset.labels.push_back(static_cast<int32_t>(i % 10));
+  }
+  return dataset;
+}
+
+InputPipelineOptions Augmenting(const std::string& augment, int worker_index = 1) {
+  InputPipelineOptions options = Options(4, worker_index, /*num_workers=*/2);
+  options.augment = ParseAugmentOptions(augment).value();
+  return options;
+}
+
+// The pipeline's next `count` batches.
+std::vector<PipelineBatch> NextBatches(const Dataset& dataset, const InputPipelineOptions& options,
+                                       int64_t count) {
+  auto pipeline = MustCreate(dataset, options);
+  pipeline->Start();
+  std::vector<PipelineBatch> batches;
+  for (int64_t b = 0; b < count; ++b) {
+    StatusOr<PipelineBatch> next = pipeline->Next();
+    CHECK(next.ok()) << next.status().ToString();
+    batches.push_back(std::move(next).value());
+  }
+  return batches;
+}
+
+// `plain` augmented as the batch at its position on worker `worker_index`
+// of a run seeded 7 (as Options).
+Batch AugmentedAs(const AugmentOptions& options, PipelineBatch plain, int worker_index) {
+  std::mt19937_64 rng =
+      AugmentGenerator(/*seed=*/7, worker_index, plain.epoch, plain.batch_in_epoch);
+  AugmentBatch(options, kImage, &rng, &plain.batch);
+  return plain.batch;
+}
+
+// Worker 1's batches, over two epochs, are the un-augmented ones (same
+// examples, same labels) augmented with each batch's own generator, seeded
+// by worker 1's index: not worker 0's.
+TEST(InputPipelineAugmentTest, AugmentsEachTrainingBatchWithItsOwnGenerator) {
+  const Dataset dataset = MakeImages(40);
+  const InputPipelineOptions options = Augmenting("crop:1,flip");
+  auto pipeline = MustCreate(dataset, options);
+  EXPECT_TRUE(pipeline->augments());
+  const int64_t count = 2 * pipeline->batches_per_epoch();
+  const std::vector<PipelineBatch> augmented = NextBatches(dataset, options, count);
+  const std::vector<PipelineBatch> plain = NextBatches(dataset, Options(4, 1, 2), count);
+  for (int64_t b = 0; b < count; ++b) {
+    EXPECT_EQ(augmented[b].batch.labels, plain[b].batch.labels) << "batch " << b;
+    EXPECT_NE(augmented[b].batch.features, plain[b].batch.features) << "batch " << b;
+    EXPECT_EQ(augmented[b].batch.features,
+              AugmentedAs(options.augment, plain[b], /*worker_index=*/1).features)
+        << "batch " << b;
+    EXPECT_NE(augmented[b].batch.features,
+              AugmentedAs(options.augment, plain[b], /*worker_index=*/0).features)
+        << "batch " << b;
+  }
+}
+
+TEST(InputPipelineAugmentTest, SameSeedAndWorkerGiveTheSameBatches) {
+  const Dataset dataset = MakeImages(40);
+  const std::vector<PipelineBatch> first = NextBatches(dataset, Augmenting("crop,flip"), 10);
+  const std::vector<PipelineBatch> second = NextBatches(dataset, Augmenting("crop,flip"), 10);
+  for (size_t b = 0; b < first.size(); ++b) {
+    EXPECT_EQ(first[b].batch.features, second[b].batch.features) << "batch " << b;
+  }
+}
+
+// With --normalize the dataset was standardized at load time, where the
+// black background is no longer 0: the batch is augmented as raw pixels
+// (zero padding), then standardized, as if the augmentation came first.
+TEST(InputPipelineAugmentTest, AugmentsStandardizedImagesAsRawPixels) {
+  const Dataset raw = MakeImages(40);
+  const Standardization standardization = FitStandardization(raw);
+  Dataset standardized = raw;
+  Standardize(standardization, &standardized);
+  InputPipelineOptions options = Augmenting("crop:2");
+  const std::vector<PipelineBatch> from_raw = NextBatches(raw, options, 10);
+  options.standardization = standardization;
+  const std::vector<PipelineBatch> augmented = NextBatches(standardized, options, 10);
+  for (size_t b = 0; b < augmented.size(); ++b) {
+    std::vector<float> expected = from_raw[b].batch.features;
+    StandardizeRows(standardization, &expected);
+    ASSERT_EQ(augmented[b].batch.features.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_NEAR(augmented[b].batch.features[i], expected[i], 1e-4) << "batch " << b << ", " << i;
+    }
+  }
+}
+
+TEST(InputPipelineAugmentTest, RefusesDataThatAreNotImages) {
+  Dataset features = MakeDataset(40);
+  features.example_shape = kDim;
+  const Status status = InputPipeline::Create(features, Augmenting("crop")).status();
+  EXPECT_EQ(status.code(), Code::kInvalidArgument);
+  EXPECT_EQ(status.message(), "--augment needs images, but the training examples are 2 features");
+  EXPECT_FALSE(MustCreate(features, Options(4))->augments());
 }
 
 }  // namespace

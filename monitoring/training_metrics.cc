@@ -17,6 +17,9 @@ std::string TrainingMetricsText(const TrainingSnapshot& s) {
              "Training examples per second since training opened, all workers",
              s.examples_per_second);
   t.AddGauge("pstrain_train_loss", "Mean training loss of the newest worker reports", s.train_loss);
+  t.AddGauge("pstrain_learning_rate",
+             "Learning rate of the next update (--lr_schedule at the global step)",
+             s.learning_rate);
   if (s.evaluated) {
     t.AddGauge("pstrain_test_accuracy", "Test-set accuracy at the newest evaluation",
                s.test_accuracy);

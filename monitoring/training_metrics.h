@@ -19,6 +19,7 @@ struct TrainingSnapshot {
   double steps_per_second = 0;     // since training opened
   double examples_per_second = 0;  // since training opened
   double train_loss = 0;           // mean of the newest window of reports
+  double learning_rate = 0;        // the scheduled rate at global_step
   double test_accuracy = 0;        // of the newest evaluation
   double test_loss = 0;
   double test_auc = -1;       // click models: of the newest evaluation; -1: none

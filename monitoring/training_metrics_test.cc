@@ -16,8 +16,10 @@ TEST(TrainingMetricsTest, ExportsTheSnapshot) {
     s.steps_per_second = 40.5;
     s.live_workers = 3;
     s.stale_gradients_dropped = 2;
+    s.learning_rate = 0.125;
   });
   const std::string text = metrics.Text();
+  EXPECT_TRUE(Has(text, "pstrain_learning_rate 0.125")) << text;
   EXPECT_TRUE(Has(text, "pstrain_global_step 120")) << text;
   EXPECT_TRUE(Has(text, "pstrain_steps_per_second 40.5")) << text;
   EXPECT_TRUE(Has(text, "pstrain_live_workers 3")) << text;

@@ -432,7 +432,9 @@ Status PsClient::Initialize(const ShardConfig& config, const std::vector<Tensor>
       const OptimizerConfig& o = config.optimizer;
       auto optimizer = wire::CreateOptimizerParams(
           fbb, fbb.CreateString(o.name), o.learning_rate, o.momentum, o.use_nesterov,
-          o.initial_accumulator, o.beta1, o.beta2, o.epsilon, o.l1, o.l2, o.ftrl_beta);
+          o.initial_accumulator, o.beta1, o.beta2, o.epsilon, o.l1, o.l2, o.ftrl_beta,
+          fbb.CreateString(config.lr_schedule), config.lr_decay_steps, config.lr_decay_rate,
+          config.lr_warmup_steps, config.lr_min, config.weight_decay);
       std::vector<flatbuffers::Offset<wire::TableParams>> table_params;
       for (const EmbeddingTableSpec& t : placement_.tables()) {
         table_params.push_back(wire::CreateTableParams(

@@ -30,17 +30,20 @@ class PsClientTest : public ::testing::Test {
         WithGlobalStep({{"w", DType::kFloat32, {6, 4}}, {"b", DType::kFloat32, {4}}}), options);
     ASSERT_TRUE(placement.ok()) << placement.status().ToString();
     placement_ = std::make_unique<Placement>(*placement);
+    ShardConfig config;
+    config.optimizer.learning_rate = 1.0f;
+    ASSERT_TRUE(Initialize(config).ok());
+    client_ = shards_.Client(*placement_, kCluster);
+  }
+  // The chief's init of both shards with `config`, w = 0..23.
+  Status Initialize(ShardConfig config) {
     std::vector<Tensor> values;
     for (const VariableSpec& spec : placement_->variables()) {
       values.push_back(InitializeVariable(spec, 1));
     }
     for (int i = 0; i < 24; ++i) values[1].f32()[i] = static_cast<float>(i);
-    ShardConfig config;
-    config.optimizer.learning_rate = 1.0f;
     config.global_step_variable = kGlobalStepName;
-    ASSERT_TRUE(
-        shards_.Client(*placement_, kCluster, wire::Role::Chief)->Initialize(config, values).ok());
-    client_ = shards_.Client(*placement_, kCluster);
+    return shards_.Client(*placement_, kCluster, wire::Role::Chief)->Initialize(config, values);
   }
   std::vector<float> PullW() {
     std::vector<Tensor> values;
@@ -108,6 +111,27 @@ TEST_F(PsClientTest, PushRefusesAGradientOfAnotherShapeAndChangesNothing) {
   auto step = client_->GlobalStep();
   ASSERT_TRUE(step.ok());
   EXPECT_EQ(*step, 0);
+}
+
+// Every schedule field and the weight decay reach both shards: with zero
+// gradients only the decay moves w, by 1 - rate * 0.5 at each step's rate:
+// 0.5 (warm-up, 1/2 of 1), 0.5 (decayed once), 0.4 (0.25 floored).
+TEST_F(PsClientTest, TheScheduleAndWeightDecayCrossTheWire) {
+  ShardConfig config;
+  config.optimizer.learning_rate = 1.0f;
+  config.lr_schedule = "step";
+  config.lr_decay_steps = 1;
+  config.lr_decay_rate = 0.5f;
+  config.lr_min = 0.4f;
+  config.lr_warmup_steps = 2;
+  config.weight_decay = 0.5f;
+  ASSERT_TRUE(Initialize(config).ok());
+  for (int step = 0; step < 3; ++step) {
+    ASSERT_EQ(PullW().size(), 24u);  // versions for the push
+    ASSERT_TRUE(client_->Push({1}, {Tensor(DType::kFloat32, {6, 4})}, true).ok());
+  }
+  const std::vector<float> w = PullW();
+  for (int i = 0; i < 24; ++i) EXPECT_FLOAT_EQ(w[i], i * 0.75f * 0.75f * 0.8f) << i;
 }
 
 // The push and the next pull sent back to back: the shards (in order here)

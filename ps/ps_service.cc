@@ -37,6 +37,12 @@ StatusOr<ShardConfig> ConfigFromWire(const wire::InitParams* init) {
   config.optimizer.l1 = o.l1();
   config.optimizer.l2 = o.l2();
   config.optimizer.ftrl_beta = o.ftrl_beta();
+  if (o.lr_schedule() != nullptr) config.lr_schedule = o.lr_schedule()->str();
+  config.lr_decay_steps = o.lr_decay_steps();
+  config.lr_decay_rate = o.lr_decay_rate();
+  config.lr_warmup_steps = o.lr_warmup_steps();
+  config.lr_min = o.lr_min();
+  config.weight_decay = o.weight_decay();
   switch (init->staleness_policy()) {
     case wire::StalenessPolicy::Apply: config.staleness_policy = StalenessPolicy::kApply; break;
     case wire::StalenessPolicy::Drop: config.staleness_policy = StalenessPolicy::kDrop; break;

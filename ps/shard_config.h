@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "ps/optimizers/lr_schedule.h"
 #include "ps/optimizers/optimizer.h"
 
 namespace pst {
@@ -28,7 +29,21 @@ struct ShardConfig {
   std::string global_step_variable;
   TrainingMode mode = TrainingMode::kAsync;
   int replicas_to_aggregate = 1;  // sync only
+  // The learning-rate schedule (ps/optimizers/lr_schedule.h), of base rate
+  // optimizer.learning_rate, read at the step of each update.
+  std::string lr_schedule = "constant";
+  int64_t lr_decay_steps = 0;
+  float lr_decay_rate = 0.1f;
+  int64_t lr_warmup_steps = 0;
+  float lr_min = 0.0f;
+  // Decoupled weight decay (ps/optimizers/weight_decay.h): >= 0; 0: none.
+  float weight_decay = 0.0f;
 };
+
+// The schedule `config` names; InvalidArgument naming the bad field else.
+StatusOr<LrSchedule> LrScheduleOf(const ShardConfig& config);
+// InvalidArgument unless config.weight_decay is finite and >= 0.
+Status CheckWeightDecay(const ShardConfig& config);
 
 struct StoreStats {
   bool initialized = false;

@@ -6,6 +6,7 @@
 
 #include "common/bfloat16.h"
 #include "common/non_finite.h"
+#include "ps/optimizers/weight_decay.h"
 
 namespace pst {
 
@@ -41,6 +42,8 @@ Status VariableStore::Initialize(const ShardConfig& config,
                                  std::vector<std::pair<std::string, Tensor>> values,
                                  const std::vector<EmbeddingTableConfig>& table_configs) {
   PST_ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> optimizer, MakeOptimizer(config.optimizer));
+  PST_ASSIGN_OR_RETURN(LrSchedule schedule, LrScheduleOf(config));
+  PST_RETURN_IF_ERROR(CheckWeightDecay(config));
   EmbeddingTables tables;
   PST_RETURN_IF_ERROR(tables.Initialize(table_configs, *optimizer));
   if (config.mode == TrainingMode::kSync && config.replicas_to_aggregate < 1) {
@@ -53,6 +56,7 @@ Status VariableStore::Initialize(const ShardConfig& config,
     if (v->dtype == DType::kFloat32) {
       MutexLock vlock(v->mu);  // no other thread sees v yet: uncontended, for the analysis
       v->slots = optimizer->CreateSlots(NumElements(v->shape));
+      v->decays_weight = DecaysWeight({name, v->dtype, v->shape});
       if (config.mode == TrainingMode::kSync) v->accumulator.assign(NumElements(v->shape), 0.0f);
       ++trainable;
     }
@@ -74,6 +78,7 @@ Status VariableStore::Initialize(const ShardConfig& config,
   WriterMutexLock lock(mu_);
   config_ = config;
   optimizer_ = std::move(optimizer);
+  schedule_ = schedule;
   variables_ = std::move(variables);
   global_step_ = global_step;
   trainable_variables_ = trainable;
@@ -196,10 +201,7 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
       ++outcome.scaled;
       ++gradients_scaled_;
     }
-    MakePrivate(&v->value);
-    optimizer_->Apply(v->value.f32(), AsFloat32(gradients[i], &v->widened), v->value.num_elements(),
-                      lr_scale, &v->slots);
-    ++v->version;
+    ApplyUpdate(v, AsFloat32(gradients[i], &v->widened), v->version, lr_scale);
     ++outcome.applied;
     ++updates_applied_;
   }
@@ -295,10 +297,7 @@ void VariableStore::ApplyAccumulated() {
     if (v->dtype != DType::kFloat32) continue;
     MutexLock vlock(v->mu);
     for (float& x : v->accumulator) x *= scale;
-    MakePrivate(&v->value);
-    optimizer_->Apply(v->value.f32(), v->accumulator.data(), v->value.num_elements(), 1.0f,
-                      &v->slots);
-    ++v->version;
+    ApplyUpdate(v.get(), v->accumulator.data(), sync_step_, 1.0f);
     ++updates_applied_;
     std::fill(v->accumulator.begin(), v->accumulator.end(), 0.0f);
   }
@@ -308,6 +307,19 @@ void VariableStore::ApplyAccumulated() {
   }
   contributors_.clear();
   ++sync_step_;
+}
+
+void VariableStore::ApplyUpdate(Variable* v, const float* grad, int64_t step,
+                                float lr_scale) const {
+  const float scale = lr_scale * schedule_->Multiplier(step);
+  MakePrivate(&v->value);
+  const int64_t n = v->value.num_elements();
+  if (v->decays_weight && config_.weight_decay > 0) {
+    ApplyWeightDecay(v->value.f32(), n, config_.optimizer.learning_rate * scale,
+                     config_.weight_decay);
+  }
+  optimizer_->Apply(v->value.f32(), grad, n, scale, &v->slots);
+  ++v->version;
 }
 
 std::map<std::string, Shape> VariableStore::Shapes() const {

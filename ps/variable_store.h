@@ -15,6 +15,15 @@
 // push applies the average of the N gradients through the optimizer and
 // moves the shard to step s+1.
 //
+// Learning-rate schedule and weight decay (ShardConfig): each update runs
+// at the scheduled rate of the global step before it, which a shard knows
+// without asking: in sync mode the step being applied (the chief's global
+// step, the same on every shard); in async mode the updates the variable
+// has had, which is the global step when every push carries every variable
+// (as workers push) and none is dropped as stale. Both are checkpointed, so
+// a restored run goes on with its schedule. Embedding tables keep the base
+// rate for now.
+//
 // Pulls are zero-copy: a pull shares the variable's buffer with the reply,
 // and an apply that finds its buffer still shared (a reply still being sent)
 // first moves the variable to a private copy (copy-on-write).
@@ -25,6 +34,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -150,7 +160,13 @@ class VariableStore {
     // which an attribute here cannot name (it is the outer object's member).
     std::vector<float> accumulator;
     std::vector<float> widened GUARDED_BY(mu);  // async: a bfloat16 gradient as float32
+    bool decays_weight = false;                 // fixed at Initialize: DecaysWeight
   };
+
+  // var -= update(grad) at the scheduled rate of global step `step` times
+  // lr_scale (the staleness scale), weight decay first.
+  void ApplyUpdate(Variable* v, const float* grad, int64_t step, float lr_scale) const
+      REQUIRES_SHARED(mu_) REQUIRES(v->mu);
 
   // Applies the average of the accumulated gradients and moves to the next
   // step.
@@ -162,6 +178,7 @@ class VariableStore {
   mutable SharedMutex mu_;  // exclusive for Initialize and Restore, shared otherwise
   ShardConfig config_ GUARDED_BY(mu_);
   std::unique_ptr<Optimizer> optimizer_ GUARDED_BY(mu_);
+  std::optional<LrSchedule> schedule_ GUARDED_BY(mu_);  // set by Initialize
   std::map<std::string, std::unique_ptr<Variable>, std::less<>> variables_ GUARDED_BY(mu_);
   Variable* global_step_ GUARDED_BY(mu_) = nullptr;
   bool initialized_ GUARDED_BY(mu_) = false;

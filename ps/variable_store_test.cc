@@ -391,3 +391,135 @@ TEST(VariableStoreNonFiniteTest, RefusalNamesTheSliceAndTheElement) {
 
 }  // namespace
 }  // namespace pst
+
+// The learning-rate schedule and decoupled weight decay (ShardConfig): SGD
+// at base rate 1, gradients of 1, so each update moves a weight by the
+// scheduled rate of the global step before it.
+namespace pst {
+namespace {
+
+class ScheduledStoreTest : public ::testing::Test {
+ protected:
+  // "w" a [2, 2] weight and "b" a [2] bias, both starting at `initial`.
+  Status Init(ShardConfig config, float initial = 0.0f) {
+    config.optimizer.name = "sgd";
+    config.global_step_variable = "global_step";
+    config.replicas_to_aggregate = 1;
+    std::vector<std::pair<std::string, Tensor>> values;
+    values.emplace_back("global_step", Tensor(DType::kInt64, {}));
+    values.emplace_back("w", Filled({2, 2}, initial));
+    values.emplace_back("b", Filled({2}, initial));
+    return store_.Initialize(config, std::move(values));
+  }
+  // One update of every variable by gradients of 1, at the next global step.
+  void Step(TrainingMode mode) {
+    const std::vector<Gradient> grads = {View(w_, ones_w_, version_), View(b_, ones_b_, version_)};
+    const auto outcome = mode == TrainingMode::kSync ? store_.SyncPush(grads, 0, version_)
+                                                     : store_.Push(grads, true);
+    ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+    ++version_;
+  }
+  float Value(const std::string& name) {
+    std::vector<VariableValue> out;
+    EXPECT_TRUE(store_.Pull({name}, &out).ok());
+    return out[0].tensor.f32()[0];
+  }
+  static ShardConfig StepDecay() {
+    ShardConfig config;
+    config.optimizer.learning_rate = 1.0f;
+    config.lr_schedule = "step";
+    config.lr_decay_steps = 2;
+    config.lr_decay_rate = 0.5f;
+    return config;
+  }
+  // Gradients borrow their names: these outlive them.
+  const std::string w_ = "w", b_ = "b";
+  const Tensor ones_w_ = Filled({2, 2}, 1.0f);
+  const Tensor ones_b_ = Filled({2}, 1.0f);
+  int64_t version_ = 0;
+  VariableStore store_;
+};
+
+// Steps 0, 1 at rate 1; steps 2, 3 at 0.5.
+TEST_F(ScheduledStoreTest, StepDecayMovesByTheRateOfEachGlobalStepAsync) {
+  ASSERT_TRUE(Init(StepDecay()).ok());
+  for (float expected : {-1.0f, -2.0f, -2.5f, -3.0f}) {
+    Step(TrainingMode::kAsync);
+    EXPECT_FLOAT_EQ(Value("w"), expected) << "after global step " << version_;
+    EXPECT_FLOAT_EQ(Value("b"), expected);
+  }
+}
+
+TEST_F(ScheduledStoreTest, StepDecayMovesByTheRateOfEachGlobalStepSync) {
+  ShardConfig config = StepDecay();
+  config.mode = TrainingMode::kSync;
+  ASSERT_TRUE(Init(config).ok());
+  for (float expected : {-1.0f, -2.0f, -2.5f, -3.0f}) {
+    Step(TrainingMode::kSync);
+    EXPECT_FLOAT_EQ(Value("w"), expected) << "after sync step " << version_;
+  }
+}
+
+// A restored shard goes on from the checkpoint's step: its third update
+// runs at 0.5, not at the rate of a fresh step 0.
+TEST_F(ScheduledStoreTest, RestoredShardContinuesTheSchedule) {
+  ASSERT_TRUE(Init(StepDecay()).ok());
+  Step(TrainingMode::kAsync);
+  Step(TrainingMode::kAsync);
+  auto snapshot = store_.Snapshot();
+  ASSERT_TRUE(snapshot.ok());
+  ASSERT_TRUE(Init(StepDecay()).ok());
+  ASSERT_TRUE(store_.Restore(*snapshot).ok());
+  Step(TrainingMode::kAsync);
+  EXPECT_FLOAT_EQ(Value("w"), -2.5f);
+}
+
+// Warm-up over 4 steps: rates 1/4, 2/4, 3/4, then the full rate.
+TEST_F(ScheduledStoreTest, WarmUpRaisesTheRateLinearly) {
+  ShardConfig config;
+  config.optimizer.learning_rate = 1.0f;
+  config.lr_warmup_steps = 4;
+  ASSERT_TRUE(Init(config).ok());
+  for (float expected : {-0.25f, -0.75f, -1.5f, -2.5f, -3.5f}) {
+    Step(TrainingMode::kAsync);
+    EXPECT_FLOAT_EQ(Value("w"), expected) << "after global step " << version_;
+  }
+}
+
+// lr 0.5, decay 0.1, w = b = 2: the weight decays before the gradient's
+// update, w = 2 * (1 - 0.5 * 0.1) - 0.5 = 1.4 (after it would give 1.425);
+// the bias only takes the gradient: 2 - 0.5 = 1.5. The decay follows the
+// schedule: at step 1 the rate is 0.25, w = 1.4 * (1 - 0.025) - 0.25.
+TEST_F(ScheduledStoreTest, WeightDecayShrinksWeightsButNotBiasesBeforeTheUpdate) {
+  ShardConfig config;
+  config.optimizer.learning_rate = 0.5f;
+  config.lr_schedule = "step";
+  config.lr_decay_steps = 1;
+  config.lr_decay_rate = 0.5f;
+  config.weight_decay = 0.1f;
+  ASSERT_TRUE(Init(config, 2.0f).ok());
+  Step(TrainingMode::kAsync);
+  EXPECT_FLOAT_EQ(Value("w"), 1.4f);
+  EXPECT_FLOAT_EQ(Value("b"), 1.5f);
+  Step(TrainingMode::kAsync);
+  EXPECT_FLOAT_EQ(Value("w"), 1.4f * (1 - 0.025f) - 0.25f);
+  EXPECT_FLOAT_EQ(Value("b"), 1.25f);
+}
+
+TEST_F(ScheduledStoreTest, BadScheduleOrWeightDecayIsRefusedAtInit) {
+  ShardConfig unknown;
+  unknown.lr_schedule = "linear";
+  EXPECT_EQ(Init(unknown).code(), Code::kInvalidArgument);
+  ShardConfig no_steps = StepDecay();
+  no_steps.lr_decay_steps = 0;
+  const Status refused = Init(no_steps);
+  EXPECT_EQ(refused.code(), Code::kInvalidArgument);
+  EXPECT_NE(refused.message().find("decay_steps"), std::string::npos) << refused.ToString();
+  ShardConfig negative_decay;
+  negative_decay.weight_decay = -0.1f;
+  EXPECT_EQ(Init(negative_decay).code(), Code::kInvalidArgument);
+  EXPECT_FALSE(store_.initialized());
+}
+
+}  // namespace
+}  // namespace pst

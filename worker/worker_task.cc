@@ -113,7 +113,14 @@ class Worker {
     input.worker_index = options_.task_index;
     input.num_workers = static_cast<int>(options_.cluster.workers.size());
     input.seed = options_.seed;
+    input.augment = options_.augment;
+    input.standardization = job.data.standardization;
     PST_ASSIGN_OR_RETURN(input_, InputPipeline::Create(train_, input));
+    if (input_->augments()) {
+      LOG(INFO) << me_ << " augments its training batches: crop padding "
+                << options_.augment.crop_padding << ", flip "
+                << (options_.augment.flip ? "on" : "off");
+    }
     PlacementOptions placement = options_.placement;
     placement.num_shards = static_cast<int>(options_.cluster.ps.size());
     PST_ASSIGN_OR_RETURN(placement_, Placement::Compute(WithGlobalStep(model_->variables()),

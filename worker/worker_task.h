@@ -13,6 +13,7 @@
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "common/status.h"
+#include "data/augment.h"
 #include "job/job.h"
 #include "kernels/kernels.h"
 #include "transport/curve.h"
@@ -34,7 +35,8 @@ struct WorkerOptions {
   CpuKernelsKind cpu_kernels = DefaultCpuKernels();  // what runs on "cpu"
   int intra_op_threads = 1;                          // threads of each oneDNN call
   int64_t batch_size = 100;
-  float clip_norm = 0;  // > 0: clip each step's gradient by its global norm
+  AugmentOptions augment;  // --augment: of the training batches, images only
+  float clip_norm = 0;     // > 0: clip each step's gradient by its global norm
   uint64_t seed = 1;
   int64_t warmup_steps = 0;    // only worker 0 trains until the global step reaches this
   bool sync = false;           // take a token from the chief before each step

@@ -58,7 +58,8 @@ std::string FormatDuration(double seconds) {
 }
 
 std::string FormatProgress(const ProgressSnapshot& p, double loss,
-                           std::optional<double> test_accuracy) {
+                           std::optional<double> test_accuracy,
+                           std::optional<double> learning_rate) {
   char text[256];
   std::snprintf(text, sizeof(text),
                 "step %lld/%lld (%.1f%%), %.1f steps/s, %.0f examples/s, loss %.4f",
@@ -71,6 +72,10 @@ std::string FormatProgress(const ProgressSnapshot& p, double loss,
   }
   line += ", elapsed " + FormatDuration(p.elapsed_secs);
   line += ", ETA " + (p.eta_secs ? FormatDuration(*p.eta_secs) : std::string("?"));
+  if (learning_rate) {
+    std::snprintf(text, sizeof(text), ", lr %.6g", *learning_rate);
+    line += text;
+  }
   return line;
 }
 

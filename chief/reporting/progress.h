@@ -57,10 +57,12 @@ class Progress {
 };
 
 // "step 1500/3000 (50.0%), 301.2 steps/s, 30120 examples/s, loss 0.2345,
-// test accuracy 0.9512, elapsed 4.9 s, ETA 5.0 s": no accuracy part before
-// the first evaluation, "ETA ?" while the rate is unknown.
+// test accuracy 0.9512, elapsed 4.9 s, ETA 5.0 s, lr 0.05": no accuracy part
+// before the first evaluation, "ETA ?" while the rate is unknown, the
+// learning rate only when given (a scheduled one).
 std::string FormatProgress(const ProgressSnapshot& p, double loss,
-                           std::optional<double> test_accuracy);
+                           std::optional<double> test_accuracy,
+                           std::optional<double> learning_rate = std::nullopt);
 
 // "4.9 s", "2m05s", "1h02m".
 std::string FormatDuration(double seconds);

@@ -114,6 +114,10 @@ TEST(ProgressFormatTest, LineWithAndWithoutAccuracy) {
   EXPECT_EQ(FormatProgress(p, 0.5, std::nullopt),
             "step 1500/3000 (50.0%), 301.2 steps/s, 30125 examples/s, loss 0.5000, "
             "elapsed 4.9 s, ETA ?");
+  // A scheduled learning rate comes last, so that the fields before keep their places.
+  EXPECT_EQ(FormatProgress(p, 0.5, std::nullopt, 0.0125),
+            "step 1500/3000 (50.0%), 301.2 steps/s, 30125 examples/s, loss 0.5000, "
+            "elapsed 4.9 s, ETA ?, lr 0.0125");
 }
 
 }  // namespace

@@ -83,7 +83,12 @@ class ChiefTimelineTest : public ::testing::Test {
     options_.heartbeat_timeout_ms = 1000;
     options_.rpc_timeout_ms = 2000;
     options_.run_dir = dir_.string();
+    Build();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
 
+  // The chief's pieces for options_ (again after a test changed them).
+  void Build() {
     Job job = LoadJob(options_.job, /*with_test=*/true).value();
     std::unique_ptr<Model> model = MakeJobModel(job).value();
     PlacementOptions placement;
@@ -96,7 +101,7 @@ class ChiefTimelineTest : public ::testing::Test {
     identity.cluster_id = kCluster;
     identity.rpc_timeout_ms = options_.rpc_timeout_ms;
     ps_ = std::make_unique<PsClient>(transport_, options_.cluster, std::move(computed), identity);
-    state_ = std::make_unique<ChiefState>(ps_->placement().Hash(), kTrainSteps, 1, 1,
+    state_ = std::make_unique<ChiefState>(ps_->placement().Hash(), options_.train_steps, 1, 1,
                                           job.Describe(), clock_);
     keeper_ = std::make_unique<ShardKeeper>(options_, ps_.get(), nullptr, nullptr, stop_, clock_);
     checkpoints_ =
@@ -108,7 +113,6 @@ class ChiefTimelineTest : public ::testing::Test {
                                                 *reporter_, *evaluator_, stop_, clock_,
                                                 [this](MonotonicClock::Duration d) { Look(d); });
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // What the chief does before it opens training; then the timeline's run.
   Status OpenAndRun() {
@@ -127,7 +131,7 @@ class ChiefTimelineTest : public ::testing::Test {
   void Look(MonotonicClock::Duration d) {
     clock_.Advance(d);
     if (++looks_ > kMostLooks) stop_ = true;
-    worker_->StepUntil(kTrainSteps);
+    worker_->StepUntil(options_.train_steps);
     if (on_look_) on_look_();
   }
 
@@ -189,6 +193,35 @@ TEST_F(ChiefTimelineTest, APsRestartedEmptyIsInitializedAgainAndTrainingStartsOv
   EXPECT_TRUE(shard_.service().store().initialized());
   EXPECT_EQ(worker_->pushes(), 15 + kTrainSteps);
   EXPECT_EQ(EvaluatedSteps(), (std::vector<int64_t>{10, 10, 20, kTrainSteps}));
+}
+
+// With a validation set the best model is kept, and training stops after
+// --early_stopping_patience evaluations without a better validation score:
+// this problem is learned within a few evaluations, long before 400 steps.
+TEST_F(ChiefTimelineTest, KeepsTheBestModelAndStopsEarlyOnceValidationStopsImproving) {
+  options_.train_steps = 400;
+  options_.early_stopping_patience = 2;
+  options_.job.data.validation_examples = 50;
+  Build();
+  const Status ran = OpenAndRun();
+  ASSERT_TRUE(ran.ok()) << ran.ToString();
+  const std::vector<int64_t> evaluated = EvaluatedSteps();
+  ASSERT_GE(evaluated.size(), 3u);
+  EXPECT_LT(evaluated.back(), options_.train_steps) << "it did not stop early";
+  EXPECT_LT(worker_->pushes(), options_.train_steps);
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "best_model.bin"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "model.bin"));
+  EXPECT_TRUE(shard_.stopped());
+}
+
+TEST_F(ChiefTimelineTest, WithoutPatienceItTrainsToTheStepCountAndStillKeepsTheBest) {
+  options_.train_steps = 60;
+  options_.job.data.validation_examples = 50;
+  Build();
+  const Status ran = OpenAndRun();
+  ASSERT_TRUE(ran.ok()) << ran.ToString();
+  EXPECT_EQ(worker_->pushes(), 60);
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "best_model.bin"));
 }
 
 TEST_F(ChiefTimelineTest, ANonFiniteLossStopsTheClusterAndFailsTheRun) {

@@ -272,5 +272,16 @@ TEST_F(WorkerLoopTest, AWorkerOfAnotherJobIsRefused) {
   EXPECT_EQ(state_->live_workers(), 0);  // not admitted
 }
 
+// --augment is for images: the csv's feature vectors are refused at start,
+// once the data are loaded, naming the flag.
+TEST_F(WorkerLoopTest, AugmentingFeatureVectorsIsRefused) {
+  options_.augment.crop_padding = 2;
+  std::atomic<bool> stop{false};
+  const Status ran = RunWorkerOn(options_, shards_.transport(), stop);
+  EXPECT_EQ(ran.code(), Code::kInvalidArgument) << ran.ToString();
+  EXPECT_EQ(ran.message(), "--augment needs images, but the training examples are 4 features");
+  EXPECT_EQ(state_->live_workers(), 0);  // refused before joining
+}
+
 }  // namespace
 }  // namespace pst

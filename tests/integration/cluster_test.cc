@@ -2,6 +2,7 @@
 // synthetic data set in MNIST's format.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -192,6 +193,70 @@ INSTANTIATE_TEST_SUITE_P(Flags, BadFlagTest,
 // Flags that name no flag stop a task too, wherever they are: on the command
 // line or in a --flagfile (run_local.sh passes every flag in one). The line
 // suggests the nearest flag.
+// --lr_schedule=step halving every 100 steps from 0.5, after a warm-up of
+// 10 steps: the chief shows the rate of the next update on every Step line
+// and in every metrics.jsonl line, computed from the global step as the ps
+// compute it; weight decay trains on.
+TEST_F(ClusterTest, ScheduledLearningRateIsReportedAtItsGlobalStep) {
+  LocalCluster cluster(2, 2, MakeTestDir("lr-schedule"));
+  std::vector<std::string> flags = TrainingFlags(300);
+  for (const char* flag : {"--lr_schedule=step", "--lr_decay_steps=100", "--lr_decay_rate=0.5",
+                           "--lr_warmup_steps=10", "--weight_decay=0.0001"}) {
+    flags.push_back(flag);
+  }
+  flags.push_back("--run_dir=" + cluster.dir());
+  cluster.StartAll(flags);
+  const auto exits = cluster.WaitAll(seconds(180));
+  for (const TaskExit& e : exits) ASSERT_EQ(e.code, 0) << DescribeExits(exits);
+  const std::string chief = cluster.task("chief").Log();
+  EXPECT_GT(ReportValue(chief, "Test-Accuracy: ").value_or(0), 0.9) << chief;
+  const auto rate_at = [](double step) {
+    const double warm = step < 10 ? (step + 1) / 10 : 1;
+    return 0.5 * std::pow(0.5, std::floor(step / 100)) * warm;
+  };
+  int step_lines = 0, progress_lines = 0;
+  for (const std::string& line : ReadLines(cluster.dir() + "/chief-0.log")) {
+    if (line.rfind("Step: ", 0) == 0) {
+      ++step_lines;
+      const double step = ReportValue(line, "Step: ").value_or(-1);
+      EXPECT_NEAR(ReportValue(line, ", LR: ").value_or(-1), rate_at(step), 1e-6) << line;
+    }
+    // The first one, at the start, shows the warm-up's rate.
+    if (line.rfind("Progress: ", 0) == 0) {
+      ++progress_lines;
+      const double step = ReportValue(line, "Progress: step ").value_or(-1);
+      EXPECT_NEAR(ReportValue(line, ", lr ").value_or(-1), rate_at(step), 1e-6) << line;
+    }
+  }
+  EXPECT_GE(step_lines, 3) << chief;
+  EXPECT_GE(progress_lines, 1) << chief;
+  const auto metrics = ReadLines(cluster.dir() + "/metrics.jsonl");
+  ASSERT_GE(metrics.size(), 3u);
+  for (const std::string& line : metrics) {
+    const double step = ReportValue(line, "\"step\": ").value_or(-1);
+    EXPECT_NEAR(ReportValue(line, "\"learning_rate\": ").value_or(-1), rate_at(step), 1e-6) << line;
+  }
+}
+
+// The chief checks the schedule's flags as the ps will, naming the flag.
+TEST_F(ClusterTest, BadScheduleFlagsStopTheChiefNamingTheFlag) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--lr_schedule=plateau"}, "--lr_schedule=plateau is not yet supported"},
+      {{"--lr_schedule=step"}, "--lr_schedule=step: --lr_decay_steps must be > 0, got 0"},
+      {{"--lr_schedule=linear"}, "unknown learning-rate schedule 'linear'"},
+      {{"--lr_min=0.6"}, "--lr_min must be in [0, learning_rate], got 0.6"},
+      {{"--lr_warmup_steps=-1"}, "--lr_warmup_steps must be >= 0, got -1"},
+      {{"--weight_decay=-0.5"}, "--weight_decay must be finite and >= 0, got -0.5"}};
+  for (const auto& [bad, message] : cases) {
+    LocalCluster cluster(1, 1, MakeTestDir("bad-schedule"));
+    std::vector<std::string> flags = TrainingFlags(100);
+    flags.insert(flags.end(), bad.begin(), bad.end());
+    ChildProcess& chief = cluster.StartTask("chief", 0, flags);
+    EXPECT_EQ(chief.Wait(seconds(30)), 2) << bad[0] << ": " << chief.Log();
+    EXPECT_NE(chief.Log().find(message), std::string::npos) << bad[0] << ": " << chief.Log();
+  }
+}
+
 TEST(UnknownFlagTest, CommandLineSuggestsTheNearestFlag) {
   const std::string dir = MakeTestDir("unknown-flag");
   auto ps = ChildProcess::Start({BinDir() + "/ps", "--train_stepz=5"}, dir + "/ps.log");

@@ -85,6 +85,41 @@ TEST(DatasetsTest, RecordsOfSmallColourImagesTrainThroughTheCnn) {
   EXPECT_GE(ReportValue(log, "Test-Accuracy: ").value_or(0), 0.9) << log;
 }
 
+// --augment=crop:1 with --normalize: the worker pads and crops the raw
+// pixels, then standardizes them; the cnn still learns the bands of 4 rows.
+// A worker asked for an unknown augmentation stops at once, naming the flag.
+TEST(DatasetsTest, AugmentedImagesTrainThroughTheCnn) {
+  const std::string dir = MakeTestDir("records-augment");
+  std::mt19937 rng(5);
+  WriteRecords(dir + "/train.bin", 1200, rng);
+  WriteRecords(dir + "/test.bin", 200, rng);
+  std::vector<std::string> flags = {"--dataset=records",
+                                    "--train_file=" + dir + "/train.bin",
+                                    "--test_file=" + dir + "/test.bin",
+                                    "--input_shape=8,8,3",
+                                    "--model=cnn",
+                                    "--normalize",
+                                    "--batch_size=50",
+                                    "--train_steps=150",
+                                    "--eval_every_steps=0",
+                                    "--augment=crop:1"};
+  const std::string log = Train(1, 1, dir, flags);
+  EXPECT_GE(ReportValue(log, "Test-Accuracy: ").value_or(0), 0.9) << log;
+  const std::vector<std::string> worker_log = ReadLines(dir + "/worker-0.log");
+  const std::string augments = "worker:0 augments its training batches: crop padding 1, flip off";
+  EXPECT_TRUE(std::any_of(worker_log.begin(), worker_log.end(), [&](const std::string& line) {
+    return line.find(augments) != std::string::npos;
+  })) << augments;
+
+  LocalCluster unknown(1, 1, MakeTestDir("augment-unknown"));
+  flags.back() = "--augment=crop,rotate";
+  ChildProcess& worker = unknown.StartTask("worker", 0, flags);
+  EXPECT_NE(worker.Wait(seconds(60)), 0);
+  EXPECT_NE(worker.Log().find("--augment=crop,rotate: unknown augmentation 'rotate'"),
+            std::string::npos)
+      << worker.Log();
+}
+
 TEST(DatasetsTest, AModelSpecTrainsAndAWorkerWithAnotherSpecIsRefused) {
   const std::string dir = MakeTestDir("spec-model");
   std::mt19937 rng(7);

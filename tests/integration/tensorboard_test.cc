@@ -2,6 +2,7 @@
 // training scalars every --log_every_steps, one sub-folder per run.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -99,6 +100,31 @@ TEST_F(TensorBoardTest, TrainingScalarsEveryLogStepAndOneSubFolderPerRun) {
               loss.size());
     // The evaluations: every 100 steps and at the end.
     EXPECT_GE(scalars.count("test_accuracy") ? scalars.at("test_accuracy").size() : 0, 3u);
+  }
+}
+
+// A scheduled rate (halved every 100 steps) is plotted with every loss
+// point, at the rate of the point's global step.
+TEST_F(TensorBoardTest, ScheduledLearningRateIsPlottedWithTheLoss) {
+  std::string why_not;
+  const std::string python = TestPython("tensorboard", &why_not);
+  if (python.empty()) GTEST_SKIP() << why_not;
+  ASSERT_NE(std::getenv("PST_SOURCE_DIR"), nullptr) << "run through ctest";
+
+  const std::string dir = TestDir();
+  LocalCluster cluster(1, 1, dir);
+  cluster.StartAll({"--data_dir=" + data_dir(), "--model=mlp", "--batch_size=50",
+                    "--train_steps=250", "--log_every_steps=25", "--eval_every_steps=100",
+                    "--learning_rate=0.4", "--lr_schedule=step", "--lr_decay_steps=100",
+                    "--lr_decay_rate=0.5", "--logdir=" + dir + "/tb", "--run_dir=" + dir});
+  const std::vector<TaskExit> exits = cluster.WaitAll(std::chrono::seconds(300));
+  for (const TaskExit& e : exits) ASSERT_EQ(e.code, 0) << DescribeExits(exits);
+  const Scalars scalars = ReadRun(python, dir + "/tb/" + fs::path(dir).filename().string());
+  ASSERT_TRUE(scalars.count("learning_rate")) << cluster.task("chief").Log();
+  const std::vector<Point>& rates = scalars.at("learning_rate");
+  EXPECT_EQ(rates.size(), scalars.count("loss") ? scalars.at("loss").size() : 0);
+  for (const Point& p : rates) {
+    EXPECT_NEAR(p.value, 0.4 * std::pow(0.5, p.step / 100), 1e-6) << "at step " << p.step;
   }
 }
 
