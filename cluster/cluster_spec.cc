@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "cluster/json.h"
+#include "common/parse_number.h"
 
 namespace pst {
 
@@ -24,9 +25,8 @@ StatusOr<HostPort> ParseHostPort(const std::string& flag_name, const std::string
   HostPort hp;
   hp.host = value.substr(0, colon);
   const std::string port = value.substr(colon + 1);
-  char* end = nullptr;
-  const long p = std::strtol(port.c_str(), &end, 10);
-  if (port.empty() || *end != '\0' || p < 1 || p > 65535) {
+  int p = 0;
+  if (!ParseNumber(port, &p) || p < 1 || p > 65535) {
     return InvalidArgument(bad + "has no valid port (1-65535)");
   }
   for (char c : hp.host) {
@@ -34,7 +34,7 @@ StatusOr<HostPort> ParseHostPort(const std::string& flag_name, const std::string
       return InvalidArgument(bad + "has an invalid host");
     }
   }
-  hp.port = static_cast<int>(p);
+  hp.port = p;
   return hp;
 }
 

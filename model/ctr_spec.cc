@@ -3,6 +3,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/parse_number.h"
 #include "model/model_zoo.h"
 
 namespace pst {
@@ -18,13 +19,8 @@ std::vector<std::string> Tokens(const std::string& line) {
   return tokens;
 }
 
-bool ParseInt(const std::string& text, int64_t* out) {
-  char* end = nullptr;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || v < 1) return false;
-  *out = v;
-  return true;
-}
+// A positive whole number.
+bool ParseInt(const std::string& text, int64_t* out) { return ParseNumber(text, out) && *out >= 1; }
 
 struct ParsedSpec {
   CtrModelConfig config;
@@ -71,9 +67,9 @@ StatusOr<ParsedSpec> Parse(const std::string& text, const std::string& source) {
       }
       spec.config.hidden.push_back(units);
     } else if (t[0] == "learning_rate" && t.size() == 2) {
-      char* end = nullptr;
-      spec.learning_rate = std::strtof(t[1].c_str(), &end);
-      if (*end != '\0' || !(spec.learning_rate > 0)) return bad("learning_rate must be > 0");
+      if (!ParseNumber(t[1], &spec.learning_rate) || !(spec.learning_rate > 0)) {
+        return bad("learning_rate must be > 0");
+      }
     } else {
       return bad("a click model takes embedding, wide, dense and learning_rate lines, not '" +
                  t[0] + "'");

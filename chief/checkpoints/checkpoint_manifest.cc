@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.h"
 #include "common/crc32.h"
+#include "common/parse_number.h"
 
 namespace pst {
 namespace {
@@ -57,8 +58,11 @@ StatusOr<CheckpointManifest> ReadManifest(const std::string& folder) {
   std::string header_line, key;
   std::getline(lines, header_line);
   CheckpointManifest m;
-  m.format_version = std::atoi(header_line.c_str() + sizeof(kHeaderPrefix) - 1);
-  if (m.format_version < 1 || m.format_version > kFormatVersion) return corrupt;
+  if (!ParseNumber(std::string_view(header_line).substr(sizeof(kHeaderPrefix) - 1),
+                   &m.format_version) ||
+      m.format_version < 1 || m.format_version > kFormatVersion) {
+    return corrupt;
+  }
   size_t parts = 0;
   if (!(lines >> key >> m.step) || key != "step" || !(lines >> key >> m.placement_hash) ||
       key != "placement_hash" || !(lines >> key >> m.cluster_id) || key != "cluster_id" ||

@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.h"
 #include "common/create_folder.h"
+#include "common/parse_number.h"
 
 namespace pst {
 namespace {
@@ -21,9 +22,10 @@ std::vector<std::pair<int64_t, std::string>> CheckpointFolders(const std::string
   for (const auto& entry : fs::directory_iterator(dir, error)) {
     const std::string name = entry.path().filename().string();
     if (!entry.is_directory() || name.rfind(kPrefix, 0) != 0) continue;
-    char* end = nullptr;
-    const long long step = std::strtoll(name.c_str() + sizeof(kPrefix) - 1, &end, 10);
-    if (*end == '\0' && step >= 0) found.emplace_back(step, name);
+    int64_t step = 0;
+    if (ParseNumber(std::string_view(name).substr(sizeof(kPrefix) - 1), &step) && step >= 0) {
+      found.emplace_back(step, name);
+    }
   }
   std::sort(found.rbegin(), found.rend());
   return found;
