@@ -71,7 +71,9 @@ StatusOr<DType> WireDTypeFromFlags() {
 
 StatusOr<PlacementOptions> PlacementFromFlags() {
   PlacementOptions p;
-  PST_ASSIGN_OR_RETURN(p.strategy, ParsePlacementStrategy(FLAGS_placement));
+  StatusOr<PlacementStrategy> strategy = ParsePlacementStrategy(FLAGS_placement);
+  if (!strategy.ok()) return InvalidArgument("--placement: " + strategy.status().message());
+  p.strategy = *strategy;
   if (FLAGS_partition_bytes < 0) {
     return InvalidArgument("--partition_bytes=" + std::to_string(FLAGS_partition_bytes) +
                            " must be >= 0");

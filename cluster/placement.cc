@@ -37,7 +37,7 @@ std::vector<VariableSpec> WithGlobalStep(std::vector<VariableSpec> model_variabl
 StatusOr<PlacementStrategy> ParsePlacementStrategy(const std::string& name) {
   if (name == "round_robin") return PlacementStrategy::kRoundRobin;
   if (name == "greedy") return PlacementStrategy::kGreedy;
-  return InvalidArgument("--placement=" + name + " is not one of: round_robin, greedy");
+  return InvalidArgument("placement '" + name + "' is not one of: round_robin, greedy");
 }
 
 StatusOr<Placement> Placement::Compute(const std::vector<VariableSpec>& variables,
@@ -47,7 +47,7 @@ StatusOr<Placement> Placement::Compute(const std::vector<VariableSpec>& variable
     return InvalidArgument("placement needs at least one ps shard");
   }
   if (options.partition_bytes < 0) {
-    return InvalidArgument("--partition_bytes must be >= 0");
+    return InvalidArgument("the partition size must be >= 0 bytes");
   }
   for (const EmbeddingTableSpec& t : tables) {
     if (t.dim < 1 || t.rows < 0) {

@@ -45,7 +45,7 @@ StatusOr<std::unique_ptr<CtrModel>> CtrModel::Create(const CtrModelConfig& confi
                                                      const KernelsOptions& options) {
   if (config.num_fields < 1) {
     return InvalidArgument(
-        "a click model needs sparse features (--dataset=criteo or libsvm); this data has none");
+        "a click model needs sparse features (criteo or libsvm data); this data has none");
   }
   if (config.dense_features < 0 || config.embedding_dim < 1 || config.table_rows < 0) {
     return InvalidArgument("a click model needs embedding dim >= 1 and table rows >= 0");

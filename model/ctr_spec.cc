@@ -107,7 +107,7 @@ StatusOr<CtrModelConfig> ClickModelConfig(const std::string& name, int64_t dense
     config = WideDeepConfig(dense_features, num_fields, table_rows);
   } else if (IsClickModel(name)) {
     PST_ASSIGN_OR_RETURN(config,
-                         ParseClickSpec(name.substr(sizeof(kSpecPrefix) - 1), "--model_spec"));
+                         ParseClickSpec(name.substr(sizeof(kSpecPrefix) - 1), "model spec"));
   } else {
     return InvalidArgument("model " + name + " is not a click model");
   }
@@ -119,8 +119,7 @@ StatusOr<CtrModelConfig> ClickModelConfig(const std::string& name, int64_t dense
 
 StatusOr<float> ClickModelLearningRate(const std::string& name) {
   if (name == kWideDeep) return 0.05f;
-  PST_ASSIGN_OR_RETURN(ParsedSpec spec,
-                       Parse(name.substr(sizeof(kSpecPrefix) - 1), "--model_spec"));
+  PST_ASSIGN_OR_RETURN(ParsedSpec spec, Parse(name.substr(sizeof(kSpecPrefix) - 1), "model spec"));
   if (spec.learning_rate > 0) return spec.learning_rate;
   return InvalidArgument("the model spec has no 'learning_rate R' line to recommend a rate");
 }

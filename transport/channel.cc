@@ -21,7 +21,8 @@ Status Channel::Post(const OutgoingMessage& request, const Envelope& envelope) {
     auto flags = i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
     if (!socket_.send(frames[i], flags)) {
       return DeadlineExceeded("could not send to " + peer_name() + " (" + endpoint() +
-                              ") within --rpc_timeout_ms");
+                              ") within its rpc_timeout_ms (" +
+                              std::to_string(options().rpc_timeout_ms) + " ms)");
     }
   }
   return Status::OK();

@@ -17,9 +17,9 @@ StatusOr<uint64_t> Connection::Send(const OutgoingMessage& request) {
   size_t bytes = 0;
   for (const OutTensor& t : request.tensors) bytes += t.tensor.num_bytes();
   if (bytes > options_.max_message_bytes) {
-    return ResourceExhausted(
-        "request to " + options_.peer_name + " of " + std::to_string(bytes) +
-        " bytes exceeds --max_message_bytes=" + std::to_string(options_.max_message_bytes));
+    return ResourceExhausted("request to " + options_.peer_name + " of " + std::to_string(bytes) +
+                             " bytes exceeds its max_message_bytes (" +
+                             std::to_string(options_.max_message_bytes) + ")");
   }
   const uint64_t id = next_request_id_++;
   PST_RETURN_IF_ERROR(Post(request, Envelope{id, options_.cluster_id, options_.role, options_.index,
@@ -65,7 +65,8 @@ StatusOr<ReceivedMessage> Connection::ReceiveAny(const std::vector<uint64_t>& re
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock().Now());
     if (left.count() <= 0) {
       return DeadlineExceeded("no reply from " + options_.peer_name + " (" + options_.endpoint +
-                              ") within --rpc_timeout_ms");
+                              ") within its rpc_timeout_ms (" +
+                              std::to_string(options_.rpc_timeout_ms) + " ms)");
     }
     Poll({this}, {true}, left);
   }
@@ -100,7 +101,7 @@ Status PendingCalls::WaitAll(MonotonicClock::TimePoint deadline,
         if (!silent.empty()) silent += ", ";
         silent += connections_[i]->peer_name() + " (" + connections_[i]->endpoint() + ")";
       }
-      return DeadlineExceeded("no reply from " + silent + " within --rpc_timeout_ms");
+      return DeadlineExceeded("no reply from " + silent + " before the deadline");
     }
     std::vector<bool> wanted(n);
     for (size_t i = 0; i < n; ++i) wanted[i] = !done[i];

@@ -67,9 +67,9 @@ Status CheckDescriptor(const wire::TensorDesc* desc, size_t index, size_t frame_
 }  // namespace
 
 Status MessageTooLarge(size_t max_message_bytes) {
-  return ResourceExhausted(
-      "message exceeds --max_message_bytes=" + std::to_string(max_message_bytes) + " (counting " +
-      std::to_string(FrameCost(0)) + " bytes per frame besides its data)");
+  return ResourceExhausted("message exceeds max_message_bytes (" +
+                           std::to_string(max_message_bytes) + "; counting " +
+                           std::to_string(FrameCost(0)) + " bytes per frame besides its data)");
 }
 
 wire::DataType ToWire(DType dtype) {
