@@ -86,8 +86,9 @@ void ChiefState::ExcuseSilences() {
 std::vector<std::string> ChiefState::DeclareSilentTasksDead(std::chrono::milliseconds timeout) {
   MutexLock lock(mu_);
   const auto now = clock_.Now();
+  const MonotonicClock::TimePoint counts_from = silences_count_from_;
   const auto silent = [&](MonotonicClock::TimePoint last_seen) {
-    return now - std::max(last_seen, silences_count_from_) > timeout;
+    return now - std::max(last_seen, counts_from) > timeout;
   };
   std::vector<std::string> dead;
   for (size_t i = 0; i < ps_.size(); ++i) {
