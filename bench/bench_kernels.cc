@@ -22,7 +22,7 @@
 //       gradient scale).
 //     Each is reported as microseconds per call, GFLOP/s and GB/s (bytes of
 //     its inputs and outputs, each counted once, over the time).
-//  2. Training examples/s of mlp_relu and cnn in one process, on each of
+//  2. Training examples/s of --models (mlp_relu and cnn) in one process, on each of
 //     those back ends: per step
 //     Model::ComputeGradients on a batch of 64 synthetic examples (uniform
 //     pixels, random labels; 8 batches cycled), then plain SGD on the params.
@@ -30,8 +30,8 @@
 // of --repeats timed repeats (SteadyClock() around a loop of
 // calls; nothing else runs inside the loop; a GPU's queue is drained before
 // the clock stops).
-// The last line of the output is "mlp_relu_examples_per_s: X", on the
-// default cpu kernels.
+// With mlp_relu among --models, the last line of the output is
+// "mlp_relu_examples_per_s: X", on the default cpu kernels.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
@@ -52,6 +52,7 @@
 #include "bench/bench_timing.h"
 #include "common/batch.h"
 #include "common/clock.h"
+#include "common/split.h"
 #include "common/tensor.h"
 #include "kernels/kernels.h"
 #include "model/initializer.h"
@@ -62,6 +63,9 @@ DEFINE_double(kernel_repeat_s, 0.1, "Seconds per timed repeat of a kernel");
 DEFINE_double(train_repeat_s, 1.0, "Seconds per timed repeat of a training loop");
 DEFINE_int32(batch_size, 64, "Batch size of the kernels and training steps");
 DEFINE_int32(intra_op_threads, 1, "Threads of each oneDNN kernel call");
+DEFINE_string(models, "mlp_relu,cnn",
+              "Models of the training table, comma-separated (model zoo names)");
+DEFINE_bool(kernel_table, true, "Print the kernels table (false: only the training table)");
 
 namespace pst {
 namespace {
@@ -355,7 +359,7 @@ double TrainingExamplesPerSecond(const std::string& model_name, const BackEnd& b
 
 int Main() {
   const std::vector<BackEnd> back_ends = BackEnds();
-  RunKernels(back_ends);
+  if (FLAGS_kernel_table) RunKernels(back_ends);
   std::printf(
       "\ntraining, batch %d, synthetic data, ComputeGradients + SGD, "
       "%d oneDNN thread(s), median of %d repeats:\n%-10s",
@@ -365,7 +369,7 @@ int Main() {
   }
   std::printf("\n");
   double mlp_relu_cpu = 0;
-  for (const std::string model : {"mlp_relu", "cnn"}) {
+  for (const std::string& model : SplitCommas(FLAGS_models)) {
     std::printf("%-10s", model.c_str());
     for (size_t d = 0; d < back_ends.size(); ++d) {
       const double eps = TrainingExamplesPerSecond(model, back_ends[d]);
@@ -375,7 +379,7 @@ int Main() {
     std::printf("\n");
     std::fflush(stdout);
   }
-  std::printf("mlp_relu_examples_per_s: %.0f\n", mlp_relu_cpu);
+  if (mlp_relu_cpu > 0) std::printf("mlp_relu_examples_per_s: %.0f\n", mlp_relu_cpu);
   return 0;
 }
 
@@ -383,11 +387,13 @@ int Main() {
 }  // namespace pst
 
 int main(int argc, char** argv) {
-  if (!pst::StartBenchmark(&argc, &argv,
-                           "bench_kernels [--repeats=N] [--kernel_repeat_s=S] "
-                           "[--train_repeat_s=S] [--batch_size=B] [--intra_op_threads=T]: "
-                           "kernel GFLOP/s and training examples/s",
-                           "bench/bench_kernels.cc")) {
+  if (!pst::StartBenchmark(
+          &argc, &argv,
+          "bench_kernels [--repeats=N] [--kernel_repeat_s=S] "
+          "[--train_repeat_s=S] [--batch_size=B] [--intra_op_threads=T] [--models=A,B] "
+          "[--kernel_table=false]: "
+          "kernel GFLOP/s and training examples/s",
+          "bench/bench_kernels.cc")) {
     return 0;
   }
   return pst::Main();

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""peers.py: bench_kernels' training step in PyTorch or TensorFlow, on CPU.
+"""peers.py: bench_kernels' training step in PyTorch or TensorFlow, on CPU (or PyTorch on a GPU).
 
 Times the step that bench/bench_kernels.cc times for pstrain, so that
 bench/peers/run.sh can print pstrain / peer ratios:
@@ -7,6 +7,7 @@ bench/peers/run.sh can print pstrain / peer ratios:
     mlp_relu: dense 784->256, relu, dense 256->128, relu, dense 128->10;
     cnn (LeNet): conv 5x5x20 valid, relu, maxpool 2x2, conv 5x5x50 valid,
     relu, maxpool 2x2, dense 800->500, relu, dense 500->10;
+    wide_mlp: dense 784->2048, relu, dense 2048->2048, relu, dense 2048->10;
     weights glorot-uniform, biases zero;
   - per step: forward, softmax cross-entropy (mean over the batch), the
     gradients of every variable (none for the input), then plain SGD with
@@ -23,6 +24,9 @@ Thread settings hold for a whole process, so each run measures one peer at
 one thread count (run.sh starts one process per peer and thread count):
   PyTorch: torch.set_num_threads(T), torch.set_num_interop_threads(1);
     NCHW (its default layout), torch.optim.SGD (no momentum).
+    --device=cuda: the model and the 8 batches on GPU 0 (copied there
+    before the clock starts), eager mode, and torch.cuda.synchronize()
+    after each repeat's steps; TensorFlow runs on the CPU only.
   TensorFlow: intra-op threads T, inter-op threads 1; variables and tf.nn
     ops in one tf.function step (no XLA: jit_compile=False), NHWC.
 
@@ -42,7 +46,8 @@ import statistics
 import sys
 import time
 
-MODELS = ("mlp_relu", "cnn")
+MODELS = ("mlp_relu", "cnn", "wide_mlp")
+MLP_WIDTHS = {"mlp_relu": [784, 256, 128, 10], "wide_mlp": [784, 2048, 2048, 10]}
 LEARNING_RATE = 0.01
 NUM_BATCHES = 8
 NUM_CLASSES = 10
@@ -86,8 +91,11 @@ def synthetic_batches(batch, seed=2):
 # ---------------------------------------------------------------- PyTorch
 
 
-def torch_setup(threads):
+def torch_setup(threads, device):
     import torch
+
+    if device != "cpu" and not torch.cuda.is_available():
+        raise ImportError(f"torch {torch.__version__} sees no CUDA GPU")
 
     torch.set_num_threads(threads)
     torch.set_num_interop_threads(1)
@@ -96,6 +104,7 @@ def torch_setup(threads):
         "threads_in_use": torch.get_num_threads(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "mkldnn": torch.backends.mkldnn.is_available(),
+        "device": device if device == "cpu" else torch.cuda.get_device_name(0),
     }
 
 
@@ -103,10 +112,12 @@ def torch_model(name):
     import torch
     from torch import nn
 
-    if name == "mlp_relu":
-        model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(),
-                              nn.Linear(256, 128), nn.ReLU(),
-                              nn.Linear(128, NUM_CLASSES))
+    if name in MLP_WIDTHS:
+        widths = MLP_WIDTHS[name]
+        layers = []
+        for a, b in zip(widths, widths[1:]):
+            layers += [nn.Linear(a, b), nn.ReLU()]
+        model = nn.Sequential(*layers[:-1])  # logits: no relu after the last
     else:
         model = nn.Sequential(nn.Conv2d(1, 20, 5), nn.ReLU(), nn.MaxPool2d(2),
                               nn.Conv2d(20, 50, 5), nn.ReLU(), nn.MaxPool2d(2),
@@ -121,16 +132,16 @@ def torch_model(name):
     return model
 
 
-def torch_time(name, batch, repeat_s, repeats):
+def torch_time(name, batch, repeat_s, repeats, device):
     import torch
     import torch.nn.functional as F
 
     torch.manual_seed(1)
-    model = torch_model(name)
+    model = torch_model(name).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
-    shape = (-1, 784) if name == "mlp_relu" else (-1, 1, SIDE, SIDE)
-    batches = [(torch.from_numpy(x).reshape(shape).contiguous(),
-                torch.from_numpy(y)) for x, y in synthetic_batches(batch)]
+    shape = (-1, 784) if name in MLP_WIDTHS else (-1, 1, SIDE, SIDE)
+    batches = [(torch.from_numpy(x).reshape(shape).contiguous().to(device),
+                torch.from_numpy(y).to(device)) for x, y in synthetic_batches(batch)]
     state = {"next": 0, "loss": None}
 
     def step():
@@ -144,6 +155,8 @@ def torch_time(name, batch, repeat_s, repeats):
 
     def finish():
         state["loss"].item()
+        if device != "cpu":
+            torch.cuda.synchronize()
 
     return time_per_call(step, finish, repeat_s, repeats)
 
@@ -151,7 +164,7 @@ def torch_time(name, batch, repeat_s, repeats):
 # ------------------------------------------------------------- TensorFlow
 
 
-def tensorflow_setup(threads):
+def tensorflow_setup(threads, device):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import tensorflow as tf
 
@@ -183,8 +196,8 @@ def tensorflow_model(name):
         value = tf.zeros(shape) if zero else glorot(shape)
         return tf.Variable(value, dtype=tf.float32)
 
-    if name == "mlp_relu":
-        widths = [784, 256, 128, NUM_CLASSES]
+    if name in MLP_WIDTHS:
+        widths = MLP_WIDTHS[name]
         dense = [(variable((a, b)), variable((b,), zero=True))
                  for a, b in zip(widths, widths[1:])]
         convs = []
@@ -221,12 +234,12 @@ def tensorflow_model(name):
     return variables, train_step
 
 
-def tensorflow_time(name, batch, repeat_s, repeats):
+def tensorflow_time(name, batch, repeat_s, repeats, device):
     import numpy as np
     import tensorflow as tf
 
     _, train_step = tensorflow_model(name)
-    shape = (-1, 784) if name == "mlp_relu" else (-1, SIDE, SIDE, 1)
+    shape = (-1, 784) if name in MLP_WIDTHS else (-1, SIDE, SIDE, 1)
     batches = [(tf.constant(np.reshape(x, shape)), tf.constant(y))
                for x, y in synthetic_batches(batch)]
     state = {"next": 0, "loss": None}
@@ -257,9 +270,11 @@ def main():
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--peer", required=True, choices=sorted(PEERS))
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                        help="cuda: GPU 0 (torch only)")
     parser.add_argument("--threads", type=int, default=1,
                         help="intra-op threads for the whole process")
-    parser.add_argument("--models", default=",".join(MODELS),
+    parser.add_argument("--models", default="mlp_relu,cnn",
                         help="comma-separated, of: " + ", ".join(MODELS))
     parser.add_argument("--batch_sizes", type=int_list, default=[64, 100])
     parser.add_argument("--repeats", type=int, default=3)
@@ -273,16 +288,19 @@ def main():
         parser.error("--threads and --repeats must be at least 1, "
                      "--batch_sizes not empty")
 
+    if args.peer == "tensorflow" and args.device != "cpu":
+        parser.error("--peer=tensorflow runs on the CPU only")
+
     setup, time_step = PEERS[args.peer]
     try:
-        info = setup(args.threads)
+        info = setup(args.threads, args.device)
     except ImportError as e:
         emit({"kind": "skip", "peer": args.peer, "reason": f"cannot import: {e}"})
         return 0
     emit({"kind": "info", "peer": args.peer, "threads": args.threads, **info})
     for model in models:
         for batch in args.batch_sizes:
-            seconds = time_step(model, batch, args.train_repeat_s, args.repeats)
+            seconds = time_step(model, batch, args.train_repeat_s, args.repeats, args.device)
             emit({"kind": "result", "peer": args.peer, "model": model,
                   "threads": args.threads, "batch": batch,
                   "examples_per_s": batch / seconds,
