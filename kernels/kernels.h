@@ -90,8 +90,9 @@ class Kernels {
 
   // Memory. Allocate fails with ResourceExhausted beyond the memory cap.
   // The copies move `bytes` between host memory and this back end's memory
-  // (a GPU stages them through pinned host buffers); they are complete when
-  // they return.
+  // (a GPU stages them through pinned host buffers). When CopyToDevice
+  // returns, host_src may be reused and every later call sees the bytes;
+  // when CopyToHost returns, the bytes are in host_dst.
   virtual StatusOr<std::unique_ptr<DeviceBuffer>> Allocate(size_t bytes) = 0;
   virtual void CopyToDevice(const void* host_src, void* device_dst, size_t bytes) = 0;
   virtual void CopyToHost(const void* device_src, void* host_dst, size_t bytes) = 0;

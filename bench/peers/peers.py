@@ -26,7 +26,10 @@ one thread count (run.sh starts one process per peer and thread count):
     NCHW (its default layout), torch.optim.SGD (no momentum).
     --device=cuda: the model and the 8 batches on GPU 0 (copied there
     before the clock starts), eager mode, and torch.cuda.synchronize()
-    after each repeat's steps; TensorFlow runs on the CPU only.
+    after each repeat's steps; with --host_params, the step of a
+    parameter-server worker instead (bench_kernels' step for pstrain): the
+    batch and the parameters copied from host memory to the GPU, the
+    gradients back, SGD on the host. TensorFlow runs on the CPU only.
   TensorFlow: intra-op threads T, inter-op threads 1; variables and tf.nn
     ops in one tf.function step (no XLA: jit_compile=False), NHWC.
 
@@ -132,7 +135,7 @@ def torch_model(name):
     return model
 
 
-def torch_time(name, batch, repeat_s, repeats, device):
+def torch_time(name, batch, repeat_s, repeats, device, host_params=False):
     import torch
     import torch.nn.functional as F
 
@@ -140,17 +143,31 @@ def torch_time(name, batch, repeat_s, repeats, device):
     model = torch_model(name).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
     shape = (-1, 784) if name in MLP_WIDTHS else (-1, 1, SIDE, SIDE)
-    batches = [(torch.from_numpy(x).reshape(shape).contiguous().to(device),
-                torch.from_numpy(y).to(device)) for x, y in synthetic_batches(batch)]
+    data_device = "cpu" if host_params else device
+    batches = [(torch.from_numpy(x).reshape(shape).contiguous().to(data_device),
+                torch.from_numpy(y).to(data_device)) for x, y in synthetic_batches(batch)]
+    # --host_params: the values live in host memory, as a ps worker's do.
+    params = list(model.parameters())
+    host_values = [p.detach().to("cpu") for p in params]
     state = {"next": 0, "loss": None}
 
     def step():
         x, y = batches[state["next"]]
         state["next"] = (state["next"] + 1) % NUM_BATCHES
+        if host_params:
+            with torch.no_grad():
+                for p, value in zip(params, host_values):
+                    p.copy_(value)
+            x, y = x.to(device), y.to(device)
         optimizer.zero_grad(set_to_none=True)
         loss = F.cross_entropy(model(x), y)
         loss.backward()
-        optimizer.step()
+        if host_params:
+            with torch.no_grad():
+                for p, value in zip(params, host_values):
+                    value.sub_(p.grad.to("cpu"), alpha=LEARNING_RATE)
+        else:
+            optimizer.step()
         state["loss"] = loss
 
     def finish():
@@ -234,7 +251,7 @@ def tensorflow_model(name):
     return variables, train_step
 
 
-def tensorflow_time(name, batch, repeat_s, repeats, device):
+def tensorflow_time(name, batch, repeat_s, repeats, device, host_params=False):
     import numpy as np
     import tensorflow as tf
 
@@ -272,6 +289,10 @@ def main():
     parser.add_argument("--peer", required=True, choices=sorted(PEERS))
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                         help="cuda: GPU 0 (torch only)")
+    parser.add_argument("--host_params", action="store_true",
+                        help="with --device=cuda: a ps worker's step, as bench_kernels "
+                             "times pstrain's: the batch and the parameters copied from "
+                             "host memory each step, the gradients back, SGD on the host")
     parser.add_argument("--threads", type=int, default=1,
                         help="intra-op threads for the whole process")
     parser.add_argument("--models", default="mlp_relu,cnn",
@@ -290,6 +311,8 @@ def main():
 
     if args.peer == "tensorflow" and args.device != "cpu":
         parser.error("--peer=tensorflow runs on the CPU only")
+    if args.host_params and args.device == "cpu":
+        parser.error("--host_params needs --device=cuda")
 
     setup, time_step = PEERS[args.peer]
     try:
@@ -300,8 +323,10 @@ def main():
     emit({"kind": "info", "peer": args.peer, "threads": args.threads, **info})
     for model in models:
         for batch in args.batch_sizes:
-            seconds = time_step(model, batch, args.train_repeat_s, args.repeats, args.device)
+            seconds = time_step(model, batch, args.train_repeat_s, args.repeats, args.device,
+                                args.host_params)
             emit({"kind": "result", "peer": args.peer, "model": model,
+                  "host_params": args.host_params,
                   "threads": args.threads, "batch": batch,
                   "examples_per_s": batch / seconds,
                   "ms_per_step": 1e3 * seconds})

@@ -11,9 +11,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +22,7 @@
 #include "kernels/gpu/cuda_math.h"
 #include "kernels/gpu/gpu_conv_cudnn.h"
 #include "kernels/gpu/gpu_memory.h"
+#include "kernels/gpu/pinned_staging.h"
 
 namespace pst {
 namespace {
@@ -84,11 +85,6 @@ class GpuKernels : public Kernels {
   template <typename Fn>
   void Run(const char* method, Fn body);
 
-  // The copies, through the pinned staging buffer; complete on return.
-  Status StageToDevice(const void* host_src, void* device_dst, size_t bytes);
-  Status StageToHost(const void* device_src, void* host_dst, size_t bytes);
-  Status ReserveStaging(size_t bytes);
-
   // Column-major c (M,N) = op_a(a) (M,K) * op_b(b) (K,N) on cuBLAS.
   Status Gemm(cublasOperation_t op_a, cublasOperation_t op_b, int64_t m, int64_t n, int64_t k,
               const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
@@ -102,9 +98,8 @@ class GpuKernels : public Kernels {
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
   std::unique_ptr<GpuMemory> memory_;
-  std::unique_ptr<CudnnConv> conv_;  // uses memory_ and stream_
-  void* staging_ = nullptr;          // pinned host memory
-  size_t staging_bytes_ = 0;
+  std::unique_ptr<CudnnConv> conv_;         // uses memory_ and stream_
+  std::unique_ptr<PinnedStaging> staging_;  // host <-> GPU copies, on stream_
   // Scratch in device memory, grown as needed.
   std::unique_ptr<DeviceBuffer> ones_;      // BiasBackward's ones vector
   int64_t ones_count_ = 0;                  // leading elements of ones_ set to 1
@@ -142,6 +137,7 @@ Status GpuKernels::Init(const KernelsOptions& options) {
   PST_CUDA_RETURN_IF_ERROR(cublasCreate(&blas_));
   PST_CUDA_RETURN_IF_ERROR(cublasSetStream(blas_, stream_));
   PST_ASSIGN_OR_RETURN(conv_, CudnnConv::Create(stream_, memory_.get()));
+  staging_ = std::make_unique<PinnedStaging>(stream_);
   return Status::OK();
 }
 
@@ -151,9 +147,9 @@ GpuKernels::~GpuKernels() {
     cudaStreamSynchronize(stream_);  // queued work may use the scratch
   }
   conv_.reset();
+  staging_.reset();
   if (blas_ != nullptr) cublasDestroy(blas_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
-  if (staging_ != nullptr) cudaFreeHost(staging_);
   cudaGetLastError();
 }
 
@@ -179,45 +175,12 @@ StatusOr<std::unique_ptr<DeviceBuffer>> GpuKernels::Allocate(size_t bytes) {
   return memory_->Allocate(bytes);
 }
 
-Status GpuKernels::ReserveStaging(size_t bytes) {
-  if (staging_bytes_ >= bytes) return Status::OK();
-  if (staging_ != nullptr) {
-    PST_CUDA_RETURN_IF_ERROR(cudaFreeHost(staging_));
-    staging_ = nullptr;
-    staging_bytes_ = 0;
-  }
-  PST_CUDA_RETURN_IF_ERROR(cudaMallocHost(&staging_, bytes));
-  staging_bytes_ = bytes;
-  return Status::OK();
-}
-
-Status GpuKernels::StageToDevice(const void* host_src, void* device_dst, size_t bytes) {
-  if (bytes == 0) return Status::OK();
-  // The staging buffer is free: every copy waits for itself to finish.
-  PST_RETURN_IF_ERROR(ReserveStaging(bytes));
-  std::memcpy(staging_, host_src, bytes);
-  PST_CUDA_RETURN_IF_ERROR(
-      cudaMemcpyAsync(device_dst, staging_, bytes, cudaMemcpyHostToDevice, stream_));
-  PST_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
-  return Status::OK();
-}
-
-Status GpuKernels::StageToHost(const void* device_src, void* host_dst, size_t bytes) {
-  if (bytes == 0) return Status::OK();
-  PST_RETURN_IF_ERROR(ReserveStaging(bytes));
-  PST_CUDA_RETURN_IF_ERROR(
-      cudaMemcpyAsync(staging_, device_src, bytes, cudaMemcpyDeviceToHost, stream_));
-  PST_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
-  std::memcpy(host_dst, staging_, bytes);
-  return Status::OK();
-}
-
 void GpuKernels::CopyToDevice(const void* host_src, void* device_dst, size_t bytes) {
-  Run("CopyToDevice", [&] { return StageToDevice(host_src, device_dst, bytes); });
+  Run("CopyToDevice", [&] { return staging_->ToDevice(host_src, device_dst, bytes); });
 }
 
 void GpuKernels::CopyToHost(const void* device_src, void* host_dst, size_t bytes) {
-  Run("CopyToHost", [&] { return StageToHost(device_src, host_dst, bytes); });
+  Run("CopyToHost", [&] { return staging_->ToHost(device_src, host_dst, bytes); });
 }
 
 Status GpuKernels::Gemm(cublasOperation_t op_a, cublasOperation_t op_b, int64_t m, int64_t n,
@@ -378,7 +341,8 @@ float GpuKernels::SoftmaxCrossEntropy(const float* logits, const int32_t* labels
     PST_RETURN_IF_ERROR(CudaSoftmaxCrossEntropy(stream_, logits, labels, dlogits, row_loss_->f32(),
                                                 batch, classes));
     std::vector<float> row_loss(batch);
-    PST_RETURN_IF_ERROR(StageToHost(row_loss_->data(), row_loss.data(), batch * sizeof(float)));
+    PST_RETURN_IF_ERROR(
+        staging_->ToHost(row_loss_->data(), row_loss.data(), batch * sizeof(float)));
     double sum = 0.0;  // double, in row order, as on the CPU
     for (float loss : row_loss) sum += loss;
     mean = static_cast<float>(sum / static_cast<double>(batch));
@@ -395,7 +359,7 @@ int64_t GpuKernels::ArgmaxCorrect(const float* logits, const int32_t* labels, in
     auto* counter = static_cast<unsigned long long*>(  // NOLINT(runtime/int)
         correct_->data());
     PST_RETURN_IF_ERROR(CudaArgmaxCorrect(stream_, logits, labels, counter, batch, classes));
-    return StageToHost(counter, &correct, sizeof(correct));
+    return staging_->ToHost(counter, &correct, sizeof(correct));
   });
   return static_cast<int64_t>(correct);
 }

@@ -7,8 +7,9 @@
 #  1. gpu_kernels_test: every GPU kernel against the CPU kernels.
 #  2. bench_kernels on gpu:0 and the CPU: examples/s of mlp_relu, cnn and
 #     wide_mlp at batch 64 and 512.
-#  3. The same in PyTorch eager on the same GPU (bench/peers/peers.py), and
-#     the table of pstrain / PyTorch ratios (ratio_table.py).
+#  3. The same in PyTorch eager on the same GPU (bench/peers/peers.py), all
+#     on the GPU and as a ps worker's step (--host_params), and the table
+#     of pstrain / PyTorch ratios (ratio_table.py).
 #  4. A sync cnn cluster on the GPU (1 ps, 2 workers on gpu:0, N=2) trained
 #     to its test accuracy; one worker with in-graph replicas (gpu:0,gpu:0).
 #  5. compute-sanitizer memcheck over gpu_kernels_test.
@@ -63,12 +64,15 @@ if want 2 || want 3; then
 fi
 
 if want 3; then
-  timeout 180 python3 "$root/bench/peers/peers.py" --peer=torch --device=cuda \
-    --models=mlp_relu,cnn,wide_mlp --batch_sizes=64,512 --repeats=3 --train_repeat_s=0.5 \
-    >"$out/3_torch.jsonl" 2>"$out/3_torch.err"
-  say "3 PyTorch peer: exit $?"
-  python3 "$root/scripts/gpu/ratio_table.py" "$out"/2_bench_b*.log --torch "$out/3_torch.jsonl" |
-    tee -a "$summary"
+  for mode in eager host; do
+    flags=(); [[ $mode == eager ]] || flags=(--host_params)
+    timeout 180 python3 "$root/bench/peers/peers.py" --peer=torch --device=cuda "${flags[@]}" \
+      --models=mlp_relu,cnn,wide_mlp --batch_sizes=64,512 --repeats=3 --train_repeat_s=0.5 \
+      >"$out/3_torch_$mode.jsonl" 2>"$out/3_torch_$mode.err"
+    say "3 PyTorch peer ($mode): exit $?"
+  done
+  python3 "$root/scripts/gpu/ratio_table.py" "$out"/2_bench_b*.log \
+    --torch "$out/3_torch_eager.jsonl" --torch_host "$out/3_torch_host.jsonl" | tee -a "$summary"
 fi
 
 final() {  # the chief's report lines of a run's log
