@@ -15,7 +15,7 @@
 #  5. compute-sanitizer memcheck over gpu_kernels_test.
 #  6. --gpu_memory_fraction: a model that does not fit is a clear error.
 #  7. CPU scaling: async mlp_relu, 1 ps, 1/2/4/8 workers (PST_SCALE_WORKERS),
-#     examples/s.
+#     examples/s (PST_SCALE_PS: ps tasks; PST_SCALE_FLAGS: flags of every task).
 # Each step's output goes to OUT_DIR/N_*.log; OUT_DIR/summary.txt has the
 # verdicts and figures. CUDA's libraries (cudart, cuBLAS, cuDNN) are found on
 # the machine (its toolkit or PyTorch's nvidia-* wheels).
@@ -112,17 +112,20 @@ if want 5; then
   memcheck_pid=$!
 fi
 
+# PST_SCALE_PS ps tasks (1) and PST_SCALE_FLAGS (extra task flags) vary it.
 if want 7; then
   # mlp_relu's own rate (0.3) diverged with 8 async workers (their staleness).
-  say "7 CPU scaling, async mlp_relu, 1 ps, batch 100, rate 0.05 (median of the chief's 1 s progress lines):"
+  say "7 CPU scaling, async mlp_relu, ${PST_SCALE_PS:-1} ps ${PST_SCALE_FLAGS:-}, batch 100, rate 0.05 (median of the chief's 1 s progress lines):"
   say "$(printf '%8s %12s %8s %11s' workers examples/s speedup efficiency)"
   base=""
   for workers in ${PST_SCALE_WORKERS:-1 2 4 8}; do
-    cluster --num_ps=1 --num_workers=$workers --mode=async --model=mlp_relu \
+    log="$out/7_scale${PST_SCALE_PS:-1}ps_$workers.log"
+    # shellcheck disable=SC2086  # PST_SCALE_FLAGS is a list of flags
+    cluster --num_ps="${PST_SCALE_PS:-1}" --num_workers=$workers --mode=async --model=mlp_relu \
       --train_steps=$((4000 * workers)) --run_dir="$work/runs/scale$workers" -- \
       --device=cpu --progress_every_secs=1 --learning_rate=0.05 --data_dir="$mnist" \
-      >"$out/7_scale$workers.log" 2>&1
-    rate="$(grep -oE '[0-9]+ examples/s' "$out/7_scale$workers.log" | awk '$1 > 0 { print $1 }' |
+      ${PST_SCALE_FLAGS:-} >"$log" 2>&1
+    rate="$(grep -oE '[0-9]+ examples/s' "$log" | awk '$1 > 0 { print $1 }' |
       sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }')"
     [[ -n "$base" ]] || base="$rate"
     say "$(awk -v w=$workers -v r="$rate" -v b="$base" 'BEGIN { printf "%8d %12d %8.2f %11.2f", w, r, r / b, r / b / w }')"
