@@ -13,6 +13,7 @@ namespace pst {
 enum class Initializer : uint8_t {
   kZeros = 0,
   kGlorotUniform = 1,  // U(-a, a), a = sqrt(6 / (fan_in + fan_out))
+  kOnes = 2,           // float32 only
 };
 
 struct VariableSpec {
@@ -20,6 +21,11 @@ struct VariableSpec {
   DType dtype = DType::kFloat32;
   Shape shape;
   Initializer initializer = Initializer::kZeros;
+  // A statistic the model keeps, not a trainable variable (batch norm's
+  // moving mean and variance): what a worker pushes for it is a delta that
+  // the ps adds as it is (averaged over a sync step's workers), outside the
+  // optimizer, the schedule and weight decay, and left out of clipping.
+  bool moving_average = false;
 };
 
 // An embedding table (a row-sparse variable [rows, dim] of float32): every

@@ -1,5 +1,6 @@
 #include "export/onnx_export.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -38,9 +39,9 @@ struct NodeProto {
   enum Field { kInput = 1, kOutput = 2, kName = 3, kOpType = 4, kAttribute = 5 };
 };
 struct AttributeProto {
-  enum Field { kName = 1, kI = 3, kInts = 8, kType = 20 };
+  enum Field { kName = 1, kF = 2, kI = 3, kInts = 8, kType = 20 };
   struct AttributeType {
-    enum Value { kInt = 2, kInts = 7 };
+    enum Value { kFloat = 1, kInt = 2, kInts = 7 };
   };
 };
 struct TensorProto {
@@ -64,7 +65,14 @@ struct TensorShapeProto {
 };
 }  // namespace onnx
 
-// A node's AttributeProto: one int64, or a list of them.
+// A node's AttributeProto: one float32, one int64, or a list of int64s.
+ProtoWriter FloatAttribute(const std::string& name, float value) {
+  ProtoWriter a;
+  a.Bytes(onnx::AttributeProto::kName, name)
+      .Varint(onnx::AttributeProto::kType, onnx::AttributeProto::AttributeType::kFloat);
+  return a.Float(onnx::AttributeProto::kF, value);
+}
+
 ProtoWriter IntAttribute(const std::string& name, int64_t value) {
   ProtoWriter a;
   a.Bytes(onnx::AttributeProto::kName, name)
@@ -147,6 +155,30 @@ class GraphWriter {
     ToImages(image);
     Node("MaxPool", {current_},
          {IntsAttribute("kernel_shape", {2, 2}), IntsAttribute("strides", {2, 2})});
+  }
+
+  // BatchNormalization normalizes axis 1: the channels of NCHW images, and
+  // the features of [B, C] rows (after a dense layer, or 1x1xC). Rows of
+  // pixels (a batchnorm on the input image) become NCHW images first. The
+  // moving variance is stored as max(v, 0), what pstrain normalizes with
+  // (a stale async delta can leave it below 0).
+  void BatchNormalization(const std::string& name, const Conv2DShape& image, double epsilon,
+                          const ::pst::Tensor& gamma, const ::pst::Tensor& beta,
+                          const ::pst::Tensor& moving_mean, const ::pst::Tensor& moving_variance) {
+    if (image.height * image.width > 1) ToImages(image);
+    const float* v = moving_variance.f32();
+    std::vector<float> variance(v, v + moving_variance.num_elements());
+    for (float& x : variance) x = std::max(x, 0.0f);
+    Initializer(name + "/gamma", onnx::TensorProto::kFloat, gamma.shape(), FloatBytes(gamma));
+    Initializer(name + "/beta", onnx::TensorProto::kFloat, beta.shape(), FloatBytes(beta));
+    Initializer(name + "/moving_mean", onnx::TensorProto::kFloat, moving_mean.shape(),
+                FloatBytes(moving_mean));
+    Initializer(name + "/moving_variance", onnx::TensorProto::kFloat, moving_variance.shape(),
+                RawBytes(variance));
+    Node("BatchNormalization",
+         {current_, name + "/gamma", name + "/beta", name + "/moving_mean",
+          name + "/moving_variance"},
+         {FloatAttribute("epsilon", static_cast<float>(epsilon))});
   }
 
   void Elementwise(const std::string& op) { Node(op, {current_}, {}); }
@@ -330,7 +362,8 @@ StatusOr<ProtoWriter> LayerGraph(const TrainedModel& trained) {
   for (const auto& layer : layers) {
     const InferenceOp op = layer->Inference();
     const std::vector<VariableSpec> variables = layer->Variables();
-    // Variables are "<layer>/weights" and "<layer>/bias".
+    // Variables are "<layer>/weights" and "<layer>/bias", or a batchnorm's
+    // "<layer>/gamma", "/beta", "/moving_mean" and "/moving_variance".
     const std::string name =
         variables.empty() ? "" : variables[0].name.substr(0, variables[0].name.rfind('/'));
     switch (op.kind) {
@@ -344,6 +377,11 @@ StatusOr<ProtoWriter> LayerGraph(const TrainedModel& trained) {
       case InferenceOp::Kind::kRelu: graph.Elementwise("Relu"); break;
       case InferenceOp::Kind::kSigmoid: graph.Elementwise("Sigmoid"); break;
       case InferenceOp::Kind::kIdentity: break;
+      case InferenceOp::Kind::kBatchNorm:
+        graph.BatchNormalization(name, op.image, op.epsilon, trained.params[param],
+                                 trained.params[param + 1], trained.params[param + 2],
+                                 trained.params[param + 3]);
+        break;
     }
     param += variables.size();
   }

@@ -8,7 +8,11 @@
 // apply it. The graph gives "probabilities", float32 [batch, classes]: the
 // softmax of the logits, what `predict --output` writes. Images are moved
 // to NCHW for the convolutions and back to NHWC before the first dense
-// layer; filters are stored OIHW. Initializers carry the variables' names.
+// layer; filters are stored OIHW. A batch normalization is a
+// BatchNormalization node, which normalizes axis 1: the channels of NCHW
+// images, or the features of [batch, C] rows after a dense layer; its
+// moving variance is stored as max(v, 0), as pstrain normalizes with it.
+// Initializers carry the variables' names.
 #ifndef PST_EXPORT_ONNX_EXPORT_H_
 #define PST_EXPORT_ONNX_EXPORT_H_
 

@@ -9,21 +9,23 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "job/model_file.h"
 #include "model/model_zoo.h"
 
 // The graph's numbers (that ONNX Runtime computes what predict does) are
-// checked by tests/integration/onnx_export_test.cc; this checks its shape.
+// checked by tests/integration/onnx_runtime_test.cc; this checks its shape.
 namespace pst {
 namespace {
 
 // A protobuf message's fields: length-delimited ones as bytes, varints as
-// numbers, each in the order they appear.
+// numbers, 32-bit ones as their bits, each in the order they appear.
 struct Fields {
   std::multimap<int, std::string> bytes;
   std::multimap<int, uint64_t> varints;
+  std::multimap<int, uint32_t> fixed32s;
 
   std::vector<std::string> All(int field) const {
     std::vector<std::string> out;
@@ -56,7 +58,13 @@ Fields Decode(std::string_view in) {
         in.remove_prefix(n);
         break;
       }
-      case 5: in.remove_prefix(4); break;
+      case 5: {
+        uint32_t bits = 0;
+        for (int i = 3; i >= 0; --i) bits = bits << 8 | static_cast<unsigned char>(in[i]);
+        fields.fixed32s.emplace(field, bits);
+        in.remove_prefix(4);
+        break;
+      }
       default: ADD_FAILURE() << "unexpected wire type " << (tag & 7); return fields;
     }
   }
@@ -163,6 +171,71 @@ TEST(OnnxExportTest, SpecDropoutIsLeftOutAndAPoolOnTheInputReshapesFirst) {
   EXPECT_EQ(OpTypes(Graph(Trained(SpecModelName(spec), InputShape({4, 4, 2}), 3))),
             (std::vector<std::string>{"Reshape", "Transpose", "MaxPool", "Transpose", "Flatten",
                                       "Gemm", "Relu", "Gemm", "Softmax"}));
+}
+
+// The float values of a float32 initializer's raw bytes.
+std::vector<float> Floats(const std::string& raw) {
+  std::vector<float> values(raw.size() / sizeof(float));
+  std::memcpy(values.data(), raw.data(), raw.size());
+  return values;
+}
+
+TEST(OnnxExportTest, BatchNormsAreBatchNormalizationsOnNchwImagesOrOnRowsOfFeatures) {
+  const std::string spec =
+      "conv 3x3 4 same\nbatchnorm relu\nmaxpool 2\ndense 6\nbatchnorm momentum 0.9 sigmoid\n"
+      "dense classes\n";
+  TrainedModel trained = Trained(SpecModelName(spec), InputShape({4, 4, 2}), 3);
+  // A negative moving variance (a stale async delta) is exported as 0.
+  const std::unique_ptr<Model> model = MakeModel(trained.model, trained.input, 3).value();
+  for (size_t i = 0; i < model->variables().size(); ++i) {
+    if (model->variables()[i].name == "batchnorm1/moving_variance") trained.params[i].f32()[1] = -2;
+  }
+  const Fields graph = Graph(trained);
+  // batchnorm0 reads the convolution's NCHW images (channels on axis 1),
+  // batchnorm1 the dense layer's [batch, 6] rows.
+  EXPECT_EQ(OpTypes(graph),
+            (std::vector<std::string>{"Reshape", "Transpose", "Conv", "BatchNormalization", "Relu",
+                                      "MaxPool", "Transpose", "Flatten", "Gemm",
+                                      "BatchNormalization", "Sigmoid", "Gemm", "Softmax"}));
+  const std::vector<std::string> nodes = graph.All(1);
+  for (const auto& [index, layer, after] :
+       {std::tuple<int, std::string, int>{3, "batchnorm0", 2},
+        std::tuple<int, std::string, int>{9, "batchnorm1", 8}}) {
+    const Fields node = Decode(nodes[index]);
+    EXPECT_EQ(node.All(1), (std::vector<std::string>{Decode(nodes[after]).One(2), layer + "/gamma",
+                                                     layer + "/beta", layer + "/moving_mean",
+                                                     layer + "/moving_variance"}))
+        << layer;
+    const Fields epsilon = Decode(node.One(5));
+    EXPECT_EQ(epsilon.One(1), "epsilon");
+    EXPECT_EQ(epsilon.varints.find(20)->second, 1u);  // FLOAT
+    uint32_t bits = epsilon.fixed32s.find(2)->second;
+    float value = 0;
+    std::memcpy(&value, &bits, sizeof value);
+    EXPECT_EQ(value, 1e-3f) << layer;
+  }
+  // The initializers hold the variables' values: C = 4, then 6.
+  std::vector<int64_t> dims;
+  const std::string* gamma = Initializer(graph, "batchnorm0/gamma", &dims);
+  ASSERT_NE(gamma, nullptr);
+  EXPECT_EQ(dims, (std::vector<int64_t>{4}));
+  EXPECT_EQ(Floats(*gamma), (std::vector<float>{0, 1, 2, 3}));
+  const std::string* mean = Initializer(graph, "batchnorm1/moving_mean", &dims);
+  ASSERT_NE(mean, nullptr);
+  EXPECT_EQ(dims, (std::vector<int64_t>{6}));
+  EXPECT_EQ(Floats(*mean), (std::vector<float>{0, 1, 2, 3, 4, 5}));
+  const std::string* variance = Initializer(graph, "batchnorm1/moving_variance", &dims);
+  ASSERT_NE(variance, nullptr);
+  EXPECT_EQ(Floats(*variance), (std::vector<float>{0, 0, 2, 3, 4, 5}));
+}
+
+TEST(OnnxExportTest, ABatchNormOnTheInputMakesImagesOfPixelsButNotOfFeatures) {
+  const std::string spec = "batchnorm\ndense classes\n";
+  EXPECT_EQ(OpTypes(Graph(Trained(SpecModelName(spec), InputShape({4, 4, 2}), 3))),
+            (std::vector<std::string>{"Reshape", "Transpose", "BatchNormalization", "Transpose",
+                                      "Flatten", "Gemm", "Softmax"}));
+  EXPECT_EQ(OpTypes(Graph(Trained(SpecModelName(spec), 20, 3))),
+            (std::vector<std::string>{"BatchNormalization", "Gemm", "Softmax"}));
 }
 
 TEST(OnnxExportTest, ParametersThatDoNotFitTheModelAreRefused) {

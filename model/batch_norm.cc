@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -9,8 +10,10 @@ namespace pst {
 namespace {
 
 // Indices into params/grads, in the order Variables() declares them.
-constexpr int kGammaMinusOne = 0;
+constexpr int kGamma = 0;
 constexpr int kBeta = 1;
+constexpr int kMovingMean = 2;
+constexpr int kMovingVariance = 3;
 
 }  // namespace
 
@@ -20,8 +23,7 @@ BatchNorm::BatchNorm(std::string name, const InputShape& shape, Kernels& kernels
       shape_(shape),
       channels_(shape.channels()),
       options_(options),
-      kernels_(kernels),
-      moving_{std::vector<float>(channels_, 0.0f), std::vector<float>(channels_, 1.0f)} {
+      kernels_(kernels) {
   CHECK_GT(shape_.size(), 0) << name_;
   CHECK(options_.momentum >= 0 && options_.momentum < 1)
       << name_ << ": momentum " << options_.momentum;
@@ -33,21 +35,24 @@ std::string BatchNorm::Describe() const {
 }
 
 std::vector<VariableSpec> BatchNorm::Variables() const {
+  const Shape c = {channels_};
   return {
-      {name_ + "/gamma_minus_one", DType::kFloat32, {channels_}, Initializer::kZeros},
-      {name_ + "/beta", DType::kFloat32, {channels_}, Initializer::kZeros},
+      {name_ + "/gamma", DType::kFloat32, c, Initializer::kOnes},
+      {name_ + "/beta", DType::kFloat32, c, Initializer::kZeros},
+      {name_ + "/moving_mean", DType::kFloat32, c, Initializer::kZeros, /*moving_average=*/true},
+      {name_ + "/moving_variance", DType::kFloat32, c, Initializer::kOnes,
+       /*moving_average=*/true},
   };
 }
 
 InferenceOp BatchNorm::Inference() const {
-  LOG(FATAL) << name_ << ": InferenceOp has no batch norm kind yet";
-}
-
-void BatchNorm::set_moving(BatchNormStatistics moving) {
-  CHECK_EQ(static_cast<int64_t>(moving.mean.size()), channels_) << name_;
-  CHECK_EQ(static_cast<int64_t>(moving.variance.size()), channels_) << name_;
-  for (float v : moving.variance) CHECK_GE(v, 0.0f) << name_;
-  moving_ = std::move(moving);
+  InferenceOp op;
+  op.kind = InferenceOp::Kind::kBatchNorm;
+  op.image.height = shape_.is_image() ? shape_.height() : 1;
+  op.image.width = shape_.is_image() ? shape_.width() : 1;
+  op.image.in_channels = channels_;
+  op.epsilon = options_.epsilon;
+  return op;
 }
 
 const BatchNormStatistics& BatchNorm::batch_statistics() const {
@@ -55,7 +60,7 @@ const BatchNormStatistics& BatchNorm::batch_statistics() const {
   return batch_;
 }
 
-BatchNormStatistics BatchNorm::MovingAverageDelta() const {
+BatchNormStatistics BatchNorm::MovingAverageDelta(const BatchNormStatistics& moving) const {
   const BatchNormStatistics& batch = batch_statistics();
   const double n = static_cast<double>(batch_rows_);
   // A single value has no unbiased variance; its biased one (0) stands in.
@@ -63,9 +68,9 @@ BatchNormStatistics BatchNorm::MovingAverageDelta() const {
   const double rate = 1.0 - options_.momentum;
   BatchNormStatistics delta{std::vector<float>(channels_), std::vector<float>(channels_)};
   for (int64_t c = 0; c < channels_; ++c) {
-    delta.mean[c] = static_cast<float>(rate * (double{batch.mean[c]} - moving_.mean[c]));
+    delta.mean[c] = static_cast<float>(rate * (double{batch.mean[c]} - moving.mean[c]));
     delta.variance[c] =
-        static_cast<float>(rate * (bessel * batch.variance[c] - moving_.variance[c]));
+        static_cast<float>(rate * (bessel * batch.variance[c] - moving.variance[c]));
   }
   return delta;
 }
@@ -88,9 +93,15 @@ const float* BatchNorm::HostView(const float* p, int64_t n, std::vector<float>* 
 void BatchNorm::ReadScaleAndOffset(const float* const* params) {
   gamma_.resize(channels_);
   beta_.resize(channels_);
-  kernels_.CopyToHost(params[kGammaMinusOne], gamma_.data(), channels_ * sizeof(float));
-  for (float& g : gamma_) g += 1.0f;
+  kernels_.CopyToHost(params[kGamma], gamma_.data(), channels_ * sizeof(float));
   kernels_.CopyToHost(params[kBeta], beta_.data(), channels_ * sizeof(float));
+}
+
+BatchNormStatistics BatchNorm::ReadMoving(const float* const* params) {
+  BatchNormStatistics moving{std::vector<float>(channels_), std::vector<float>(channels_)};
+  kernels_.CopyToHost(params[kMovingMean], moving.mean.data(), channels_ * sizeof(float));
+  kernels_.CopyToHost(params[kMovingVariance], moving.variance.data(), channels_ * sizeof(float));
+  return moving;
 }
 
 void BatchNorm::Forward(const float* const* params, const float* x, float* y, int64_t batch,
@@ -101,8 +112,11 @@ void BatchNorm::Forward(const float* const* params, const float* x, float* y, in
   float* out = kernels_.host_memory() ? y : staged_out_.data();
   ReadScaleAndOffset(params);
 
-  const BatchNormStatistics* stats = &moving_;
-  if (training) {
+  BatchNormStatistics moving;
+  const BatchNormStatistics* stats = &moving;
+  if (!training) {
+    moving = ReadMoving(params);
+  } else {
     std::vector<double> mean(channels_, 0.0), squares(channels_, 0.0);
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t c = 0; c < channels_; ++c) mean[c] += in[r * channels_ + c];
@@ -128,7 +142,9 @@ void BatchNorm::Forward(const float* const* params, const float* x, float* y, in
   // y = x * scale + shift per channel.
   std::vector<float> inv_std(channels_), scale(channels_), shift(channels_);
   for (int64_t c = 0; c < channels_; ++c) {
-    inv_std[c] = static_cast<float>(1.0 / std::sqrt(stats->variance[c] + options_.epsilon));
+    // Async deltas computed from stale moving values can overshoot below 0.
+    const double variance = std::max(stats->variance[c], 0.0f);
+    inv_std[c] = static_cast<float>(1.0 / std::sqrt(variance + options_.epsilon));
     scale[c] = gamma_[c] * inv_std[c];
     shift[c] = beta_[c] - stats->mean[c] * scale[c];
   }
@@ -160,8 +176,12 @@ void BatchNorm::Backward(const float* const* params, const float* x, const float
   }
   std::vector<float> dbeta_f(dbeta.begin(), dbeta.end()), dgamma_f(dgamma.begin(), dgamma.end());
   const size_t grad_bytes = channels_ * sizeof(float);
-  kernels_.CopyToDevice(dgamma_f.data(), grads[kGammaMinusOne], grad_bytes);
+  kernels_.CopyToDevice(dgamma_f.data(), grads[kGamma], grad_bytes);
   kernels_.CopyToDevice(dbeta_f.data(), grads[kBeta], grad_bytes);
+  // The moving statistics' slots get their deltas, not gradients.
+  const BatchNormStatistics delta = MovingAverageDelta(ReadMoving(params));
+  kernels_.CopyToDevice(delta.mean.data(), grads[kMovingMean], grad_bytes);
+  kernels_.CopyToDevice(delta.variance.data(), grads[kMovingVariance], grad_bytes);
   if (dx == nullptr) return;
 
   // The mean and variance depend on every x of the channel too:

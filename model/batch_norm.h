@@ -6,35 +6,27 @@
 //              batch_var biased (divided by n = B*H*W), as Keras normalizes;
 //   inference: the same with the moving mean and variance.
 //
-// Variables (trainable, through the ps optimizer like any other):
-// "<name>/gamma_minus_one" (C) and "<name>/beta" (C), both zeros. The scale
-// is gamma = 1 + gamma_minus_one because VariableSpec has no ones
-// initializer: gamma starts at 1 as in Keras, and its gradient is the
-// gradient of gamma_minus_one. An exporter writes 1 + gamma_minus_one.
+// Variables, in this order: "<name>/gamma" (C, ones) and "<name>/beta" (C,
+// zeros), trainable through the ps optimizer like any other; then
+// "<name>/moving_mean" (C, zeros) and "<name>/moving_variance" (C, ones),
+// moving averages (VariableSpec::moving_average), as Keras names them.
 //
-// Moving statistics (not trainable): VariableSpec has no notion of a
-// non-trainable variable, so for now the layer holds them as host vectors
-// (mean 0, variance 1 at construction) with moving() / set_moving(). After a
-// training Forward, MovingAverageDelta() is what the moving statistics should
-// gain: (1 - momentum) * (batch_stat - moving), with the unbiased batch
-// variance (n / (n - 1), as Keras' moving variance), so moving + delta is
-// Keras' moving-average step. A delta, not the new value, because the ps
-// can then apply it as a plain add: in sync mode the ps averages the N
-// workers' pushes, giving one moving-average step toward the mean of their
-// batch statistics (what one batch of N*B would give for the mean); in async
-// mode each push is one worker's step, applied as it arrives, and a delta
+// A training Forward normalizes with the batch statistics; Backward then
+// writes, in the moving statistics' gradient slots, what they should gain:
+// (1 - momentum) * (batch_stat - moving), with the unbiased batch variance
+// (n / (n - 1), as Keras' moving variance), so moving + delta is Keras'
+// moving-average step. A delta, not the new value, because the ps then
+// applies it as a plain add, outside the optimizer (no learning rate, no
+// slots, no staleness scaling): in sync mode the ps averages the N workers'
+// pushes, giving one moving-average step toward the mean of their batch
+// statistics (what one batch of N*B would give for the mean); in async mode
+// each push is one worker's step, applied as it arrives, and a delta
 // computed from a stale moving value still moves the current one by the
-// right amount rather than overwriting other workers' updates.
-//
-// Meant use, once wired: a model spec puts "batch_norm" after a dense or
-// conv layer (without that layer's bias, which beta makes redundant). Each
-// step the worker pulls the moving statistics with the variables and
-// set_moving()s them, runs the step, and pushes MovingAverageDelta() beside
-// the gradients; the ps adds it, outside the optimizer (no learning rate, no
-// slots, no staleness scaling). Evaluation and export read the moving
-// statistics. A replicated model normalizes each replica's slice on its own
-// (as per-GPU batch norm does) and averages the replicas' deltas weighted by
-// slice size, as it does gradients.
+// right amount rather than overwriting other workers' updates. Evaluation,
+// predict, model.bin and the ONNX export read the moving statistics. A
+// replicated model normalizes each replica's slice on its own (as per-GPU
+// batch norm does) and averages the replicas' deltas weighted by slice
+// size, as it does gradients.
 //
 // The Kernels interface has no per-channel reductions, so the math runs on
 // the host: on the buffers themselves for a host-memory back end, staged
@@ -74,8 +66,6 @@ class BatchNorm : public Layer {
   int64_t out_dim() const override { return shape_.size(); }
   std::string Describe() const override;  // "bn0 (BatchNorm, 8x8x16 image)"
   std::vector<VariableSpec> Variables() const override;
-  // There is no InferenceOp for batch norm yet: CHECK-fails (the exporter
-  // must learn it before a spec can hold this layer).
   InferenceOp Inference() const override;
 
   Status Reserve(int64_t batch) override;
@@ -85,18 +75,19 @@ class BatchNorm : public Layer {
                 float* const* grads, float* dx, int64_t batch) override;
 
   int64_t channels() const { return channels_; }
-  const BatchNormStatistics& moving() const { return moving_; }
-  // C values each, variances non-negative (CHECKed).
-  void set_moving(BatchNormStatistics moving);
+  const BatchNormOptions& options() const { return options_; }
   // The latest training Forward's batch mean and biased variance (what it
   // normalized with). CHECKs that there was one.
   const BatchNormStatistics& batch_statistics() const;
-  // What moving() should gain from the latest training Forward (see above).
-  BatchNormStatistics MovingAverageDelta() const;
 
  private:
   // gamma_ and beta_ from params (the copies work on any back end).
   void ReadScaleAndOffset(const float* const* params);
+  // The moving statistics in params, on the host.
+  BatchNormStatistics ReadMoving(const float* const* params);
+  // What the moving statistics `moving` should gain from the latest
+  // training Forward (see above).
+  BatchNormStatistics MovingAverageDelta(const BatchNormStatistics& moving) const;
   // A host view of the device buffer `p` of n floats: p itself on a host
   // back end, else its copy in *staging.
   const float* HostView(const float* p, int64_t n, std::vector<float>* staging);
@@ -107,7 +98,6 @@ class BatchNorm : public Layer {
   const BatchNormOptions options_;
   Kernels& kernels_;
 
-  BatchNormStatistics moving_;
   BatchNormStatistics batch_;  // of the latest training Forward
   int64_t batch_rows_ = 0;     // its B*H*W; 0 when there was none
   std::vector<float> gamma_, beta_, inv_std_;

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -44,6 +45,12 @@ Tensor InitializeVariable(const VariableSpec& spec, uint64_t seed) {
   Tensor tensor(spec.dtype, spec.shape);  // zero-filled
   switch (spec.initializer) {
     case Initializer::kZeros: return tensor;
+    case Initializer::kOnes: {
+      CHECK(spec.dtype == DType::kFloat32)
+          << spec.name << ": ones needs float32, not " << DTypeName(spec.dtype);
+      std::fill(tensor.f32(), tensor.f32() + tensor.num_elements(), 1.0f);
+      return tensor;
+    }
     case Initializer::kGlorotUniform: {
       CHECK(spec.dtype == DType::kFloat32)
           << spec.name << ": glorot uniform needs float32, not " << DTypeName(spec.dtype);

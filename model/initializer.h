@@ -12,7 +12,8 @@
 namespace pst {
 
 // A new tensor of spec.dtype and spec.shape filled by spec.initializer:
-// kZeros for any dtype; kGlorotUniform (float32 only, CHECKed) draws from
+// kZeros for any dtype; kOnes (float32 only, CHECKed); kGlorotUniform
+// (float32 only, CHECKed) draws from
 // U(-a, a), a = sqrt(6 / (fan_in + fan_out)), with fan_in = shape[0] and
 // fan_out = shape[1] for a matrix, and fan_in = R*S*C and fan_out = R*S*K for
 // a convolution filter (R,S,C,K) (the Keras/TensorFlow rule for any rank).

@@ -82,5 +82,11 @@ TEST(InitializerTest, ZerosForFloatAndInt64) {
   EXPECT_EQ(i.i64()[0], 0);
 }
 
+TEST(InitializerTest, Ones) {
+  const Tensor f =
+      InitializeVariable({"bn0/gamma", DType::kFloat32, {3, 2}, Initializer::kOnes}, 1);
+  EXPECT_EQ(Values(f), std::vector<float>(6, 1.0f));
+}
+
 }  // namespace
 }  // namespace pst

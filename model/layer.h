@@ -26,11 +26,16 @@ namespace pst {
 // and, for the image operations, their geometry. Parameters follow the
 // layer's Variables(); dropout is the identity at inference.
 struct InferenceOp {
-  enum class Kind { kDense, kConv2D, kMaxPool2x2, kRelu, kSigmoid, kIdentity };
+  enum class Kind { kDense, kConv2D, kMaxPool2x2, kRelu, kSigmoid, kIdentity, kBatchNorm };
   Kind kind = Kind::kIdentity;
   // kConv2D: the convolution. kMaxPool2x2: the image it pools (height,
-  // width, in_channels); the window is 2x2 with stride 2.
+  // width, in_channels); the window is 2x2 with stride 2. kBatchNorm: the
+  // image it normalizes per channel (height, width, in_channels), or 1x1xC
+  // for C features.
   Conv2DShape image;
+  // kBatchNorm: added to the variance. Its variables are gamma, beta, the
+  // moving mean and the moving variance (BatchNorm::Variables()).
+  double epsilon = 0;
 };
 
 class Layer {

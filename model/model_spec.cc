@@ -4,6 +4,7 @@
 
 #include "common/parse_number.h"
 #include "model/activations.h"
+#include "model/batch_norm.h"
 #include "model/conv2d.h"
 #include "model/dense.h"
 #include "model/dropout.h"
@@ -68,6 +69,22 @@ Status ParseLine(const std::vector<std::string>& w, ModelSpec* spec) {
       return InvalidArgument("expected 'dense UNITS|classes [relu|sigmoid]'");
     }
     PST_RETURN_IF_ERROR(ParseOptions(w, 2, /*conv=*/false, &layer));
+  } else if (kind == "batchnorm") {
+    layer.kind = LayerSpec::Kind::kBatchNorm;
+    layer.rate = BatchNormOptions().momentum;
+    for (size_t i = 1; i < w.size(); ++i) {
+      if (w[i] == "momentum" && i + 1 < w.size() && ParseNumber(w[i + 1], &layer.rate) &&
+          layer.rate >= 0 && layer.rate < 1) {
+        ++i;
+      } else if (w[i] == "relu" || w[i] == "sigmoid") {
+        PST_RETURN_IF_ERROR(ParseOptions(w, i, /*conv=*/false, &layer));
+        break;
+      } else {
+        return InvalidArgument(
+            "expected 'batchnorm [momentum M] [relu|sigmoid]' with M in [0, 1), got '" + w[i] +
+            "'");
+      }
+    }
   } else if (kind == "dropout") {
     layer.kind = LayerSpec::Kind::kDropout;
     if (w.size() != 2 || !ParseNumber(w[1], &layer.rate) || layer.rate < 0 || layer.rate >= 1) {
@@ -75,7 +92,7 @@ Status ParseLine(const std::vector<std::string>& w, ModelSpec* spec) {
     }
   } else {
     return InvalidArgument("unknown layer '" + kind +
-                           "' (conv, maxpool, dense, dropout, learning_rate)");
+                           "' (conv, maxpool, dense, batchnorm, dropout, learning_rate)");
   }
   spec->layers.push_back(layer);
   return Status::OK();
@@ -124,7 +141,7 @@ StatusOr<std::vector<std::unique_ptr<Layer>>> SpecLayers(const ModelSpec& spec,
   std::vector<std::unique_ptr<Layer>> layers;
   int64_t height = input.height(), width = input.width(), channels = input.channels();
   bool flat = !input.is_image();
-  int convs = 0, denses = 0, dropouts = 0;
+  int convs = 0, denses = 0, dropouts = 0, norms = 0;
   for (const LayerSpec& l : spec.layers) {
     const std::string at = "line " + std::to_string(l.line) + ": ";
     switch (l.kind) {
@@ -175,6 +192,16 @@ StatusOr<std::vector<std::unique_ptr<Layer>>> SpecLayers(const ModelSpec& spec,
         height = width = 1;
         channels = out;
         AddActivation(l.activation, out, kernels, &layers);
+        break;
+      }
+      case LayerSpec::Kind::kBatchNorm: {
+        const InputShape shape =
+            flat ? InputShape({channels}) : InputShape({height, width, channels});
+        BatchNormOptions options;
+        options.momentum = l.rate;
+        layers.push_back(std::make_unique<BatchNorm>("batchnorm" + std::to_string(norms++), shape,
+                                                     kernels, options));
+        AddActivation(l.activation, shape.size(), kernels, &layers);
         break;
       }
       case LayerSpec::Kind::kDropout:

@@ -47,6 +47,14 @@ TEST(ModelSpecTest, ErrorsNameTheFileAndLine) {
             std::string::npos);
   EXPECT_NE(ErrorOf("dropout 1.5\ndense classes\n").find("my.spec:1: expected 'dropout RATE'"),
             std::string::npos);
+  for (const char* bad : {"batchnorm momentum 1\n", "batchnorm momentum\n", "batchnorm 0.9\n"}) {
+    EXPECT_NE(ErrorOf(std::string(bad) + "dense classes\n")
+                  .find("my.spec:1: expected 'batchnorm [momentum M] [relu|sigmoid]'"),
+              std::string::npos)
+        << bad;
+  }
+  EXPECT_NE(ErrorOf("batchnorm relu tanh\ndense classes\n").find("my.spec:1: unexpected 'tanh'"),
+            std::string::npos);
   EXPECT_NE(ErrorOf("dense 10 relu\n").find("the last layer must be 'dense classes'"),
             std::string::npos);
   EXPECT_NE(ErrorOf("dense classes relu\n").find("the last layer must be 'dense classes'"),
@@ -81,6 +89,34 @@ TEST(ModelSpecTest, ASpecIsAModelLikeTheZoos) {
   EXPECT_FALSE(RecommendedLearningRate(SpecModelName("dense classes\n")).ok());
   EXPECT_NE(MakeModel(name, 20, 4).status().message().find("a convolution needs an image"),
             std::string::npos);
+}
+
+// A batchnorm after a convolution normalizes per channel, after a dense
+// layer per feature, and brings its activation and four variables.
+TEST(ModelSpecTest, BatchNormFollowsConvOrDense) {
+  StatusOr<ModelSpec> spec = ParseModelSpec(
+      "conv 3x3 8 same\nbatchnorm relu\nmaxpool 2\ndense 16\nbatchnorm momentum 0.9 "
+      "sigmoid\ndense classes\n",
+      "bn.spec");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->layers[1].kind, LayerSpec::Kind::kBatchNorm);
+  EXPECT_DOUBLE_EQ(spec->layers[1].rate, 0.99);
+  EXPECT_EQ(spec->layers[1].activation, LayerSpec::Activation::kRelu);
+  EXPECT_DOUBLE_EQ(spec->layers[4].rate, 0.9);
+  CpuKernels kernels;
+  StatusOr<std::vector<std::unique_ptr<Layer>>> layers =
+      SpecLayers(*spec, InputShape({4, 4, 3}), 5, kernels);
+  ASSERT_TRUE(layers.ok()) << layers.status().ToString();
+  std::vector<std::string> described;
+  for (const auto& layer : *layers) described.push_back(layer->Describe());
+  EXPECT_EQ(described[1], "batchnorm0 (BatchNorm, 4x4x8 image)");
+  EXPECT_EQ(described[5], "batchnorm1 (BatchNorm, 16 features)");
+  EXPECT_EQ(described[6], "sigmoid (16)");
+  std::vector<std::string> names;
+  for (const VariableSpec& v : (*layers)[1]->Variables()) names.push_back(v.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"batchnorm0/gamma", "batchnorm0/beta",
+                                      "batchnorm0/moving_mean", "batchnorm0/moving_variance"}));
 }
 
 }  // namespace

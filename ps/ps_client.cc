@@ -416,19 +416,23 @@ Status PsClient::Initialize(const ShardConfig& config, const std::vector<Tensor>
   const int shards = num_shards();
   Round round(shards);
   std::vector<OutgoingMessage>& requests = round.requests;
+  std::vector<std::vector<std::string>> moving_averages(shards);
   for (size_t s = 0; s < placement_.slices().size(); ++s) {
     const Slice& slice = placement_.slices()[s];
     const Tensor& full = values[slice.variable];
     const bool whole = placement_.SlicesOfVariable(slice.variable).size() == 1;
     requests[slice.shard].tensors.push_back(
         {slice.name, 0, whole ? full : ExtractRows(slice, full)});
+    if (placement_.variables()[slice.variable].moving_average) {
+      moving_averages[slice.shard].push_back(slice.name);
+    }
   }
   for (int k = 0; k < shards; ++k) {
     const bool holds_step =
         global_step_slice_ >= 0 && placement_.slices()[global_step_slice_].shard == k;
     requests[k].type = wire::MessageType::InitRequest;
-    requests[k].extras = [this, config, holds_step, container,
-                          tables](flatbuffers::FlatBufferBuilder& fbb) {
+    requests[k].extras = [this, config, holds_step, container, tables,
+                          averages = moving_averages[k]](flatbuffers::FlatBufferBuilder& fbb) {
       const OptimizerConfig& o = config.optimizer;
       auto optimizer = wire::CreateOptimizerParams(
           fbb, fbb.CreateString(o.name), o.learning_rate, o.momentum, o.use_nesterov,
@@ -445,12 +449,19 @@ Status PsClient::Initialize(const ShardConfig& config, const std::vector<Tensor>
           table_params.empty()
               ? flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::TableParams>>>()
               : fbb.CreateVector(table_params);
+      // Absent when there are none: the messages of a model without batch
+      // norm stay as they were.
+      const auto moving_average_vector =
+          averages.empty()
+              ? flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>>()
+              : fbb.CreateVectorOfStrings(averages);
       HeaderExtras extras;
       extras.init = wire::CreateInitParams(
           fbb, optimizer, ToWire(config.staleness_policy), config.max_staleness,
           fbb.CreateString(holds_step ? kGlobalStepName : ""),
           config.mode == TrainingMode::kSync ? wire::TrainingMode::Sync : wire::TrainingMode::Async,
-          config.replicas_to_aggregate, container.chief_port, container.reset, table_vector);
+          config.replicas_to_aggregate, container.chief_port, container.reset, table_vector,
+          moving_average_vector);
       return extras;
     };
   }

@@ -56,6 +56,12 @@ StatusOr<ShardConfig> ConfigFromWire(const wire::InitParams* init) {
   if (init->global_step_variable()) {
     config.global_step_variable = init->global_step_variable()->str();
   }
+  if (init->moving_averages() != nullptr) {
+    for (const flatbuffers::String* name : *init->moving_averages()) {
+      if (name == nullptr) return InvalidArgument("a moving average without a name");
+      config.moving_averages.push_back(name->str());
+    }
+  }
   return config;
 }
 

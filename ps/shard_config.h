@@ -38,6 +38,10 @@ struct ShardConfig {
   float lr_min = 0.0f;
   // Decoupled weight decay (ps/optimizers/weight_decay.h): >= 0; 0: none.
   float weight_decay = 0.0f;
+  // The variables of this shard that are moving averages
+  // (VariableSpec::moving_average): their pushes are deltas, added as they
+  // are (a sync step adds the mean of its workers' deltas).
+  std::vector<std::string> moving_averages;
 };
 
 // The schedule `config` names; InvalidArgument naming the bad field else.

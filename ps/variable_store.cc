@@ -56,7 +56,9 @@ Status VariableStore::Initialize(const ShardConfig& config,
     if (v->dtype == DType::kFloat32) {
       MutexLock vlock(v->mu);  // no other thread sees v yet: uncontended, for the analysis
       v->slots = optimizer->CreateSlots(NumElements(v->shape));
-      v->decays_weight = DecaysWeight({name, v->dtype, v->shape});
+      v->moving_average = std::find(config.moving_averages.begin(), config.moving_averages.end(),
+                                    name) != config.moving_averages.end();
+      v->decays_weight = !v->moving_average && DecaysWeight({name, v->dtype, v->shape});
       if (config.mode == TrainingMode::kSync) v->accumulator.assign(NumElements(v->shape), 0.0f);
       ++trainable;
     }
@@ -74,6 +76,13 @@ Status VariableStore::Initialize(const ShardConfig& config,
                              "' is not an int64 scalar of this shard");
     }
     global_step = it->second.get();
+  }
+  for (const std::string& name : config.moving_averages) {
+    auto it = variables.find(name);
+    if (it == variables.end() || it->second->dtype != DType::kFloat32) {
+      return InvalidArgument("moving average '" + name +
+                             "' is not a float32 variable of this shard");
+    }
   }
   WriterMutexLock lock(mu_);
   config_ = config;
@@ -311,9 +320,15 @@ void VariableStore::ApplyAccumulated() {
 
 void VariableStore::ApplyUpdate(Variable* v, const float* grad, int64_t step,
                                 float lr_scale) const {
-  const float scale = lr_scale * schedule_->Multiplier(step);
   MakePrivate(&v->value);
   const int64_t n = v->value.num_elements();
+  if (v->moving_average) {
+    float* value = v->value.f32();
+    for (int64_t i = 0; i < n; ++i) value[i] += grad[i];
+    ++v->version;
+    return;
+  }
+  const float scale = lr_scale * schedule_->Multiplier(step);
   if (v->decays_weight && config_.weight_decay > 0) {
     ApplyWeightDecay(v->value.f32(), n, config_.optimizer.learning_rate * scale,
                      config_.weight_decay);

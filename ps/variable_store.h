@@ -161,10 +161,12 @@ class VariableStore {
     std::vector<float> accumulator;
     std::vector<float> widened GUARDED_BY(mu);  // async: a bfloat16 gradient as float32
     bool decays_weight = false;                 // fixed at Initialize: DecaysWeight
+    bool moving_average = false;                // fixed at Initialize: a delta is added
   };
 
   // var -= update(grad) at the scheduled rate of global step `step` times
-  // lr_scale (the staleness scale), weight decay first.
+  // lr_scale (the staleness scale), weight decay first; a moving average's
+  // var += grad (its delta).
   void ApplyUpdate(Variable* v, const float* grad, int64_t step, float lr_scale) const
       REQUIRES_SHARED(mu_) REQUIRES(v->mu);
 

@@ -24,6 +24,8 @@ Tensor Narrowed(const Tensor& values) {
   return t;
 }
 
+std::vector<float> Values(const Tensor& t) { return {t.f32(), t.f32() + t.num_elements()}; }
+
 Gradient View(const std::string& name, const Tensor& t, int64_t version) {
   return Gradient{name, t.dtype(), t.shape(), version, t.data()};
 }
@@ -504,6 +506,61 @@ TEST_F(ScheduledStoreTest, WeightDecayShrinksWeightsButNotBiasesBeforeTheUpdate)
   Step(TrainingMode::kAsync);
   EXPECT_FLOAT_EQ(Value("w"), 1.4f * (1 - 0.025f) - 0.25f);
   EXPECT_FLOAT_EQ(Value("b"), 1.25f);
+}
+
+// Batch norm's moving statistics: "b" is a moving average, so its push is a
+// delta added as it is, at no rate and without weight decay, while "w"
+// takes the scheduled, decayed update of WeightDecayShrinksWeights... above.
+TEST_F(ScheduledStoreTest, AMovingAverageAddsItsDeltaOutsideTheOptimizer) {
+  ShardConfig config;
+  config.optimizer.learning_rate = 0.5f;
+  config.lr_schedule = "step";
+  config.lr_decay_steps = 1;
+  config.lr_decay_rate = 0.5f;
+  config.weight_decay = 0.1f;
+  config.moving_averages = {"b"};
+  ASSERT_TRUE(Init(config, 2.0f).ok());
+  Step(TrainingMode::kAsync);
+  EXPECT_FLOAT_EQ(Value("w"), 1.4f);
+  EXPECT_FLOAT_EQ(Value("b"), 3.0f);
+  Step(TrainingMode::kAsync);
+  EXPECT_FLOAT_EQ(Value("b"), 4.0f);
+}
+
+// A sync step adds the mean of its workers' deltas, once.
+TEST(MovingAverageStoreTest, ASyncStepAddsTheMeanDelta) {
+  ShardConfig config;
+  config.optimizer.name = "momentum";
+  config.optimizer.learning_rate = 0.5f;
+  config.mode = TrainingMode::kSync;
+  config.replicas_to_aggregate = 2;
+  config.moving_averages = {"bn/moving_mean"};
+  std::vector<std::pair<std::string, Tensor>> values;
+  values.emplace_back("bn/moving_mean", Filled({2}, 1.0f));
+  VariableStore store;
+  ASSERT_TRUE(store.Initialize(config, std::move(values)).ok());
+  const std::string name = "bn/moving_mean";
+  const Tensor one = Filled({2}, 1.0f), three = Filled({2}, 3.0f);
+  ASSERT_TRUE(store.SyncPush({View(name, one, 0)}, 0, 0).ok());
+  ASSERT_EQ(store.SyncPush({View(name, three, 0)}, 1, 0)->completed_step, 0);
+  std::vector<VariableValue> out;
+  ASSERT_TRUE(store.Pull({name}, &out).ok());
+  EXPECT_EQ(Values(out[0].tensor), (std::vector<float>{3.0f, 3.0f}));  // 1 + mean(1, 3)
+}
+
+TEST(MovingAverageStoreTest, AMovingAverageThatIsNoFloatVariableOfTheShardIsRefused) {
+  for (const char* name : {"nope", "global_step"}) {
+    ShardConfig config;
+    config.moving_averages = {name};
+    std::vector<std::pair<std::string, Tensor>> values;
+    values.emplace_back("global_step", Tensor(DType::kInt64, {}));
+    VariableStore store;
+    const Status refused = store.Initialize(config, std::move(values));
+    EXPECT_EQ(refused.code(), Code::kInvalidArgument);
+    EXPECT_NE(refused.message().find(std::string("moving average '") + name + "'"),
+              std::string::npos)
+        << refused.ToString();
+  }
 }
 
 TEST_F(ScheduledStoreTest, BadScheduleOrWeightDecayIsRefusedAtInit) {

@@ -13,12 +13,9 @@
 // where TensorFlow would fill them with NaN: the worker's divergence check
 // (worker/divergence.h) then names the variable and ends the run.
 //
-// Use (when wired): WorkerTask::Step and ClickStep call
-//   ClipByGlobalNorm(clip_norm, &grads_)
-// right after Model::ComputeGradients (in ClickStep before the row
-// gradients are split off) and before NonFiniteStep, when --clip_norm > 0;
-// the norm goes to the step's metrics (a practitioner tunes clip_norm from
-// it).
+// A moving average's delta (batch norm's statistics,
+// VariableSpec::moving_average) is not a gradient: it is neither counted
+// nor scaled.
 #ifndef PST_WORKER_GRADIENT_CLIPPING_H_
 #define PST_WORKER_GRADIENT_CLIPPING_H_
 
@@ -34,8 +31,10 @@ struct ClipResult {
 };
 
 // grads: float32 tensors, scaled in place (none may still be shared with a
-// send). clip_norm > 0.
-ClipResult ClipByGlobalNorm(float clip_norm, std::vector<Tensor>* grads);
+// send). clip_norm > 0. moving_averages[i] true: grads[i] is a moving
+// average's delta, left alone; grads past its end are gradients.
+ClipResult ClipByGlobalNorm(float clip_norm, std::vector<Tensor>* grads,
+                            const std::vector<bool>& moving_averages = {});
 
 }  // namespace pst
 

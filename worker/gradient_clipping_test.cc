@@ -49,6 +49,19 @@ TEST(ClipByGlobalNormTest, LeavesAGradientAtOrBelowTheThresholdAlone) {
   }
 }
 
+// Batch norm's moving statistics push deltas, not gradients: the delta in
+// the middle is neither counted (the norm stays 5) nor scaled.
+TEST(ClipByGlobalNormTest, LeavesAMovingAverageOut) {
+  std::vector<Tensor> grads = ThreeFour();
+  grads.insert(grads.begin() + 1, Of({2}, {100.0f, -100.0f}));
+  const ClipResult result = ClipByGlobalNorm(2.5f, &grads, {false, true});
+  EXPECT_DOUBLE_EQ(result.global_norm, 5.0);
+  EXPECT_TRUE(result.clipped);
+  EXPECT_EQ(Values(grads[0]), (std::vector<float>{1.5f, 0.0f}));
+  EXPECT_EQ(Values(grads[1]), (std::vector<float>{100.0f, -100.0f}));
+  EXPECT_EQ(Values(grads[2]), (std::vector<float>{0.0f, 2.0f, 0.0f, 0.0f}));
+}
+
 // A click model's gradient: one variable (norm 6), then a table's row
 // gradients, 2 rows of dim 2 (norm 8): the global norm is 10, not 6.
 TEST(ClipByGlobalNormTest, CountsTheRowGradientsOfATable) {

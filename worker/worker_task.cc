@@ -128,6 +128,9 @@ class Worker {
     // Model variables are 1..n of the placement's list (0 is the global step).
     variables_.resize(model_->variables().size());
     std::iota(variables_.begin(), variables_.end(), 1);
+    for (const VariableSpec& spec : model_->variables()) {
+      moving_averages_.push_back(spec.moving_average);
+    }
     rows_.resize(model_->tables().size());
     for (size_t t = 0; t < rows_.size(); ++t) rows_[t].table = static_cast<int>(t);
     return Status::OK();
@@ -269,7 +272,7 @@ class Worker {
   void Clip() {
     if (options_.clip_norm <= 0) return;
     ++clipping_.steps;
-    clipping_.clipped += ClipByGlobalNorm(options_.clip_norm, &grads_).clipped;
+    clipping_.clipped += ClipByGlobalNorm(options_.clip_norm, &grads_, moving_averages_).clipped;
   }
 
   // Notes a sync push's fate; the step it counts for is the token's.
@@ -423,6 +426,8 @@ class Worker {
   std::unique_ptr<InputPipeline> input_;
   std::optional<Placement> placement_;
   std::vector<int> variables_;
+  // Per model variable: a moving average's delta (not clipped).
+  std::vector<bool> moving_averages_;
   std::unique_ptr<ChiefLink> chief_;
   std::unique_ptr<HeartbeatSender> heartbeat_;
   std::unique_ptr<PsClient> ps_;

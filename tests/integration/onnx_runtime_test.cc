@@ -1,6 +1,7 @@
 // The trained model as ONNX, served by ONNX Runtime: for mlp (CSV,
-// standardized in the graph), mlp_relu (MNIST's format), cnn and a spec
-// model (records of 8x8x3 images), the chief's --export_onnx file gives, on
+// standardized in the graph), mlp_relu (MNIST's format), cnn and spec
+// models, one with batch norms (records of 8x8x3 images), the chief's
+// --export_onnx file gives, on
 // the test split read by Python, the class probabilities `predict --output`
 // gives, within 1e-5 (tests/integration/onnx_predictions.py).
 #include <gtest/gtest.h>
@@ -134,6 +135,29 @@ TEST_F(OnnxRuntimeTest, SpecModelOnRecordsMatchesPredict) {
                                          "conv 3x3 12 stride 2 same sigmoid\n"
                                          "dense 24 relu\n"
                                          "dropout 0.3\n"
+                                         "dense classes\n"
+                                         "learning_rate 0.1\n";
+  const std::string out =
+      TrainAndCompare({"--dataset=records", "--train_file=" + dir_ + "/train.bin",
+                       "--test_file=" + dir_ + "/test.bin", "--input_shape=8,8,3"},
+                      {"--model_spec=" + dir_ + "/model.spec", "--train_steps=60"},
+                      {"records", dir_ + "/test.bin", "8", "8", "3"});
+  EXPECT_NE(out.find("examples 100 "), std::string::npos) << out;
+}
+
+// Batch norms after a convolution (BatchNormalization on NCHW images) and
+// after a dense layer (on [batch, 16] rows), normalizing at inference with
+// the moving statistics the training moved (momentum 0.9 moves them well
+// away from their initial 0 and 1 in 60 steps).
+TEST_F(OnnxRuntimeTest, SpecModelWithBatchNormsOnRecordsMatchesPredict) {
+  std::mt19937 rng(8);
+  WriteRecords(dir_ + "/train.bin", 600, rng);
+  WriteRecords(dir_ + "/test.bin", 100, rng);
+  std::ofstream(dir_ + "/model.spec") << "conv 3x3 8 same\n"
+                                         "batchnorm momentum 0.9 relu\n"
+                                         "maxpool 2\n"
+                                         "dense 16\n"
+                                         "batchnorm momentum 0.9 sigmoid\n"
                                          "dense classes\n"
                                          "learning_rate 0.1\n";
   const std::string out =
