@@ -124,7 +124,7 @@ Status EmbeddingTables::Check(const std::vector<SparseGradient>& gradients) cons
 }
 
 SparseApplyCounts EmbeddingTables::Apply(const std::vector<SparseGradient>& gradients,
-                                         const ShardConfig& config) {
+                                         const ShardConfig& config, float rate) {
   SparseApplyCounts counts;
   std::vector<float> widened, scales;
   std::vector<int64_t> now;
@@ -133,14 +133,18 @@ SparseApplyCounts EmbeddingTables::Apply(const std::vector<SparseGradient>& grad
     const float* rows = RowsAsFloat32(g, &widened);
     now.resize(g.n);
     table.Versions(g.ids, g.n, now.data());
-    scales.assign(g.n, 1.0f);
+    scales.assign(g.n, rate);
+    // A rate of 0 (a schedule's floor) is no drop: drops are kept apart.
+    std::vector<char> dropped(g.n, 0);
+    bool any_dropped = false;
     for (int64_t i = 0; i < g.n; ++i) {
       const int64_t staleness = std::max<int64_t>(0, now[i] - g.versions[i]);
       counts.max_staleness = std::max(counts.max_staleness, staleness);
       if (config.staleness_policy == StalenessPolicy::kDrop && staleness > config.max_staleness) {
-        scales[i] = 0.0f;  // dropped: an update scaled to nothing moves neither row nor slots
+        dropped[i] = 1;
+        any_dropped = true;
       } else if (config.staleness_policy == StalenessPolicy::kScale && staleness > 0) {
-        scales[i] = 1.0f / (1.0f + staleness);
+        scales[i] = rate / (1.0f + staleness);
         ++counts.scaled;
       }
     }
@@ -149,10 +153,9 @@ SparseApplyCounts EmbeddingTables::Apply(const std::vector<SparseGradient>& grad
     std::vector<int64_t> kept_ids;
     std::vector<float> kept_rows, kept_scales;
     const int64_t dim = table.dim();
-    const bool any_dropped = std::find(scales.begin(), scales.end(), 0.0f) != scales.end();
     if (any_dropped) {
       for (int64_t i = 0; i < g.n; ++i) {
-        if (scales[i] == 0.0f) {
+        if (dropped[i]) {
           ++counts.dropped;
           continue;
         }
@@ -178,15 +181,16 @@ void EmbeddingTables::Accumulate(const std::vector<SparseGradient>& gradients) {
   }
 }
 
-uint32_t EmbeddingTables::ApplyAccumulated(int gradients) {
+uint32_t EmbeddingTables::ApplyAccumulated(int gradients, float rate) {
   uint32_t applied = 0;
   std::vector<int64_t> ids;
-  std::vector<float> rows;
+  std::vector<float> rows, scales;
   for (auto& [name, t] : tables_) {
     t.accumulator->TakeMean(gradients, &ids, &rows);
     if (!ids.empty()) {
+      scales.assign(ids.size(), rate);
       applied += static_cast<uint32_t>(
-          t.table->Apply(ids.data(), rows.data(), static_cast<int64_t>(ids.size()), nullptr));
+          t.table->Apply(ids.data(), rows.data(), static_cast<int64_t>(ids.size()), scales.data()));
     }
   }
   return applied;

@@ -88,13 +88,17 @@ class EmbeddingTables {
   Status Check(const std::vector<SparseGradient>& gradients) const;
 
   // Async: applies checked gradients, each row with the staleness policy
-  // of `config` (its staleness: the row's version now less the pushed one).
-  SparseApplyCounts Apply(const std::vector<SparseGradient>& gradients, const ShardConfig& config);
+  // of `config` (its staleness: the row's version now less the pushed one)
+  // at `rate` times the optimizer's learning rate (the schedule's
+  // multiplier).
+  SparseApplyCounts Apply(const std::vector<SparseGradient>& gradients, const ShardConfig& config,
+                          float rate);
 
   // Sync: adds checked gradients to the step's accumulators; then applies
-  // each table's sum divided by `gradients` (the step's N) and clears them.
+  // each table's sum divided by `gradients` (the step's N), at `rate`
+  // times the learning rate, and clears them.
   void Accumulate(const std::vector<SparseGradient>& gradients);
-  uint32_t ApplyAccumulated(int gradients);
+  uint32_t ApplyAccumulated(int gradients, float rate);
   void ClearAccumulators();
 
   // Checkpoints: per table "T@ids", "T@rows", "T@slots", "T@row_versions",

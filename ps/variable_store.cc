@@ -189,9 +189,14 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
   }
   PST_RETURN_IF_ERROR(tables_.Check(sparse));
   PushOutcome outcome;
+  // The step the tables' rows follow the schedule at: the dense variables'
+  // (each one's update count, the global step of an async run), or, when
+  // this push has none here, the global step if this shard holds it.
+  int64_t schedule_step = -1;
   for (size_t i = 0; i < gradients.size(); ++i) {
     Variable* v = targets[i];
     MutexLock vlock(v->mu);
+    schedule_step = std::max(schedule_step, v->version);
     const int64_t staleness = std::max<int64_t>(0, v->version - gradients[i].version);
     outcome.max_staleness = std::max(outcome.max_staleness, staleness);
     staleness_sum_ += staleness;
@@ -216,7 +221,12 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
   }
   const bool dense_applied = outcome.applied > 0;
   if (!sparse.empty()) {
-    const SparseApplyCounts rows = tables_.Apply(sparse, config_);
+    if (schedule_step < 0 && global_step_ != nullptr) {
+      MutexLock slock(global_step_->mu);
+      schedule_step = global_step_->value.i64()[0];
+    }
+    const SparseApplyCounts rows =
+        tables_.Apply(sparse, config_, schedule_->Multiplier(std::max<int64_t>(schedule_step, 0)));
     outcome.applied += rows.applied;
     outcome.dropped += rows.dropped;
     outcome.scaled += rows.scaled;
@@ -292,7 +302,8 @@ StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<Gradient>& gradi
     if (contributors_.size() >= needed) {
       outcome.completed_step = sync_step_;
       outcome.applied = static_cast<uint32_t>(gradients.size());
-      outcome.applied += tables_.ApplyAccumulated(static_cast<int>(contributors_.size()));
+      outcome.applied += tables_.ApplyAccumulated(static_cast<int>(contributors_.size()),
+                                                  schedule_->Multiplier(sync_step_));
       ApplyAccumulated();
     }
   }

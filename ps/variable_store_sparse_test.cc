@@ -157,6 +157,47 @@ TEST_F(SparseStoreTest, SyncStepAppliesTheSumOverNAndDropsStalePushes) {
   }
 }
 
+// The rows follow the learning-rate schedule as the dense variables do: a
+// step decay of 0.5 per step moves a row by 1, then 0.5 (async: the step is
+// the dense variables' update count; sync: the shard's step).
+TEST(SparseScheduleTest, RowsFollowTheLearningRateSchedule) {
+  for (TrainingMode mode : {TrainingMode::kAsync, TrainingMode::kSync}) {
+    ShardConfig config;
+    config.optimizer.name = "sgd";
+    config.optimizer.learning_rate = 1.0f;
+    config.lr_schedule = "step";
+    config.lr_decay_steps = 1;
+    config.lr_decay_rate = 0.5f;
+    config.mode = mode;
+    config.replicas_to_aggregate = 1;
+    EmbeddingTableConfig table;
+    table.name = "t";
+    table.dim = kDim;
+    table.rows = 10;
+    table.seed = 5;
+    Tensor w(DType::kFloat32, {2});
+    VariableStore store;
+    ASSERT_TRUE(store.Initialize(config, {{"w", w}}, {table}).ok());
+    const int64_t id = 2;
+    const auto row = [&] {
+      std::vector<PulledRows> out;
+      EXPECT_TRUE(store.PullRows({{"t", &id, 1}}, &out).ok());
+      return out[0].rows.f32()[0];
+    };
+    const float before = row();
+    const std::vector<float> ones = {1.0f, 1.0f};
+    for (int64_t k = 0; k < 2; ++k) {
+      const RowGrad g{{id}, ones, {k}};
+      const std::vector<Gradient> dense = {{"w", DType::kFloat32, {2}, k, ones.data()}};
+      const StatusOr<PushOutcome> pushed = mode == TrainingMode::kAsync
+                                               ? store.Push(dense, false, {g.View()})
+                                               : store.SyncPush(dense, 0, k, 0, {g.View()});
+      ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+    }
+    EXPECT_FLOAT_EQ(row(), before - 1.5f) << (mode == TrainingMode::kAsync ? "async" : "sync");
+  }
+}
+
 TEST_F(SparseStoreTest, SnapshotAndRestoreBringTheRowsBack) {
   Init(TrainingMode::kAsync, 1, StalenessPolicy::kApply, /*table_rows=*/0);  // dynamic
   RowGrad g{{40, -9}, {1, 2, 3, 4}, {0, 0}};
