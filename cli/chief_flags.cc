@@ -1,14 +1,19 @@
 #include "cli/chief_flags.h"
 
 #include <gflags/gflags.h>
+#include <glog/logging.h>
 
+#include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cli/flags.h"
 #include "cli/job_flags.h"
 #include "cli/task_flags.h"
 #include "common/parse_number.h"
+#include "data/augment.h"
 #include "model/ctr_spec.h"
 #include "model/model_zoo.h"
 #include "ps/container.h"
@@ -33,6 +38,7 @@ DECLARE_double(lr_decay_rate);
 DECLARE_double(lr_min);
 DECLARE_int64(lr_warmup_steps);
 DECLARE_double(weight_decay);
+DECLARE_string(model_spec);
 DECLARE_string(staleness_policy);
 DECLARE_int64(max_staleness);
 DECLARE_int64(train_steps);
@@ -74,23 +80,61 @@ std::string NamingFlags(std::string message) {
   return message;
 }
 
-// The learning-rate schedule and weight decay, checked as the ps will check
-// them, so that a bad value stops the chief before it starts anything.
-Status ScheduleFromFlags(ShardConfig* shard) {
-  if (FLAGS_lr_schedule == "plateau") {
+// A flag's value, or the model spec's (model/model_spec.h) when the spec
+// states one and the flag is left at its default; then "--flag=value" is
+// added to *from_spec.
+template <typename F, typename T>
+T FlagOrSpec(const char* flag, const F& flag_value, const std::optional<T>& spec_value,
+             std::vector<std::string>* from_spec) {
+  if (!spec_value || FlagGiven(flag)) return static_cast<T>(flag_value);
+  std::ostringstream given;  // 0.0005, not 0.000500
+  given << "--" << flag << "=" << *spec_value;
+  from_spec->push_back(given.str());
+  return *spec_value;
+}
+
+// The learning-rate schedule and weight decay, from the flags or the model
+// spec, checked as the ps will check them, so that a bad value stops the
+// chief before it starts anything.
+Status ScheduleFromFlags(const SpecTraining& spec, ShardConfig* shard) {
+  std::vector<std::string> from_spec;
+  shard->lr_schedule = FlagOrSpec("lr_schedule", FLAGS_lr_schedule, spec.lr_schedule, &from_spec);
+  if (shard->lr_schedule == "plateau") {
     return InvalidArgument("--lr_schedule=plateau is not yet supported");
   }
-  shard->lr_schedule = FLAGS_lr_schedule;
-  shard->lr_decay_steps = FLAGS_lr_decay_steps;
-  shard->lr_decay_rate = static_cast<float>(FLAGS_lr_decay_rate);
-  shard->lr_min = static_cast<float>(FLAGS_lr_min);
-  shard->lr_warmup_steps = FLAGS_lr_warmup_steps;
-  shard->weight_decay = static_cast<float>(FLAGS_weight_decay);
+  shard->lr_decay_steps =
+      FlagOrSpec("lr_decay_steps", FLAGS_lr_decay_steps, spec.lr_decay_steps, &from_spec);
+  shard->lr_decay_rate = static_cast<float>(
+      FlagOrSpec("lr_decay_rate", FLAGS_lr_decay_rate, spec.lr_decay_rate, &from_spec));
+  shard->lr_min = static_cast<float>(FlagOrSpec("lr_min", FLAGS_lr_min, spec.lr_min, &from_spec));
+  shard->lr_warmup_steps =
+      FlagOrSpec("lr_warmup_steps", FLAGS_lr_warmup_steps, spec.lr_warmup_steps, &from_spec);
+  shard->weight_decay = static_cast<float>(
+      FlagOrSpec("weight_decay", FLAGS_weight_decay, spec.weight_decay, &from_spec));
+  std::string given_by_spec;
+  for (const std::string& flag : from_spec) given_by_spec += " " + flag;
+  const std::string note = from_spec.empty() ? "" : " (from the model spec:" + given_by_spec + ")";
   if (StatusOr<LrSchedule> s = LrScheduleOf(*shard); !s.ok()) {
-    return InvalidArgument("--lr_schedule=" + FLAGS_lr_schedule + ": " +
-                           NamingFlags(s.status().message()));
+    return InvalidArgument("--lr_schedule=" + shard->lr_schedule + ": " +
+                           NamingFlags(s.status().message()) + note);
   }
-  if (Status s = CheckWeightDecay(*shard); !s.ok()) return InvalidArgument("--" + s.message());
+  if (Status s = CheckWeightDecay(*shard); !s.ok()) {
+    return InvalidArgument("--" + s.message() + note);
+  }
+  if (!from_spec.empty()) {
+    LOG(INFO) << given_by_spec.substr(1) << " from the model spec (flags left at their defaults)";
+  }
+  return Status::OK();
+}
+
+// The spec's augment line is the workers' (cli/worker_flags.cc), checked
+// here too so that a bad one stops the chief before it starts anything.
+Status CheckSpecAugment(const SpecTraining& spec) {
+  if (!spec.augment) return Status::OK();
+  if (StatusOr<AugmentOptions> a = ParseAugmentOptions(*spec.augment); !a.ok()) {
+    return InvalidArgument("--model_spec=" + FLAGS_model_spec + ": augment " + *spec.augment +
+                           ": " + a.status().message());
+  }
   return Status::OK();
 }
 
@@ -158,7 +202,9 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   if (!(FLAGS_l1 >= 0) || !(FLAGS_l2 >= 0)) return InvalidArgument("--l1 and --l2 must be >= 0");
   o.shard.optimizer.l1 = static_cast<float>(FLAGS_l1);
   o.shard.optimizer.l2 = static_cast<float>(FLAGS_l2);
-  PST_RETURN_IF_ERROR(ScheduleFromFlags(&o.shard));
+  PST_ASSIGN_OR_RETURN(const SpecTraining spec, SpecTrainingSettings(o.job.model));
+  PST_RETURN_IF_ERROR(ScheduleFromFlags(spec, &o.shard));
+  PST_RETURN_IF_ERROR(CheckSpecAugment(spec));
   PST_RETURN_IF_ERROR(CheckPositiveFlag("embedding_min_count", FLAGS_embedding_min_count));
   o.tables.min_count = FLAGS_embedding_min_count;
   o.tables.capacity = o.job.embedding_capacity;

@@ -63,9 +63,10 @@ DEFINE_string(model, "mlp",
 DEFINE_string(model_spec, "",
               "A model of your own: a file of layers, one a line (conv RxS N [stride S] "
               "[same|valid] [relu|sigmoid], maxpool 2, dense N|classes [relu|sigmoid], "
-              "dropout R, learning_rate R); instead of --model. A click model's spec starts "
-              "with 'embedding DIM [combiner=sum|mean]', then optionally 'wide', 'dense N "
-              "relu' lines and 'dense classes'");
+              "dropout R), and learning_rate, lr_schedule, weight_decay and augment lines for "
+              "those flags left at their defaults; instead of --model. A click model's spec "
+              "starts with 'embedding DIM [combiner=sum|mean]', then optionally 'wide', "
+              "'dense N relu' lines and 'dense classes'");
 DEFINE_string(dataset, "mnist",
               "Data format: mnist (IDX files in --data_dir), csv (--train_file, --test_file), "
               "records (fixed-length binary records: CIFAR-10's format), criteo (Criteo's click "

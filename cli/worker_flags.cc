@@ -1,6 +1,7 @@
 #include "cli/worker_flags.h"
 
 #include <gflags/gflags.h>
+#include <glog/logging.h>
 
 #include <cmath>
 #include <string>
@@ -10,6 +11,7 @@
 #include "cli/task_flags.h"
 #include "data/augment.h"
 #include "kernels/kernels.h"
+#include "model/model_zoo.h"
 #include "ps/container.h"
 
 DECLARE_uint64(cluster_id);
@@ -27,6 +29,7 @@ DECLARE_string(cpu_kernels);
 DECLARE_int32(intra_op_threads);
 DECLARE_int32(batch_size);
 DECLARE_string(augment);
+DECLARE_string(model_spec);
 DECLARE_uint64(seed);
 DECLARE_int64(warmup_steps);
 DECLARE_int64(worker_log_every_steps);
@@ -74,10 +77,19 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   o.intra_op_threads = FLAGS_intra_op_threads;
   PST_RETURN_IF_ERROR(CheckPositiveFlag("batch_size", FLAGS_batch_size));
   o.batch_size = FLAGS_batch_size;
-  // Images only: refused by the input pipeline once the data are loaded.
-  StatusOr<AugmentOptions> augment = ParseAugmentOptions(FLAGS_augment);
+  // Images only: refused by the input pipeline once the data are loaded. The
+  // model spec's augment line applies when --augment is left at its default.
+  PST_ASSIGN_OR_RETURN(const SpecTraining spec, SpecTrainingSettings(o.job.model));
+  const bool augment_from_spec = spec.augment && !FlagGiven("augment");
+  const std::string augment_list = augment_from_spec ? *spec.augment : FLAGS_augment;
+  StatusOr<AugmentOptions> augment = ParseAugmentOptions(augment_list);
   if (!augment.ok()) {
-    return InvalidArgument("--augment=" + FLAGS_augment + ": " + augment.status().message());
+    return InvalidArgument((augment_from_spec ? "--model_spec=" + FLAGS_model_spec + ": augment "
+                                              : std::string("--augment=")) +
+                           augment_list + ": " + augment.status().message());
+  }
+  if (augment_from_spec) {
+    LOG(INFO) << "--augment=" << augment_list << " from the model spec (flag left at its default)";
   }
   o.augment = *augment;
   o.seed = FLAGS_seed;

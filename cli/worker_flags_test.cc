@@ -3,6 +3,9 @@
 #include <gflags/gflags.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <string>
+
 #include "kernels/kernels.h"
 
 namespace pst {
@@ -64,6 +67,43 @@ TEST(WorkerFlagsTest, ModelParallelFlags) {
     EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
     EXPECT_NE(bad.status().message().find(flag), std::string::npos) << bad.status().ToString();
   }
+}
+
+// A model spec's augment line is --augment's when the flag is left at its
+// default; a given --augment wins.
+TEST(WorkerFlagsTest, ModelSpecAugmentAppliesWhenTheFlagIsDefault) {
+  gflags::FlagSaver saver;
+  SetClusterAndData();
+  const std::string path = testing::TempDir() + "/worker_flags_test.spec";
+  std::ofstream(path) << "dense classes\naugment crop:2,flip\n";
+  gflags::SetCommandLineOption("model_spec", path.c_str());
+  StatusOr<WorkerOptions> options = WorkerOptionsFromFlags();
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->augment.crop_padding, 2);
+  EXPECT_TRUE(options->augment.flip);
+  {
+    gflags::FlagSaver inner;
+    gflags::SetCommandLineOption("augment", "crop");
+    options = WorkerOptionsFromFlags();
+    ASSERT_TRUE(options.ok()) << options.status().ToString();
+    EXPECT_EQ(options->augment.crop_padding, 4);
+    EXPECT_FALSE(options->augment.flip);
+  }
+  {
+    gflags::FlagSaver inner;
+    gflags::SetCommandLineOption("augment", "");  // given: none, whatever the spec says
+    options = WorkerOptionsFromFlags();
+    ASSERT_TRUE(options.ok()) << options.status().ToString();
+    EXPECT_EQ(options->augment.crop_padding, 0);
+    EXPECT_FALSE(options->augment.flip);
+  }
+  std::ofstream(path) << "dense classes\naugment crop,spin\n";
+  options = WorkerOptionsFromFlags();
+  ASSERT_FALSE(options.ok());
+  EXPECT_EQ(options.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(options.status().message().find("--model_spec=" + path + ": augment crop,spin: "),
+            std::string::npos)
+      << options.status().ToString();
 }
 
 }  // namespace

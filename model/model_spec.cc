@@ -1,5 +1,6 @@
 #include "model/model_spec.h"
 
+#include <cmath>
 #include <sstream>
 
 #include "common/parse_number.h"
@@ -41,9 +42,82 @@ Status ParseOptions(const std::vector<std::string>& words, size_t first, bool co
   return Status::OK();
 }
 
+// "lr_schedule NAME [decay_steps N] [decay_rate R] [warmup_steps W] [min M]".
+Status ParseLrSchedule(const std::vector<std::string>& w, SpecTraining* t) {
+  static constexpr char kUsage[] =
+      "expected 'lr_schedule constant|step|exponential|cosine [decay_steps N] [decay_rate R] "
+      "[warmup_steps W] [min M]'";
+  if (t->lr_schedule) return InvalidArgument("a second 'lr_schedule' line");
+  if (w.size() < 2) return InvalidArgument(kUsage);
+  const std::string& name = w[1];
+  if (name == "plateau") return InvalidArgument("lr_schedule plateau is not yet supported");
+  if (name != "constant" && name != "step" && name != "exponential" && name != "cosine") {
+    return InvalidArgument(std::string(kUsage) + ", got '" + name + "'");
+  }
+  for (size_t i = 2; i < w.size(); i += 2) {
+    const std::string& key = w[i];
+    const std::string value = i + 1 < w.size() ? w[i + 1] : "";
+    int64_t steps = 0;
+    double number = 0;
+    const bool is_steps = ParseNumber(value, &steps);
+    const bool is_number = ParseNumber(value, &number) && std::isfinite(number);
+    if (key == "decay_steps" && !t->lr_decay_steps) {
+      if (!is_steps || steps <= 0) return InvalidArgument("expected 'decay_steps N' with N > 0");
+      t->lr_decay_steps = steps;
+    } else if (key == "decay_rate" && !t->lr_decay_rate) {
+      if (!is_number || !(number > 0)) {
+        return InvalidArgument("expected 'decay_rate R' with R > 0");
+      }
+      t->lr_decay_rate = number;
+    } else if (key == "warmup_steps" && !t->lr_warmup_steps) {
+      if (!is_steps || steps < 0) return InvalidArgument("expected 'warmup_steps W' with W >= 0");
+      t->lr_warmup_steps = steps;
+    } else if (key == "min" && !t->lr_min) {
+      if (!is_number || !(number >= 0)) return InvalidArgument("expected 'min M' with M >= 0");
+      t->lr_min = number;
+    } else {
+      return InvalidArgument("unexpected '" + key + "' (repeated or unknown); " + kUsage);
+    }
+  }
+  t->lr_schedule = name;
+  return Status::OK();
+}
+
+// The lines that say how to train (SpecTraining); false when `w` is none.
+bool ParseTrainingLine(const std::vector<std::string>& w, SpecTraining* t, Status* status) {
+  const std::string& kind = w[0];
+  if (kind == "lr_schedule") {
+    *status = ParseLrSchedule(w, t);
+  } else if (kind == "weight_decay") {
+    double decay = 0;
+    if (t->weight_decay) {
+      *status = InvalidArgument("a second 'weight_decay' line");
+    } else if (w.size() != 2 || !ParseNumber(w[1], &decay) || !std::isfinite(decay) ||
+               !(decay >= 0)) {
+      *status = InvalidArgument("expected 'weight_decay W' with W >= 0");
+    } else {
+      t->weight_decay = decay;
+    }
+  } else if (kind == "augment") {
+    if (t->augment) {
+      *status = InvalidArgument("a second 'augment' line");
+    } else if (w.size() != 2) {
+      *status = InvalidArgument(
+          "expected 'augment LIST', LIST as --augment's: crop, crop:PAD and flip, "
+          "comma-separated without spaces");
+    } else {
+      t->augment = w[1];
+    }
+  } else {
+    return false;
+  }
+  return true;
+}
+
 Status ParseLine(const std::vector<std::string>& w, ModelSpec* spec) {
   LayerSpec layer;
   const std::string& kind = w[0];
+  if (Status s; ParseTrainingLine(w, &spec->training, &s)) return s;
   if (kind == "learning_rate") {
     float rate = 0;
     if (w.size() != 2 || !ParseNumber(w[1], &rate) || !(rate > 0)) {
@@ -92,7 +166,8 @@ Status ParseLine(const std::vector<std::string>& w, ModelSpec* spec) {
     }
   } else {
     return InvalidArgument("unknown layer '" + kind +
-                           "' (conv, maxpool, dense, batchnorm, dropout, learning_rate)");
+                           "' (conv, maxpool, dense, batchnorm, dropout; learning_rate, "
+                           "lr_schedule, weight_decay, augment)");
   }
   spec->layers.push_back(layer);
   return Status::OK();

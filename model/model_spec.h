@@ -9,6 +9,17 @@
 //   dense classes                                        (the last layer)
 //   learning_rate 0.05                                   (optional)
 //
+// and, optionally, how to train it (each line at most once; the chief's and
+// the worker's flags of the same meaning win when given, and these apply
+// when those flags are left at their defaults):
+//
+//   lr_schedule cosine [decay_steps 5000] [decay_rate 0.1] [warmup_steps 200] [min 0.001]
+//                         (constant|step|exponential|cosine: --lr_schedule,
+//                         --lr_decay_steps, --lr_decay_rate, --lr_warmup_steps,
+//                         --lr_min, each on its own)
+//   weight_decay 0.0005   (--weight_decay)
+//   augment crop,flip     (the worker's --augment, same syntax)
+//
 // Convolutions and pools need an image input (HxWxC) and come before every
 // dense layer; dense layers flatten what they get (NHWC order). Variables
 // are named conv0/..., dense0/..., batchnorm0/..., in order. A batchnorm
@@ -44,9 +55,24 @@ struct LayerSpec {
   int line = 0;  // in the spec's text, for errors
 };
 
+// How a spec says to train its model; each unset unless its line is given.
+// Values are checked one by one here (a schedule's name, decay_steps > 0,
+// decay_rate > 0, warmup_steps >= 0, min >= 0, weight_decay >= 0; the
+// augment list is one word, checked by the worker), together by the chief.
+struct SpecTraining {
+  std::optional<std::string> lr_schedule;  // constant, step, exponential, cosine
+  std::optional<int64_t> lr_decay_steps;
+  std::optional<double> lr_decay_rate;
+  std::optional<int64_t> lr_warmup_steps;
+  std::optional<double> lr_min;
+  std::optional<double> weight_decay;
+  std::optional<std::string> augment;  // as --augment: crop,flip
+};
+
 struct ModelSpec {
   std::vector<LayerSpec> layers;
   std::optional<float> learning_rate;
+  SpecTraining training;
 };
 
 // InvalidArgument naming `source`, the line and what is wrong.

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+
 #include "kernels/cpu_kernels.h"
 #include "model/model_zoo.h"
 
@@ -117,6 +120,97 @@ TEST(ModelSpecTest, BatchNormFollowsConvOrDense) {
   EXPECT_EQ(names,
             (std::vector<std::string>{"batchnorm0/gamma", "batchnorm0/beta",
                                       "batchnorm0/moving_mean", "batchnorm0/moving_variance"}));
+}
+
+TEST(ModelSpecTest, ParsesTheTrainingLines) {
+  StatusOr<ModelSpec> spec = ParseModelSpec(
+      "dense classes\n"
+      "lr_schedule cosine decay_steps 5000 decay_rate 0.5 warmup_steps 200 min 0.001\n"
+      "weight_decay 0.0005   # decoupled\n"
+      "augment crop:2,flip\n",
+      "train.spec");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_EQ(spec->layers.size(), 1u);
+  const SpecTraining& t = spec->training;
+  EXPECT_EQ(t.lr_schedule, "cosine");
+  EXPECT_EQ(t.lr_decay_steps, 5000);
+  EXPECT_EQ(t.lr_decay_rate, 0.5);
+  EXPECT_EQ(t.lr_warmup_steps, 200);
+  EXPECT_EQ(t.lr_min, 0.001);
+  EXPECT_EQ(t.weight_decay, 0.0005);
+  EXPECT_EQ(t.augment, "crop:2,flip");
+
+  // Each option on its own; none given: all unset.
+  spec = ParseModelSpec("lr_schedule step decay_steps 100\ndense classes\n", "step.spec");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->training.lr_schedule, "step");
+  EXPECT_EQ(spec->training.lr_decay_steps, 100);
+  EXPECT_FALSE(spec->training.lr_decay_rate);
+  EXPECT_FALSE(spec->training.lr_warmup_steps);
+  EXPECT_FALSE(spec->training.lr_min);
+  EXPECT_FALSE(spec->training.weight_decay);
+  EXPECT_FALSE(spec->training.augment);
+  spec = ParseModelSpec(kSmallCnn, "small.spec");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_FALSE(spec->training.lr_schedule);
+  EXPECT_FALSE(spec->training.weight_decay);
+  EXPECT_FALSE(spec->training.augment);
+  EXPECT_EQ(ParseModelSpec("dense classes\nweight_decay 0\n", "s").value().training.weight_decay,
+            0.0);
+}
+
+TEST(ModelSpecTest, TrainingLineErrorsNameTheFileAndLine) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"weight_decay -1", "my.spec:2: expected 'weight_decay W' with W >= 0"},
+      {"weight_decay inf", "my.spec:2: expected 'weight_decay W' with W >= 0"},
+      {"weight_decay", "my.spec:2: expected 'weight_decay W' with W >= 0"},
+      {"weight_decay 0.1 0.2", "my.spec:2: expected 'weight_decay W' with W >= 0"},
+      {"lr_schedule plateau", "my.spec:2: lr_schedule plateau is not yet supported"},
+      {"lr_schedule", "my.spec:2: expected 'lr_schedule constant|step|exponential|cosine"},
+      {"lr_schedule linear", "my.spec:2: expected 'lr_schedule constant|step|exponential|cosine"},
+      {"lr_schedule step decay_steps 0", "my.spec:2: expected 'decay_steps N' with N > 0"},
+      {"lr_schedule step decay_steps 1.5", "my.spec:2: expected 'decay_steps N' with N > 0"},
+      {"lr_schedule step decay_steps", "my.spec:2: expected 'decay_steps N' with N > 0"},
+      {"lr_schedule step decay_rate 0", "my.spec:2: expected 'decay_rate R' with R > 0"},
+      {"lr_schedule step decay_rate nan", "my.spec:2: expected 'decay_rate R' with R > 0"},
+      {"lr_schedule constant warmup_steps -1", "my.spec:2: expected 'warmup_steps W' with W >= 0"},
+      {"lr_schedule cosine min -0.1", "my.spec:2: expected 'min M' with M >= 0"},
+      {"lr_schedule step decay_steps 10 decay_steps 20",
+       "my.spec:2: unexpected 'decay_steps' (repeated or unknown)"},
+      {"lr_schedule step gamma 0.5", "my.spec:2: unexpected 'gamma' (repeated or unknown)"},
+      {"lr_schedule step\nlr_schedule cosine", "my.spec:3: a second 'lr_schedule' line"},
+      {"weight_decay 0.1\nweight_decay 0.2", "my.spec:3: a second 'weight_decay' line"},
+      {"augment", "my.spec:2: expected 'augment LIST'"},
+      {"augment crop, flip", "my.spec:2: expected 'augment LIST'"},
+      {"augment crop\naugment flip", "my.spec:3: a second 'augment' line"},
+  };
+  for (const auto& [line, error] : cases) {
+    const std::string message = ErrorOf(std::string("dense classes\n") + line + "\n");
+    EXPECT_NE(message.find(error), std::string::npos) << line << ": " << message;
+  }
+}
+
+// The training lines by model name: a spec's; none for the zoo's models and
+// click models' specs.
+TEST(ModelSpecTest, SpecTrainingSettingsByModelName) {
+  StatusOr<SpecTraining> t =
+      SpecTrainingSettings(SpecModelName("dense classes\nlr_schedule exponential decay_steps "
+                                         "50\nweight_decay 0.01\naugment flip\n"));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->lr_schedule, "exponential");
+  EXPECT_EQ(t->lr_decay_steps, 50);
+  EXPECT_EQ(t->weight_decay, 0.01);
+  EXPECT_EQ(t->augment, "flip");
+  for (const std::string& name :
+       {std::string("mlp"), std::string("cnn"), std::string("wide_deep"),
+        SpecModelName("embedding 8\ndense classes\n"), SpecModelName(kSmallCnn)}) {
+    t = SpecTrainingSettings(name);
+    ASSERT_TRUE(t.ok()) << name << ": " << t.status().ToString();
+    EXPECT_FALSE(t->lr_schedule || t->lr_decay_steps || t->lr_decay_rate || t->lr_warmup_steps ||
+                 t->lr_min || t->weight_decay || t->augment)
+        << name;
+  }
+  EXPECT_FALSE(SpecTrainingSettings(SpecModelName("weight_decay -1\ndense classes\n")).ok());
 }
 
 }  // namespace

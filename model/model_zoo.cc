@@ -13,6 +13,7 @@
 #include "kernels/kernels.h"
 #include "model/activations.h"
 #include "model/conv2d.h"
+#include "model/ctr_spec.h"
 #include "model/dense.h"
 #include "model/max_pool.h"
 #include "model/model_spec.h"
@@ -202,6 +203,14 @@ StatusOr<float> RecommendedLearningRate(const std::string& name) {
     if (model.name == name) return model.learning_rate;
   }
   return UnknownModel(name);
+}
+
+StatusOr<SpecTraining> SpecTrainingSettings(const std::string& name) {
+  if (!IsSpecModel(name)) return SpecTraining();
+  const std::string text = name.substr(sizeof(kSpecPrefix) - 1);
+  if (IsClickSpec(text)) return SpecTraining();  // its format has no such lines
+  PST_ASSIGN_OR_RETURN(ModelSpec spec, ParseModelSpec(text, "model spec"));
+  return spec.training;
 }
 
 std::vector<std::string> ModelNames() {

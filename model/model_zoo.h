@@ -12,6 +12,7 @@
 #include "kernels/kernels.h"
 #include "model/layer.h"
 #include "model/model.h"
+#include "model/model_spec.h"
 
 namespace pst {
 
@@ -36,6 +37,12 @@ bool IsSpecModel(const std::string& name);
 // The plain-SGD learning rate a model trains well with at batch 100 (what
 // --learning_rate=0 means). InvalidArgument for an unknown model.
 StatusOr<float> RecommendedLearningRate(const std::string& name);
+
+// How model `name`'s spec says to train it (lr_schedule, weight_decay and
+// augment lines; model/model_spec.h), for the flags left at their defaults:
+// every field empty for a zoo model and for a click model's spec.
+// InvalidArgument for a spec that does not parse.
+StatusOr<SpecTraining> SpecTrainingSettings(const std::string& name);
 
 // OK when model `name` takes `input` and `num_classes`; else InvalidArgument
 // naming both sides (MakeModel checks the same, and builds the model).

@@ -1,0 +1,99 @@
+#include "cli/chief_flags.h"
+
+#include <gflags/gflags.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+namespace pst {
+namespace {
+
+// The flags a chief cannot go without: a cluster of one task each, and a
+// data folder (only its name is read here).
+void SetClusterAndData() {
+  gflags::SetCommandLineOption("ps_hosts", "127.0.0.1:1");
+  gflags::SetCommandLineOption("worker_hosts", "127.0.0.1:2");
+  gflags::SetCommandLineOption("chief_host", "127.0.0.1:3");
+  gflags::SetCommandLineOption("data_dir", "/mnist");
+}
+
+// Points --model_spec at a file holding `text`.
+void SetModelSpec(const std::string& text) {
+  const std::string path = testing::TempDir() + "/chief_flags_test.spec";
+  std::ofstream(path) << text;
+  gflags::SetCommandLineOption("model_spec", path.c_str());
+}
+
+TEST(ChiefFlagsTest, DefaultScheduleWithoutASpec) {
+  gflags::FlagSaver saver;
+  SetClusterAndData();
+  const StatusOr<ChiefOptions> options = ChiefOptionsFromFlags();
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->shard.lr_schedule, "constant");
+  EXPECT_EQ(options->shard.weight_decay, 0.0f);
+  EXPECT_FLOAT_EQ(options->shard.optimizer.learning_rate, 0.3f);  // mlp's
+}
+
+// Each setting of a spec's lr_schedule and weight_decay lines applies when
+// its flag is left at its default; a flag given wins, even at the default's
+// value.
+TEST(ChiefFlagsTest, ModelSpecTrainingSettingsApplyWhenTheFlagsAreDefault) {
+  gflags::FlagSaver saver;
+  SetClusterAndData();
+  SetModelSpec(
+      "dense classes\nlearning_rate 0.2\n"
+      "lr_schedule step decay_steps 500 decay_rate 0.5 warmup_steps 20 min 0.01\n"
+      "weight_decay 0.0005\n");
+  StatusOr<ChiefOptions> options = ChiefOptionsFromFlags();
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_FLOAT_EQ(options->shard.optimizer.learning_rate, 0.2f);
+  EXPECT_EQ(options->shard.lr_schedule, "step");
+  EXPECT_EQ(options->shard.lr_decay_steps, 500);
+  EXPECT_FLOAT_EQ(options->shard.lr_decay_rate, 0.5f);
+  EXPECT_EQ(options->shard.lr_warmup_steps, 20);
+  EXPECT_FLOAT_EQ(options->shard.lr_min, 0.01f);
+  EXPECT_FLOAT_EQ(options->shard.weight_decay, 0.0005f);
+
+  gflags::SetCommandLineOption("lr_schedule", "cosine");
+  gflags::SetCommandLineOption("lr_decay_steps", "1000");
+  gflags::SetCommandLineOption("weight_decay", "0");
+  options = ChiefOptionsFromFlags();
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->shard.lr_schedule, "cosine");
+  EXPECT_EQ(options->shard.lr_decay_steps, 1000);
+  EXPECT_FLOAT_EQ(options->shard.lr_decay_rate, 0.5f);  // still the spec's
+  EXPECT_EQ(options->shard.lr_warmup_steps, 20);
+  EXPECT_FLOAT_EQ(options->shard.lr_min, 0.01f);
+  EXPECT_EQ(options->shard.weight_decay, 0.0f);
+}
+
+// A schedule that the spec and the flags make together is checked as a
+// whole, and the error says what came from the spec.
+TEST(ChiefFlagsTest, BadScheduleFromTheSpecIsNamed) {
+  gflags::FlagSaver saver;
+  SetClusterAndData();
+  SetModelSpec("dense classes\nlearning_rate 0.1\nlr_schedule cosine\n");
+  StatusOr<ChiefOptions> options = ChiefOptionsFromFlags();
+  ASSERT_FALSE(options.ok());
+  EXPECT_EQ(options.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(options.status().message().find("--lr_decay_steps must be > 0"), std::string::npos)
+      << options.status().ToString();
+  EXPECT_NE(options.status().message().find("(from the model spec: --lr_schedule=cosine)"),
+            std::string::npos)
+      << options.status().ToString();
+  gflags::SetCommandLineOption("lr_decay_steps", "100");
+  options = ChiefOptionsFromFlags();
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->shard.lr_schedule, "cosine");
+  EXPECT_EQ(options->shard.lr_decay_steps, 100);
+
+  SetModelSpec("dense classes\nlearning_rate 0.1\naugment crop:x\n");
+  options = ChiefOptionsFromFlags();
+  ASSERT_FALSE(options.ok());
+  EXPECT_NE(options.status().message().find(": augment crop:x: "), std::string::npos)
+      << options.status().ToString();
+}
+
+}  // namespace
+}  // namespace pst
