@@ -52,6 +52,7 @@ Status ChiefTimeline::Run(int64_t start_step, MonotonicClock::TimePoint opened,
   training_seconds_ = SecondsSince(start_);
   if (stop_.load()) return StopOnSignal();
   StopWorkers();
+  WaitForLateWorkers();
   return Finish();
 }
 
@@ -60,6 +61,7 @@ Status ChiefTimeline::FollowTraining() {
   StepCadence cadence(options_.log_every_steps, options_.eval_every_steps, options_.train_steps,
                       start_step_);
   int64_t step = start_step_;
+  bool final_save_tried = false;
   auto next_probe = clock_.Now();
   while (!stop_.load()) {
     std::string trouble;
@@ -102,14 +104,19 @@ Status ChiefTimeline::FollowTraining() {
       cadence.Logged(step);
     }
     const bool done = step >= options_.train_steps;
+    if (!done) final_save_tried = false;
     reporter_.ShowProgress(now, last_progress_, done);
     if (done) {
-      // Sync: the workers wait for the final checkpoint (SyncCoordinator),
-      // so a ps lost before it is saved is recovered like any other, and the
-      // steps rolled back are trained again.
-      if (sync_ && checkpoints_.enabled() && step != checkpoints_.last_saved_step()) {
+      // The workers wait for the final checkpoint (sync: SyncCoordinator;
+      // async: WorkerTask holds them until the chief stops), so a ps lost
+      // before it is saved is recovered like any other, and the steps rolled
+      // back are trained again.
+      // Once per arrival at the end: a save that failed for good is logged
+      // by SaveFinal and not retried.
+      if (checkpoints_.enabled() && step != checkpoints_.last_saved_step() && !final_save_tried) {
+        final_save_tried = true;
         PST_RETURN_IF_ERROR(RecoverIfPsFailed(checkpoints_.SaveFinal(step)));
-        if (sync_->global_step() < options_.train_steps) continue;  // rolled back
+        continue;  // the next look ends the run, or trains the rolled-back steps
       }
       reporter_.EndProgress();
       break;
@@ -254,6 +261,8 @@ void ChiefTimeline::SayIfTooFewWorkers() {
 // may have reached them too, mid-step); the progress is kept for a job
 // started again with the same --checkpoint_dir, then the ps are stopped. The
 // run did not finish, so it fails (Aborted) rather than reporting success.
+// Workers never heard from are not waited for: the job is going away, and
+// the launcher's grace before SIGKILL is for the checkpoint.
 Status ChiefTimeline::StopOnSignal() {
   StopWorkers();
   const std::string saved = checkpoints_.SaveOnStop();
@@ -266,6 +275,7 @@ Status ChiefTimeline::StopOnSignal() {
 // vanished would wait for them to come back), then the ps are stopped.
 void ChiefTimeline::StopCluster() {
   StopWorkers();
+  WaitForLateWorkers();
   keeper_.Shutdown(std::chrono::milliseconds(1000));
 }
 
@@ -295,7 +305,6 @@ void ChiefTimeline::WaitForWorkersToLeave() {
     }
     pause_(kLookInterval);
   }
-  WaitForLateWorkers();
 }
 
 void ChiefTimeline::WaitForLateWorkers() {

@@ -326,6 +326,45 @@ class Worker {
   // restored) is waited out: the chief restores the cluster from its last
   // checkpoint. Other errors, and a wait longer than --join_timeout_ms, end
   // the worker.
+  // Async: the global step has reached --train_steps, but the run is over
+  // when the chief says so. A ps lost before the chief's final checkpoint
+  // rolls the cluster back to its last one, and the steps lost need their
+  // workers: until the chief says it is stopping, the worker reports every
+  // 100 ms (it is alive) and trains on (true) if the global step falls back
+  // below --train_steps. False: the chief is stopping, or did not close
+  // the run within --join_timeout_ms (said in the log), or a signal.
+  StatusOr<bool> HoldUntilClosed() {
+    LOG(INFO) << me_ << " reached global step " << last_report_.step
+              << ": waiting for the chief to close the run";
+    TrainingReport alive = last_report_;
+    alive.examples = unreported_examples_;
+    unreported_examples_ = 0;
+    const auto deadline = After(options_.join_timeout_ms);
+    while (!stop_.load()) {
+      PST_RETURN_IF_ERROR(chief_->Report(alive));
+      alive.examples = 0;
+      if (chief_->stopping()) return false;
+      if (SteadyClock().Now() >= deadline) {
+        LOG(WARNING) << me_ << ": the chief did not close the run within --join_timeout_ms of "
+                     << "the global step reaching --train_steps; leaving";
+        return false;
+      }
+      StatusOr<int64_t> step = ps_->GlobalStep();
+      if (!step.ok()) {
+        PST_RETURN_IF_ERROR(WaitOutPsFailure(step.status()));
+        continue;
+      }
+      ps_failed_since_.reset();
+      if (*step < train_steps_) {
+        LOG(INFO) << me_ << ": the global step fell back to " << *step
+                  << " (a restored checkpoint): training on";
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
   Status WaitOutPsFailure(const Status& failure) {
     if (!IsPsFailure(failure)) return failure;
     if (!ps_failed_since_) {
@@ -406,7 +445,13 @@ class Worker {
           pushed.global_step,     loss, unreported_examples_, next.epoch, next.batch_in_epoch,
           next.batches_per_epoch, ms};
       log.Add(last_report_, ++local_steps_);
-      if (!options_.sync && pushed.global_step >= train_steps_) return Status::OK();
+      if (!options_.sync && pushed.global_step >= train_steps_) {
+        if (options_.ssp) return Status::OK();
+        PST_ASSIGN_OR_RETURN(const bool train_on, HoldUntilClosed());
+        if (!train_on) return Status::OK();
+        pulled_ = false;  // the restored parameters
+        continue;
+      }
       if (local_steps_ % options_.report_every_steps == 0) {
         PST_RETURN_IF_ERROR(chief_->Report(last_report_));
         unreported_examples_ = 0;

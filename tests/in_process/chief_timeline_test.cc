@@ -101,7 +101,8 @@ class ChiefTimelineTest : public ::testing::Test {
     identity.cluster_id = kCluster;
     identity.rpc_timeout_ms = options_.rpc_timeout_ms;
     ps_ = std::make_unique<PsClient>(transport_, options_.cluster, std::move(computed), identity);
-    state_ = std::make_unique<ChiefState>(ps_->placement().Hash(), options_.train_steps, 1, 1,
+    state_ = std::make_unique<ChiefState>(ps_->placement().Hash(), options_.train_steps,
+                                          static_cast<int>(options_.cluster.workers.size()), 1,
                                           job.Describe(), clock_);
     keeper_ = std::make_unique<ShardKeeper>(options_, ps_.get(), nullptr, nullptr, stop_, clock_);
     checkpoints_ =
@@ -247,6 +248,25 @@ TEST_F(ChiefTimelineTest, ASignalStopsTheRunBeforeTheStepCount) {
   EXPECT_NE(ran.message().find("stopped by a signal"), std::string::npos) << ran.ToString();
   EXPECT_EQ(worker_->pushes(), 12);
   EXPECT_EQ(EvaluatedSteps(), (std::vector<int64_t>{10}));
+  EXPECT_TRUE(shard_.stopped());
+}
+
+// Slurm's scancel or a pod eviction: SIGTERM, then SIGKILL after a grace.
+// The final checkpoint must not wait for a worker the chief never heard
+// from (a slow start under load): it would still be waiting at the SIGKILL.
+TEST_F(ChiefTimelineTest, ASignalDoesNotWaitForAWorkerNeverHeardFrom) {
+  options_.cluster.workers.push_back({"127.0.0.1", 3001});  // never speaks
+  Build();
+  MonotonicClock::TimePoint signalled;
+  on_look_ = [&] {
+    if (worker_->global_step() == 12 && !stop_) {
+      stop_ = true;
+      signalled = clock_.Now();
+    }
+  };
+  const Status ran = OpenAndRun();
+  EXPECT_EQ(ran.code(), Code::kAborted) << ran.ToString();
+  EXPECT_LT(clock_.Now() - signalled, options_.late_worker_grace());
   EXPECT_TRUE(shard_.stopped());
 }
 

@@ -257,13 +257,41 @@ TEST_F(FaultTest, AChiefHeldPastTheHeartbeatTimeoutDeclaresNoOneDead) {
   EXPECT_NE(metrics.back().find("\"task_deaths\": 0,"), std::string::npos) << metrics.back();
 }
 
-// Async workers leave at --train_steps. A ps lost after that (here while
+// Async workers hold at --train_steps until the chief closes the run
+// (WorkerTask::HoldUntilClosed). A ps lost after they reached it (here while
 // the chief is held, so that it cannot finish first) rolls the run back to
-// its last checkpoint, below --train_steps, with no one left to train: the
-// chief must not wait for workers for ever, but stop with an error that
-// says why once training has been open without a worker for
-// --join_timeout_ms.
-TEST_F(FaultTest, APsLostAfterAsyncWorkersLeftEndsTheRunWithAClearError) {
+// its last checkpoint, below --train_steps: the held workers train the lost
+// steps again and the run ends well.
+TEST_F(FaultTest, APsLostAfterAsyncWorkersReachedTheEndIsRecoveredByTheHeldWorkers) {
+  LocalCluster cluster(1, 2, TestDir());
+  const auto flags = Flags("async", 300);
+  cluster.StartAll(flags);
+  ChildProcess& chief = cluster.task("chief");
+  WaitForStep(chief, 60);
+  chief.Signal(SIGSTOP);
+  for (int w = 0; w < 2; ++w) {
+    ASSERT_TRUE(WaitForLogLine(cluster.task("worker", w), "waiting for the chief to close the run"))
+        << cluster.task("worker", w).Log();
+  }
+  cluster.task("ps", 0).Signal(SIGKILL);
+  cluster.task("ps", 0).Wait(seconds(10));
+  cluster.StartTask("ps", 0, flags);  // back empty, as run_local.sh --restart_failed brings it
+  chief.Signal(SIGCONT);
+  ExpectAllExitZero(cluster);
+  const std::string log = chief.Log();
+  EXPECT_NE(log.find("restored checkpoint"), std::string::npos) << log;
+  EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), 300) << log;
+  int trained_on = 0;
+  for (int w = 0; w < 2; ++w) {
+    trained_on += cluster.task("worker", w).Log().find("training on") != std::string::npos;
+  }
+  EXPECT_GT(trained_on, 0) << "no held worker trained the rolled-back steps";
+}
+
+// The same loss with the workers gone too (killed while held): training is
+// open with no one to train, and the chief stops with an error that says why
+// once that has lasted --join_timeout_ms, instead of waiting for ever.
+TEST_F(FaultTest, APsLostAfterTheAsyncWorkersDiedEndsTheRunWithAClearError) {
   LocalCluster cluster(1, 2, TestDir());
   auto flags = Flags("async", 300);
   flags.push_back("--join_timeout_ms=5000");
@@ -271,10 +299,14 @@ TEST_F(FaultTest, APsLostAfterAsyncWorkersLeftEndsTheRunWithAClearError) {
   ChildProcess& chief = cluster.task("chief");
   WaitForStep(chief, 60);
   chief.Signal(SIGSTOP);
-  for (int w = 0; w < 2; ++w) cluster.task("worker", w).Wait(seconds(120));  // reached 300
+  for (int w = 0; w < 2; ++w) {
+    ChildProcess& worker = cluster.task("worker", w);
+    ASSERT_TRUE(WaitForLogLine(worker, "waiting for the chief to close the run")) << worker.Log();
+    worker.Signal(SIGKILL);
+    worker.Wait(seconds(10));
+  }
   cluster.task("ps", 0).Signal(SIGKILL);
   cluster.task("ps", 0).Wait(seconds(10));
-  // Back empty, as run_local.sh --restart_failed brings it.
   ChildProcess& restarted = cluster.StartTask("ps", 0, flags);
   chief.Signal(SIGCONT);
   const std::optional<int> exit = chief.Wait(seconds(120));
