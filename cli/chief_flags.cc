@@ -42,6 +42,8 @@ DECLARE_string(model_spec);
 DECLARE_string(staleness_policy);
 DECLARE_int64(max_staleness);
 DECLARE_int64(train_steps);
+DECLARE_int32(early_stopping_patience);
+DECLARE_int64(validation_examples);
 DECLARE_int64(eval_every_steps);
 DECLARE_int64(log_every_steps);
 DECLARE_double(progress_every_secs);
@@ -217,6 +219,15 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   o.train_steps = FLAGS_train_steps;
   if (FLAGS_eval_every_steps < 0) return InvalidArgument("--eval_every_steps must be >= 0");
   o.eval_every_steps = FLAGS_eval_every_steps;
+  if (FLAGS_early_stopping_patience < 0) {
+    return InvalidArgument("--early_stopping_patience must be >= 0 (0: never stop early)");
+  }
+  if (FLAGS_early_stopping_patience > 0 && FLAGS_validation_examples == 0) {
+    return InvalidArgument(
+        "--early_stopping_patience needs --validation_examples: it counts evaluations of the "
+        "validation set");
+  }
+  o.early_stopping_patience = FLAGS_early_stopping_patience;
   PST_RETURN_IF_ERROR(CheckPositiveFlag("log_every_steps", FLAGS_log_every_steps));
   o.log_every_steps = FLAGS_log_every_steps;
   if (!(FLAGS_progress_every_secs >= 0))

@@ -95,5 +95,25 @@ TEST(ChiefFlagsTest, BadScheduleFromTheSpecIsNamed) {
       << options.status().ToString();
 }
 
+// --early_stopping_patience reaches the chief's options (it once did not),
+// and only with a validation set to count evaluations of.
+TEST(ChiefFlagsTest, EarlyStoppingPatienceNeedsAValidationSet) {
+  gflags::FlagSaver saver;
+  SetClusterAndData();
+  gflags::SetCommandLineOption("early_stopping_patience", "3");
+  StatusOr<ChiefOptions> options = ChiefOptionsFromFlags();
+  ASSERT_FALSE(options.ok());
+  EXPECT_NE(
+      options.status().message().find("--early_stopping_patience needs --validation_examples"),
+      std::string::npos)
+      << options.status().ToString();
+  gflags::SetCommandLineOption("validation_examples", "100");
+  options = ChiefOptionsFromFlags();
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->early_stopping_patience, 3);
+  gflags::SetCommandLineOption("early_stopping_patience", "-1");
+  EXPECT_EQ(ChiefOptionsFromFlags().status().code(), Code::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace pst
