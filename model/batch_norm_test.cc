@@ -15,6 +15,7 @@
 
 #include "kernels/cpu_kernels.h"
 #include "model/fake_device_kernels.h"
+#include "model/model_test_util.h"
 
 namespace pst {
 namespace {
@@ -148,27 +149,6 @@ TEST(BatchNormTest, BackwardPushesMovingAverageDeltasTowardTheUnbiasedBatchStati
   ExpectAllNear(grads[3], {(16.0f / 3 - 2) / 10, 1.4f}, 1e-6);
   // The layer leaves applying them to the ps.
   EXPECT_EQ(params.moving_mean, (std::vector<float>{1, 1}));
-}
-
-// d sum(y .* r) / d v by central differences; *v is restored.
-double NumericalDerivative(float* v, const std::function<double()>& f) {
-  const float saved = *v;
-  *v = saved + 1e-2f;
-  const float hi = *v;
-  const double f_hi = f();
-  *v = saved - 1e-2f;
-  const float lo = *v;
-  const double f_lo = f();
-  *v = saved;
-  return (f_hi - f_lo) / (double{hi} - double{lo});
-}
-
-void ExpectGradientsMatch(const std::vector<float>& analytic, float* values,
-                          const std::function<double()>& f, const std::string& what) {
-  for (size_t i = 0; i < analytic.size(); ++i) {
-    const double numeric = NumericalDerivative(&values[i], f);
-    EXPECT_NEAR(analytic[i], numeric, 1e-4 + 1e-3 * std::abs(numeric)) << what << "[" << i << "]";
-  }
 }
 
 // Checks dx, d gamma and d beta of a training Forward on random x.

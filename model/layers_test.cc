@@ -21,43 +21,17 @@
 #include "model/dropout.h"
 #include "model/fake_device_kernels.h"
 #include "model/max_pool.h"
+#include "model/model_test_util.h"
 #include "model/softmax_cross_entropy.h"
 
 namespace pst {
 namespace {
-
-constexpr float kEps = 1e-2f;
-constexpr double kRelTol = 1e-3;
-constexpr double kAbsTol = 1e-4;
 
 std::vector<float> RandomVector(int64_t n, float lo, float hi, std::mt19937* rng) {
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(n);
   for (float& x : v) x = dist(*rng);
   return v;
-}
-
-// d f / d *v by central differences; *v is restored.
-double NumericalDerivative(float* v, const std::function<double()>& f) {
-  const float saved = *v;
-  *v = saved + kEps;
-  const float hi = *v;
-  const double f_hi = f();
-  *v = saved - kEps;
-  const float lo = *v;
-  const double f_lo = f();
-  *v = saved;
-  // The float step actually taken, not 2 * kEps.
-  return (f_hi - f_lo) / (double{hi} - double{lo});
-}
-
-void ExpectGradientsMatch(const std::vector<float>& analytic, float* values,
-                          const std::function<double()>& f, const std::string& what) {
-  for (size_t i = 0; i < analytic.size(); ++i) {
-    const double numeric = NumericalDerivative(&values[i], f);
-    EXPECT_NEAR(analytic[i], numeric, kAbsTol + kRelTol * std::abs(numeric))
-        << what << "[" << i << "]";
-  }
 }
 
 // n inputs drawn from [lo, hi] with |x| >= min_abs.
@@ -146,7 +120,7 @@ TEST(ReluTest, GradientMatchesFiniteDifferencesAwayFromZero) {
   CpuKernels kernels;
   Relu relu(6, kernels);
   EXPECT_TRUE(relu.Variables().empty());
-  // |x| >= 0.1 > kEps: no step crosses the kink.
+  // |x| >= 0.1 > kGradientCheckStep: no step crosses the kink.
   CheckLayerGradients(relu, /*batch=*/3, RandomInput(3 * 6, -1, 1, /*min_abs=*/0.1f));
 }
 
@@ -191,7 +165,8 @@ TEST(MaxPool2x2Test, DimsDropAnOddRow) {
 TEST(MaxPool2x2Test, GradientMatchesFiniteDifferencesWithoutTies) {
   CpuKernels kernels;
   MaxPool2x2 pool(5, 6, 3, kernels);
-  // Distinct values 0.05 apart: no step of kEps changes a window's argmax.
+  // Distinct values 0.05 apart: no step of kGradientCheckStep changes a
+  // window's argmax.
   const int64_t n = 2 * pool.in_dim();
   std::vector<float> x(n);
   for (int64_t i = 0; i < n; ++i) x[i] = 0.05f * static_cast<float>(i - n / 2);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <random>
 #include <utility>
 
@@ -78,6 +79,28 @@ void ExpectSameVariables(const Model& model, const Model& reference) {
   for (size_t v = 0; v < reference.variables().size(); ++v) {
     EXPECT_EQ(model.variables()[v].name, reference.variables()[v].name);
     EXPECT_EQ(model.variables()[v].shape, reference.variables()[v].shape);
+  }
+}
+
+double NumericalDerivative(float* v, const std::function<double()>& f) {
+  const float saved = *v;
+  *v = saved + kGradientCheckStep;
+  const float hi = *v;
+  const double f_hi = f();
+  *v = saved - kGradientCheckStep;
+  const float lo = *v;
+  const double f_lo = f();
+  *v = saved;
+  return (f_hi - f_lo) / (double{hi} - double{lo});
+}
+
+void ExpectGradientsMatch(const std::vector<float>& analytic, float* values,
+                          const std::function<double()>& f, const std::string& what) {
+  for (size_t i = 0; i < analytic.size(); ++i) {
+    const double numeric = NumericalDerivative(&values[i], f);
+    EXPECT_NEAR(analytic[i], numeric,
+                kGradientCheckAbsTol + kGradientCheckRelTol * std::abs(numeric))
+        << what << "[" << i << "]";
   }
 }
 

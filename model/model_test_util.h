@@ -4,6 +4,7 @@
 #define PST_MODEL_MODEL_TEST_UTIL_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,21 @@ std::vector<Tensor> AlignedGrads(const Model& model);
 // EXPECTs `model` to have `reference`'s variables, the same names and
 // shapes in the same order (a model split over devices keeps them).
 void ExpectSameVariables(const Model& model, const Model& reference);
+
+// Gradient checks by central differences of step kGradientCheckStep (the
+// float step actually taken, not twice it), within kGradientCheckAbsTol +
+// kGradientCheckRelTol * |numeric|.
+constexpr float kGradientCheckStep = 1e-2f;
+constexpr double kGradientCheckRelTol = 1e-3;
+constexpr double kGradientCheckAbsTol = 1e-4;
+
+// d f / d *v by central differences; *v is restored.
+double NumericalDerivative(float* v, const std::function<double()>& f);
+
+// EXPECTs analytic[i] to match d f / d values[i] for every i; `what` names
+// them in failures.
+void ExpectGradientsMatch(const std::vector<float>& analytic, float* values,
+                          const std::function<double()>& f, const std::string& what);
 
 // max over elements of |got - want|, over max |want| of the tensor: the
 // normwise relative difference of two gradient tensors.
