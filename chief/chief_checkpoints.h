@@ -10,8 +10,8 @@
 // (null in async mode), the shard keeper and the clock (the cadence's time);
 // each must outlive this.
 // Thread safety: none; the chief's main thread.
-#ifndef PST_SCHEDULER_CHIEF_CHECKPOINTS_H_
-#define PST_SCHEDULER_CHIEF_CHECKPOINTS_H_
+#ifndef PST_CHIEF_CHIEF_CHECKPOINTS_H_
+#define PST_CHIEF_CHIEF_CHECKPOINTS_H_
 
 #include <cstdint>
 #include <optional>
@@ -80,4 +80,4 @@ class ChiefCheckpoints {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_CHIEF_CHECKPOINTS_H_
+#endif  // PST_CHIEF_CHIEF_CHECKPOINTS_H_

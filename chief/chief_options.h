@@ -1,8 +1,8 @@
 // ChiefOptions: what the chief runs (the cluster, the job, the cadences of
 // logs, evaluations and checkpoints), filled from the flags in cli/. A plain
 // struct, shared by the chief's pieces (chief/chief_*.h, shard_keeper.h).
-#ifndef PST_SCHEDULER_CHIEF_OPTIONS_H_
-#define PST_SCHEDULER_CHIEF_OPTIONS_H_
+#ifndef PST_CHIEF_CHIEF_OPTIONS_H_
+#define PST_CHIEF_CHIEF_OPTIONS_H_
 
 #include <chrono>
 #include <cstddef>
@@ -88,4 +88,4 @@ struct ChiefOptions {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_CHIEF_OPTIONS_H_
+#endif  // PST_CHIEF_CHIEF_OPTIONS_H_

@@ -13,8 +13,8 @@
 // which must outlive it. The endpoint it starts reads the gauges, so it must
 // not outlive the reporter.
 // Thread safety: none, but for the gauges, which the endpoint's thread reads.
-#ifndef PST_SCHEDULER_CHIEF_REPORTER_H_
-#define PST_SCHEDULER_CHIEF_REPORTER_H_
+#ifndef PST_CHIEF_CHIEF_REPORTER_H_
+#define PST_CHIEF_CHIEF_REPORTER_H_
 
 #include <cstdint>
 #include <cstdio>
@@ -101,4 +101,4 @@ class ChiefReporter {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_CHIEF_REPORTER_H_
+#endif  // PST_CHIEF_CHIEF_REPORTER_H_

@@ -1,7 +1,7 @@
 // ChiefService: answers workers' join requests and training reports, sync
 // tokens and step notices, ssp clock requests, and every task's heartbeats.
-#ifndef PST_SCHEDULER_CHIEF_SERVICE_H_
-#define PST_SCHEDULER_CHIEF_SERVICE_H_
+#ifndef PST_CHIEF_CHIEF_SERVICE_H_
+#define PST_CHIEF_CHIEF_SERVICE_H_
 
 #include "chief/chief_state.h"
 #include "chief/sync/ssp_coordinator.h"
@@ -39,4 +39,4 @@ class ChiefService {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_CHIEF_SERVICE_H_
+#endif  // PST_CHIEF_CHIEF_SERVICE_H_

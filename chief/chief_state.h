@@ -2,8 +2,8 @@
 // and its main loop share: the cluster state and what each worker said.
 //
 // Thread safety: all methods are thread-safe.
-#ifndef PST_SCHEDULER_CHIEF_STATE_H_
-#define PST_SCHEDULER_CHIEF_STATE_H_
+#ifndef PST_CHIEF_CHIEF_STATE_H_
+#define PST_CHIEF_CHIEF_STATE_H_
 
 #include <chrono>
 #include <cstdint>
@@ -137,4 +137,4 @@ class ChiefState {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_CHIEF_STATE_H_
+#endif  // PST_CHIEF_CHIEF_STATE_H_

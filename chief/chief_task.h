@@ -9,8 +9,8 @@
 // ChiefReporter (Step lines, progress, report, metrics, TensorBoard,
 // Prometheus) and ChiefTimeline (the run from training opened to its end),
 // composed in chief_task.cc.
-#ifndef PST_SCHEDULER_CHIEF_TASK_H_
-#define PST_SCHEDULER_CHIEF_TASK_H_
+#ifndef PST_CHIEF_CHIEF_TASK_H_
+#define PST_CHIEF_CHIEF_TASK_H_
 
 #include <atomic>
 
@@ -44,4 +44,4 @@ int ChiefExitCode(const Status& status, int stop_signal);
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_CHIEF_TASK_H_
+#endif  // PST_CHIEF_CHIEF_TASK_H_

@@ -17,8 +17,8 @@
 // evaluator, the stop flag (set by a signal) and the clock; each must
 // outlive it.
 // Thread safety: none; the chief's main thread.
-#ifndef PST_SCHEDULER_CHIEF_TIMELINE_H_
-#define PST_SCHEDULER_CHIEF_TIMELINE_H_
+#ifndef PST_CHIEF_CHIEF_TIMELINE_H_
+#define PST_CHIEF_CHIEF_TIMELINE_H_
 
 #include <atomic>
 #include <chrono>
@@ -116,4 +116,4 @@ class ChiefTimeline {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_CHIEF_TIMELINE_H_
+#endif  // PST_CHIEF_CHIEF_TIMELINE_H_

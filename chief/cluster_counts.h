@@ -4,8 +4,8 @@
 // the largest shard's, where a sum would count each push once per shard.
 //
 // Plain values in and out.
-#ifndef PST_SCHEDULER_CLUSTER_COUNTS_H_
-#define PST_SCHEDULER_CLUSTER_COUNTS_H_
+#ifndef PST_CHIEF_CLUSTER_COUNTS_H_
+#define PST_CHIEF_CLUSTER_COUNTS_H_
 
 #include <cstdint>
 #include <vector>
@@ -31,4 +31,4 @@ ClusterCounts CountsOf(std::vector<ShardStatus> shards, int num_workers, bool sy
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_CLUSTER_COUNTS_H_
+#endif  // PST_CHIEF_CLUSTER_COUNTS_H_

@@ -8,8 +8,8 @@
 // (ChiefState::ExcuseSilences) instead of declaring every task dead.
 //
 // Thread safety: constructed and destroyed by one thread.
-#ifndef PST_SCHEDULER_LIVENESS_MONITOR_H_
-#define PST_SCHEDULER_LIVENESS_MONITOR_H_
+#ifndef PST_CHIEF_LIVENESS_MONITOR_H_
+#define PST_CHIEF_LIVENESS_MONITOR_H_
 
 #include <chrono>
 
@@ -37,4 +37,4 @@ class LivenessMonitor {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_LIVENESS_MONITOR_H_
+#endif  // PST_CHIEF_LIVENESS_MONITOR_H_

@@ -15,8 +15,8 @@
 // in async mode), the checkpointer (null without --checkpoint_dir), the stop
 // flag (set by a signal) and the clock; each must outlive the keeper.
 // Thread safety: none; the chief's main thread.
-#ifndef PST_SCHEDULER_SHARD_KEEPER_H_
-#define PST_SCHEDULER_SHARD_KEEPER_H_
+#ifndef PST_CHIEF_SHARD_KEEPER_H_
+#define PST_CHIEF_SHARD_KEEPER_H_
 
 #include <atomic>
 #include <chrono>
@@ -113,4 +113,4 @@ std::vector<int> SyncShards(const Placement& placement);
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_SHARD_KEEPER_H_
+#endif  // PST_CHIEF_SHARD_KEEPER_H_

@@ -7,8 +7,8 @@
 // evaluated again, not only those past the old high-water mark.
 //
 // A plain calculator: steps in, decisions out. Not thread-safe.
-#ifndef PST_SCHEDULER_STEP_CADENCE_H_
-#define PST_SCHEDULER_STEP_CADENCE_H_
+#ifndef PST_CHIEF_STEP_CADENCE_H_
+#define PST_CHIEF_STEP_CADENCE_H_
 
 #include <cstdint>
 
@@ -41,4 +41,4 @@ class StepCadence {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_STEP_CADENCE_H_
+#endif  // PST_CHIEF_STEP_CADENCE_H_

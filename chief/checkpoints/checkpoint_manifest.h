@@ -5,8 +5,8 @@
 // size and CRC32, and when the run first opened training (so a restarted
 // chief reports the whole run's time). Text, one "key value" per line, ending
 // with a CRC32 of the lines before it.
-#ifndef PST_SCHEDULER_CHECKPOINT_MANIFEST_H_
-#define PST_SCHEDULER_CHECKPOINT_MANIFEST_H_
+#ifndef PST_CHIEF_CHECKPOINTS_CHECKPOINT_MANIFEST_H_
+#define PST_CHIEF_CHECKPOINTS_CHECKPOINT_MANIFEST_H_
 
 #include <cstdint>
 #include <string>
@@ -37,4 +37,4 @@ StatusOr<CheckpointManifest> ReadManifest(const std::string& folder);
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_CHECKPOINT_MANIFEST_H_
+#endif  // PST_CHIEF_CHECKPOINTS_CHECKPOINT_MANIFEST_H_

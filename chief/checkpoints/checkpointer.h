@@ -10,8 +10,8 @@
 // not re-sharded.
 //
 // Thread safety: none; used by the chief's main thread.
-#ifndef PST_SCHEDULER_CHECKPOINTER_H_
-#define PST_SCHEDULER_CHECKPOINTER_H_
+#ifndef PST_CHIEF_CHECKPOINTS_CHECKPOINTER_H_
+#define PST_CHIEF_CHECKPOINTS_CHECKPOINTER_H_
 
 #include <optional>
 #include <string>
@@ -63,4 +63,4 @@ Status KeepClusterId(const std::string& dir, uint64_t id);
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_CHECKPOINTER_H_
+#endif  // PST_CHIEF_CHECKPOINTS_CHECKPOINTER_H_

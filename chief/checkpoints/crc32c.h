@@ -1,6 +1,6 @@
 // CRC-32C (Castagnoli), the checksum TFRecord framing uses.
-#ifndef PST_SCHEDULER_CRC32C_H_
-#define PST_SCHEDULER_CRC32C_H_
+#ifndef PST_CHIEF_CHECKPOINTS_CRC32C_H_
+#define PST_CHIEF_CHECKPOINTS_CRC32C_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -13,4 +13,4 @@ uint32_t Crc32c(const void* data, size_t n);
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_CRC32C_H_
+#endif  // PST_CHIEF_CHECKPOINTS_CRC32C_H_

@@ -7,8 +7,8 @@
 // evaluates on); borrows the ps client, which must outlive it. Not movable
 // (its evaluators point into it). Thread safety: none; the chief's main
 // thread.
-#ifndef PST_SCHEDULER_CLUSTER_EVALUATOR_H_
-#define PST_SCHEDULER_CLUSTER_EVALUATOR_H_
+#ifndef PST_CHIEF_REPORTING_CLUSTER_EVALUATOR_H_
+#define PST_CHIEF_REPORTING_CLUSTER_EVALUATOR_H_
 
 #include <cstdint>
 #include <memory>
@@ -79,4 +79,4 @@ Status Diverged(const std::string& what);
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_CLUSTER_EVALUATOR_H_
+#endif  // PST_CHIEF_REPORTING_CLUSTER_EVALUATOR_H_

@@ -1,8 +1,8 @@
 // Evaluator: test-set loss and accuracy of a set of parameters; for a click
 // model (one with embedding tables) also the exact AUC and log-loss, with
 // the rows of each batch fetched as it goes.
-#ifndef PST_SCHEDULER_EVALUATOR_H_
-#define PST_SCHEDULER_EVALUATOR_H_
+#ifndef PST_CHIEF_REPORTING_EVALUATOR_H_
+#define PST_CHIEF_REPORTING_EVALUATOR_H_
 
 #include <cmath>
 #include <functional>
@@ -45,4 +45,4 @@ class Evaluator {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_EVALUATOR_H_
+#endif  // PST_CHIEF_REPORTING_EVALUATOR_H_

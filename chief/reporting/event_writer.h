@@ -8,8 +8,8 @@
 // appends one Event and flushes it.
 //
 // Not thread-safe: one thread writes. The writer owns its file and closes it.
-#ifndef PST_SCHEDULER_EVENT_WRITER_H_
-#define PST_SCHEDULER_EVENT_WRITER_H_
+#ifndef PST_CHIEF_REPORTING_EVENT_WRITER_H_
+#define PST_CHIEF_REPORTING_EVENT_WRITER_H_
 
 #include <cstdint>
 #include <cstdio>
@@ -56,4 +56,4 @@ class EventWriter {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_EVENT_WRITER_H_
+#endif  // PST_CHIEF_REPORTING_EVENT_WRITER_H_

@@ -1,7 +1,7 @@
 // MetricsWriter: one JSON object per line, flushed as written, so a run's
 // metrics can be read (or plotted) while it trains.
-#ifndef PST_SCHEDULER_METRICS_WRITER_H_
-#define PST_SCHEDULER_METRICS_WRITER_H_
+#ifndef PST_CHIEF_REPORTING_METRICS_WRITER_H_
+#define PST_CHIEF_REPORTING_METRICS_WRITER_H_
 
 #include <cstdio>
 #include <memory>
@@ -37,4 +37,4 @@ class MetricsWriter {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_METRICS_WRITER_H_
+#endif  // PST_CHIEF_REPORTING_METRICS_WRITER_H_

@@ -6,8 +6,8 @@
 //
 // A plain calculator: the caller passes the time in, so tests use fake time.
 // Not thread-safe.
-#ifndef PST_SCHEDULER_PROGRESS_H_
-#define PST_SCHEDULER_PROGRESS_H_
+#ifndef PST_CHIEF_REPORTING_PROGRESS_H_
+#define PST_CHIEF_REPORTING_PROGRESS_H_
 
 #include <chrono>
 #include <cstdint>
@@ -69,4 +69,4 @@ std::string FormatDuration(double seconds);
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_PROGRESS_H_
+#endif  // PST_CHIEF_REPORTING_PROGRESS_H_

@@ -5,8 +5,8 @@
 //
 // Due() and Show() take the time, so tests use fake time. Borrows `out`.
 // Not thread-safe.
-#ifndef PST_SCHEDULER_PROGRESS_LINE_H_
-#define PST_SCHEDULER_PROGRESS_LINE_H_
+#ifndef PST_CHIEF_REPORTING_PROGRESS_LINE_H_
+#define PST_CHIEF_REPORTING_PROGRESS_LINE_H_
 
 #include <chrono>
 #include <cstdio>
@@ -46,4 +46,4 @@ class ProgressLine {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_PROGRESS_LINE_H_
+#endif  // PST_CHIEF_REPORTING_PROGRESS_LINE_H_

@@ -13,8 +13,8 @@
 //
 // A plain object: the SyncCoordinator tells it what happened under its own
 // lock and sends the N it returns with the tokens. Not thread-safe.
-#ifndef PST_SCHEDULER_ADAPTIVE_REPLICAS_H_
-#define PST_SCHEDULER_ADAPTIVE_REPLICAS_H_
+#ifndef PST_CHIEF_SYNC_ADAPTIVE_REPLICAS_H_
+#define PST_CHIEF_SYNC_ADAPTIVE_REPLICAS_H_
 
 #include <cstdint>
 #include <map>
@@ -60,4 +60,4 @@ class AdaptiveReplicas {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_ADAPTIVE_REPLICAS_H_
+#endif  // PST_CHIEF_SYNC_ADAPTIVE_REPLICAS_H_

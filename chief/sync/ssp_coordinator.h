@@ -10,8 +10,8 @@
 // while it waits lets it go within a second.
 //
 // Thread safety: all methods are thread-safe.
-#ifndef PST_SCHEDULER_SSP_COORDINATOR_H_
-#define PST_SCHEDULER_SSP_COORDINATOR_H_
+#ifndef PST_CHIEF_SYNC_SSP_COORDINATOR_H_
+#define PST_CHIEF_SYNC_SSP_COORDINATOR_H_
 
 #include <memory>
 #include <ostream>
@@ -61,4 +61,4 @@ class SspCoordinator {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_SSP_COORDINATOR_H_
+#endif  // PST_CHIEF_SYNC_SSP_COORDINATOR_H_

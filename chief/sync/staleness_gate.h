@@ -22,8 +22,8 @@
 //    (its count starts again at 0): its clock stays where it was.
 //
 // Not thread-safe: SspCoordinator serializes the calls.
-#ifndef PST_SCHEDULER_STALENESS_GATE_H_
-#define PST_SCHEDULER_STALENESS_GATE_H_
+#ifndef PST_CHIEF_SYNC_STALENESS_GATE_H_
+#define PST_CHIEF_SYNC_STALENESS_GATE_H_
 
 #include <cstdint>
 #include <optional>
@@ -91,4 +91,4 @@ class StalenessGate {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_STALENESS_GATE_H_
+#endif  // PST_CHIEF_SYNC_STALENESS_GATE_H_

@@ -14,8 +14,8 @@
 // releases the tokens held back.
 //
 // Thread safety: all methods are thread-safe.
-#ifndef PST_SCHEDULER_SYNC_COORDINATOR_H_
-#define PST_SCHEDULER_SYNC_COORDINATOR_H_
+#ifndef PST_CHIEF_SYNC_SYNC_COORDINATOR_H_
+#define PST_CHIEF_SYNC_SYNC_COORDINATOR_H_
 
 #include <chrono>
 #include <optional>
@@ -97,4 +97,4 @@ class SyncCoordinator {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_SYNC_COORDINATOR_H_
+#endif  // PST_CHIEF_SYNC_SYNC_COORDINATOR_H_

@@ -12,8 +12,8 @@
 // again.
 //
 // Thread safety: all methods are thread-safe.
-#ifndef PST_SCHEDULER_TOKEN_QUEUE_H_
-#define PST_SCHEDULER_TOKEN_QUEUE_H_
+#ifndef PST_CHIEF_SYNC_TOKEN_QUEUE_H_
+#define PST_CHIEF_SYNC_TOKEN_QUEUE_H_
 
 #include <optional>
 #include <vector>
@@ -64,4 +64,4 @@ class TokenQueue {
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_TOKEN_QUEUE_H_
+#endif  // PST_CHIEF_SYNC_TOKEN_QUEUE_H_
