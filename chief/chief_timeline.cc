@@ -53,7 +53,29 @@ Status ChiefTimeline::Run(int64_t start_step, MonotonicClock::TimePoint opened,
   if (stop_.load()) return StopOnSignal();
   StopWorkers();
   WaitForLateWorkers();
-  return Finish();
+  return FinishThroughPsFailures();
+}
+
+// A ps that stalls or is lost while the run is being finished (evaluated,
+// written, checkpointed) is recovered like one lost in training, and Finish
+// runs again, as long as the cluster still holds the finished run (a stall,
+// or a restore of the final checkpoint). A loss that rolls the run back
+// cannot be trained again here: the workers have left.
+Status ChiefTimeline::FinishThroughPsFailures() {
+  while (true) {
+    const Status finished = Finish();
+    if (!IsPsFailure(finished) || stop_.load()) return finished;
+    PST_RETURN_IF_ERROR(Recover(finished.ToString()));
+    if (sync_) sync_->Close();  // a restore reopens it; nobody is left to train
+    if (start_step_ < options_.train_steps) {
+      return Aborted(
+          "a ps was lost while the run was being finished, and the cluster went back "
+          "to global step " +
+          std::to_string(start_step_) +
+          ", below --train_steps, after the workers left: start the job again with "
+          "the same --checkpoint_dir to train the rest");
+    }
+  }
 }
 
 Status ChiefTimeline::FollowTraining() {

@@ -63,6 +63,7 @@ class ChiefTimeline {
  private:
   Status FollowTraining();
   Status Finish();
+  Status FinishThroughPsFailures();
   // model.bin into --run_dir and the ONNX export, at the end of training.
   Status WriteTrainedModel();
   // The parameters of the last evaluation, with a click model's fixed

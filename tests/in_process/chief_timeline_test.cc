@@ -270,5 +270,27 @@ TEST_F(ChiefTimelineTest, ASignalDoesNotWaitForAWorkerNeverHeardFrom) {
   EXPECT_TRUE(shard_.stopped());
 }
 
+// A ps restarted empty after training ended, while the chief waits to tell
+// a late worker: Finish meets a ps failure and goes through the recovery
+// path. Without a checkpoint the cluster goes back to step 0, which the
+// workers, gone, cannot train again: the run fails saying so, instead of
+// with the shard's "not initialized".
+TEST_F(ChiefTimelineTest, APsLostWhileTheRunIsFinishedIsRecoveredOrNamed) {
+  options_.cluster.workers.push_back({"127.0.0.1", 3001});  // never speaks
+  Build();
+  bool restarted = false;
+  on_look_ = [&] {
+    if (!restarted && state_->state() == wire::ClusterState::Stopping) {
+      shard_.Restart();
+      restarted = true;
+    }
+  };
+  const Status ran = OpenAndRun();
+  ASSERT_TRUE(restarted);
+  EXPECT_EQ(ran.code(), Code::kAborted) << ran.ToString();
+  EXPECT_NE(ran.message().find("a ps was lost while the run was being finished"), std::string::npos)
+      << ran.ToString();
+}
+
 }  // namespace
 }  // namespace pst
