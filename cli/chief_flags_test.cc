@@ -3,27 +3,15 @@
 #include <gflags/gflags.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <string>
+
+#include "cli/flags_testing.h"
 
 namespace pst {
 namespace {
 
-// The flags a chief cannot go without: a cluster of one task each, and a
-// data folder (only its name is read here).
-void SetClusterAndData() {
-  gflags::SetCommandLineOption("ps_hosts", "127.0.0.1:1");
-  gflags::SetCommandLineOption("worker_hosts", "127.0.0.1:2");
-  gflags::SetCommandLineOption("chief_host", "127.0.0.1:3");
-  gflags::SetCommandLineOption("data_dir", "/mnist");
-}
-
 // Points --model_spec at a file holding `text`.
-void SetModelSpec(const std::string& text) {
-  const std::string path = testing::TempDir() + "/chief_flags_test.spec";
-  std::ofstream(path) << text;
-  gflags::SetCommandLineOption("model_spec", path.c_str());
-}
+void SetSpec(const std::string& text) { SetModelSpec("chief_flags_test.spec", text); }
 
 TEST(ChiefFlagsTest, DefaultScheduleWithoutASpec) {
   gflags::FlagSaver saver;
@@ -41,7 +29,7 @@ TEST(ChiefFlagsTest, DefaultScheduleWithoutASpec) {
 TEST(ChiefFlagsTest, ModelSpecTrainingSettingsApplyWhenTheFlagsAreDefault) {
   gflags::FlagSaver saver;
   SetClusterAndData();
-  SetModelSpec(
+  SetSpec(
       "dense classes\nlearning_rate 0.2\n"
       "lr_schedule step decay_steps 500 decay_rate 0.5 warmup_steps 20 min 0.01\n"
       "weight_decay 0.0005\n");
@@ -73,7 +61,7 @@ TEST(ChiefFlagsTest, ModelSpecTrainingSettingsApplyWhenTheFlagsAreDefault) {
 TEST(ChiefFlagsTest, BadScheduleFromTheSpecIsNamed) {
   gflags::FlagSaver saver;
   SetClusterAndData();
-  SetModelSpec("dense classes\nlearning_rate 0.1\nlr_schedule cosine\n");
+  SetSpec("dense classes\nlearning_rate 0.1\nlr_schedule cosine\n");
   StatusOr<ChiefOptions> options = ChiefOptionsFromFlags();
   ASSERT_FALSE(options.ok());
   EXPECT_EQ(options.status().code(), Code::kInvalidArgument);
@@ -88,7 +76,7 @@ TEST(ChiefFlagsTest, BadScheduleFromTheSpecIsNamed) {
   EXPECT_EQ(options->shard.lr_schedule, "cosine");
   EXPECT_EQ(options->shard.lr_decay_steps, 100);
 
-  SetModelSpec("dense classes\nlearning_rate 0.1\naugment crop:x\n");
+  SetSpec("dense classes\nlearning_rate 0.1\naugment crop:x\n");
   options = ChiefOptionsFromFlags();
   ASSERT_FALSE(options.ok());
   EXPECT_NE(options.status().message().find(": augment crop:x: "), std::string::npos)

@@ -6,19 +6,11 @@
 #include <fstream>
 #include <string>
 
+#include "cli/flags_testing.h"
 #include "kernels/kernels.h"
 
 namespace pst {
 namespace {
-
-// The flags a worker cannot go without: a cluster of one task each, and a
-// data folder (only its name is read here).
-void SetClusterAndData() {
-  gflags::SetCommandLineOption("ps_hosts", "127.0.0.1:1");
-  gflags::SetCommandLineOption("worker_hosts", "127.0.0.1:2");
-  gflags::SetCommandLineOption("chief_host", "127.0.0.1:3");
-  gflags::SetCommandLineOption("data_dir", "/mnist");
-}
 
 // cli/flags.cc names --cpu_kernels' default without linking the kernels;
 // it must parse to the kernels' own default.
@@ -74,9 +66,8 @@ TEST(WorkerFlagsTest, ModelParallelFlags) {
 TEST(WorkerFlagsTest, ModelSpecAugmentAppliesWhenTheFlagIsDefault) {
   gflags::FlagSaver saver;
   SetClusterAndData();
-  const std::string path = testing::TempDir() + "/worker_flags_test.spec";
-  std::ofstream(path) << "dense classes\naugment crop:2,flip\n";
-  gflags::SetCommandLineOption("model_spec", path.c_str());
+  const std::string path =
+      SetModelSpec("worker_flags_test.spec", "dense classes\naugment crop:2,flip\n");
   StatusOr<WorkerOptions> options = WorkerOptionsFromFlags();
   ASSERT_TRUE(options.ok()) << options.status().ToString();
   EXPECT_EQ(options->augment.crop_padding, 2);

@@ -434,6 +434,16 @@ class ScheduledStoreTest : public ::testing::Test {
     config.lr_decay_rate = 0.5f;
     return config;
   }
+  // Rate 0.5 halving every step, weight decay 0.1.
+  static ShardConfig HalvingWithWeightDecay() {
+    ShardConfig config;
+    config.optimizer.learning_rate = 0.5f;
+    config.lr_schedule = "step";
+    config.lr_decay_steps = 1;
+    config.lr_decay_rate = 0.5f;
+    config.weight_decay = 0.1f;
+    return config;
+  }
   // Gradients borrow their names: these outlive them.
   const std::string w_ = "w", b_ = "b";
   const Tensor ones_w_ = Filled({2, 2}, 1.0f);
@@ -493,13 +503,7 @@ TEST_F(ScheduledStoreTest, WarmUpRaisesTheRateLinearly) {
 // the bias only takes the gradient: 2 - 0.5 = 1.5. The decay follows the
 // schedule: at step 1 the rate is 0.25, w = 1.4 * (1 - 0.025) - 0.25.
 TEST_F(ScheduledStoreTest, WeightDecayShrinksWeightsButNotBiasesBeforeTheUpdate) {
-  ShardConfig config;
-  config.optimizer.learning_rate = 0.5f;
-  config.lr_schedule = "step";
-  config.lr_decay_steps = 1;
-  config.lr_decay_rate = 0.5f;
-  config.weight_decay = 0.1f;
-  ASSERT_TRUE(Init(config, 2.0f).ok());
+  ASSERT_TRUE(Init(HalvingWithWeightDecay(), 2.0f).ok());
   Step(TrainingMode::kAsync);
   EXPECT_FLOAT_EQ(Value("w"), 1.4f);
   EXPECT_FLOAT_EQ(Value("b"), 1.5f);
@@ -512,12 +516,7 @@ TEST_F(ScheduledStoreTest, WeightDecayShrinksWeightsButNotBiasesBeforeTheUpdate)
 // delta added as it is, at no rate and without weight decay, while "w"
 // takes the scheduled, decayed update of WeightDecayShrinksWeights... above.
 TEST_F(ScheduledStoreTest, AMovingAverageAddsItsDeltaOutsideTheOptimizer) {
-  ShardConfig config;
-  config.optimizer.learning_rate = 0.5f;
-  config.lr_schedule = "step";
-  config.lr_decay_steps = 1;
-  config.lr_decay_rate = 0.5f;
-  config.weight_decay = 0.1f;
+  ShardConfig config = HalvingWithWeightDecay();
   config.moving_averages = {"b"};
   ASSERT_TRUE(Init(config, 2.0f).ok());
   Step(TrainingMode::kAsync);

@@ -45,6 +45,8 @@ class OnnxRuntimeTest : public SyntheticDataTest {
   // dir_/predictions.csv; returns what onnx_predictions.py says comparing
   // the two on `python_data` (its FORMAT ARGS), failing the test if they
   // differ.
+  void ExpectSpecModelOnRecordsMatchesPredict();
+
   std::string TrainAndCompare(const std::vector<std::string>& data,
                               const std::vector<std::string>& training,
                               const std::vector<std::string>& python_data) {
@@ -126,6 +128,17 @@ TEST_F(OnnxRuntimeTest, CnnOnRecordsMatchesPredict) {
   EXPECT_NE(out.find("examples 100 "), std::string::npos) << out;
 }
 
+// Trains dir_/model.spec on the 8x8x3 records in dir_ for 60 steps and
+// expects ONNX Runtime to agree with predict on the 100 test records.
+void OnnxRuntimeTest::ExpectSpecModelOnRecordsMatchesPredict() {
+  const std::string out =
+      TrainAndCompare({"--dataset=records", "--train_file=" + dir_ + "/train.bin",
+                       "--test_file=" + dir_ + "/test.bin", "--input_shape=8,8,3"},
+                      {"--model_spec=" + dir_ + "/model.spec", "--train_steps=60"},
+                      {"records", dir_ + "/test.bin", "8", "8", "3"});
+  EXPECT_NE(out.find("examples 100 "), std::string::npos) << out;
+}
+
 TEST_F(OnnxRuntimeTest, SpecModelOnRecordsMatchesPredict) {
   std::mt19937 rng(7);
   WriteRecords(dir_ + "/train.bin", 600, rng);
@@ -137,12 +150,7 @@ TEST_F(OnnxRuntimeTest, SpecModelOnRecordsMatchesPredict) {
                                          "dropout 0.3\n"
                                          "dense classes\n"
                                          "learning_rate 0.1\n";
-  const std::string out =
-      TrainAndCompare({"--dataset=records", "--train_file=" + dir_ + "/train.bin",
-                       "--test_file=" + dir_ + "/test.bin", "--input_shape=8,8,3"},
-                      {"--model_spec=" + dir_ + "/model.spec", "--train_steps=60"},
-                      {"records", dir_ + "/test.bin", "8", "8", "3"});
-  EXPECT_NE(out.find("examples 100 "), std::string::npos) << out;
+  ExpectSpecModelOnRecordsMatchesPredict();
 }
 
 // Batch norms after a convolution (BatchNormalization on NCHW images) and
@@ -160,12 +168,7 @@ TEST_F(OnnxRuntimeTest, SpecModelWithBatchNormsOnRecordsMatchesPredict) {
                                          "batchnorm momentum 0.9 sigmoid\n"
                                          "dense classes\n"
                                          "learning_rate 0.1\n";
-  const std::string out =
-      TrainAndCompare({"--dataset=records", "--train_file=" + dir_ + "/train.bin",
-                       "--test_file=" + dir_ + "/test.bin", "--input_shape=8,8,3"},
-                      {"--model_spec=" + dir_ + "/model.spec", "--train_steps=60"},
-                      {"records", dir_ + "/test.bin", "8", "8", "3"});
-  EXPECT_NE(out.find("examples 100 "), std::string::npos) << out;
+  ExpectSpecModelOnRecordsMatchesPredict();
 }
 
 }  // namespace
