@@ -322,10 +322,6 @@ class Worker {
     return CountSyncPush(pushed, token);
   }
 
-  // A ps that died (deadline, unavailable) or came back empty (not yet
-  // restored) is waited out: the chief restores the cluster from its last
-  // checkpoint. Other errors, and a wait longer than --join_timeout_ms, end
-  // the worker.
   // Async: the global step has reached --train_steps, but the run is over
   // when the chief says so. A ps lost before the chief's final checkpoint
   // rolls the cluster back to its last one, and the steps lost need their
@@ -365,6 +361,10 @@ class Worker {
     return false;
   }
 
+  // A ps that died (deadline, unavailable) or came back empty (not yet
+  // restored) is waited out: the chief restores the cluster from its last
+  // checkpoint. Other errors, and a wait longer than --join_timeout_ms, end
+  // the worker.
   Status WaitOutPsFailure(const Status& failure) {
     if (!IsPsFailure(failure)) return failure;
     if (!ps_failed_since_) {
