@@ -43,8 +43,8 @@ std::vector<std::string> Lines(const std::string& text) {
 std::vector<std::string> Executables() {
   std::vector<std::string> names = {"ps", "worker", "chief", "predict", "pst_keygen"};
 #ifdef PST_BENCHMARKS_BUILT
-  names.insert(names.end(),
-               {"bench_kernels", "bench_model_parallel", "bench_soak", "bench_transport"});
+  names.insert(names.end(), {"bench_kernels", "bench_model_parallel", "bench_shm", "bench_soak",
+                             "bench_transport"});
 #endif
   return names;
 }
