@@ -19,11 +19,12 @@ double UnixSeconds() {
 
 ChiefCheckpoints::ChiefCheckpoints(const ChiefOptions& options, Checkpointer* checkpointer,
                                    SyncCoordinator* sync, ShardKeeper* keeper,
-                                   const MonotonicClock& clock)
+                                   const MonotonicClock& clock, const LrPlateau* lr_plateau)
     : checkpointer_(checkpointer),
       sync_(sync),
       keeper_(keeper),
       clock_(clock),
+      lr_plateau_(lr_plateau),
       dir_(options.checkpoint_dir),
       schedule_(ScheduleOptions(options), 0, clock_.Now()) {}
 
@@ -57,7 +58,9 @@ Status ChiefCheckpoints::Save(int64_t step) {
     }
     step = *paused;
   }
-  const Status saved = checkpointer_->Save(step, static_cast<int64_t>(run_started_unix_));
+  // k changes only on this thread, between saves: the shards hold the k recorded.
+  const Status saved = checkpointer_->Save(step, static_cast<int64_t>(run_started_unix_),
+                                           lr_plateau_ ? lr_plateau_->lowerings() : 0);
   if (sync_) sync_->Resume();
   if (saved.ok()) {
     last_checkpoint_ = clock_.Now();

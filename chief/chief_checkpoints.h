@@ -7,7 +7,8 @@
 //
 // Ownership: borrows the options, the checkpointer (null without
 // --checkpoint_dir: then nothing is ever due or saved), the sync coordinator
-// (null in async mode), the shard keeper and the clock (the cadence's time);
+// (null in async mode), the shard keeper, the clock (the cadence's time) and
+// the plateau (null for another schedule; its k goes into each manifest);
 // each must outlive this.
 // Thread safety: none; the chief's main thread.
 #ifndef PST_CHIEF_CHIEF_CHECKPOINTS_H_
@@ -20,6 +21,7 @@
 #include "chief/checkpoints/checkpoint_schedule.h"
 #include "chief/checkpoints/checkpointer.h"
 #include "chief/chief_options.h"
+#include "chief/lr_plateau.h"
 #include "chief/shard_keeper.h"
 #include "chief/sync/sync_coordinator.h"
 #include "common/clock.h"
@@ -30,7 +32,8 @@ namespace pst {
 class ChiefCheckpoints {
  public:
   ChiefCheckpoints(const ChiefOptions& options, Checkpointer* checkpointer, SyncCoordinator* sync,
-                   ShardKeeper* keeper, const MonotonicClock& clock = SteadyClock());
+                   ShardKeeper* keeper, const MonotonicClock& clock = SteadyClock(),
+                   const LrPlateau* lr_plateau = nullptr);
 
   bool enabled() const { return checkpointer_ != nullptr; }
 
@@ -71,6 +74,7 @@ class ChiefCheckpoints {
   SyncCoordinator* const sync_;
   ShardKeeper* const keeper_;
   const MonotonicClock& clock_;
+  const LrPlateau* const lr_plateau_;
   const std::string dir_;
   CheckpointSchedule schedule_;
   bool final_tried_ = false;

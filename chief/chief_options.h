@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "chief/plateau_decision.h"
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "job/job.h"
@@ -42,6 +43,9 @@ struct ChiefOptions {
   // With a validation set: training stops after this many evaluations in a
   // row without a better validation score (0: never early).
   int early_stopping_patience = 0;
+  // --lr_schedule=plateau (needs a validation set and evaluations): when
+  // the chief lowers the rate (--lr_plateau_patience, _min_delta, _cooldown).
+  PlateauOptions lr_plateau;
   int64_t log_every_steps = 50;  // Step lines and TensorBoard's training scalars
   // Between two progress lines on a stdout that is not a terminal (on a
   // terminal the line is redrawn in place); 0: no progress line.

@@ -29,12 +29,14 @@ std::optional<LrSchedule> ShownSchedule(const ShardConfig& shard) {
 }  // namespace
 
 ChiefReporter::ChiefReporter(const ChiefOptions& options, const ChiefState* state,
-                             std::unique_ptr<MetricsWriter> metrics, std::FILE* out)
+                             std::unique_ptr<MetricsWriter> metrics, std::FILE* out,
+                             const LrPlateau* lr_plateau)
     : options_(options),
       state_(state),
       out_(out),
       metrics_(std::move(metrics)),
       schedule_(ShownSchedule(options.shard)),
+      lr_plateau_(lr_plateau),
       line_(out, isatty(fileno(out)) == 1,
             std::chrono::duration_cast<MonotonicClock::Duration>(
                 std::chrono::duration<double>(options.progress_every_secs))) {}
@@ -85,6 +87,7 @@ void ChiefReporter::ShowProgress(MonotonicClock::TimePoint now, const ProgressSn
 
 std::optional<float> ChiefReporter::ScheduledRateAt(int64_t step) const {
   if (!schedule_) return std::nullopt;
+  if (lr_plateau_) return lr_plateau_->RateAt(step);
   return schedule_->RateAt(std::max<int64_t>(step, 0));
 }
 

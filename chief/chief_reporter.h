@@ -5,13 +5,13 @@
 // says what to report and when. It keeps the figures later lines repeat
 // (the last training loss, report window and test accuracy). A scheduled
 // learning rate (--lr_schedule, --lr_warmup_steps) it computes from the
-// global step, as the ps do, and shows everywhere; a constant one only on
-// the gauges (it is --learning_rate throughout).
+// global step (and a plateau's k), as the ps do, and shows everywhere; a
+// constant one only on the gauges (it is --learning_rate throughout).
 //
 // Ownership: owns the metrics file and the event file; borrows the options,
-// the chief state and `out` (where the lines go: stdout, or a test's file),
-// which must outlive it. The endpoint it starts reads the gauges, so it must
-// not outlive the reporter.
+// the chief state, `out` (where the lines go: stdout, or a test's file) and
+// the plateau (null for another schedule), which must outlive it. The
+// endpoint it starts reads the gauges, so it must not outlive the reporter.
 // Thread safety: none, but for the gauges, which the endpoint's thread reads.
 #ifndef PST_CHIEF_CHIEF_REPORTER_H_
 #define PST_CHIEF_CHIEF_REPORTER_H_
@@ -25,6 +25,7 @@
 #include "chief/chief_options.h"
 #include "chief/chief_state.h"
 #include "chief/cluster_counts.h"
+#include "chief/lr_plateau.h"
 #include "chief/reporting/evaluator.h"
 #include "chief/reporting/event_writer.h"
 #include "chief/reporting/metrics_writer.h"
@@ -40,7 +41,8 @@ namespace pst {
 class ChiefReporter {
  public:
   ChiefReporter(const ChiefOptions& options, const ChiefState* state,
-                std::unique_ptr<MetricsWriter> metrics, std::FILE* out = stdout);
+                std::unique_ptr<MetricsWriter> metrics, std::FILE* out = stdout,
+                const LrPlateau* lr_plateau = nullptr);
 
   // With --logdir: opens this run's TensorBoard events.
   Status OpenEvents();
@@ -93,6 +95,7 @@ class ChiefReporter {
   std::unique_ptr<EventWriter> events_;       // null without --logdir
   TrainingMetrics gauges_;                    // served by --metrics_port
   const std::optional<LrSchedule> schedule_;  // none with a constant rate
+  const LrPlateau* const lr_plateau_;         // null unless --lr_schedule=plateau
   ProgressLine line_;
   double last_loss_ = 0;
   ReportWindow last_window_;

@@ -1,5 +1,8 @@
 #include "chief/chief_service.h"
 
+#include <algorithm>
+
+#include "ps/chain_wire.h"
 #include "transport/message_types.h"
 
 namespace pst {
@@ -51,6 +54,7 @@ OutgoingMessage ChiefService::Handle(const ReceivedMessage& request, RequestCont
     case wire::MessageType::ClockRequest: return HandleWorker(request, context);
     case wire::MessageType::ShardAppliedRequest: return HandleShardApplied(request);
     case wire::MessageType::HeartbeatRequest: return HandleHeartbeat(request);
+    case wire::MessageType::RoutesRequest: return HandleRoutes(request);
     default:
       return Error(wire::MessageType::ErrorReply,
                    InvalidArgument(std::string("the chief does not serve ") +
@@ -87,6 +91,13 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
                                "--placement, --partition_bytes and --ps_hosts must be the same on "
                                "every task"));
       }
+      if (const int theirs = std::max(1, h.join()->ps_replicas()); theirs != ps_replicas_) {
+        return Error(reply_type,
+                     FailedPrecondition("worker:" + std::to_string(worker) +
+                                        " has --ps_replicas=" + std::to_string(theirs) +
+                                        ", the chief " + std::to_string(ps_replicas_) +
+                                        ": --ps_replicas must be the same on every task"));
+      }
       return StateReply(wire::MessageType::JoinReply, state_->RecordJoin(worker));
     case wire::MessageType::ReportRequest:
       if (h.report() == nullptr) {
@@ -117,6 +128,25 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
   }
 }
 
+// Any sender of the cluster may ask (the transport checked its id): the
+// routes say no more than where each shard is served.
+OutgoingMessage ChiefService::HandleRoutes(const ReceivedMessage& request) {
+  if (routes_ == nullptr) {
+    return Error(wire::MessageType::RoutesReply,
+                 FailedPrecondition("this cluster's shards are not replicated (--ps_replicas=1)"));
+  }
+  StatusOr<std::vector<ShardChain>> chains = routes_->FetchRoutes();
+  if (!chains.ok()) return Error(wire::MessageType::RoutesReply, chains.status());
+  OutgoingMessage reply;
+  reply.type = wire::MessageType::RoutesReply;
+  reply.extras = [chains = *std::move(chains)](flatbuffers::FlatBufferBuilder& fbb) {
+    HeaderExtras extras;
+    extras.chains = ChainsToWire(fbb, chains);
+    return extras;
+  };
+  return reply;
+}
+
 OutgoingMessage ChiefService::HandleShardApplied(const ReceivedMessage& request) {
   const wire::Header& h = request.header();
   if (!SentBy(h, wire::Role::Ps)) {
@@ -127,7 +157,14 @@ OutgoingMessage ChiefService::HandleShardApplied(const ReceivedMessage& request)
     return Error(wire::MessageType::ShardAppliedReply,
                  FailedPrecondition("step notices exist only in --mode=sync"));
   }
-  sync_->ShardApplied(h.sender_index(), h.step());
+  // A replicated shard's primary names the shard: it may be another task's.
+  const int shard = h.replica() != nullptr ? h.replica()->shard() : h.sender_index();
+  if (shard < 0 || shard >= num_ps_) {
+    return Error(wire::MessageType::ShardAppliedReply,
+                 InvalidArgument("step notice for shard " + std::to_string(shard) +
+                                 ", not one of this cluster's"));
+  }
+  sync_->ShardApplied(shard, h.step());
   OutgoingMessage reply;
   reply.type = wire::MessageType::ShardAppliedReply;
   return reply;

@@ -6,6 +6,7 @@
 #include "chief/chief_state.h"
 #include "chief/sync/ssp_coordinator.h"
 #include "chief/sync/sync_coordinator.h"
+#include "ps/replica_router.h"
 #include "transport/request_context.h"
 
 namespace pst {
@@ -14,9 +15,17 @@ class ChiefService {
  public:
   // `state`, `sync` (null unless --mode=sync) and `ssp` (null unless
   // --mode=ssp) are borrowed and must outlive the service.
+  // `routes` (null unless --ps_replicas > 1, borrowed) answers the
+  // workers' RoutesRequest.
   ChiefService(ChiefState* state, SyncCoordinator* sync, int num_workers, int num_ps,
-               SspCoordinator* ssp = nullptr)
-      : state_(state), sync_(sync), ssp_(ssp), num_workers_(num_workers), num_ps_(num_ps) {}
+               SspCoordinator* ssp = nullptr, RouteSource* routes = nullptr, int ps_replicas = 1)
+      : state_(state),
+        sync_(sync),
+        ssp_(ssp),
+        routes_(routes),
+        num_workers_(num_workers),
+        num_ps_(num_ps),
+        ps_replicas_(ps_replicas) {}
 
   OutgoingMessage Handle(const ReceivedMessage& request, RequestContext& context);
 
@@ -28,13 +37,16 @@ class ChiefService {
   OutgoingMessage HandleWorker(const ReceivedMessage& request, RequestContext& context);
   OutgoingMessage HandleShardApplied(const ReceivedMessage& request);
   OutgoingMessage HandleHeartbeat(const ReceivedMessage& request);
+  OutgoingMessage HandleRoutes(const ReceivedMessage& request);
   void AdoptOnceOpen(int worker);
 
   ChiefState* state_;
   SyncCoordinator* sync_;
   SspCoordinator* ssp_;
+  RouteSource* routes_;
   const int num_workers_;
   const int num_ps_;
+  const int ps_replicas_;
 };
 
 }  // namespace pst

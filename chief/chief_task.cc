@@ -14,6 +14,7 @@
 #include "chief/chief_state.h"
 #include "chief/chief_timeline.h"
 #include "chief/liveness_monitor.h"
+#include "chief/lr_plateau.h"
 #include "chief/reporting/cluster_evaluator.h"
 #include "chief/reporting/metrics_writer.h"
 #include "chief/shard_keeper.h"
@@ -36,6 +37,14 @@ uint64_t NewClusterId() {
   uint64_t id = 0;
   while (id == 0) id = (uint64_t{rd()} << 32) ^ rd();
   return id;
+}
+
+// The chief's side of --lr_schedule=plateau; null for another schedule.
+std::unique_ptr<LrPlateau> MakeLrPlateau(const ChiefOptions& options, PsClient* ps) {
+  if (options.shard.lr_schedule != "plateau") return nullptr;
+  StatusOr<LrSchedule> schedule = LrScheduleOf(options.shard);
+  CHECK(schedule.ok()) << "the flags let a bad schedule through: " << schedule.status().ToString();
+  return std::make_unique<LrPlateau>(*schedule, options.lr_plateau, ps);
 }
 
 ClientIdentity Identity(const ChiefOptions& options, uint64_t cluster_id) {
@@ -69,7 +78,8 @@ class Chief {
                static_cast<int>(options.cluster.ps.size()), job.Describe(), clock),
         // The evaluator keeps the Job: its test sets, and what model.bin records.
         evaluator_(std::move(model), std::move(job), &ps_, options.tables),
-        reporter_(options, &state_, std::move(metrics)) {
+        lr_plateau_(MakeLrPlateau(options, &ps_)),
+        reporter_(options, &state_, std::move(metrics), stdout, lr_plateau_.get()) {
     if (!options.checkpoint_dir.empty()) {
       checkpointer_ =
           std::make_unique<Checkpointer>(options.checkpoint_dir, options.keep_checkpoints,
@@ -113,8 +123,10 @@ class Chief {
     LivenessMonitor liveness(&state_, std::chrono::milliseconds(options_.heartbeat_timeout_ms),
                              clock_);
     LOG(INFO) << "chief serving on " << server->bound_endpoint() << ", cluster id " << cluster_id_;
-    ShardKeeper keeper(options_, &ps_, sync_.get(), checkpointer_.get(), stop, clock_);
-    ChiefCheckpoints checkpoints(options_, checkpointer_.get(), sync_.get(), &keeper, clock_);
+    ShardKeeper keeper(options_, &ps_, sync_.get(), checkpointer_.get(), stop, clock_,
+                       lr_plateau_.get());
+    ChiefCheckpoints checkpoints(options_, checkpointer_.get(), sync_.get(), &keeper, clock_,
+                                 lr_plateau_.get());
     PST_RETURN_IF_ERROR(keeper.WaitForShards());
     std::vector<Tensor> untrained = keeper.InitialValues();
     untrained.erase(untrained.begin());  // the global step
@@ -130,7 +142,7 @@ class Chief {
     LOG(INFO) << "training opened: " << num_workers() << " workers, " << options_.cluster.ps.size()
               << " ps, " << options_.train_steps << " steps, " << ModeLine();
     ChiefTimeline timeline(options_, state_, sync_.get(), keeper, checkpoints, reporter_,
-                           evaluator_, stop, clock_, pause_);
+                           evaluator_, stop, clock_, pause_, lr_plateau_.get());
     PST_RETURN_IF_ERROR(timeline.Run(start_step, opened, earlier_seconds));
     server->Stop();
     return Status::OK();
@@ -167,6 +179,7 @@ class Chief {
   PsClient ps_;
   ChiefState state_;
   ClusterEvaluator evaluator_;
+  std::unique_ptr<LrPlateau> lr_plateau_;  // null unless --lr_schedule=plateau
   ChiefReporter reporter_;
   std::unique_ptr<Checkpointer> checkpointer_;  // null without --checkpoint_dir
   std::unique_ptr<SyncCoordinator> sync_;       // null in async mode

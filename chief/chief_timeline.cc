@@ -20,7 +20,7 @@ ChiefTimeline::ChiefTimeline(const ChiefOptions& options, ChiefState& state, Syn
                              ShardKeeper& keeper, ChiefCheckpoints& checkpoints,
                              ChiefReporter& reporter, ClusterEvaluator& evaluator,
                              const std::atomic<bool>& stop, const MonotonicClock& clock,
-                             Pause pause)
+                             Pause pause, LrPlateau* lr_plateau)
     : options_(options),
       state_(state),
       sync_(sync),
@@ -31,6 +31,7 @@ ChiefTimeline::ChiefTimeline(const ChiefOptions& options, ChiefState& state, Syn
       stop_(stop),
       clock_(clock),
       pause_(std::move(pause)),
+      lr_plateau_(lr_plateau),
       next_too_few_notice_(clock.Now()),
       absence_(std::chrono::milliseconds(options.join_timeout_ms)),
       best_(BestModelOptions{"validation score", /*higher_is_better=*/true,
@@ -238,6 +239,11 @@ Status ChiefTimeline::EvaluateAndRecord(int64_t step) {
   PST_ASSIGN_OR_RETURN(const EvaluationVerdict verdict, KeepBestModel(step));
   if (verdict.stop) LOG(WARNING) << verdict.stop_message;
   stopped_early_ = verdict.stop;
+  // The rate of the steps still to come; none come after an early stop.
+  const std::optional<Evaluation>& validation = evaluator_.last_validation();
+  if (lr_plateau_ && validation && !stopped_early_) {
+    return lr_plateau_->Observe(step, validation->loss, keeper_.deadline());
+  }
   return Status::OK();
 }
 

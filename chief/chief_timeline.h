@@ -1,7 +1,8 @@
 // ChiefTimeline: the chief's run from training opened to its end. It follows
 // the global step; writes Step lines and evaluates when the StepCadence says
-// (with a validation set it keeps the best model, best_model.bin, and stops
-// early after --early_stopping_patience evaluations without a better one),
+// (with a validation set it keeps the best model, best_model.bin, stops
+// early after --early_stopping_patience evaluations without a better one,
+// and feeds --lr_schedule=plateau's decision the validation loss),
 // saves checkpoints when their schedule says, and recovers the cluster when a
 // ps is lost. At --train_steps it lets the workers leave, evaluates the final
 // model, writes model.bin and the final checkpoint, stops the ps and prints
@@ -14,8 +15,8 @@
 //
 // Ownership: borrows the options, the chief state, the sync coordinator
 // (null in async mode), the shard keeper, the checkpoints, the reporter, the
-// evaluator, the stop flag (set by a signal) and the clock; each must
-// outlive it.
+// evaluator, the stop flag (set by a signal), the clock and the plateau
+// (null for another schedule); each must outlive it.
 // Thread safety: none; the chief's main thread.
 #ifndef PST_CHIEF_CHIEF_TIMELINE_H_
 #define PST_CHIEF_CHIEF_TIMELINE_H_
@@ -32,6 +33,7 @@
 #include "chief/chief_reporter.h"
 #include "chief/chief_state.h"
 #include "chief/cluster_counts.h"
+#include "chief/lr_plateau.h"
 #include "chief/reporting/cluster_evaluator.h"
 #include "chief/reporting/progress.h"
 #include "chief/shard_keeper.h"
@@ -52,7 +54,7 @@ class ChiefTimeline {
   ChiefTimeline(const ChiefOptions& options, ChiefState& state, SyncCoordinator* sync,
                 ShardKeeper& keeper, ChiefCheckpoints& checkpoints, ChiefReporter& reporter,
                 ClusterEvaluator& evaluator, const std::atomic<bool>& stop,
-                const MonotonicClock& clock, Pause pause);
+                const MonotonicClock& clock, Pause pause, LrPlateau* lr_plateau = nullptr);
 
   // Training opened at `opened`, at global step `start_step`;
   // `earlier_seconds`: of the run, before this chief opened training. OK
@@ -103,6 +105,7 @@ class ChiefTimeline {
   const std::atomic<bool>& stop_;
   const MonotonicClock& clock_;
   const Pause pause_;
+  LrPlateau* const lr_plateau_;
   int64_t start_step_ = 0;  // where training opened, or resumed after a recovery
   MonotonicClock::TimePoint start_;
   double earlier_seconds_ = 0;   // of the run, before this chief opened training

@@ -10,11 +10,11 @@
 // A NaN loss is no improvement (the worker's divergence check, not this,
 // ends a diverged run).
 //
-// Use (when wired): the chief feeds Observe() after each evaluation; on
-// true it sends lowerings() (the k of LrSchedule::RateAt) to every ps with
-// its next decision and records it in its checkpoint. On restore it builds
-// a new PlateauDecision from the checkpoint's k: the best loss and the
-// counts start afresh, which can only delay the next lowering.
+// Use: chief/lr_plateau.h feeds Observe() after each evaluation; on true
+// it sends lowerings() (the k of LrSchedule::RateAt) to every ps, and the
+// chief records it in its checkpoints. On restore it builds a new
+// PlateauDecision from the checkpoint's k: the best loss and the counts
+// start afresh, which can only delay the next lowering.
 //
 // Thread safety: none.
 #ifndef PST_CHIEF_PLATEAU_DECISION_H_
@@ -41,7 +41,7 @@ class PlateauDecision {
   int lowerings() const { return lowerings_; }
 
  private:
-  const PlateauOptions options_;
+  PlateauOptions options_;  // not const: a restore assigns a new decision
   int lowerings_;
   double best_ = std::numeric_limits<double>::infinity();
   int without_improvement_ = 0;

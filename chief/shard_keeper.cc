@@ -23,13 +23,14 @@ MonotonicClock::TimePoint RequestDeadline(std::chrono::milliseconds patience) {
 
 ShardKeeper::ShardKeeper(const ChiefOptions& options, PsClient* ps, SyncCoordinator* sync,
                          Checkpointer* checkpointer, const std::atomic<bool>& stop,
-                         const MonotonicClock& clock)
+                         const MonotonicClock& clock, LrPlateau* lr_plateau)
     : options_(options),
       ps_(ps),
       sync_(sync),
       checkpointer_(checkpointer),
       stop_(stop),
-      clock_(clock) {}
+      clock_(clock),
+      lr_plateau_(lr_plateau) {}
 
 Status ShardKeeper::WaitForShards() {
   const int timeout_ms = options_.ps_wait_timeout_ms;
@@ -91,6 +92,7 @@ StatusOr<int64_t> ShardKeeper::Recover(const std::string& why) {
     LOG(WARNING) << "every ps answers again with its variables, nothing was lost: training "
                     "goes on at global step "
                  << step;
+    if (lr_plateau_) PST_RETURN_IF_ERROR(lr_plateau_->Resend(deadline()));
     return step;
   }
   PST_RETURN_IF_ERROR(InitializeVariables());
@@ -186,6 +188,14 @@ StatusOr<std::optional<int64_t>> ShardKeeper::CarryOnWithRunningShards() {
   LOG(INFO) << "every ps still serves this cluster's variables: carrying on "
                "from global step "
             << step << " without restoring a checkpoint";
+  if (lr_plateau_) {
+    // The running shards' k, not the newest manifest's: like their
+    // variables, it may be newer than any checkpoint (a lowering after the
+    // last one). The most any shard has: the chief before this one decided
+    // it, and may have been lost while telling the others.
+    PST_ASSIGN_OR_RETURN(const int lowerings, RunningLrLowerings());
+    PST_RETURN_IF_ERROR(lr_plateau_->Restart(lowerings, deadline()));
+  }
   return std::optional<int64_t>(step);
 }
 
@@ -199,15 +209,29 @@ StatusOr<bool> ShardKeeper::EveryShardKeptItsVariables() {
 }
 
 // Overwrites the fresh variables with the newest valid checkpoint, if any.
+// A plateau's k goes to the ps before the parts: no update after the
+// restore runs at the fresh variables' k of 0.
 StatusOr<int64_t> ShardKeeper::RestoreNewestCheckpoint() {
-  if (!checkpointer_) return int64_t{0};
-  PST_ASSIGN_OR_RETURN(std::optional<FoundCheckpoint> found, checkpointer_->FindNewest());
-  if (!found) {
-    LOG(INFO) << "no checkpoint in " << options_.checkpoint_dir << ": starting fresh";
-    return int64_t{0};
+  std::optional<FoundCheckpoint> found;
+  if (checkpointer_) {
+    PST_ASSIGN_OR_RETURN(found, checkpointer_->FindNewest());
+    if (!found) LOG(INFO) << "no checkpoint in " << options_.checkpoint_dir << ": starting fresh";
   }
+  if (lr_plateau_) {
+    PST_RETURN_IF_ERROR(lr_plateau_->Restart(found ? found->manifest.lr_lowerings : 0, deadline()));
+  }
+  if (!found) return int64_t{0};
   PST_RETURN_IF_ERROR(checkpointer_->Restore(*found));
   return found->manifest.step;
+}
+
+StatusOr<int> ShardKeeper::RunningLrLowerings() {
+  int most = 0;
+  for (int k = 0; k < ps_->num_shards(); ++k) {
+    PST_ASSIGN_OR_RETURN(const ShardStatus status, ps_->GetShardStatus(k, deadline()));
+    most = std::max(most, status.store.lr_lowerings);
+  }
+  return most;
 }
 
 std::string ShardTrouble(int shard, const StatusOr<ShardStatus>& status) {

@@ -11,9 +11,14 @@
 // a request's own deadline is the transport's, read from SteadyClock(),
 // which the transport waits by.
 //
+// With --lr_schedule=plateau it also brings the shards to one k (the
+// learning rate's lowerings, chief/lr_plateau.h) whenever their variables
+// start over or go on.
+//
 // Ownership: borrows the options, the ps client, the sync coordinator (null
 // in async mode), the checkpointer (null without --checkpoint_dir), the stop
-// flag (set by a signal) and the clock; each must outlive the keeper.
+// flag (set by a signal), the clock and the plateau (null for another
+// schedule); each must outlive the keeper.
 // Thread safety: none; the chief's main thread.
 #ifndef PST_CHIEF_SHARD_KEEPER_H_
 #define PST_CHIEF_SHARD_KEEPER_H_
@@ -27,6 +32,7 @@
 
 #include "chief/checkpoints/checkpointer.h"
 #include "chief/chief_options.h"
+#include "chief/lr_plateau.h"
 #include "chief/sync/sync_coordinator.h"
 #include "common/clock.h"
 #include "common/status.h"
@@ -42,7 +48,7 @@ class ShardKeeper {
 
   ShardKeeper(const ChiefOptions& options, PsClient* ps, SyncCoordinator* sync,
               Checkpointer* checkpointer, const std::atomic<bool>& stop,
-              const MonotonicClock& clock = SteadyClock());
+              const MonotonicClock& clock = SteadyClock(), LrPlateau* lr_plateau = nullptr);
 
   // Waits for every ps to answer, each within --ps_wait_timeout_ms
   // (DeadlineExceeded naming the missing one); Aborted as soon as the stop
@@ -94,6 +100,8 @@ class ShardKeeper {
   StatusOr<std::optional<int64_t>> CarryOnWithRunningShards();
   // The restored checkpoint's step; 0 without one.
   StatusOr<int64_t> RestoreNewestCheckpoint();
+  // The most lowerings any running shard applies (the plateau's k).
+  StatusOr<int> RunningLrLowerings();
 
   const ChiefOptions& options_;
   PsClient* const ps_;
@@ -101,6 +109,7 @@ class ShardKeeper {
   Checkpointer* const checkpointer_;
   const std::atomic<bool>& stop_;
   const MonotonicClock& clock_;
+  LrPlateau* const lr_plateau_;
   std::vector<ShardStatus> probed_;
 };
 

@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include <cmath>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -37,6 +38,9 @@ DECLARE_int64(lr_decay_steps);
 DECLARE_double(lr_decay_rate);
 DECLARE_double(lr_min);
 DECLARE_int64(lr_warmup_steps);
+DECLARE_int32(lr_plateau_patience);
+DECLARE_double(lr_plateau_min_delta);
+DECLARE_int32(lr_plateau_cooldown);
 DECLARE_double(weight_decay);
 DECLARE_string(model_spec);
 DECLARE_string(staleness_policy);
@@ -101,9 +105,6 @@ T FlagOrSpec(const char* flag, const F& flag_value, const std::optional<T>& spec
 Status ScheduleFromFlags(const SpecTraining& spec, ShardConfig* shard) {
   std::vector<std::string> from_spec;
   shard->lr_schedule = FlagOrSpec("lr_schedule", FLAGS_lr_schedule, spec.lr_schedule, &from_spec);
-  if (shard->lr_schedule == "plateau") {
-    return InvalidArgument("--lr_schedule=plateau is not yet supported");
-  }
   shard->lr_decay_steps =
       FlagOrSpec("lr_decay_steps", FLAGS_lr_decay_steps, spec.lr_decay_steps, &from_spec);
   shard->lr_decay_rate = static_cast<float>(
@@ -127,6 +128,35 @@ Status ScheduleFromFlags(const SpecTraining& spec, ShardConfig* shard) {
     LOG(INFO) << given_by_spec.substr(1) << " from the model spec (flags left at their defaults)";
   }
   return Status::OK();
+}
+
+// --lr_schedule=plateau's decision, which the chief makes on the validation
+// loss of its evaluations: without either there is nothing to decide on.
+StatusOr<PlateauOptions> PlateauFromFlags(const std::string& schedule) {
+  PlateauOptions o;
+  if (FLAGS_lr_plateau_patience < 1) {
+    return InvalidArgument("--lr_plateau_patience=" + std::to_string(FLAGS_lr_plateau_patience) +
+                           " must be >= 1");
+  }
+  if (!(FLAGS_lr_plateau_min_delta >= 0) || !std::isfinite(FLAGS_lr_plateau_min_delta)) {
+    std::ostringstream given;  // -0.5, not -0.500000
+    given << FLAGS_lr_plateau_min_delta;
+    return InvalidArgument("--lr_plateau_min_delta=" + given.str() + " must be finite and >= 0");
+  }
+  if (FLAGS_lr_plateau_cooldown < 0) {
+    return InvalidArgument("--lr_plateau_cooldown=" + std::to_string(FLAGS_lr_plateau_cooldown) +
+                           " must be >= 0");
+  }
+  o.patience = FLAGS_lr_plateau_patience;
+  o.min_delta = FLAGS_lr_plateau_min_delta;
+  o.cooldown = FLAGS_lr_plateau_cooldown;
+  if (schedule != "plateau") return o;
+  if (FLAGS_validation_examples <= 0 || FLAGS_eval_every_steps <= 0) {
+    return InvalidArgument(
+        "--lr_schedule=plateau needs --validation_examples > 0 and --eval_every_steps > 0: the "
+        "chief lowers the rate when the validation loss of its evaluations stops improving");
+  }
+  return o;
 }
 
 // The spec's augment line is the workers' (cli/worker_flags.cc), checked
@@ -206,6 +236,7 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   o.shard.optimizer.l2 = static_cast<float>(FLAGS_l2);
   PST_ASSIGN_OR_RETURN(const SpecTraining spec, SpecTrainingSettings(o.job.model));
   PST_RETURN_IF_ERROR(ScheduleFromFlags(spec, &o.shard));
+  PST_ASSIGN_OR_RETURN(o.lr_plateau, PlateauFromFlags(o.shard.lr_schedule));
   PST_RETURN_IF_ERROR(CheckSpecAugment(spec));
   PST_RETURN_IF_ERROR(CheckPositiveFlag("embedding_min_count", FLAGS_embedding_min_count));
   o.tables.min_count = FLAGS_embedding_min_count;

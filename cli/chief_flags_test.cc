@@ -103,5 +103,86 @@ TEST(ChiefFlagsTest, EarlyStoppingPatienceNeedsAValidationSet) {
   EXPECT_EQ(ChiefOptionsFromFlags().status().code(), Code::kInvalidArgument);
 }
 
+// --lr_schedule=plateau decides on the validation loss of the chief's
+// evaluations: without a validation set or evaluations it is refused,
+// naming both flags; with them its options reach the chief.
+TEST(ChiefFlagsTest, PlateauNeedsValidationAndEvaluations) {
+  gflags::FlagSaver saver;
+  SetClusterAndData();
+  gflags::SetCommandLineOption("lr_schedule", "plateau");
+  const std::string needs =
+      "--lr_schedule=plateau needs --validation_examples > 0 and --eval_every_steps > 0";
+  StatusOr<ChiefOptions> options = ChiefOptionsFromFlags();
+  ASSERT_FALSE(options.ok());
+  EXPECT_EQ(options.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(options.status().message().find(needs), std::string::npos)
+      << options.status().ToString();
+  gflags::SetCommandLineOption("validation_examples", "100");
+  gflags::SetCommandLineOption("eval_every_steps", "0");
+  options = ChiefOptionsFromFlags();
+  ASSERT_FALSE(options.ok());
+  EXPECT_NE(options.status().message().find(needs), std::string::npos)
+      << options.status().ToString();
+
+  gflags::SetCommandLineOption("eval_every_steps", "50");
+  gflags::SetCommandLineOption("lr_decay_rate", "0.5");
+  gflags::SetCommandLineOption("lr_plateau_patience", "2");
+  gflags::SetCommandLineOption("lr_plateau_min_delta", "0.01");
+  gflags::SetCommandLineOption("lr_plateau_cooldown", "3");
+  options = ChiefOptionsFromFlags();
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->shard.lr_schedule, "plateau");
+  EXPECT_FLOAT_EQ(options->shard.lr_decay_rate, 0.5f);
+  EXPECT_EQ(options->lr_plateau.patience, 2);
+  EXPECT_DOUBLE_EQ(options->lr_plateau.min_delta, 0.01);
+  EXPECT_EQ(options->lr_plateau.cooldown, 3);
+
+  // Plateau's factor is one lowering's: it must lower.
+  gflags::SetCommandLineOption("lr_decay_rate", "1");
+  options = ChiefOptionsFromFlags();
+  ASSERT_FALSE(options.ok());
+  EXPECT_NE(options.status().message().find("--lr_decay_rate must be in (0, 1) for plateau"),
+            std::string::npos)
+      << options.status().ToString();
+}
+
+TEST(ChiefFlagsTest, BadPlateauOptionsAreRefusedNamingTheFlag) {
+  struct Case {
+    const char* flag;
+    const char* value;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"lr_plateau_patience", "0", "--lr_plateau_patience=0 must be >= 1"},
+      {"lr_plateau_min_delta", "-0.5", "--lr_plateau_min_delta=-0.5 must be finite and >= 0"},
+      {"lr_plateau_min_delta", "nan", "--lr_plateau_min_delta=nan must be finite and >= 0"},
+      {"lr_plateau_cooldown", "-1", "--lr_plateau_cooldown=-1 must be >= 0"}};
+  for (const Case& c : cases) {
+    gflags::FlagSaver saver;
+    SetClusterAndData();
+    gflags::SetCommandLineOption("lr_schedule", "plateau");
+    gflags::SetCommandLineOption("validation_examples", "100");
+    gflags::SetCommandLineOption(c.flag, c.value);
+    const StatusOr<ChiefOptions> options = ChiefOptionsFromFlags();
+    ASSERT_FALSE(options.ok()) << c.flag;
+    EXPECT_EQ(options.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(options.status().message().find(c.message), std::string::npos)
+        << options.status().ToString();
+  }
+}
+
+// A spec may state a plateau schedule as it states the others.
+TEST(ChiefFlagsTest, PlateauFromTheModelSpec) {
+  gflags::FlagSaver saver;
+  SetClusterAndData();
+  gflags::SetCommandLineOption("validation_examples", "100");
+  SetSpec("dense classes\nlearning_rate 0.2\nlr_schedule plateau decay_rate 0.3\n");
+  const StatusOr<ChiefOptions> options = ChiefOptionsFromFlags();
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->shard.lr_schedule, "plateau");
+  EXPECT_FLOAT_EQ(options->shard.lr_decay_rate, 0.3f);
+  EXPECT_EQ(options->lr_plateau.patience, 5);
+}
+
 }  // namespace
 }  // namespace pst

@@ -126,17 +126,30 @@ DEFINE_string(lr_schedule, "constant",
               "Chief: the learning rate over the global steps, computed on the ps: constant | "
               "step (* --lr_decay_rate every --lr_decay_steps) | exponential (* "
               "--lr_decay_rate^(step / --lr_decay_steps)) | cosine (down to --lr_min over "
-              "--lr_decay_steps steps); plateau is not yet supported");
+              "--lr_decay_steps steps) | plateau (* --lr_decay_rate each time the validation "
+              "loss stalls, decided by the chief at its evaluations: needs "
+              "--validation_examples)");
 DEFINE_int64(lr_decay_steps, 0,
              "Chief: --lr_schedule=step, exponential: the steps of one --lr_decay_rate factor; "
              "cosine: the steps of the whole decay (> 0 for those)");
-DEFINE_double(lr_decay_rate, 0.1, "Chief: --lr_schedule=step, exponential: the decay factor");
+DEFINE_double(lr_decay_rate, 0.1,
+              "Chief: --lr_schedule=step, exponential: the decay factor; plateau: the factor "
+              "of one lowering, in (0, 1)");
 DEFINE_double(lr_min, 0, "Chief: the floor of the scheduled learning rate, in [0, learning rate]");
 DEFINE_int64(lr_warmup_steps, 0,
              "Chief: raise the learning rate linearly over the first this many global steps "
              "(step s runs at (s+1)/N of the scheduled rate). Independent of --warmup_steps "
              "(worker 0 training alone at the start): both count global steps from 0, so "
              "with both, worker 0's steps under --lr_warmup_steps run at the warmed-up rate");
+DEFINE_int32(lr_plateau_patience, 5,
+             "Chief: --lr_schedule=plateau: lower the rate after this many evaluations in a "
+             "row without a new best validation loss (>= 1)");
+DEFINE_double(lr_plateau_min_delta, 0,
+              "Chief: --lr_schedule=plateau: a new best validation loss is below the best by "
+              "more than this (>= 0)");
+DEFINE_int32(lr_plateau_cooldown, 0,
+             "Chief: --lr_schedule=plateau: evaluations after a lowering that count for "
+             "nothing (>= 0)");
 DEFINE_double(weight_decay, 0,
               "Chief: decoupled weight decay (AdamW-style, on the ps): each update also does "
               "w -= lr * W * w with the scheduled rate; biases and other rank-1 variables and "

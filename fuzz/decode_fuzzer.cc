@@ -81,6 +81,7 @@ wire::MessageType ExpectedReply(wire::MessageType request) {
     case wire::MessageType::ShutdownRequest: return wire::MessageType::ShutdownReply;
     case wire::MessageType::SaveRequest: return wire::MessageType::SaveReply;
     case wire::MessageType::RestoreRequest: return wire::MessageType::RestoreReply;
+    case wire::MessageType::LrLoweringsRequest: return wire::MessageType::LrLoweringsReply;
     default: return wire::MessageType::Invalid;
   }
 }

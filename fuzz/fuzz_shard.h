@@ -65,7 +65,7 @@ inline std::string Fingerprint(const VariableStore& store) {
     << " stale_pushes=" << s.stale_pushes << " duplicate_pushes=" << s.duplicate_pushes
     << " aggregated=[";
   for (uint64_t a : s.aggregated_per_worker) o << a << ',';
-  o << ']';
+  o << "] lr_lowerings=" << s.lr_lowerings;
   return o.str();
 }
 

@@ -110,6 +110,14 @@ Frames Checkpoint(wire::MessageType type, const std::string& name) {
   return Encode(m);
 }
 
+// The chief's k for a plateau schedule travels in header.step.
+Frames LrLowerings(int64_t k) {
+  OutgoingMessage m;
+  m.type = wire::MessageType::LrLoweringsRequest;
+  m.step = k;
+  return Encode(m);
+}
+
 struct Seed {
   std::string name;
   uint8_t options;
@@ -164,6 +172,11 @@ std::vector<Seed> Seeds() {
         Checkpoint(wire::MessageType::RestoreRequest, "ckpt-1"),
         Checkpoint(wire::MessageType::RestoreRequest, "missing"),
         Checkpoint(wire::MessageType::SaveRequest, "../escape"), Pull({"w"})}});
+  // The fuzzers' shard has no plateau schedule: each is refused, unchanged.
+  seeds.push_back({"lr_lowerings",
+                   async,
+                   {LrLowerings(2), LrLowerings(-1), LrLowerings(int64_t{1} << 40),
+                    Encode(PushMessage(0, true))}});
   return seeds;
 }
 

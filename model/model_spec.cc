@@ -45,13 +45,13 @@ Status ParseOptions(const std::vector<std::string>& words, size_t first, bool co
 // "lr_schedule NAME [decay_steps N] [decay_rate R] [warmup_steps W] [min M]".
 Status ParseLrSchedule(const std::vector<std::string>& w, SpecTraining* t) {
   static constexpr char kUsage[] =
-      "expected 'lr_schedule constant|step|exponential|cosine [decay_steps N] [decay_rate R] "
-      "[warmup_steps W] [min M]'";
+      "expected 'lr_schedule constant|step|exponential|cosine|plateau [decay_steps N] "
+      "[decay_rate R] [warmup_steps W] [min M]'";
   if (t->lr_schedule) return InvalidArgument("a second 'lr_schedule' line");
   if (w.size() < 2) return InvalidArgument(kUsage);
   const std::string& name = w[1];
-  if (name == "plateau") return InvalidArgument("lr_schedule plateau is not yet supported");
-  if (name != "constant" && name != "step" && name != "exponential" && name != "cosine") {
+  if (name != "constant" && name != "step" && name != "exponential" && name != "cosine" &&
+      name != "plateau") {
     return InvalidArgument(std::string(kUsage) + ", got '" + name + "'");
   }
   for (size_t i = 2; i < w.size(); i += 2) {

@@ -14,9 +14,10 @@
 // when those flags are left at their defaults):
 //
 //   lr_schedule cosine [decay_steps 5000] [decay_rate 0.1] [warmup_steps 200] [min 0.001]
-//                         (constant|step|exponential|cosine: --lr_schedule,
+//                         (constant|step|exponential|cosine|plateau: --lr_schedule,
 //                         --lr_decay_steps, --lr_decay_rate, --lr_warmup_steps,
-//                         --lr_min, each on its own)
+//                         --lr_min, each on its own; plateau's patience, min_delta
+//                         and cooldown are the chief's --lr_plateau_* flags)
 //   weight_decay 0.0005   (--weight_decay)
 //   augment crop,flip     (the worker's --augment, same syntax)
 //
@@ -60,7 +61,7 @@ struct LayerSpec {
 // decay_rate > 0, warmup_steps >= 0, min >= 0, weight_decay >= 0; the
 // augment list is one word, checked by the worker), together by the chief.
 struct SpecTraining {
-  std::optional<std::string> lr_schedule;  // constant, step, exponential, cosine
+  std::optional<std::string> lr_schedule;  // constant, step, exponential, cosine, plateau
   std::optional<int64_t> lr_decay_steps;
   std::optional<double> lr_decay_rate;
   std::optional<int64_t> lr_warmup_steps;

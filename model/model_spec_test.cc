@@ -159,15 +159,26 @@ TEST(ModelSpecTest, ParsesTheTrainingLines) {
             0.0);
 }
 
+// The chief decides plateau's lowerings; a spec states its factor as for
+// the other schedules.
+TEST(ModelSpecTest, ParsesAPlateauSchedule) {
+  StatusOr<ModelSpec> spec =
+      ParseModelSpec("dense classes\nlr_schedule plateau decay_rate 0.5 min 0.001\n", "p.spec");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->training.lr_schedule, "plateau");
+  EXPECT_EQ(spec->training.lr_decay_rate, 0.5);
+  EXPECT_EQ(spec->training.lr_min, 0.001);
+}
+
 TEST(ModelSpecTest, TrainingLineErrorsNameTheFileAndLine) {
   const std::pair<const char*, const char*> cases[] = {
       {"weight_decay -1", "my.spec:2: expected 'weight_decay W' with W >= 0"},
       {"weight_decay inf", "my.spec:2: expected 'weight_decay W' with W >= 0"},
       {"weight_decay", "my.spec:2: expected 'weight_decay W' with W >= 0"},
       {"weight_decay 0.1 0.2", "my.spec:2: expected 'weight_decay W' with W >= 0"},
-      {"lr_schedule plateau", "my.spec:2: lr_schedule plateau is not yet supported"},
-      {"lr_schedule", "my.spec:2: expected 'lr_schedule constant|step|exponential|cosine"},
-      {"lr_schedule linear", "my.spec:2: expected 'lr_schedule constant|step|exponential|cosine"},
+      {"lr_schedule", "my.spec:2: expected 'lr_schedule constant|step|exponential|cosine|plateau"},
+      {"lr_schedule linear",
+       "my.spec:2: expected 'lr_schedule constant|step|exponential|cosine|plateau"},
       {"lr_schedule step decay_steps 0", "my.spec:2: expected 'decay_steps N' with N > 0"},
       {"lr_schedule step decay_steps 1.5", "my.spec:2: expected 'decay_steps N' with N > 0"},
       {"lr_schedule step decay_steps", "my.spec:2: expected 'decay_steps N' with N > 0"},

@@ -2,6 +2,7 @@
 
 #include "common/bfloat16.h"
 #include "common/clock.h"
+#include "ps/chain_wire.h"
 
 namespace pst {
 namespace {
@@ -46,6 +47,7 @@ PsClient::PsClient(Transport& transport, const ClusterSpec& cluster, Placement p
     channels_.push_back(transport.Connect(options));
   }
   interrupt_ = identity.interrupt;
+  index_ = identity.index;
   slice_versions_.assign(placement_.slices().size(), 0);
   for (size_t i = 0; i < placement_.slices().size(); ++i) {
     if (placement_.slices()[i].name == kGlobalStepName) global_step_slice_ = i;
@@ -56,7 +58,62 @@ void PsClient::set_cluster_id(uint64_t id) {
   for (auto& c : channels_) c->set_cluster_id(id);
 }
 
+void PsClient::RouteByChains(RouteSource* routes) {
+  router_ = std::make_unique<ReplicaRouter>(routes, index_);
+}
+
+Status PsClient::SendChains(const std::vector<ShardChain>& chains,
+                            MonotonicClock::TimePoint deadline) {
+  PendingCalls calls;
+  for (const ShardChain& chain : chains) {
+    OutgoingMessage request;
+    request.type = wire::MessageType::ChainRequest;
+    request.extras = [chain](flatbuffers::FlatBufferBuilder& fbb) {
+      HeaderExtras extras;
+      extras.chains = ChainsToWire(fbb, {chain});
+      return extras;
+    };
+    std::vector<int> tasks = chain.backups;
+    tasks.insert(tasks.begin(), chain.primary);
+    for (int t : tasks) {
+      PST_ASSIGN_OR_RETURN(uint64_t id, channels_[t]->Send(request));
+      calls.Add(channels_[t].get(), id);
+    }
+  }
+  return calls.WaitAll(deadline, interrupt_);
+}
+
+Status PsClient::CallEveryReplica(const Round& round, MonotonicClock::TimePoint deadline) {
+  PST_ASSIGN_OR_RETURN(const std::vector<ShardChain> chains, router_->Chains());
+  PendingCalls calls;
+  for (const ShardChain& chain : chains) {
+    if (!round.send[chain.shard]) continue;
+    const OutgoingMessage request =
+        ReplicaRouter::Routed(round.requests[chain.shard], chain.shard, chain.epoch);
+    std::vector<int> tasks = chain.backups;
+    tasks.insert(tasks.begin(), chain.primary);
+    for (int t : tasks) {
+      PST_ASSIGN_OR_RETURN(uint64_t id, channels_[t]->Send(request));
+      calls.Add(channels_[t].get(), id);
+    }
+  }
+  return calls.WaitAll(deadline, interrupt_);
+}
+
 Status PsClient::CallShards(const std::vector<Round*>& rounds) {
+  if (router_) {
+    std::vector<Connection*> channels;
+    for (auto& c : channels_) channels.push_back(c.get());
+    std::vector<ReplicaRouter::Request> requests;
+    for (Round* round : rounds) {
+      for (size_t k = 0; k < channels_.size(); ++k) {
+        if (round->send[k]) {
+          requests.push_back({static_cast<int>(k), &round->requests[k], &round->replies[k]});
+        }
+      }
+    }
+    return router_->Call(channels, requests, channels_[0]->DefaultDeadline(), interrupt_);
+  }
   PendingCalls calls;
   for (Round* round : rounds) {
     for (size_t k = 0; k < channels_.size(); ++k) {
@@ -355,13 +412,6 @@ PsClient::Round PsClient::PushRound(const std::vector<int>& variables,
   for (auto& r : round.requests) {
     r.type = wire::MessageType::PushRequest;
     r.step = step;
-    if (replicas > 0) {
-      r.extras = [replicas](flatbuffers::FlatBufferBuilder& fbb) {
-        HeaderExtras extras;
-        extras.push = wire::CreatePushParams(fbb, false, replicas);
-        return extras;
-      };
-    }
   }
   for (size_t i = 0; i < variables.size(); ++i) {
     const auto& slices = placement_.SlicesOfVariable(variables[i]);
@@ -380,13 +430,21 @@ PsClient::Round PsClient::PushRound(const std::vector<int>& variables,
       round.send[slice.shard] = true;
     }
   }
+  int step_shard = -1;
   if (increment_global_step) {
     CHECK_GE(global_step_slice_, 0) << "placement has no global step";
-    const int k = placement_.slices()[global_step_slice_].shard;
-    round.send[k] = true;
-    round.requests[k].extras = [](flatbuffers::FlatBufferBuilder& fbb) {
+    step_shard = placement_.slices()[global_step_slice_].shard;
+    round.send[step_shard] = true;
+  }
+  for (int k = 0; k < num_shards(); ++k) {
+    if (!round.send[k]) continue;
+    const bool increment = k == step_shard;
+    const PushId id = router_ ? router_->NextPushId(k) : PushId{};
+    // Without any, no parameters: the messages stay as they were.
+    if (!increment && replicas == 0 && !id.valid()) continue;
+    round.requests[k].extras = [increment, replicas, id](flatbuffers::FlatBufferBuilder& fbb) {
       HeaderExtras extras;
-      extras.push = wire::CreatePushParams(fbb, true);
+      extras.push = wire::CreatePushParams(fbb, increment, replicas, id.incarnation, id.sequence);
       return extras;
     };
   }
@@ -412,6 +470,32 @@ StatusOr<PushSummary> PsClient::TakePushed(const Round& round) {
 
 Status PsClient::Initialize(const ShardConfig& config, const std::vector<Tensor>& values,
                             const ContainerInit& container, const TableSettings& tables) {
+  Round round = InitRound(config, values, container, tables);
+  std::fill(slice_versions_.begin(), slice_versions_.end(), 0);
+  if (router_) return CallEveryReplica(round, channels_[0]->DefaultDeadline());
+  return CallShards({&round});
+}
+
+Status PsClient::InitializeTask(int task, const ShardConfig& config,
+                                const std::vector<Tensor>& values, const TableSettings& tables) {
+  CHECK(router_) << "InitializeTask is for replicated shards";
+  PST_ASSIGN_OR_RETURN(const std::vector<ShardChain> chains, router_->Chains());
+  Round round = InitRound(config, values, ContainerInit(), tables);
+  PendingCalls calls;
+  for (const ShardChain& chain : chains) {
+    const bool named =
+        chain.primary == task ||
+        std::find(chain.backups.begin(), chain.backups.end(), task) != chain.backups.end();
+    if (!named) continue;
+    PST_ASSIGN_OR_RETURN(uint64_t id, channels_[task]->Send(ReplicaRouter::Routed(
+                                          round.requests[chain.shard], chain.shard, chain.epoch)));
+    calls.Add(channels_[task].get(), id);
+  }
+  return calls.WaitAll(channels_[task]->DefaultDeadline(), interrupt_);
+}
+
+PsClient::Round PsClient::InitRound(const ShardConfig& config, const std::vector<Tensor>& values,
+                                    const ContainerInit& container, const TableSettings& tables) {
   CHECK_EQ(values.size(), placement_.variables().size());
   const int shards = num_shards();
   Round round(shards);
@@ -465,9 +549,8 @@ Status PsClient::Initialize(const ShardConfig& config, const std::vector<Tensor>
       return extras;
     };
   }
-  std::fill(slice_versions_.begin(), slice_versions_.end(), 0);
   round.send.assign(shards, true);
-  return CallShards({&round});
+  return round;
 }
 
 namespace {
@@ -509,9 +592,33 @@ Status PsClient::RestoreCheckpoint(const std::string& name, int64_t step) {
   return CallShards({&round});
 }
 
-StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, MonotonicClock::TimePoint deadline) {
+Status PsClient::SetLrLowerings(int lowerings, MonotonicClock::TimePoint deadline) {
+  if (router_) {
+    Round round(num_shards());
+    for (auto& r : round.requests) {
+      r.type = wire::MessageType::LrLoweringsRequest;
+      r.step = lowerings;
+    }
+    round.send.assign(num_shards(), true);
+    return CallEveryReplica(round, deadline);
+  }
+  PendingCalls calls;
+  for (auto& channel : channels_) {
+    OutgoingMessage request;
+    request.type = wire::MessageType::LrLoweringsRequest;
+    request.step = lowerings;
+    PST_ASSIGN_OR_RETURN(uint64_t id, channel->Send(request));
+    calls.Add(channel.get(), id);
+  }
+  return calls.WaitAll(deadline, interrupt_);
+}
+
+StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, MonotonicClock::TimePoint deadline,
+                                               int replica) {
   OutgoingMessage request;
   request.type = wire::MessageType::ShardStatusRequest;
+  // The epoch is not checked for a status request: any will do.
+  if (replica >= 0) request = ReplicaRouter::Routed(request, replica, 0);
   PST_ASSIGN_OR_RETURN(uint64_t id, channels_[shard]->Send(request));
   PST_ASSIGN_OR_RETURN(ReceivedMessage reply, channels_[shard]->Receive(id, deadline));
   const wire::ShardStats* s = reply.header().shard_stats();
@@ -530,6 +637,7 @@ StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, MonotonicClock::TimePo
   status.store.sync_step = s->sync_step();
   status.store.stale_pushes = s->stale_pushes();
   status.store.duplicate_pushes = s->duplicate_pushes();
+  status.store.lr_lowerings = s->lr_lowerings();
   if (s->aggregated_per_worker()) {
     status.store.aggregated_per_worker.assign(s->aggregated_per_worker()->begin(),
                                               s->aggregated_per_worker()->end());
@@ -548,6 +656,12 @@ StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, MonotonicClock::TimePo
       ts.rows_applied = t->rows_applied();
       ts.bytes = t->bytes();
       status.tables.push_back({t->name() ? t->name()->str() : "", ts});
+    }
+  }
+  if (s->replicas()) {
+    for (const wire::ReplicaState* r : *s->replicas()) {
+      status.replicas.push_back({r->shard(), r->epoch(), r->primary(), r->deposed(), r->rounds(),
+                                 r->bytes_shipped(), r->shipments_taken(), r->filled_at_epoch()});
     }
   }
   if (s->containers()) {

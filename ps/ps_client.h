@@ -20,6 +20,8 @@
 #include "common/tensor_file.h"
 #include "monitoring/training_metrics.h"
 #include "ps/embedding_tables.h"
+#include "ps/replica_router.h"
+#include "ps/replica_shards.h"
 #include "ps/shard_config.h"
 #include "transport/transport.h"
 
@@ -85,6 +87,7 @@ struct ShardStatus {
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
   uint32_t queue_depth = 0;
+  std::vector<ReplicaLoad> replicas;  // --ps_replicas: every replica the ps holds
 };
 
 class PsClient {
@@ -95,6 +98,12 @@ class PsClient {
 
   const Placement& placement() const { return placement_; }
   void set_cluster_id(uint64_t id);
+  // Replicated shards (--ps_replicas): from now on every shard's requests
+  // go to its primary as `routes` (borrowed) says, pushes carry ids, and
+  // Initialize, SetLrLowerings reach every replica (ReplicaRouter).
+  void RouteByChains(RouteSource* routes);
+  // The chief's chains to the tasks each names (ChainRequest), in parallel.
+  Status SendChains(const std::vector<ShardChain>& chains, MonotonicClock::TimePoint deadline);
 
   // Pulls the given variables (indexes into placement().variables()) into
   // (*values)[i] for variables[i]. Remembers each slice's version for the
@@ -151,14 +160,27 @@ class PsClient {
   // Every shard also creates its part of the placement's tables.
   Status Initialize(const ShardConfig& config, const std::vector<Tensor>& values,
                     const ContainerInit& container = {}, const TableSettings& tables = {});
+  // Replicated shards: initializes the replicas ps task `task` holds in
+  // the chains (a task back after a loss, before it joins them).
+  Status InitializeTask(int task, const ShardConfig& config, const std::vector<Tensor>& values,
+                        const TableSettings& tables = {});
 
   // Every shard writes its part of checkpoint `name` for `step` (in
   // parallel); returns each part's size and CRC32, indexed by shard.
   StatusOr<std::vector<FileDigest>> SaveCheckpoint(const std::string& name, int64_t step);
   // Every shard loads its part of checkpoint `name`.
   Status RestoreCheckpoint(const std::string& name, int64_t step);
+  // --lr_schedule=plateau: tells every shard (in parallel) that the chief
+  // lowered the learning rate `lowerings` times so far (k of
+  // ps/optimizers/lr_schedule.h). The first error names its shard
+  // ("ps:1: ..."); InvalidArgument for a negative k. A shard that failed
+  // may run at another k than the others until it is sent again.
+  Status SetLrLowerings(int lowerings, MonotonicClock::TimePoint deadline);
 
-  StatusOr<ShardStatus> GetShardStatus(int shard, MonotonicClock::TimePoint deadline);
+  // The status of ps task `shard`'s default container, or, with `replica`
+  // >= 0, of its replica of that shard (--ps_replicas).
+  StatusOr<ShardStatus> GetShardStatus(int shard, MonotonicClock::TimePoint deadline,
+                                       int replica = -1);
   // Asks a shard to stop serving; waits for its answer until `deadline`.
   Status Shutdown(int shard, MonotonicClock::TimePoint deadline);
   StatusOr<int64_t> GlobalStep();
@@ -213,9 +235,16 @@ class PsClient {
   // Sends every round's requests, one round after the other, then waits
   // for all their replies.
   Status CallShards(const std::vector<Round*>& rounds);
+  // Every shard's init request.
+  Round InitRound(const ShardConfig& config, const std::vector<Tensor>& values,
+                  const ContainerInit& container, const TableSettings& tables);
+  // Replicated: shard k's request of `round` to every replica of shard k.
+  Status CallEveryReplica(const Round& round, MonotonicClock::TimePoint deadline);
 
   Placement placement_;
   std::vector<std::unique_ptr<Connection>> channels_;
+  std::unique_ptr<ReplicaRouter> router_;         // replicated shards only
+  int32_t index_ = 0;                             // ClientIdentity::index
   const std::atomic<bool>* interrupt_ = nullptr;  // see ClientIdentity
   const DType wire_dtype_;                        // see ClientIdentity
   std::vector<int64_t> slice_versions_;

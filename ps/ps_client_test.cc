@@ -134,6 +134,34 @@ TEST_F(PsClientTest, TheScheduleAndWeightDecayCrossTheWire) {
   for (int i = 0; i < 24; ++i) EXPECT_FLOAT_EQ(w[i], i * 0.75f * 0.75f * 0.8f) << i;
 }
 
+// --lr_schedule=plateau: the chief's k reaches both shards, and their next
+// updates run at 1 * 0.5^k on every slice of w. A negative k is refused by
+// the first shard, named, and leaves k as it was.
+TEST_F(PsClientTest, TheLearningRatesLoweringsReachEveryShard) {
+  ShardConfig config;
+  config.optimizer.learning_rate = 1.0f;
+  config.lr_schedule = "plateau";
+  config.lr_decay_rate = 0.5f;
+  ASSERT_TRUE(Initialize(config).ok());
+  auto chief = shards_.Client(*placement_, kCluster, wire::Role::Chief);
+  const auto deadline = [] { return SteadyClock().Now() + std::chrono::seconds(2); };
+  ASSERT_TRUE(chief->SetLrLowerings(1, deadline()).ok());
+  const Status negative = chief->SetLrLowerings(-1, deadline());
+  EXPECT_EQ(negative.code(), Code::kInvalidArgument);
+  EXPECT_EQ(negative.message().rfind("ps:0: ", 0), 0u) << negative.ToString();
+  for (int k = 0; k < 2; ++k) {
+    StatusOr<ShardStatus> status = chief->GetShardStatus(k, deadline());
+    ASSERT_TRUE(status.ok()) << status.status().ToString();
+    EXPECT_EQ(status->store.lr_lowerings, 1) << "ps:" << k;
+  }
+  Tensor ones(DType::kFloat32, {6, 4});
+  for (int i = 0; i < 24; ++i) ones.f32()[i] = 1.0f;
+  ASSERT_EQ(PullW().size(), 24u);  // versions for the push
+  ASSERT_TRUE(client_->Push({1}, {ones}, true).ok());
+  const std::vector<float> w = PullW();
+  for (int i = 0; i < 24; ++i) EXPECT_FLOAT_EQ(w[i], i - 0.5f) << i;
+}
+
 // The push and the next pull sent back to back: the shards (in order here)
 // answer the pull with the push applied, the summary is the push's, and the
 // next push carries the versions of that pull (no staleness).

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <future>
+#include <limits>
 #include <utility>
 #include <vector>
 
 #include "common/bfloat16.h"
+#include "ps/chain_wire.h"
 #include "ps/sparse_wire.h"
 #include "transport/message_types.h"
 
@@ -94,6 +97,8 @@ bool IsAdmin(wire::MessageType request) {
     case wire::MessageType::InitRequest:
     case wire::MessageType::SaveRequest:
     case wire::MessageType::RestoreRequest:
+    case wire::MessageType::LrLoweringsRequest:
+    case wire::MessageType::ChainRequest:
     case wire::MessageType::ShutdownRequest: return true;
     default: return false;
   }
@@ -107,7 +112,8 @@ Tensor ToBFloat16(const Tensor& values) {
 
 }  // namespace
 
-OutgoingMessage PsService::Handle(const ReceivedMessage& request, std::string_view peer_address) {
+OutgoingMessage PsService::Handle(const ReceivedMessage& request, std::string_view peer_address,
+                                  RequestContext* context) {
   const bool from_chief = SentByChief(request, peer_address);
   if (from_chief) {
     last_chief_contact_.store(clock_.Now().time_since_epoch().count());
@@ -118,11 +124,14 @@ OutgoingMessage PsService::Handle(const ReceivedMessage& request, std::string_vi
   switch (request.type()) {
     case wire::MessageType::InitRequest: return HandleInit(request);
     case wire::MessageType::PullRequest: return HandlePull(request);
-    case wire::MessageType::PushRequest: return HandlePush(request);
+    case wire::MessageType::PushRequest: return HandlePush(request, context);
     case wire::MessageType::ShardStatusRequest: return HandleStatus(request);
     case wire::MessageType::SaveRequest: return HandleSave(request);
     case wire::MessageType::RestoreRequest: return HandleRestore(request);
+    case wire::MessageType::LrLoweringsRequest: return HandleLrLowerings(request);
     case wire::MessageType::ShutdownRequest: return HandleShutdown(request);
+    case wire::MessageType::ChainRequest: return HandleChain(request);
+    case wire::MessageType::ShipRequest: return HandleShip(request);
     default: {
       // Not a ps request: a ps has no reply of its own for it.
       OutgoingMessage refusal;
@@ -154,7 +163,25 @@ std::shared_ptr<Container> PsService::FindNamed(const std::string& name) const {
   return it == named_.end() ? nullptr : it->second;
 }
 
+StatusOr<std::shared_ptr<Replica>> PsService::FindReplica(const ReceivedMessage& request) const {
+  const wire::ReplicaRoute& route = *request.header().replica();
+  const bool served = request.type() == wire::MessageType::PullRequest ||
+                      request.type() == wire::MessageType::PushRequest;
+  return served ? replicas_.FindPrimary(route.shard(), route.epoch())
+                : replicas_.Find(route.shard());
+}
+
+int PsService::ShardOf(const ReceivedMessage& request) const {
+  const wire::ReplicaRoute* route = request.header().replica();
+  return route != nullptr ? route->shard() : options_.shard;
+}
+
 StatusOr<std::shared_ptr<Container>> PsService::Find(const ReceivedMessage& request) const {
+  if (request.header().replica() != nullptr) {
+    PST_ASSIGN_OR_RETURN(std::shared_ptr<Replica> replica, FindReplica(request));
+    Container* container = &replica->container;
+    return std::shared_ptr<Container>(std::move(replica), container);  // keeps the replica
+  }
   const flatbuffers::String* name = request.header().container();
   if (name == nullptr || name->size() == 0) {
     // Aliases default_ without owning it.
@@ -234,11 +261,18 @@ Status PsService::RefuseAdmin(const ReceivedMessage& request, std::string_view p
 OutgoingMessage PsService::HandleInit(const ReceivedMessage& request) {
   auto config = ConfigFromWire(request.header().init());
   if (!config.ok()) return ReplyTo(request, config.status());
-  auto tables = TablesFromWire(request.header().init(), options_.shard, options_.num_shards);
+  auto tables = TablesFromWire(request.header().init(), ShardOf(request), options_.num_shards);
   if (!tables.ok()) return ReplyTo(request, tables.status());
   std::vector<std::pair<std::string, Tensor>> values;
   for (const TensorView& v : request.tensors()) {
     values.emplace_back(std::string(v.name), v.ToTensor());
+  }
+  if (const wire::ReplicaRoute* route = request.header().replica()) {
+    const uint64_t cluster_id = request.header().cluster_id();
+    Status status =
+        replicas_.Initialize(route->shard(), *config, std::move(values), *tables, cluster_id);
+    if (status.ok() && server_->cluster_id() == 0) server_->set_cluster_id(cluster_id);
+    return ReplyTo(request, status);
   }
   if (const flatbuffers::String* name = request.header().container(); name && name->size() > 0) {
     return InitNamed(request, name->str(), *config, std::move(values), *tables);
@@ -367,7 +401,7 @@ OutgoingMessage PsService::HandlePull(const ReceivedMessage& request) {
   return reply;
 }
 
-OutgoingMessage PsService::HandlePush(const ReceivedMessage& request) {
+OutgoingMessage PsService::HandlePush(const ReceivedMessage& request, RequestContext* context) {
   const wire::Header& h = request.header();
   StatusOr<std::shared_ptr<Container>> found = Find(request);
   if (!found.ok()) return ReplyTo(request, found.status());
@@ -382,11 +416,15 @@ OutgoingMessage PsService::HandlePush(const ReceivedMessage& request) {
       const int replicas = h.push() != nullptr ? h.push()->replicas_to_aggregate() : 0;
       return c.store.SyncPush(gradients, h.sender_index(), h.step(), replicas, sparse);
     }
-    const bool increment = h.push() != nullptr && h.push()->increment_global_step();
-    return c.store.Push(gradients, increment, sparse);
+    const wire::PushParams* p = h.push();
+    const bool increment = p != nullptr && p->increment_global_step();
+    const PushId id =
+        p != nullptr ? PushId{h.sender_index(), p->incarnation(), p->sequence()} : PushId{};
+    return c.store.Push(gradients, increment, sparse, id);
   }();
   if (!outcome.ok()) return ReplyTo(request, outcome.status());
   ++c.pushes;
+  if (h.replica() != nullptr) return ReplyWhenReplicated(request, context, *outcome);
   if (outcome->completed_step >= 0) {
     if (&c == &default_ && notifier_ != nullptr) {
       notifier_->ShardApplied(outcome->completed_step, server_->cluster_id());
@@ -395,6 +433,66 @@ OutgoingMessage PsService::HandlePush(const ReceivedMessage& request) {
     }
   }
   return PushReply(request, *outcome);
+}
+
+OutgoingMessage PsService::ReplyWhenReplicated(const ReceivedMessage& request,
+                                               RequestContext* context,
+                                               const PushOutcome& outcome) {
+  StatusOr<std::shared_ptr<Replica>> replica = FindReplica(request);
+  if (!replica.ok()) return ReplyTo(request, replica.status());
+  if (outcome.stale) return PushReply(request, outcome);  // nothing of it to hold
+  // Async: the pushes applied so far, this one among them. Sync: the step
+  // the push was for, applied (replication after aggregation).
+  const Watermark needed = (*replica)->container.store.mode() == TrainingMode::kSync
+                               ? Watermark{0, request.header().step() + 1}
+                               : Watermark{outcome.pushes_applied, 0};
+  OutgoingMessage reply = PushReply(request, outcome);
+  // Sync: the step counts as applied on this shard once the backups hold it.
+  std::function<void()> notify_chief;
+  if (outcome.completed_step >= 0 && notifier_ != nullptr) {
+    notify_chief = [notifier = notifier_, step = outcome.completed_step,
+                    cluster_id = server_->cluster_id(),
+                    shard = (*replica)->shard] { notifier->ShardApplied(step, cluster_id, shard); };
+  }
+  if (context == nullptr) {
+    std::promise<Status> held;
+    (*replica)->replicator->AfterReplicated(needed, [&held](Status s) { held.set_value(s); });
+    if (Status s = held.get_future().get(); !s.ok()) return ReplyTo(request, s);
+    if (notify_chief) notify_chief();
+    return reply;
+  }
+  const wire::MessageType reply_type = reply.type;
+  (*replica)->replicator->AfterReplicated(
+      needed, [server = server_, to = context->Defer(), reply = std::move(reply), reply_type,
+               notify_chief](const Status& s) mutable {
+        if (s.ok() && notify_chief) notify_chief();
+        if (s.ok()) return server->SendDeferred(std::move(to), reply);
+        OutgoingMessage refusal;
+        refusal.type = reply_type;
+        refusal.status = s;
+        server->SendDeferred(std::move(to), refusal);
+      });
+  return OutgoingMessage();  // ignored: deferred
+}
+
+OutgoingMessage PsService::HandleChain(const ReceivedMessage& request) {
+  StatusOr<std::vector<ShardChain>> chains = ChainsFromWire(request.header(), options_.num_shards);
+  if (!chains.ok()) return ReplyTo(request, chains.status());
+  if (chains->size() != 1) {
+    return ReplyTo(request, InvalidArgument("a chain request carries one chain"));
+  }
+  return ReplyTo(request, replicas_.Adopt(chains->front()));
+}
+
+OutgoingMessage PsService::HandleShip(const ReceivedMessage& request) {
+  const wire::ReplicaRoute* route = request.header().replica();
+  if (route == nullptr) return ReplyTo(request, InvalidArgument("a shipment names no shard"));
+  NamedTensors state;
+  state.reserve(request.tensors().size());
+  for (const TensorView& t : request.tensors())
+    state.emplace_back(std::string(t.name), t.ToTensor());
+  return ReplyTo(request, replicas_.TakeShipment(request.header().sender_index(), route->shard(),
+                                                 route->epoch(), state));
 }
 
 OutgoingMessage PsService::PushReply(const ReceivedMessage& request, const PushOutcome& o) {
@@ -426,7 +524,7 @@ StatusOr<std::string> PsService::PartPath(const ReceivedMessage& request) const 
   const std::string folder = container != nullptr && container->size() > 0
                                  ? options_.checkpoint_dir + "/" + container->str()
                                  : options_.checkpoint_dir;
-  return folder + "/" + name + "/ps-" + std::to_string(options_.shard) + ".part";
+  return folder + "/" + name + "/ps-" + std::to_string(ShardOf(request)) + ".part";
 }
 
 OutgoingMessage PsService::HandleSave(const ReceivedMessage& request) {
@@ -462,10 +560,34 @@ OutgoingMessage PsService::HandleRestore(const ReceivedMessage& request) {
   if (!c.ok()) return ReplyTo(request, c.status());
   auto part = ReadTensorFile(*path);
   Status status = part.ok() ? (*c)->store.Restore(*part) : part.status();
+  if (status.ok() && request.header().replica() != nullptr) {
+    // The backups hold the state from before the restore: ship it now.
+    if (StatusOr<std::shared_ptr<Replica>> r = FindReplica(request); r.ok()) {
+      (*r)->replicator->ShipSoon();
+    }
+  }
   if (!status.ok()) {
     status = Status(status.code(), *path + ": " + status.message());
   } else {
     LOG(INFO) << "restored " << *path;
+  }
+  return ReplyTo(request, status);
+}
+
+// header.step carries k, an int64 on the wire: one beyond int's range is
+// refused like a negative one, never cast.
+OutgoingMessage PsService::HandleLrLowerings(const ReceivedMessage& request) {
+  StatusOr<std::shared_ptr<Container>> c = Find(request);
+  if (!c.ok()) return ReplyTo(request, c.status());
+  const int64_t k = request.header().step();
+  if (k < 0 || k > std::numeric_limits<int>::max()) {
+    return ReplyTo(request, InvalidArgument("the learning rate's lowerings must be in 0.." +
+                                            std::to_string(std::numeric_limits<int>::max()) +
+                                            ", got " + std::to_string(k)));
+  }
+  const Status status = (*c)->store.SetLrLowerings(static_cast<int>(k));
+  if (status.ok()) {
+    LOG(INFO) << "plateau schedule: the learning rate is lowered " << k << " times from now on";
   }
   return ReplyTo(request, status);
 }
@@ -480,7 +602,15 @@ OutgoingMessage PsService::HandleStatus(const ReceivedMessage& request) {
   const uint32_t queued = static_cast<uint32_t>(server_->queue_depth());
   std::vector<ContainerLoad> loads = Loads();
   std::vector<TableLoad> tables = c.ok() ? (*c)->store.TableStats() : std::vector<TableLoad>();
-  reply.extras = [s, in, out, queued, loads, tables](flatbuffers::FlatBufferBuilder& fbb) {
+  std::vector<ReplicaLoad> replicas = replicas_.Loads();
+  reply.extras = [s, in, out, queued, loads, tables,
+                  replicas](flatbuffers::FlatBufferBuilder& fbb) {
+    std::vector<flatbuffers::Offset<wire::ReplicaState>> replica_states;
+    for (const ReplicaLoad& r : replicas) {
+      replica_states.push_back(wire::CreateReplicaState(fbb, r.shard, r.epoch, r.primary, r.deposed,
+                                                        r.rounds, r.bytes_shipped,
+                                                        r.shipments_taken, r.filled_at_epoch));
+    }
     std::vector<flatbuffers::Offset<wire::ContainerLoad>> containers;
     for (const ContainerLoad& l : loads) {
       containers.push_back(wire::CreateContainerLoad(fbb, fbb.CreateString(l.name), l.variables,
@@ -502,7 +632,11 @@ OutgoingMessage PsService::HandleStatus(const ReceivedMessage& request) {
         queued, fbb.CreateVector(containers),
         table_loads.empty()
             ? flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::TableLoad>>>()
-            : fbb.CreateVector(table_loads));
+            : fbb.CreateVector(table_loads),
+        s.lr_lowerings,
+        replica_states.empty()
+            ? flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::ReplicaState>>>()
+            : fbb.CreateVector(replica_states));
     return extras;
   };
   return reply;

@@ -1,5 +1,5 @@
 // PsService: answers the requests a ps task receives (init, pull, push,
-// status, save, restore, shutdown) from the VariableStore of the container
+// status, save, restore, learning-rate lowerings, shutdown) from the VariableStore of the container
 // each request names (ps/container.h): the default one, or a named one that
 // several jobs' containers share the shard with.
 //
@@ -11,8 +11,9 @@
 // mix.
 //
 // The requests that change or stop the shard as a whole (init, save,
-// restore, shutdown) are the chief's: with PsServiceOptions::chief_addresses
-// set, any other sender gets PermissionDenied and the shard is unchanged.
+// restore, learning-rate lowerings, shutdown) are the chief's: with
+// PsServiceOptions::chief_addresses set, any other sender gets PermissionDenied and the shard is
+// unchanged.
 #ifndef PST_PS_PS_SERVICE_H_
 #define PST_PS_PS_SERVICE_H_
 
@@ -31,6 +32,7 @@
 #include "common/mutex.h"
 #include "monitoring/training_metrics.h"
 #include "ps/container.h"
+#include "ps/replica_shards.h"
 #include "ps/shard_applied_notifier.h"
 #include "ps/variable_store.h"
 #include "transport/transport.h"
@@ -42,10 +44,10 @@ struct PsServiceOptions {
   // Where checkpoint parts go: <checkpoint_dir>/<checkpoint name>/ps-<shard>.part.
   // Empty: this ps refuses to save or restore.
   std::string checkpoint_dir;
-  // The chief host's numeric IP addresses. When set, init, save, restore and
-  // shutdown are served only to a sender of role Chief whose peer address is
-  // one of them. Unset: served to any sender (a ps embedded in a benchmark
-  // or a fuzzer); RunPsOn always sets it.
+  // The chief host's numeric IP addresses. When set, init, save, restore,
+  // learning-rate lowerings and shutdown are served only to a sender of role Chief whose peer
+  // address is one of them. Unset: served to any sender (a ps embedded in a benchmark or a fuzzer);
+  // RunPsOn always sets it.
   std::optional<std::vector<std::string>> chief_addresses;
   // Links a named container to its chief at init; unset: named containers
   // send no step notices or heartbeats (a test, a benchmark).
@@ -53,6 +55,9 @@ struct PsServiceOptions {
   // The ps tasks of the cluster: an embedding table's id i lives on shard
   // i % num_shards.
   int num_shards = 1;
+  // Replicated shards (--ps_replicas > 1): how this ps's replicas ship
+  // their state to their backups; unset: it holds no primary with backups.
+  ReplicaShards::ShipperFactory shippers;
 };
 
 class PsService {
@@ -69,7 +74,10 @@ class PsService {
   // `peer_address`: where the request came from
   // (RequestContext::peer_address()); empty when unknown, which a ps with
   // chief_addresses never takes for the chief.
-  OutgoingMessage Handle(const ReceivedMessage& request, std::string_view peer_address = {});
+  // `context`: the request's, to defer the reply of a push to a replicated
+  // shard until its backups hold it; without one that push's handler waits.
+  OutgoingMessage Handle(const ReceivedMessage& request, std::string_view peer_address = {},
+                         RequestContext* context = nullptr);
   // True for the requests that are quick to serve and never block: pulls,
   // status and async pushes of at most kQuickPushBytes. A sync push may wait
   // on sending the chief a notice; a larger push goes to the handler
@@ -83,6 +91,8 @@ class PsService {
   // Every container's load: the default one (when initialized) and the
   // named ones, by name.
   std::vector<ContainerLoad> Loads() const;
+  // Every shard replica this ps holds (--ps_replicas).
+  std::vector<ReplicaLoad> ReplicaLoads() const { return replicas_.Loads(); }
   // Drops every named container (their jobs' chiefs never released them),
   // for a ps that stops: their chief links must go before the transport.
   void ReleaseNamedContainers();
@@ -99,6 +109,11 @@ class PsService {
   // sender's cluster; FailedPrecondition for a named one not initialized
   // (as for a ps restarted empty), PermissionDenied for another job's.
   StatusOr<std::shared_ptr<Container>> Find(const ReceivedMessage& request) const;
+  // The replica a request's Header.replica names: a worker's pull or push
+  // is served by the shard's primary at the request's epoch only.
+  StatusOr<std::shared_ptr<Replica>> FindReplica(const ReceivedMessage& request) const;
+  // The shard a request is about: Header.replica's, else this task's.
+  int ShardOf(const ReceivedMessage& request) const;
   std::shared_ptr<Container> FindNamed(const std::string& name) const;
   // The named containers held, comma-separated ("" when none).
   std::string NamedContainers() const;
@@ -108,10 +123,16 @@ class PsService {
                             std::vector<std::pair<std::string, Tensor>> values,
                             const std::vector<EmbeddingTableConfig>& tables);
   OutgoingMessage HandlePull(const ReceivedMessage& request);
-  OutgoingMessage HandlePush(const ReceivedMessage& request);
+  OutgoingMessage HandlePush(const ReceivedMessage& request, RequestContext* context);
+  // A push to a replicated shard is acknowledged once its backups hold it.
+  OutgoingMessage ReplyWhenReplicated(const ReceivedMessage& request, RequestContext* context,
+                                      const PushOutcome& outcome);
+  OutgoingMessage HandleChain(const ReceivedMessage& request);
+  OutgoingMessage HandleShip(const ReceivedMessage& request);
   OutgoingMessage HandleStatus(const ReceivedMessage& request);
   OutgoingMessage HandleSave(const ReceivedMessage& request);
   OutgoingMessage HandleRestore(const ReceivedMessage& request);
+  OutgoingMessage HandleLrLowerings(const ReceivedMessage& request);
   OutgoingMessage HandleShutdown(const ReceivedMessage& request);
   // This shard's part file of the checkpoint the request names (under a
   // folder of the container's name for a named one).
@@ -127,6 +148,7 @@ class PsService {
   Container default_{""};
   mutable Mutex named_mu_;
   std::map<std::string, std::shared_ptr<Container>> named_ GUARDED_BY(named_mu_);
+  ReplicaShards replicas_{options_.shard, options_.shippers};
   const MonotonicClock& clock_;
   // clock_ ticks since its epoch; kNever: never (a FakeClock's time 0 is a
   // time like any other).

@@ -123,7 +123,8 @@ TEST_F(PsServiceTest, QuickRequestsArePullsStatusAndSmallAsyncPushes) {
   other.type = wire::MessageType::ShardStatusRequest;
   EXPECT_TRUE(quick(other));
   for (auto type : {wire::MessageType::InitRequest, wire::MessageType::SaveRequest,
-                    wire::MessageType::RestoreRequest, wire::MessageType::ShutdownRequest}) {
+                    wire::MessageType::RestoreRequest, wire::MessageType::LrLoweringsRequest,
+                    wire::MessageType::ShutdownRequest}) {
     other.type = type;
     EXPECT_FALSE(quick(other)) << wire::EnumNameMessageType(type);
   }

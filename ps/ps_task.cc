@@ -14,12 +14,18 @@
 #include "ps/container_chief_link.h"
 #include "ps/ps_service.h"
 #include "ps/stop_policy.h"
+#include "ps/transport_shipper.h"
 #include "transport/bind_address.h"
 #include "transport/heartbeat_sender.h"
 #include "transport/zmq_transport.h"
 
 namespace pst {
 namespace {
+
+// How long a primary waits for a backup to take one shipment: short, so
+// that pushes held by a backup that died go on soon after the chief takes
+// it out of the chain (a shipment that timed out is simply shipped again).
+constexpr std::chrono::milliseconds kShipPatience{1000};
 
 // Every numeric address of `host` ("h0" -> {"10.0.0.5"}; "127.0.0.1" ->
 // itself), written as libzmq writes a peer's address.
@@ -152,7 +158,7 @@ Status RunPsOn(const PsOptions& options, Transport& transport, const PsSite& sit
   ShardAppliedNotifier notifier(transport, chief);
   std::unique_ptr<Server> server =
       transport.Listen(server_options, [&service](const ReceivedMessage& r, RequestContext& c) {
-        return service->Handle(r, c.peer_address());
+        return service->Handle(r, c.peer_address(), &c);
       });
   // A named container's chief: on the chief host, at the port its init names.
   auto container_chief = [&transport, chief, &options](int port, uint64_t cluster_id) {
@@ -161,11 +167,25 @@ Status RunPsOn(const PsOptions& options, Transport& transport, const PsSite& sit
     return std::make_unique<ContainerChiefLink>(transport, its_chief, options.heartbeat_interval,
                                                 cluster_id);
   };
-  service = std::make_unique<PsService>(
-      server.get(), &notifier,
-      PsServiceOptions{options.task_index, options.checkpoint_dir, site.chief_addresses,
-                       container_chief, static_cast<int>(options.cluster.ps.size())},
-      clock);
+  PsServiceOptions service_options{options.task_index, options.checkpoint_dir, site.chief_addresses,
+                                   container_chief, static_cast<int>(options.cluster.ps.size())};
+  service_options.shippers = [&transport, &options](uint64_t cluster_id) {
+    std::vector<ChannelOptions> ps;
+    for (size_t k = 0; k < options.cluster.ps.size(); ++k) {
+      ChannelOptions to;
+      to.peer_name = "ps:" + std::to_string(k);
+      to.endpoint = options.cluster.ps[k].Endpoint();
+      to.role = wire::Role::Ps;
+      to.index = options.task_index;
+      to.rpc_timeout_ms = kShipPatience.count();
+      to.max_message_bytes = options.max_message_bytes;
+      to.curve = options.curve;
+      to.cluster_id = cluster_id;
+      ps.push_back(to);
+    }
+    return std::make_unique<TransportShipper>(&transport, std::move(ps));
+  };
+  service = std::make_unique<PsService>(server.get(), &notifier, service_options, clock);
   PST_RETURN_IF_ERROR(server->Start());
   std::unique_ptr<MetricsHttpServer> metrics;
   if (options.metrics_port > 0) {

@@ -196,6 +196,27 @@ TEST_F(PsTaskTest, OnlyTheChiefsHostMayShutItDown) {
   EXPECT_FALSE(Returned(std::chrono::milliseconds(0)));
 }
 
+// --lr_schedule=plateau's lowerings change how the shard trains: the
+// chief's are applied, a worker's refused.
+TEST_F(PsTaskTest, OnlyTheChiefMaySetTheLearningRatesLowerings) {
+  StartPs();
+  ShardConfig plateau;
+  plateau.lr_schedule = "plateau";
+  plateau.lr_decay_rate = 0.5f;
+  ASSERT_TRUE(Client(wire::Role::Chief)->Initialize(plateau, {Tensor(DType::kFloat32, {3})}).ok());
+  const Status refused = Client(wire::Role::Worker)->SetLrLowerings(2, Deadline());
+  EXPECT_EQ(refused.code(), Code::kPermissionDenied) << refused.ToString();
+  const auto lowerings = [this] {
+    StatusOr<ShardStatus> status = Client(wire::Role::Worker)->GetShardStatus(0, Deadline());
+    EXPECT_TRUE(status.ok()) << status.status().ToString();
+    return status.ok() ? status->store.lr_lowerings : -1;
+  };
+  EXPECT_EQ(lowerings(), 0);
+  const Status applied = Client(wire::Role::Chief)->SetLrLowerings(2, Deadline());
+  ASSERT_TRUE(applied.ok()) << applied.ToString();
+  EXPECT_EQ(lowerings(), 2);
+}
+
 TEST_F(PsTaskTest, ASignalStopsItAtOnceWhenTheChiefNeverSpoke) {
   StartPs();
   stop_.graceful.store(true);

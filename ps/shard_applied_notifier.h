@@ -20,8 +20,9 @@ class ShardAppliedNotifier {
   // `transport` is borrowed and must outlive the notifier.
   ShardAppliedNotifier(Transport& transport, ChannelOptions chief);
 
-  // Reports that `step` is applied, under `cluster_id`.
-  void ShardApplied(int64_t step, uint64_t cluster_id);
+  // Reports that `step` is applied, under `cluster_id`; by this ps's own
+  // shard, or (`shard` >= 0, --ps_replicas) by the shard it is the primary of.
+  void ShardApplied(int64_t step, uint64_t cluster_id, int shard = -1);
 
  private:
   Mutex mu_;

@@ -64,6 +64,7 @@ struct StoreStats {
   uint64_t stale_pushes = 0;
   uint64_t duplicate_pushes = 0;
   std::vector<uint64_t> aggregated_per_worker;
+  int lr_lowerings = 0;  // --lr_schedule=plateau: the chief's k (VariableStore::SetLrLowerings)
 };
 
 }  // namespace pst

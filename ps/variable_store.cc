@@ -88,6 +88,13 @@ Status VariableStore::Initialize(const ShardConfig& config,
   config_ = config;
   optimizer_ = std::move(optimizer);
   schedule_ = schedule;
+  // Fresh variables start at the base rate; the chief sends k again after
+  // the restore that usually follows.
+  lr_lowerings_ = 0;
+  {
+    MutexLock ledger_lock(ledger_mu_);
+    ledger_ = PushLedger();  // fresh variables hold no push
+  }
   variables_ = std::move(variables);
   global_step_ = global_step;
   trainable_variables_ = trainable;
@@ -177,7 +184,8 @@ int64_t VariableStore::IncrementGlobalStep() {
 
 StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients,
                                           bool increment_global_step,
-                                          const std::vector<SparseGradient>& sparse) {
+                                          const std::vector<SparseGradient>& sparse,
+                                          const PushId& id) {
   ReaderMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
   if (increment_global_step && global_step_ == nullptr) {
@@ -189,6 +197,22 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
   }
   PST_RETURN_IF_ERROR(tables_.Check(sparse));
   PushOutcome outcome;
+  {
+    // Recorded before the apply: a retry arriving meanwhile is a duplicate
+    // too. A checked push cannot fail any more, so what the ledger holds
+    // is applied once the exclusive lock of a snapshot is taken.
+    MutexLock ledger_lock(ledger_mu_);
+    outcome.duplicate = ledger_.Holds(id);
+    ledger_.Record(id);
+  }
+  if (outcome.duplicate) {
+    if (global_step_ != nullptr) {
+      MutexLock slock(global_step_->mu);
+      outcome.global_step = global_step_->value.i64()[0];
+    }
+    outcome.pushes_applied = pushes_applied_.load();
+    return outcome;
+  }
   // The step the tables' rows follow the schedule at: the dense variables'
   // (each one's update count, the global step of an async run), or, when
   // this push has none here, the global step if this shard holds it.
@@ -225,8 +249,8 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
       MutexLock slock(global_step_->mu);
       schedule_step = global_step_->value.i64()[0];
     }
-    const SparseApplyCounts rows =
-        tables_.Apply(sparse, config_, schedule_->Multiplier(std::max<int64_t>(schedule_step, 0)));
+    const SparseApplyCounts rows = tables_.Apply(
+        sparse, config_, schedule_->Multiplier(std::max<int64_t>(schedule_step, 0), lr_lowerings_));
     outcome.applied += rows.applied;
     outcome.dropped += rows.dropped;
     outcome.scaled += rows.scaled;
@@ -240,6 +264,7 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
   if (increment_global_step && (dense_applied || gradients.empty())) {
     outcome.global_step = IncrementGlobalStep();
   }
+  outcome.pushes_applied = ++pushes_applied_;
   return outcome;
 }
 
@@ -303,7 +328,7 @@ StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<Gradient>& gradi
       outcome.completed_step = sync_step_;
       outcome.applied = static_cast<uint32_t>(gradients.size());
       outcome.applied += tables_.ApplyAccumulated(static_cast<int>(contributors_.size()),
-                                                  schedule_->Multiplier(sync_step_));
+                                                  schedule_->Multiplier(sync_step_, lr_lowerings_));
       ApplyAccumulated();
     }
   }
@@ -339,7 +364,7 @@ void VariableStore::ApplyUpdate(Variable* v, const float* grad, int64_t step,
     ++v->version;
     return;
   }
-  const float scale = lr_scale * schedule_->Multiplier(step);
+  const float scale = lr_scale * schedule_->Multiplier(step, lr_lowerings_);
   if (v->decays_weight && config_.weight_decay > 0) {
     ApplyWeightDecay(v->value.f32(), n, config_.optimizer.learning_rate * scale,
                      config_.weight_decay);
@@ -360,10 +385,29 @@ std::vector<TableLoad> VariableStore::TableStats() const {
   return tables_.Stats();
 }
 
+// Exclusive: no update is half-way between two rates.
+Status VariableStore::SetLrLowerings(int lowerings) {
+  if (lowerings < 0) {
+    return InvalidArgument("the learning rate's lowerings must be >= 0, got " +
+                           std::to_string(lowerings));
+  }
+  WriterMutexLock lock(mu_);
+  if (!initialized_) return FailedPrecondition("variables are not initialized yet");
+  if (schedule_->kind() != LrDecay::kPlateau) {
+    return FailedPrecondition(
+        "the learning rate's lowerings are for --lr_schedule=plateau; "
+        "this shard's schedule is " +
+        config_.lr_schedule);
+  }
+  lr_lowerings_ = lowerings;
+  return Status::OK();
+}
+
 StoreStats VariableStore::Stats() const {
   ReaderMutexLock lock(mu_);
   StoreStats s;
   s.initialized = initialized_;
+  s.lr_lowerings = lr_lowerings_;
   s.variables = static_cast<uint32_t>(variables_.size() + tables_.size());
   s.bytes = tables_.bytes();
   for (const auto& [name, v] : variables_) {
@@ -406,6 +450,8 @@ Tensor FloatsAs(const std::vector<float>& values, const Shape& shape) {
 }
 
 constexpr char kSyncStepName[] = "@sync_step";
+constexpr char kPushLedgerName[] = "@push_ledger";
+constexpr char kLrLoweringsName[] = "@lr_lowerings";
 
 // Versions, update counts and steps only count up from 0; anything else in a
 // part (or near the int64 limit, where staleness arithmetic would overflow)
@@ -418,6 +464,31 @@ StatusOr<NamedTensors> VariableStore::Snapshot() const {
   ReaderMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
   NamedTensors out;
+  SnapshotInto(&out);
+  return out;
+}
+
+StatusOr<ShardState> VariableStore::ReplicationSnapshot() const {
+  WriterMutexLock lock(mu_);
+  if (!initialized_) return FailedPrecondition("variables are not initialized yet");
+  ShardState state;
+  SnapshotInto(&state.tensors);
+  // A plateau's k: a promoted backup goes on at the primary's rate.
+  state.tensors.emplace_back(kLrLoweringsName, ScalarI64(lr_lowerings_));
+  MutexLock ledger_lock(ledger_mu_);
+  state.tensors.emplace_back(kPushLedgerName, ledger_.ToTensor());
+  MutexLock sync_lock(sync_mu_);
+  state.watermark = Watermark{pushes_applied_.load(), sync_step_};
+  return state;
+}
+
+Watermark VariableStore::ReplicationWatermark() const {
+  MutexLock sync_lock(sync_mu_);
+  return Watermark{pushes_applied_.load(), sync_step_};
+}
+
+void VariableStore::SnapshotInto(NamedTensors* snapshot) const {
+  NamedTensors& out = *snapshot;
   for (const auto& [name, v] : variables_) {
     MutexLock vlock(v->mu);
     out.emplace_back(name, v->value);  // shared: a later apply copies first
@@ -430,7 +501,6 @@ StatusOr<NamedTensors> VariableStore::Snapshot() const {
   tables_.Snapshot(&out);
   MutexLock sync_lock(sync_mu_);
   out.emplace_back(kSyncStepName, ScalarI64(sync_step_));
-  return out;
 }
 
 Status VariableStore::Restore(const NamedTensors& snapshot) {
@@ -482,6 +552,19 @@ Status VariableStore::Restore(const NamedTensors& snapshot) {
   if (!PlausibleCount(sync_step->i64()[0])) {
     return DataLoss("checkpoint part has an impossible sync step");
   }
+  PushLedger ledger;  // a checkpoint has none: the pushes after it are not held
+  if (auto it = by_name.find(kPushLedgerName); it != by_name.end()) {
+    PST_ASSIGN_OR_RETURN(ledger, PushLedger::FromTensor(*it->second));
+  }
+  std::optional<int> lowerings;  // a shipment's; a checkpoint's k is in its manifest
+  if (auto it = by_name.find(kLrLoweringsName); it != by_name.end()) {
+    const Tensor& k = *it->second;
+    if (k.dtype() != DType::kInt64 || !k.shape().empty() || k.i64()[0] < 0 ||
+        k.i64()[0] > std::numeric_limits<int>::max()) {
+      return DataLoss("a shipment's learning-rate lowerings are malformed");
+    }
+    lowerings = static_cast<int>(k.i64()[0]);
+  }
   PST_RETURN_IF_ERROR(tables_.Restore(by_name));
   for (Loaded& l : loaded) {
     MutexLock vlock(l.v->mu);
@@ -493,6 +576,11 @@ Status VariableStore::Restore(const NamedTensors& snapshot) {
       std::copy(src, src + l.slots[i]->num_elements(), l.v->slots.values[i].begin());
     }
     std::fill(l.v->accumulator.begin(), l.v->accumulator.end(), 0.0f);
+  }
+  if (lowerings) lr_lowerings_ = *lowerings;
+  {
+    MutexLock ledger_lock(ledger_mu_);
+    ledger_ = std::move(ledger);
   }
   MutexLock sync_lock(sync_mu_);
   sync_step_ = sync_step->i64()[0];

@@ -22,7 +22,10 @@
 // has had, which is the global step when every push carries every variable
 // (as workers push) and none is dropped as stale. Both are checkpointed, so
 // a restored run goes on with its schedule. Embedding tables keep the base
-// rate for now.
+// rate for now. A plateau schedule also reads k, the lowerings the chief
+// decided (SetLrLowerings): every update after the call runs at lr * r^k.
+// k is not in the checkpoint parts (the chief's manifest holds it, and the
+// chief sends it again after every init and restore).
 //
 // Pulls are zero-copy: a pull shares the variable's buffer with the reply,
 // and an apply that finds its buffer still shared (a reply still being sent)
@@ -45,6 +48,8 @@
 #include "common/tensor_file.h"
 #include "ps/embedding_tables.h"
 #include "ps/optimizers/optimizer.h"
+#include "ps/replication/push_ledger.h"
+#include "ps/replication/replicator.h"
 #include "ps/shard_config.h"
 
 namespace pst {
@@ -63,6 +68,9 @@ struct PushOutcome {
   bool duplicate = false;
   int64_t shard_step = 0;       // the step the shard accumulates after this push
   int64_t completed_step = -1;  // the step this push completed, or -1
+  // Async: the pushes applied by this shard, this one included (a
+  // replicated shard acknowledges it once its backups hold that many).
+  uint64_t pushes_applied = 0;
 };
 
 // A gradient handed to Push or SyncPush: `data` holds NumElements(shape)
@@ -113,8 +121,10 @@ class VariableStore {
   // nothing changes, and the error names the variable (a slice by its name).
   // Row gradients of embedding tables (`sparse`) are checked the same way
   // (EmbeddingTables::Check) and applied row by row, lazily.
+  // A push with an `id` the shard holds already (PushLedger: a retry after
+  // a failover) is reported as a duplicate and changes nothing.
   StatusOr<PushOutcome> Push(const std::vector<Gradient>& gradients, bool increment_global_step,
-                             const std::vector<SparseGradient>& sparse = {});
+                             const std::vector<SparseGradient>& sparse = {}, const PushId& id = {});
 
   // Sync mode: `worker` pushes the gradients of every trainable variable of
   // the shard for `step`, checked as Push checks them: a refused push is not
@@ -130,6 +140,11 @@ class VariableStore {
   StatusOr<PushOutcome> SyncPush(const std::vector<Gradient>& gradients, int worker, int64_t step,
                                  int replicas = 0, const std::vector<SparseGradient>& sparse = {});
 
+  // --lr_schedule=plateau: from now on updates run at the rate of k =
+  // `lowerings` (Initialize sets 0). InvalidArgument for a negative k,
+  // FailedPrecondition before Initialize or for another schedule.
+  Status SetLrLowerings(int lowerings);
+
   StoreStats Stats() const;
   std::vector<TableLoad> TableStats() const;
   // The shape of every variable, by name (none before Initialize).
@@ -143,6 +158,15 @@ class VariableStore {
   // naming the first one missing or different); nothing changes on error.
   StatusOr<NamedTensors> Snapshot() const;
   Status Restore(const NamedTensors& snapshot);
+
+  // Replicated shards (ps/replication/replicator.h): Snapshot() and the
+  // push ledger, taken with every update held off, so the state and its
+  // watermark agree: each push the watermark counts is in it whole. A
+  // backup takes it with Restore(), which also restores the ledger
+  // (a checkpoint, which has none, clears it).
+  StatusOr<ShardState> ReplicationSnapshot() const;
+  // The watermark the next ReplicationSnapshot would have at least.
+  Watermark ReplicationWatermark() const;
 
  private:
   struct Variable {
@@ -177,10 +201,15 @@ class VariableStore {
   Status CheckGradient(const Gradient& g, Variable** variable) const REQUIRES_SHARED(mu_);
   int64_t IncrementGlobalStep() REQUIRES_SHARED(mu_);
 
-  mutable SharedMutex mu_;  // exclusive for Initialize and Restore, shared otherwise
+  // Every variable, slot and table into *out (Snapshot's tensors).
+  void SnapshotInto(NamedTensors* out) const REQUIRES_SHARED(mu_);
+
+  // exclusive for Initialize, Restore and ReplicationSnapshot, shared otherwise
+  mutable SharedMutex mu_;
   ShardConfig config_ GUARDED_BY(mu_);
   std::unique_ptr<Optimizer> optimizer_ GUARDED_BY(mu_);
   std::optional<LrSchedule> schedule_ GUARDED_BY(mu_);  // set by Initialize
+  int lr_lowerings_ GUARDED_BY(mu_) = 0;                // plateau's k: SetLrLowerings
   std::map<std::string, std::unique_ptr<Variable>, std::less<>> variables_ GUARDED_BY(mu_);
   Variable* global_step_ GUARDED_BY(mu_) = nullptr;
   bool initialized_ GUARDED_BY(mu_) = false;
@@ -196,6 +225,10 @@ class VariableStore {
   std::vector<uint64_t> aggregated_ GUARDED_BY(sync_mu_);  // per worker
   uint64_t stale_pushes_ GUARDED_BY(sync_mu_) = 0;
   uint64_t duplicate_pushes_ GUARDED_BY(sync_mu_) = 0;
+
+  mutable Mutex ledger_mu_;  // taken after mu_ (shared)
+  PushLedger ledger_ GUARDED_BY(ledger_mu_);
+  std::atomic<uint64_t> pushes_applied_{0};
 
   std::atomic<uint64_t> updates_applied_{0};
   std::atomic<uint64_t> gradients_dropped_{0};

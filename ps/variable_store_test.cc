@@ -444,6 +444,14 @@ class ScheduledStoreTest : public ::testing::Test {
     config.weight_decay = 0.1f;
     return config;
   }
+  // Rate 1, halved by each of the chief's lowerings.
+  static ShardConfig Plateau() {
+    ShardConfig config;
+    config.optimizer.learning_rate = 1.0f;
+    config.lr_schedule = "plateau";
+    config.lr_decay_rate = 0.5f;
+    return config;
+  }
   // Gradients borrow their names: these outlive them.
   const std::string w_ = "w", b_ = "b";
   const Tensor ones_w_ = Filled({2, 2}, 1.0f);
@@ -560,6 +568,53 @@ TEST(MovingAverageStoreTest, AMovingAverageThatIsNoFloatVariableOfTheShardIsRefu
               std::string::npos)
         << refused.ToString();
   }
+}
+
+// Updates after SetLrLowerings(k) run at 0.5^k, whatever the step: 1, then
+// 0.5, then 0.125. A fresh Initialize starts again at k = 0.
+TEST_F(ScheduledStoreTest, PlateauRunsAtTheRateOfTheChiefsLowerings) {
+  ASSERT_TRUE(Init(Plateau()).ok());
+  Step(TrainingMode::kAsync);
+  EXPECT_FLOAT_EQ(Value("w"), -1.0f);
+  ASSERT_TRUE(store_.SetLrLowerings(1).ok());
+  EXPECT_EQ(store_.Stats().lr_lowerings, 1);
+  Step(TrainingMode::kAsync);
+  EXPECT_FLOAT_EQ(Value("w"), -1.5f);
+  ASSERT_TRUE(store_.SetLrLowerings(3).ok());
+  Step(TrainingMode::kAsync);
+  EXPECT_FLOAT_EQ(Value("w"), -1.625f);
+  EXPECT_FLOAT_EQ(Value("b"), -1.625f);
+
+  version_ = 0;
+  ASSERT_TRUE(Init(Plateau()).ok());
+  EXPECT_EQ(store_.Stats().lr_lowerings, 0);
+  Step(TrainingMode::kAsync);
+  EXPECT_FLOAT_EQ(Value("w"), -1.0f);
+}
+
+TEST_F(ScheduledStoreTest, PlateauSyncStepRunsAtTheChiefsLowerings) {
+  ShardConfig config = Plateau();
+  config.mode = TrainingMode::kSync;
+  ASSERT_TRUE(Init(config).ok());
+  ASSERT_TRUE(store_.SetLrLowerings(2).ok());
+  Step(TrainingMode::kSync);
+  EXPECT_FLOAT_EQ(Value("w"), -0.25f);
+}
+
+// Refused lowerings change nothing: a negative k, one before the variables
+// are there, one for a schedule that has none.
+TEST_F(ScheduledStoreTest, BadLoweringsAreRefused) {
+  EXPECT_EQ(store_.SetLrLowerings(1).code(), Code::kFailedPrecondition);
+  ASSERT_TRUE(Init(Plateau()).ok());
+  EXPECT_EQ(store_.SetLrLowerings(-1).code(), Code::kInvalidArgument);
+  EXPECT_EQ(store_.Stats().lr_lowerings, 0);
+  ASSERT_TRUE(Init(StepDecay()).ok());
+  const Status refused = store_.SetLrLowerings(1);
+  EXPECT_EQ(refused.code(), Code::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("this shard's schedule is step"), std::string::npos)
+      << refused.ToString();
+  Step(TrainingMode::kAsync);
+  EXPECT_FLOAT_EQ(Value("w"), -1.0f);
 }
 
 TEST_F(ScheduledStoreTest, BadScheduleOrWeightDecayIsRefusedAtInit) {

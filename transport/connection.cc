@@ -80,35 +80,58 @@ StatusOr<ReceivedMessage> Connection::Call(const OutgoingMessage& request) {
 void PendingCalls::Add(Connection* connection, uint64_t request_id) {
   connections_.push_back(connection);
   request_ids_.push_back(request_id);
+  replies_.emplace_back();
+  done_.push_back(false);
+  statuses_.emplace_back();
+  ++remaining_;
+}
+
+void PendingCalls::Redirect(size_t i, Connection* connection, uint64_t request_id) {
+  connections_[i] = connection;
+  request_ids_[i] = request_id;
+}
+
+void PendingCalls::Reopen(size_t i) {
+  if (!done_[i]) return;
+  done_[i] = false;
+  statuses_[i] = Status::OK();
+  ++remaining_;
+}
+
+std::string PendingCalls::Silent() const {
+  std::string silent;
+  for (size_t i = 0; i < connections_.size(); ++i) {
+    if (done_[i]) continue;
+    if (!silent.empty()) silent += ", ";
+    silent += connections_[i]->peer_name() + " (" + connections_[i]->endpoint() + ")";
+  }
+  return silent;
 }
 
 Status PendingCalls::WaitAll(MonotonicClock::TimePoint deadline,
                              const std::atomic<bool>* interrupt) {
+  PST_ASSIGN_OR_RETURN(const size_t missing, WaitSome(deadline, interrupt));
+  if (missing > 0) return DeadlineExceeded("no reply from " + Silent() + " before the deadline");
+  for (const Status& s : statuses_) {
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+StatusOr<size_t> PendingCalls::WaitSome(MonotonicClock::TimePoint deadline,
+                                        const std::atomic<bool>* interrupt) {
   const size_t n = connections_.size();
-  replies_.clear();
-  replies_.resize(n);
-  std::vector<bool> done(n, false);
-  size_t remaining = n;
-  Status first_error;
-  while (remaining > 0) {
+  while (remaining_ > 0) {
     if (interrupt != nullptr && interrupt->load()) return Aborted("interrupted by a signal");
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock().Now());
-    if (left.count() <= 0) {
-      std::string silent;
-      for (size_t i = 0; i < n; ++i) {
-        if (done[i]) continue;
-        if (!silent.empty()) silent += ", ";
-        silent += connections_[i]->peer_name() + " (" + connections_[i]->endpoint() + ")";
-      }
-      return DeadlineExceeded("no reply from " + silent + " before the deadline");
-    }
+    if (left.count() <= 0) return remaining_;
     std::vector<bool> wanted(n);
-    for (size_t i = 0; i < n; ++i) wanted[i] = !done[i];
+    for (size_t i = 0; i < n; ++i) wanted[i] = !done_[i];
     if (interrupt != nullptr) left = std::min(left, std::chrono::milliseconds(100));
     const std::vector<bool> ready = connections_[0]->Poll(connections_, wanted, left);
     for (size_t i = 0; i < n; ++i) {
-      if (done[i] || !ready[i]) continue;
+      if (done_[i] || !ready[i]) continue;
       Connection* connection = connections_[i];
       // Drain what is ready. Replies may answer any of this connection's
       // pending requests, or an abandoned one (then they are dropped).
@@ -121,20 +144,19 @@ Status PendingCalls::WaitAll(MonotonicClock::TimePoint deadline,
           continue;
         }
         for (size_t j = 0; j < n; ++j) {
-          if (done[j] || connections_[j] != connection || request_ids_[j] != reply->request_id()) {
+          if (done_[j] || connections_[j] != connection || request_ids_[j] != reply->request_id()) {
             continue;
           }
-          Status status = connection->ReplyError(*reply);
-          if (!status.ok() && first_error.ok()) first_error = status;
+          statuses_[j] = connection->ReplyError(*reply);
           replies_[j] = std::move(reply).value();
-          done[j] = true;
-          --remaining;
+          done_[j] = true;
+          --remaining_;
           break;
         }
       }
     }
   }
-  return first_error;
+  return size_t{0};
 }
 
 }  // namespace pst

@@ -133,6 +133,8 @@ std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
   if (!extras.join.IsNull()) header.add_join(extras.join);
   if (!extras.report.IsNull()) header.add_report(extras.report);
   if (!extras.checkpoint.IsNull()) header.add_checkpoint(extras.checkpoint);
+  if (!extras.replica.IsNull()) header.add_replica(extras.replica);
+  if (!extras.chains.IsNull()) header.add_chains(extras.chains);
   if (!envelope.container.empty()) header.add_container(container);
   fbb.Finish(header.Finish());
 

@@ -39,6 +39,8 @@ struct HeaderExtras {
   flatbuffers::Offset<wire::JoinInfo> join;
   flatbuffers::Offset<wire::Report> report;
   flatbuffers::Offset<wire::CheckpointParams> checkpoint;
+  flatbuffers::Offset<wire::ReplicaRoute> replica;
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::Chain>>> chains;
 };
 using ExtrasBuilder = std::function<HeaderExtras(flatbuffers::FlatBufferBuilder&)>;
 

@@ -18,6 +18,10 @@ wire::MessageType ReplyTypeOf(wire::MessageType request) {
     case T::RestoreRequest: return T::RestoreReply;
     case T::HeartbeatRequest: return T::HeartbeatReply;
     case T::ClockRequest: return T::ClockReply;
+    case T::LrLoweringsRequest: return T::LrLoweringsReply;
+    case T::ChainRequest: return T::ChainReply;
+    case T::ShipRequest: return T::ShipReply;
+    case T::RoutesRequest: return T::RoutesReply;
     default: return T::Invalid;
   }
 }

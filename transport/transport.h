@@ -91,12 +91,31 @@ class PendingCalls {
   // `*interrupt` is set (a signal: the process is stopping) the wait ends
   // within 100 ms with Aborted.
   Status WaitAll(MonotonicClock::TimePoint deadline, const std::atomic<bool>* interrupt = nullptr);
+  // The same, keeping what arrived when the deadline passes: call again to
+  // wait for the rest (after a Redirect, say). Returns the replies still
+  // missing; Aborted (interrupted) is returned as WaitAll returns it.
+  StatusOr<size_t> WaitSome(MonotonicClock::TimePoint deadline,
+                            const std::atomic<bool>* interrupt = nullptr);
+  // Call i (not answered yet) is now `request_id` on `connection`: the
+  // request was sent again elsewhere; a late reply to the old one is dropped.
+  void Redirect(size_t i, Connection* connection, uint64_t request_id);
+  bool answered(size_t i) const { return done_[i]; }
+  // The reply's status of an answered call (its error, prefixed with the peer).
+  const Status& status(size_t i) const { return statuses_[i]; }
+  // Marks answered call i as waiting again (it is about to be redirected).
+  void Reopen(size_t i);
   std::vector<ReceivedMessage>& replies() { return replies_; }
 
  private:
+  // The peers of the calls not answered yet: "ps:1 (tcp://...)".
+  std::string Silent() const;
+
   std::vector<Connection*> connections_;
   std::vector<uint64_t> request_ids_;
   std::vector<ReceivedMessage> replies_;
+  std::vector<bool> done_;
+  std::vector<Status> statuses_;
+  size_t remaining_ = 0;
 };
 
 class Server : public ReplySender {

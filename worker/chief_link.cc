@@ -21,13 +21,15 @@ ChiefLink::ChiefLink(Transport& transport, ChannelOptions options)
 
 StatusOr<JoinResult> ChiefLink::Join(uint64_t placement_hash, const std::string& job,
                                      MonotonicClock::TimePoint deadline,
-                                     const std::atomic<bool>& stop) {
+                                     const std::atomic<bool>& stop, int ps_replicas) {
   OutgoingMessage request;
   request.type = wire::MessageType::JoinRequest;
-  request.extras = [placement_hash, job](flatbuffers::FlatBufferBuilder& fbb) {
+  // 1 goes as absent: an unreplicated worker's join is as it was.
+  const int replicas = ps_replicas > 1 ? ps_replicas : 0;
+  request.extras = [placement_hash, job, replicas](flatbuffers::FlatBufferBuilder& fbb) {
     HeaderExtras extras;
     extras.join = wire::CreateJoinInfo(fbb, placement_hash, wire::ClusterState::Starting, 0,
-                                       fbb.CreateString(job));
+                                       fbb.CreateString(job), 0, replicas);
     return extras;
   };
   bool said_waiting = false;

@@ -50,8 +50,10 @@ class ChiefLink {
   // passes (DeadlineExceeded) or `stop` is set (Aborted).
   // FailedPrecondition when the chief's job (`job`: Job::Describe()) or
   // placement hash differs from ours.
+  // `ps_replicas`: this worker's --ps_replicas, which must be the chief's.
   StatusOr<JoinResult> Join(uint64_t placement_hash, const std::string& job,
-                            MonotonicClock::TimePoint deadline, const std::atomic<bool>& stop);
+                            MonotonicClock::TimePoint deadline, const std::atomic<bool>& stop,
+                            int ps_replicas = 1);
 
   // Sync mode: this worker's next token, or nullopt when the chief is
   // stopping the cluster. The request is repeated every second

@@ -17,6 +17,7 @@
 #include "transport/heartbeat_sender.h"
 #include "transport/zmq_transport.h"
 #include "worker/chief_link.h"
+#include "worker/chief_routes.h"
 #include "worker/divergence.h"
 #include "worker/gradient_clipping.h"
 
@@ -189,7 +190,8 @@ class Worker {
     chief.curve = options_.curve;
     chief_ = std::make_unique<ChiefLink>(transport_, chief);
     PST_ASSIGN_OR_RETURN(JoinResult joined, chief_->Join(placement_->Hash(), job_description_,
-                                                         After(options_.join_timeout_ms), stop_));
+                                                         After(options_.join_timeout_ms), stop_,
+                                                         options_.ps_replicas));
     train_steps_ = joined.train_steps;
     training_over_ = joined.training_over;
     const uint64_t cluster_id = joined.cluster_id;
@@ -212,6 +214,11 @@ class Worker {
     identity.wire_dtype = options_.wire_dtype;
     identity.container = options_.container;
     ps_ = std::make_unique<PsClient>(transport_, options_.cluster, *placement_, identity);
+    if (options_.ps_replicas > 1) {
+      routes_ = std::make_unique<ChiefRoutes>(transport_, chief, placement_->num_shards());
+      routes_->set_cluster_id(cluster_id);
+      ps_->RouteByChains(routes_.get());
+    }
     return Status::OK();
   }
 
@@ -475,6 +482,7 @@ class Worker {
   std::vector<bool> moving_averages_;
   std::unique_ptr<ChiefLink> chief_;
   std::unique_ptr<HeartbeatSender> heartbeat_;
+  std::unique_ptr<ChiefRoutes> routes_;  // --ps_replicas > 1; before ps_, which uses it
   std::unique_ptr<PsClient> ps_;
   int64_t train_steps_ = 0;
   bool training_over_ = false;

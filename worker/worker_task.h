@@ -24,7 +24,10 @@ namespace pst {
 struct WorkerOptions {
   ClusterSpec cluster;
   int task_index = 0;
-  uint64_t cluster_id = 0;            // 0: learn it from the chief
+  uint64_t cluster_id = 0;  // 0: learn it from the chief
+  // Replicas of each shard (--ps_replicas): > 1 routes each shard's
+  // requests to its primary as the chief says (ps/replica_router.h).
+  int ps_replicas = 1;
   JobOptions job;                     // the data and the model
   std::string device = "cpu";         // cpu | gpu:N | a list: gpu:0,gpu:1 splits each batch
   int model_parallel = 1;             // pipeline stages the layer stack is cut into (1: none)

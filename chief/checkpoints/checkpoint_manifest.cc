@@ -31,7 +31,8 @@ Status WriteManifest(const std::string& folder, const CheckpointManifest& m) {
     body << "part " << PartFileName(k) << " " << m.parts[k].bytes << " " << m.parts[k].crc32
          << "\n";
   }
-  body << "run_started_unix " << m.run_started_unix << "\n";
+  body << "run_started_unix " << m.run_started_unix << "\n"
+       << "lr_lowerings " << m.lr_lowerings << "\n";
   const std::string text = body.str();
   return WriteFileAtomically(folder + "/" + kManifestName,
                              text + "crc32 " + std::to_string(Crc32(text)) + "\n");
@@ -77,8 +78,11 @@ StatusOr<CheckpointManifest> ReadManifest(const std::string& folder) {
     }
     m.parts.push_back(d);
   }
-  // Absent from manifests written before it was recorded.
+  // Each absent from manifests written before it was recorded.
   if (lines >> key && (key != "run_started_unix" || !(lines >> m.run_started_unix))) {
+    return corrupt;
+  }
+  if (lines >> key && (key != "lr_lowerings" || !(lines >> m.lr_lowerings) || m.lr_lowerings < 0)) {
     return corrupt;
   }
   return m;

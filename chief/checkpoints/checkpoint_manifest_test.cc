@@ -17,7 +17,7 @@ std::string Folder(const std::string& name) {
 }
 
 CheckpointManifest Sample() {
-  return {1200, 0xabcdef12345ull, 42, {{4096, 0xdeadbeef}, {128, 7}}, 1790000000};
+  return {1200, 0xabcdef12345ull, 42, {{4096, 0xdeadbeef}, {128, 7}}, 1790000000, 3};
 }
 
 TEST(CheckpointManifestTest, RoundTrip) {
@@ -32,7 +32,30 @@ TEST(CheckpointManifestTest, RoundTrip) {
   EXPECT_EQ(read->parts[0].crc32, 0xdeadbeefu);
   EXPECT_EQ(read->parts[1].bytes, 128u);
   EXPECT_EQ(read->run_started_unix, 1790000000);
+  EXPECT_EQ(read->lr_lowerings, 3);
   EXPECT_EQ(read->format_version, 2);
+}
+
+// Manifests written before a plateau's lowerings were recorded read as
+// none; a bad count is corrupt.
+TEST(CheckpointManifestTest, LrLoweringsAbsentAreNoneAndNegativeIsCorrupt) {
+  const std::string dir = Folder("manifest-lowerings");
+  const auto write = [&](const std::string& tail) {
+    const std::string body =
+        "pstrain-checkpoint 2\nstep 5\nplacement_hash 9\ncluster_id 3\nparts 1\n"
+        "part ps-0.part 10 11\nrun_started_unix 1790000000\n" +
+        tail;
+    std::ofstream(dir + "/manifest")
+        << body << "crc32 " << crc32(0, reinterpret_cast<const Bytef*>(body.data()), body.size())
+        << "\n";
+  };
+  write("");
+  auto read = ReadManifest(dir);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->run_started_unix, 1790000000);
+  EXPECT_EQ(read->lr_lowerings, 0);
+  write("lr_lowerings -2\n");
+  EXPECT_EQ(ReadManifest(dir).status().code(), Code::kDataLoss);
 }
 
 // Manifests written before the run's start was recorded still restore.
@@ -48,6 +71,7 @@ TEST(CheckpointManifestTest, ReadsAManifestWithoutTheRunStart) {
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   EXPECT_EQ(read->step, 5);
   EXPECT_EQ(read->run_started_unix, 0);
+  EXPECT_EQ(read->lr_lowerings, 0);
   EXPECT_EQ(read->format_version, 1);
 }
 

@@ -62,13 +62,14 @@ std::string Checkpointer::Name(int64_t step) {
   return name;
 }
 
-Status Checkpointer::Save(int64_t step, int64_t run_started_unix) {
+Status Checkpointer::Save(int64_t step, int64_t run_started_unix, int lr_lowerings) {
   const std::string folder = dir_ + "/" + Name(step);
   StatusOr<std::vector<FileDigest>> parts = ps_->SaveCheckpoint(Name(step), step);
   Status saved = parts.status();
   if (saved.ok()) {
     CheckpointManifest manifest{step, placement_hash_, cluster_id_, std::move(parts).value(),
                                 run_started_unix};
+    manifest.lr_lowerings = lr_lowerings;
     saved = WriteManifest(folder, manifest);
   }
   if (!saved.ok()) {

@@ -32,8 +32,9 @@ class Checkpointer {
   Checkpointer(std::string dir, int keep, uint64_t placement_hash, uint64_t cluster_id,
                PsClient* ps);
 
-  // `run_started_unix`: when the run first opened training, for the manifest.
-  Status Save(int64_t step, int64_t run_started_unix);
+  // For the manifest: `run_started_unix`, when the run first opened
+  // training; `lr_lowerings`, k of a plateau schedule (0 for another).
+  Status Save(int64_t step, int64_t run_started_unix, int lr_lowerings = 0);
   StatusOr<std::optional<FoundCheckpoint>> FindNewest() const;
   Status Restore(const FoundCheckpoint& checkpoint);
 

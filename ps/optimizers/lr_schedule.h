@@ -19,12 +19,12 @@
 // `step` is the global step before the update: the first update of a run
 // uses step 0.
 //
-// Use (when wired): the ps builds one LrSchedule from the job's flags;
-// optimizers hold their learning rate as config and take a per-apply
-// lr_scale, so the ps passes
+// Use: the ps builds one LrSchedule from the job's flags; optimizers hold
+// their learning rate as config and take a per-apply lr_scale, so the ps
+// passes
 //   lr_scale = schedule.Multiplier(global_step, k) * staleness_scale
 // to Optimizer::Apply / ApplyRow. For plateau the chief sends k with its
-// decisions and keeps it in its checkpoint.
+// decisions (LrLoweringsRequest) and keeps it in its checkpoint manifest.
 //
 // Thread safety: immutable after Parse; RateAt may run concurrently.
 #ifndef PST_PS_OPTIMIZERS_LR_SCHEDULE_H_

@@ -11,6 +11,7 @@
 
 #include "ps/ps_client.h"
 #include "ps/ps_service.h"
+#include "ps/transport_shipper.h"
 #include "transport/in_process.h"
 
 namespace pst {
@@ -20,12 +21,15 @@ class InProcessShards {
   // `notifier` (borrowed, may be null) hears of completed sync steps;
   // `container_chief` links named containers to their chiefs; shard k writes
   // its checkpoint parts under part_dirs[k] (none given: it refuses to save).
+  // `replicated`: shards ship their replicas' state to each other
+  // (--ps_replicas), with `ship_timeout_ms` per shipment.
   explicit InProcessShards(int num_shards, ShardAppliedNotifier* notifier = nullptr,
                            ContainerChiefFactory container_chief = nullptr,
-                           const std::vector<std::string>& part_dirs = {}) {
+                           const std::vector<std::string>& part_dirs = {}, bool replicated = false,
+                           int ship_timeout_ms = 2000) {
     services_.resize(num_shards);
+    for (int k = 0; k < num_shards; ++k) cluster_.ps.push_back({"127.0.0.1", 2000 + k});
     for (int k = 0; k < num_shards; ++k) {
-      cluster_.ps.push_back({"127.0.0.1", 2000 + k});
       ServerOptions options;
       options.name = "ps:" + std::to_string(k);
       options.endpoint = cluster_.ps[k].Endpoint();
@@ -33,12 +37,12 @@ class InProcessShards {
       options.index = k;
       servers_.push_back(
           transport_.Listen(options, [this, k](const ReceivedMessage& r, RequestContext& c) {
-            return services_[k]->Handle(r, c.peer_address());
+            return services_[k]->Handle(r, c.peer_address(), &c);
           }));
-      services_[k] =
-          std::make_unique<PsService>(servers_[k].get(), notifier,
-                                      PsServiceOptions{k, part_dirs.empty() ? "" : part_dirs[k],
-                                                       std::nullopt, container_chief, num_shards});
+      PsServiceOptions service_options{k, part_dirs.empty() ? "" : part_dirs[k], std::nullopt,
+                                       container_chief, num_shards};
+      if (replicated) service_options.shippers = Shippers(k, ship_timeout_ms);
+      services_[k] = std::make_unique<PsService>(servers_[k].get(), notifier, service_options);
       EXPECT_TRUE(servers_[k]->Start().ok());
     }
   }
@@ -69,9 +73,29 @@ class InProcessShards {
     return transport_.Connect(options);
   }
   PsService& service(int shard) { return *services_[shard]; }
+  Server& server(int shard) { return *servers_[shard]; }
   Transport& transport() { return transport_; }
 
  private:
+  // Ships from ps `self` to the others, as RunPsOn makes them.
+  ReplicaShards::ShipperFactory Shippers(int self, int timeout_ms) {
+    std::vector<ChannelOptions> ps;
+    for (size_t j = 0; j < cluster_.ps.size(); ++j) {
+      ChannelOptions options;
+      options.peer_name = "ps:" + std::to_string(j);
+      options.endpoint = cluster_.ps[j].Endpoint();
+      options.role = wire::Role::Ps;
+      options.index = self;
+      options.rpc_timeout_ms = timeout_ms;
+      ps.push_back(options);
+    }
+    return [this, ps](uint64_t cluster_id) {
+      std::vector<ChannelOptions> to = ps;
+      for (ChannelOptions& o : to) o.cluster_id = cluster_id;
+      return std::make_unique<TransportShipper>(&transport_, std::move(to));
+    };
+  }
+
   InProcessTransport transport_;
   ClusterSpec cluster_;
   std::vector<std::unique_ptr<PsService>> services_;

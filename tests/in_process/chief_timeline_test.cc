@@ -101,18 +101,25 @@ class ChiefTimelineTest : public ::testing::Test {
     identity.cluster_id = kCluster;
     identity.rpc_timeout_ms = options_.rpc_timeout_ms;
     ps_ = std::make_unique<PsClient>(transport_, options_.cluster, std::move(computed), identity);
+    lr_plateau_.reset();
+    if (options_.shard.lr_schedule == "plateau") {
+      lr_plateau_ = std::make_unique<LrPlateau>(LrScheduleOf(options_.shard).value(),
+                                                options_.lr_plateau, ps_.get());
+    }
     state_ = std::make_unique<ChiefState>(ps_->placement().Hash(), options_.train_steps,
                                           static_cast<int>(options_.cluster.workers.size()), 1,
                                           job.Describe(), clock_);
-    keeper_ = std::make_unique<ShardKeeper>(options_, ps_.get(), nullptr, nullptr, stop_, clock_);
-    checkpoints_ =
-        std::make_unique<ChiefCheckpoints>(options_, nullptr, nullptr, keeper_.get(), clock_);
+    keeper_ = std::make_unique<ShardKeeper>(options_, ps_.get(), nullptr, nullptr, stop_, clock_,
+                                            lr_plateau_.get());
+    checkpoints_ = std::make_unique<ChiefCheckpoints>(options_, nullptr, nullptr, keeper_.get(),
+                                                      clock_, lr_plateau_.get());
     reporter_ = std::make_unique<ChiefReporter>(options_, state_.get(),
-                                                MetricsWriter::Open(MetricsPath()).value());
+                                                MetricsWriter::Open(MetricsPath()).value(), stdout,
+                                                lr_plateau_.get());
     evaluator_ = std::make_unique<ClusterEvaluator>(std::move(model), std::move(job), ps_.get());
-    timeline_ = std::make_unique<ChiefTimeline>(options_, *state_, nullptr, *keeper_, *checkpoints_,
-                                                *reporter_, *evaluator_, stop_, clock_,
-                                                [this](MonotonicClock::Duration d) { Look(d); });
+    timeline_ = std::make_unique<ChiefTimeline>(
+        options_, *state_, nullptr, *keeper_, *checkpoints_, *reporter_, *evaluator_, stop_, clock_,
+        [this](MonotonicClock::Duration d) { Look(d); }, lr_plateau_.get());
   }
 
   // What the chief does before it opens training; then the timeline's run.
@@ -138,14 +145,18 @@ class ChiefTimelineTest : public ::testing::Test {
 
   std::string MetricsPath() const { return dir_.string() + "/metrics.jsonl"; }
   // The global step of each evaluation in metrics.jsonl.
-  std::vector<int64_t> EvaluatedSteps() const {
-    std::vector<int64_t> steps;
+  std::vector<int64_t> EvaluatedSteps() const { return MetricsValues<int64_t>("step"); }
+  // `key`'s value in each line of metrics.jsonl that has it.
+  template <typename T>
+  std::vector<T> MetricsValues(const std::string& key) const {
+    std::vector<T> values;
     std::ifstream in(MetricsPath());
+    const std::string quoted = "\"" + key + "\":";
     for (std::string line; std::getline(in, line);) {
-      const size_t at = line.find("\"step\":");
-      if (at != std::string::npos) steps.push_back(std::stoll(line.substr(at + 7)));
+      const size_t at = line.find(quoted);
+      if (at != std::string::npos) values.push_back(std::stod(line.substr(at + quoted.size())));
     }
-    return steps;
+    return values;
   }
 
   std::filesystem::path dir_;
@@ -156,6 +167,7 @@ class ChiefTimelineTest : public ::testing::Test {
   RestartableShard shard_{transport_, {"127.0.0.1", 2000}};
   std::unique_ptr<StepByStepWorker> worker_;
   std::unique_ptr<PsClient> ps_;
+  std::unique_ptr<LrPlateau> lr_plateau_;  // null unless --lr_schedule=plateau
   std::unique_ptr<ChiefState> state_;
   std::unique_ptr<ShardKeeper> keeper_;
   std::unique_ptr<ChiefCheckpoints> checkpoints_;
@@ -194,6 +206,32 @@ TEST_F(ChiefTimelineTest, APsRestartedEmptyIsInitializedAgainAndTrainingStartsOv
   EXPECT_TRUE(shard_.service().store().initialized());
   EXPECT_EQ(worker_->pushes(), 15 + kTrainSteps);
   EXPECT_EQ(EvaluatedSteps(), (std::vector<int64_t>{10, 10, 20, kTrainSteps}));
+}
+
+// --lr_schedule=plateau with a min_delta no loss can beat: the first
+// evaluation (step 10) sets the best, each later one while training lowers
+// the rate (patience 1), and the shard applies each lowering. The final
+// evaluation (step 40) decides nothing: training is over. Each evaluation's
+// rate in metrics.jsonl is the one before its own lowering.
+TEST_F(ChiefTimelineTest, APlateauLowersTheRateOnTheShardsAfterEachStalledEvaluation) {
+  options_.train_steps = 40;
+  options_.job.data.validation_examples = 30;
+  options_.shard.lr_schedule = "plateau";
+  options_.shard.lr_decay_rate = 0.5f;
+  options_.lr_plateau.patience = 1;
+  options_.lr_plateau.min_delta = 100;
+  Build();
+  const Status ran = OpenAndRun();
+  ASSERT_TRUE(ran.ok()) << ran.ToString();
+  EXPECT_EQ(EvaluatedSteps(), (std::vector<int64_t>{10, 20, 30, 40}));
+  EXPECT_EQ(lr_plateau_->lowerings(), 2);
+  EXPECT_EQ(shard_.service().store().Stats().lr_lowerings, 2);
+  const std::vector<double> rates = MetricsValues<double>("learning_rate");
+  ASSERT_EQ(rates.size(), 4u);
+  EXPECT_NEAR(rates[0], 0.5, 1e-7);
+  EXPECT_NEAR(rates[1], 0.5, 1e-7);
+  EXPECT_NEAR(rates[2], 0.25, 1e-7);
+  EXPECT_NEAR(rates[3], 0.125, 1e-7);
 }
 
 // With a validation set the best model is kept, and training stops after

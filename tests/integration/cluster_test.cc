@@ -241,7 +241,10 @@ TEST_F(ClusterTest, ScheduledLearningRateIsReportedAtItsGlobalStep) {
 // The chief checks the schedule's flags as the ps will, naming the flag.
 TEST_F(ClusterTest, BadScheduleFlagsStopTheChiefNamingTheFlag) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--lr_schedule=plateau"}, "--lr_schedule=plateau is not yet supported"},
+      {{"--lr_schedule=plateau"},
+       "--lr_schedule=plateau needs --validation_examples > 0 and --eval_every_steps > 0"},
+      {{"--lr_schedule=plateau", "--validation_examples=100", "--lr_plateau_patience=0"},
+       "--lr_plateau_patience=0 must be >= 1"},
       {{"--lr_schedule=step"}, "--lr_schedule=step: --lr_decay_steps must be > 0, got 0"},
       {{"--lr_schedule=linear"}, "unknown learning-rate schedule 'linear'"},
       {{"--lr_min=0.6"}, "--lr_min must be in [0, learning_rate], got 0.6"},

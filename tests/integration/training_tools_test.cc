@@ -4,8 +4,10 @@
 //  - a learning-rate schedule restored from a checkpoint goes on at the
 //    checkpoint's global step, not from step 0;
 //  - early stopping ends a run whose validation score no longer improves,
-//    and best_model.bin is the model of its best evaluation.
-// Both freeze training with --lr_schedule=step and a decay rate of 1e-12:
+//    and best_model.bin is the model of its best evaluation;
+//  - --lr_schedule=plateau: the chief lowers the rate, the reports follow,
+//    and a restored run goes on at the checkpoint's lowered rate.
+// The first two freeze training with --lr_schedule=step and a decay rate of 1e-12:
 // after --lr_decay_steps the ps apply updates too small to change a float
 // weight, so what the model does after that step is known in advance.
 #include <gtest/gtest.h>
@@ -247,6 +249,84 @@ TEST_F(TrainingToolsTest, EarlyStoppingEndsTheRunAndKeepsTheBestModel) {
               0.5e-4 + 1e-9)
       << report << "\nthe best evaluation, at step " << best.step << ", had test accuracy "
       << best.test_accuracy;
+}
+
+// The rates of a plateau schedule from 0.5, halved by each lowering.
+double PlateauRate(int lowerings) { return 0.5 * std::pow(0.5, lowerings); }
+
+// Checks every rate the chief's log shows (Step and progress lines) against
+// the lowerings logged before it, starting from `lowerings`; returns the
+// lowerings at the end. Each lowering line names the next k and its rate.
+int CheckPlateauLog(const std::string& log, int lowerings) {
+  std::istringstream lines(log);
+  int rates_seen = 0;
+  for (std::string line; std::getline(lines, line);) {
+    // "step S: validation loss L did not improve for 1 evaluation: learning
+    // rate lowered to X (lowering K)"
+    if (line.find(" did not improve for 1 evaluation: learning rate lowered to ") !=
+        std::string::npos) {
+      ++lowerings;
+      EXPECT_EQ(ReportValue(line, "(lowering ").value_or(-1), lowerings) << line;
+      EXPECT_NEAR(ReportValue(line, "lowered to ").value_or(-1), PlateauRate(lowerings), 1e-6)
+          << line;
+    }
+    if (line.rfind("Step: ", 0) == 0) {
+      ++rates_seen;
+      EXPECT_NEAR(ReportValue(line, ", LR: ").value_or(-1), PlateauRate(lowerings), 1e-7) << line;
+    }
+    if (line.rfind("Progress: ", 0) == 0) {
+      EXPECT_NEAR(ReportValue(line, ", lr ").value_or(-1), PlateauRate(lowerings), 1e-7) << line;
+    }
+  }
+  EXPECT_GE(rates_seen, 3) << log;
+  return lowerings;
+}
+
+// --lr_schedule=plateau with a --lr_plateau_min_delta no loss can beat: the
+// first evaluation sets the best, and each later one while training lowers
+// the rate (patience 1), so the chief lowers it at about every
+// --eval_every_steps (the worker's steps slowed to 2 ms, so that the chief's
+// looks, 20 ms apart, fall between them). Every rate reported follows the lowerings logged
+// before it, the ps take each k, and the final checkpoint's manifest records
+// k. Run 2 restores that checkpoint: the ps go on at k (the chief says so,
+// and reports that rate) until its own decision, started afresh, lowers it
+// again.
+TEST_F(TrainingToolsTest, PlateauLowersTheRateAndARestoredRunGoesOnLowered) {
+  const std::string dir = TestDir();
+  const std::string checkpoints = dir + "/checkpoints";
+  std::vector<std::string> flags = DataFlags();
+  flags.insert(
+      flags.end(),
+      {"--normalize", "--model=mlp", "--batch_size=20", "--learning_rate=0.5",
+       "--lr_schedule=plateau", "--lr_decay_rate=0.5", "--lr_plateau_patience=1",
+       "--lr_plateau_min_delta=100", "--eval_every_steps=50", "--log_every_steps=25",
+       "--simulated_delay_ms=2", "--checkpoint_dir=" + checkpoints, "--rpc_timeout_ms=20000"});
+
+  std::vector<std::string> first_flags = flags;
+  first_flags.push_back("--train_steps=300");
+  const std::string first = Train(dir + "/run1", first_flags);
+  const int lowered = CheckPlateauLog(first, 0);
+  EXPECT_GE(lowered, 3) << first;
+  const auto ps_took = [](const std::string& run_dir, int k) {
+    const std::vector<std::string> log = ReadLines(run_dir + "/ps-0.log");
+    const std::string line = "the learning rate is lowered " + std::to_string(k) + " times";
+    return std::any_of(log.begin(), log.end(),
+                       [&](const std::string& l) { return l.find(line) != std::string::npos; });
+  };
+  for (int k = 1; k <= lowered; ++k) EXPECT_TRUE(ps_took(dir + "/run1", k)) << "k = " << k;
+  const std::vector<std::string> manifest = ReadLines(checkpoints + "/ckpt-000000000300/manifest");
+  EXPECT_NE(std::find(manifest.begin(), manifest.end(), "lr_lowerings " + std::to_string(lowered)),
+            manifest.end())
+      << first;
+
+  std::vector<std::string> second_flags = flags;
+  second_flags.push_back("--train_steps=400");
+  const std::string second = Train(dir + "/run2", second_flags);
+  EXPECT_NE(second.find("the learning rate goes on lowered " + std::to_string(lowered) + " times"),
+            std::string::npos)
+      << second;
+  EXPECT_TRUE(ps_took(dir + "/run2", lowered));
+  EXPECT_GE(CheckPlateauLog(second, lowered), lowered);
 }
 
 }  // namespace

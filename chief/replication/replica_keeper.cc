@@ -1,0 +1,102 @@
+#include "chief/replication/replica_keeper.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+
+#include "common/clock.h"
+
+namespace pst {
+namespace {
+
+MonotonicClock::TimePoint In(std::chrono::milliseconds patience) {
+  return SteadyClock().Now() + patience;
+}
+
+bool Names(const ShardChain& chain, int task) {
+  return chain.primary == task ||
+         std::find(chain.backups.begin(), chain.backups.end(), task) != chain.backups.end();
+}
+
+}  // namespace
+
+ReplicaKeeper::ReplicaKeeper(int num_ps, int replicas, PsClient* ps, RoutesBoard* board,
+                             InitializeTask initialize_task)
+    : chains_(num_ps, replicas),
+      ps_(ps),
+      board_(board),
+      initialize_task_(std::move(initialize_task)),
+      lost_(num_ps, false) {
+  board_->Publish(chains_.chains());
+}
+
+Status ReplicaKeeper::SendAll(std::chrono::milliseconds patience) {
+  board_->Publish(chains_.chains());
+  PST_RETURN_IF_ERROR(ps_->SendChains(chains_.chains(), In(patience)));
+  LOG(INFO) << "replicated shards (--ps_replicas=" << chains_.replicas() << "):\n"
+            << chains_.Describe();
+  return Status::OK();
+}
+
+void ReplicaKeeper::ResetAll() {
+  chains_.ResetAll();
+  std::fill(lost_.begin(), lost_.end(), false);
+  board_->Publish(chains_.chains());
+}
+
+int ReplicaKeeper::lost_tasks() const {
+  return static_cast<int>(std::count(lost_.begin(), lost_.end(), true));
+}
+
+bool ReplicaKeeper::HoldsItsReplicas(int task, const ShardStatus& status) const {
+  for (const ShardChain& chain : chains_.chains()) {
+    if (!Names(chain, task)) continue;
+    const bool held = std::any_of(
+        status.replicas.begin(), status.replicas.end(),
+        [&](const ReplicaLoad& r) { return r.shard == chain.shard && r.epoch > 0 && !r.deposed; });
+    if (!held) return false;
+  }
+  return true;
+}
+
+void ReplicaKeeper::Apply(const ChainChange& change, const std::string& why,
+                          std::chrono::milliseconds patience) {
+  board_->Publish(chains_.chains());
+  for (const ShardChain& c : change.changed) LOG(WARNING) << why << ": " << c.Describe();
+  if (change.changed.empty()) return;
+  if (Status sent = ps_->SendChains(change.changed, In(patience)); !sent.ok()) {
+    LOG(WARNING) << "sending the changed chains: " << sent.ToString();
+  }
+}
+
+StatusOr<std::vector<int>> ReplicaKeeper::Repair(std::chrono::milliseconds patience) {
+  std::vector<int> lost_shards;
+  for (int t = 0; t < static_cast<int>(lost_.size()); ++t) {
+    const std::string task = "ps:" + std::to_string(t);
+    StatusOr<ShardStatus> status = ps_->GetShardStatus(t, In(lost_[t] ? patience / 10 : patience));
+    if (!status.ok()) {
+      if (lost_[t]) continue;
+      lost_[t] = true;
+      const ChainChange change = chains_.TaskLost(t);
+      Apply(change, task + " lost (" + status.status().message() + ")", patience);
+      lost_shards.insert(lost_shards.end(), change.lost_shards.begin(), change.lost_shards.end());
+      continue;
+    }
+    const bool empty = !HoldsItsReplicas(t, *status);
+    if (!lost_[t] && !empty) continue;
+    if (!lost_[t]) {
+      // Restarted before its loss was seen: lost all the same.
+      const ChainChange change = chains_.TaskLost(t);
+      Apply(change, task + " restarted without its replicas", patience);
+      lost_shards.insert(lost_shards.end(), change.lost_shards.begin(), change.lost_shards.end());
+    }
+    lost_[t] = false;
+    const ChainChange back = chains_.TaskBack(t);
+    board_->Publish(chains_.chains());
+    PST_RETURN_IF_ERROR(initialize_task_(t));
+    Apply(back, task + " is back: a backup again, filled by its primary", patience);
+  }
+  return lost_shards;
+}
+
+}  // namespace pst

@@ -1,0 +1,85 @@
+#include "chief/replication/shard_chains.h"
+
+#include <algorithm>
+
+namespace pst {
+
+std::vector<int> HomeReplicas(int shard, int num_ps, int replicas) {
+  std::vector<int> tasks;
+  for (int i = 0; i < replicas; ++i) tasks.push_back((shard + i) % num_ps);
+  return tasks;
+}
+
+ShardChains::ShardChains(int num_ps, int replicas)
+    : num_ps_(num_ps), replicas_(replicas), lost_(num_ps, false) {
+  for (int k = 0; k < num_ps; ++k) {
+    const std::vector<int> home = HomeReplicas(k, num_ps, replicas);
+    chains_.push_back(ShardChain{k, 1, home[0], std::vector<int>(home.begin() + 1, home.end())});
+  }
+}
+
+bool ShardChains::Lost(int shard) const { return lost_[shard]; }
+
+ChainChange ShardChains::TaskLost(int task) {
+  ChainChange change;
+  for (ShardChain& c : chains_) {
+    if (Lost(c.shard)) continue;
+    auto backup = std::find(c.backups.begin(), c.backups.end(), task);
+    if (backup != c.backups.end()) {
+      c.backups.erase(backup);
+    } else if (c.primary == task) {
+      if (c.backups.empty()) {
+        lost_[c.shard] = true;
+        change.lost_shards.push_back(c.shard);
+        continue;
+      }
+      c.primary = c.backups.front();
+      c.backups.erase(c.backups.begin());
+      ++promotions_;
+    } else {
+      continue;
+    }
+    ++c.epoch;
+    change.changed.push_back(c);
+  }
+  return change;
+}
+
+ChainChange ShardChains::TaskBack(int task) {
+  ChainChange change;
+  for (ShardChain& c : chains_) {
+    if (Lost(c.shard)) continue;
+    const std::vector<int> home = HomeReplicas(c.shard, num_ps_, replicas_);
+    const bool home_replica = std::find(home.begin(), home.end(), task) != home.end();
+    const bool in_chain =
+        c.primary == task || std::find(c.backups.begin(), c.backups.end(), task) != c.backups.end();
+    if (!home_replica || in_chain) continue;
+    c.backups.push_back(task);
+    ++c.epoch;
+    change.changed.push_back(c);
+  }
+  return change;
+}
+
+ChainChange ShardChains::ResetAll() {
+  int64_t newest = 0;
+  for (const ShardChain& c : chains_) newest = std::max(newest, c.epoch);
+  ChainChange change;
+  for (ShardChain& c : chains_) {
+    const std::vector<int> home = HomeReplicas(c.shard, num_ps_, replicas_);
+    c = ShardChain{c.shard, newest + 1, home[0], std::vector<int>(home.begin() + 1, home.end())};
+    lost_[c.shard] = false;
+    change.changed.push_back(c);
+  }
+  return change;
+}
+
+std::string ShardChains::Describe() const {
+  std::string lines;
+  for (const ShardChain& c : chains_) {
+    lines += (lines.empty() ? "" : "\n") + c.Describe() + (Lost(c.shard) ? " (lost)" : "");
+  }
+  return lines;
+}
+
+}  // namespace pst

@@ -1,0 +1,88 @@
+#include "chief/replication/shard_chains.h"
+
+#include <gtest/gtest.h>
+
+namespace pst {
+namespace {
+
+TEST(ShardChainsTest, HomeReplicasFollowTheShardRoundTheRing) {
+  EXPECT_EQ(HomeReplicas(0, 3, 2), (std::vector<int>{0, 1}));
+  EXPECT_EQ(HomeReplicas(2, 3, 2), (std::vector<int>{2, 0}));
+  EXPECT_EQ(HomeReplicas(1, 3, 3), (std::vector<int>{1, 2, 0}));
+  EXPECT_EQ(HomeReplicas(1, 3, 1), (std::vector<int>{1}));
+}
+
+TEST(ShardChainsTest, StartsWithTheHomeChainsAtEpochOne) {
+  ShardChains chains(3, 2);
+  EXPECT_EQ(chains.Describe(),
+            "shard 0 epoch 1: primary ps:0, backups ps:1\n"
+            "shard 1 epoch 1: primary ps:1, backups ps:2\n"
+            "shard 2 epoch 1: primary ps:2, backups ps:0");
+}
+
+TEST(ShardChainsTest, ALostPrimaryIsReplacedByItsBackupAtANewEpoch) {
+  ShardChains chains(3, 2);
+  const ChainChange change = chains.TaskLost(1);
+  EXPECT_TRUE(change.lost_shards.empty());
+  ASSERT_EQ(change.changed.size(), 2u);
+  // Shard 0 loses its backup; shard 1's backup becomes its primary.
+  EXPECT_EQ(change.changed[0].Describe(), "shard 0 epoch 2: primary ps:0, backups none");
+  EXPECT_EQ(change.changed[1].Describe(), "shard 1 epoch 2: primary ps:2, backups none");
+  EXPECT_EQ(chains.chain(2).epoch, 1);  // untouched
+  EXPECT_EQ(chains.promotions(), 1);
+}
+
+TEST(ShardChainsTest, ATaskBackJoinsItsHomeChainsAsTheLastBackup) {
+  ShardChains chains(3, 2);
+  chains.TaskLost(1);
+  const ChainChange change = chains.TaskBack(1);
+  ASSERT_EQ(change.changed.size(), 2u);
+  EXPECT_EQ(change.changed[0].Describe(), "shard 0 epoch 3: primary ps:0, backups ps:1");
+  EXPECT_EQ(change.changed[1].Describe(), "shard 1 epoch 3: primary ps:2, backups ps:1");
+  // Back in every chain: nothing more to join.
+  EXPECT_TRUE(chains.TaskBack(1).changed.empty());
+}
+
+// The second kill of the issue: the re-joined task's partner is lost next.
+TEST(ShardChainsTest, ASecondLossAfterARejoinIsSurvived) {
+  ShardChains chains(3, 2);
+  chains.TaskLost(1);
+  chains.TaskBack(1);
+  const ChainChange change = chains.TaskLost(2);
+  EXPECT_TRUE(change.lost_shards.empty());
+  EXPECT_EQ(chains.chain(1).Describe(), "shard 1 epoch 4: primary ps:1, backups none");
+  EXPECT_EQ(chains.chain(2).Describe(), "shard 2 epoch 2: primary ps:0, backups none");
+  EXPECT_EQ(chains.promotions(), 3);
+}
+
+TEST(ShardChainsTest, AShardWithoutReplicasLeftIsLost) {
+  ShardChains chains(3, 2);
+  chains.TaskLost(1);
+  const ChainChange change = chains.TaskLost(2);  // shard 1's last replica
+  EXPECT_EQ(change.lost_shards, (std::vector<int>{1}));
+  EXPECT_NE(chains.Describe().find("(lost)"), std::string::npos);
+  EXPECT_TRUE(chains.TaskBack(2).lost_shards.empty());
+  EXPECT_EQ(chains.chain(1).primary, 2);  // lost shards wait for ResetAll
+}
+
+TEST(ShardChainsTest, WithoutReplicationEveryLossLosesAShard) {
+  ShardChains chains(2, 1);
+  const ChainChange change = chains.TaskLost(0);
+  EXPECT_EQ(change.lost_shards, (std::vector<int>{0}));
+  EXPECT_TRUE(change.changed.empty());
+}
+
+TEST(ShardChainsTest, ResetGoesHomeAboveEveryEpoch) {
+  ShardChains chains(3, 2);
+  chains.TaskLost(1);
+  chains.TaskLost(2);
+  const ChainChange change = chains.ResetAll();
+  ASSERT_EQ(change.changed.size(), 3u);
+  EXPECT_EQ(chains.Describe(),
+            "shard 0 epoch 3: primary ps:0, backups ps:1\n"
+            "shard 1 epoch 3: primary ps:1, backups ps:2\n"
+            "shard 2 epoch 3: primary ps:2, backups ps:0");
+}
+
+}  // namespace
+}  // namespace pst

@@ -1,0 +1,245 @@
+// Replicated shards over the in-process transport (docs/DESIGN.md,
+// "Replicated shards"): a push is acknowledged once the backups hold it;
+// a retried push id is not applied twice; a promoted backup goes on from
+// the primary's state; a deposed primary cannot write; a new backup is
+// filled while pushes go on. No processes.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+#include "model/initializer.h"
+#include "ps/ps_client.h"
+#include "ps/testing/in_process_shards.h"
+
+namespace pst {
+namespace {
+
+constexpr uint64_t kCluster = 91;
+constexpr int kShipTimeoutMs = 300;
+
+// Routes the test sets, as the chief would say them.
+class FakeRoutes : public RouteSource {
+ public:
+  explicit FakeRoutes(std::vector<ShardChain> chains) : chains_(std::move(chains)) {}
+  StatusOr<std::vector<ShardChain>> FetchRoutes() override {
+    MutexLock lock(mu_);
+    return chains_;
+  }
+  void Set(const ShardChain& chain) {
+    MutexLock lock(mu_);
+    chains_[chain.shard] = chain;
+  }
+  std::vector<ShardChain> chains() const {
+    MutexLock lock(mu_);
+    return chains_;
+  }
+
+ private:
+  mutable Mutex mu_;
+  std::vector<ShardChain> chains_;
+};
+
+std::vector<ShardChain> HomeChains() { return {{0, 1, 0, {1}}, {1, 1, 1, {2}}, {2, 1, 2, {0}}}; }
+
+class PsReplicationTest : public ::testing::Test {
+ protected:
+  PsReplicationTest() {
+    // global_step and "c" on shard 0, "a" on 1, "b" on 2.
+    auto placement = Placement::Compute(WithGlobalStep({{"a", DType::kFloat32, {3}},
+                                                        {"b", DType::kFloat32, {3}},
+                                                        {"c", DType::kFloat32, {3}}}),
+                                        PlacementOptions{3});
+    EXPECT_TRUE(placement.ok());
+    placement_ = std::make_unique<Placement>(*placement);
+    for (const VariableSpec& spec : placement_->variables()) {
+      values_.push_back(InitializeVariable(spec, 1));
+    }
+    for (int v = 1; v < 4; ++v) {
+      for (int i = 0; i < 3; ++i) values_[v].f32()[i] = 1.0f;
+    }
+    config_.optimizer.name = "sgd";
+    config_.optimizer.learning_rate = 1.0f;
+    config_.global_step_variable = kGlobalStepName;
+    chief_ = Client(&routes_, wire::Role::Chief);
+    EXPECT_TRUE(chief_->Initialize(config_, values_).ok());
+    EXPECT_TRUE(chief_->SendChains(routes_.chains(), Deadline()).ok());
+  }
+
+  std::unique_ptr<PsClient> Client(RouteSource* routes, wire::Role role = wire::Role::Worker,
+                                   int index = 0) {
+    std::unique_ptr<PsClient> client = shards_.Client(*placement_, kCluster, role, index);
+    client->RouteByChains(routes);
+    return client;
+  }
+  static MonotonicClock::TimePoint Deadline() {
+    return SteadyClock().Now() + std::chrono::seconds(2);
+  }
+  // The chief's change of a chain: to the replicas it names, then routes.
+  void Change(const ShardChain& chain) {
+    const Status sent = chief_->SendChains({chain}, Deadline());
+    ASSERT_TRUE(sent.ok()) << sent.ToString();
+    routes_.Set(chain);
+  }
+  // Variable v (1: a, 3: c) as a client routed by `routes` reads it.
+  std::vector<float> Read(RouteSource* routes, int v) {
+    std::vector<Tensor> values;
+    Status pulled = Client(routes)->Pull({v}, &values);
+    EXPECT_TRUE(pulled.ok()) << pulled.ToString();
+    if (!pulled.ok()) return {};
+    return {values[0].f32(), values[0].f32() + 3};
+  }
+  StatusOr<PushSummary> PushOnes(PsClient& client, std::vector<int> variables = {1, 2, 3}) {
+    std::vector<Tensor> grads;
+    for (int v : variables) {
+      Tensor g(DType::kFloat32, {3});
+      for (int i = 0; i < 3; ++i) g.f32()[i] = 0.25f;
+      grads.push_back(g);
+    }
+    return client.Push(variables, grads, /*increment_global_step=*/true);
+  }
+  // A raw push of 0.25s to "c" (shard 0) at ps `task`, routed by `epoch`,
+  // with push id (worker 5, incarnation 7, `sequence`).
+  StatusOr<ReceivedMessage> RawPush(int task, int64_t epoch, uint64_t sequence) {
+    OutgoingMessage m;
+    m.type = wire::MessageType::PushRequest;
+    Tensor g(DType::kFloat32, {3});
+    for (int i = 0; i < 3; ++i) g.f32()[i] = 0.25f;
+    m.tensors.push_back({"c", 0, g});
+    m.extras = [sequence](flatbuffers::FlatBufferBuilder& fbb) {
+      HeaderExtras extras;
+      extras.push = wire::CreatePushParams(fbb, false, 0, 7, sequence);
+      return extras;
+    };
+    return shards_.Connect(task, kCluster)->Call(ReplicaRouter::Routed(m, 0, epoch));
+  }
+
+  InProcessShards shards_{3, nullptr, nullptr, {}, /*replicated=*/true, kShipTimeoutMs};
+  std::unique_ptr<Placement> placement_;
+  std::vector<Tensor> values_;
+  ShardConfig config_;
+  FakeRoutes routes_{HomeChains()};
+  std::unique_ptr<PsClient> chief_;
+};
+
+TEST_F(PsReplicationTest, APromotedBackupHoldsEveryAcknowledgedPush) {
+  auto worker = Client(&routes_);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(PushOnes(*worker).ok());
+  // ps:0 is gone: its backup ps:1 takes shard 0 over, and shard 2 goes on
+  // without its backup.
+  shards_.server(0).Stop();
+  Change({0, 2, 1, {}});
+  Change({2, 2, 2, {}});
+  EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{0, 0, 0}));  // 1 - 4 * 0.25
+  EXPECT_EQ(Client(&routes_)->GlobalStep().value(), 4);
+  // The worker's next push goes to the new primary.
+  StatusOr<PushSummary> next = PushOnes(*worker);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{-0.25, -0.25, -0.25}));
+}
+
+// A backup that does not answer holds every push back: an acknowledged push
+// is on every replica of the chain. Once the chief takes it out, the push
+// is acknowledged, applied once.
+TEST_F(PsReplicationTest, APushWaitsForTheBackupsOfTheChain) {
+  shards_.server(1).Stop();  // shard 0's backup
+  auto worker = Client(&routes_);
+  std::future<StatusOr<PushSummary>> push =
+      std::async(std::launch::async, [&] { return PushOnes(*worker, {3}); });
+  EXPECT_EQ(push.wait_for(std::chrono::milliseconds(3 * kShipTimeoutMs)),
+            std::future_status::timeout);
+  Change({0, 2, 0, {}});
+  StatusOr<PushSummary> pushed = push.get();
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{0.75, 0.75, 0.75}));
+}
+
+TEST_F(PsReplicationTest, AnAcknowledgedPushRetriedAfterAFailoverIsNotAppliedAgain) {
+  StatusOr<ReceivedMessage> first = RawPush(0, 1, 1);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  shards_.server(0).Stop();
+  Change({0, 2, 1, {}});
+  StatusOr<ReceivedMessage> retry = RawPush(1, 2, 1);  // its reply was lost: sent again
+  ASSERT_TRUE(retry.ok()) << retry.status().ToString();
+  EXPECT_TRUE(retry->header().push_result()->duplicate());
+  EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{0.75, 0.75, 0.75}));
+  ASSERT_TRUE(RawPush(1, 2, 2).ok());  // the next one applies
+  EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{0.5, 0.5, 0.5}));
+}
+
+// ps:0 was only paused: it missed its demotion. The push it takes by the old
+// epoch is refused by its backup, so it is never acknowledged, and ps:0
+// serves no more.
+TEST_F(PsReplicationTest, APausedPrimaryThatWasReplacedCannotWrite) {
+  ShardChain promoted{0, 2, 1, {}};
+  ASSERT_TRUE(chief_->SendChains({promoted}, Deadline()).ok());  // ps:1 only: ps:0 is not named
+  routes_.Set(promoted);
+  StatusOr<ReceivedMessage> stale = RawPush(0, 1, 1);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.status().code(), Code::kFailedPrecondition);
+  EXPECT_NE(stale.status().message().find("deposed"), std::string::npos)
+      << stale.status().ToString();
+  StatusOr<ReceivedMessage> again = RawPush(0, 1, 2);
+  EXPECT_EQ(again.status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{1, 1, 1}));  // ps:1: nothing applied
+  // A request routed by the new epoch to the old primary is refused too.
+  EXPECT_EQ(RawPush(0, 2, 3).status().code(), Code::kFailedPrecondition);
+}
+
+TEST_F(PsReplicationTest, ANewBackupIsFilledWhilePushesGoOn) {
+  auto worker = Client(&routes_);
+  std::atomic<bool> stop{false};
+  std::atomic<int> pushed{0};
+  Status failed;
+  std::thread pushes([&] {
+    while (!stop.load()) {
+      if (Status s = PushOnes(*worker, {3}).status(); !s.ok()) {
+        failed = s;
+        stop = true;
+        return;
+      }
+      ++pushed;
+    }
+  });
+  // Until `n` pushes are acknowledged, or the pushes failed.
+  auto await_pushed = [&](int n) {
+    while (pushed.load() < n && !stop.load()) std::this_thread::yield();
+  };
+  await_pushed(3);
+  // ps:2 joins shard 0's chain: initialized, then named by the chain.
+  const ShardChain grown{0, 2, 0, {1, 2}};
+  routes_.Set(grown);
+  ASSERT_TRUE(chief_->InitializeTask(2, config_, values_).ok());
+  routes_.Set(HomeChains()[0]);  // workers keep epoch 1 until the chain is sent
+  Change(grown);
+  await_pushed(pushed.load() + 3);
+  stop = true;
+  pushes.join();
+  ASSERT_TRUE(failed.ok()) << failed.ToString();
+  const std::vector<float> on_primary = Read(&routes_, 3);
+  const float expected = 1.0f - 0.25f * pushed.load();
+  EXPECT_EQ(on_primary, (std::vector<float>{expected, expected, expected}));
+  // Only ps:2 left of shard 0's replicas: it holds every push.
+  shards_.server(0).Stop();
+  shards_.server(1).Stop();
+  Change({0, 3, 2, {}});
+  EXPECT_EQ(Read(&routes_, 3), on_primary);
+}
+
+TEST_F(PsReplicationTest, ReplicasReportTheirRoles) {
+  auto worker = Client(&routes_);
+  ASSERT_TRUE(PushOnes(*worker).ok());
+  std::vector<ReplicaLoad> on_ps1 = shards_.service(1).ReplicaLoads();
+  ASSERT_EQ(on_ps1.size(), 2u);  // shard 0's backup, shard 1's primary
+  EXPECT_EQ(on_ps1[0].shard, 0);
+  EXPECT_FALSE(on_ps1[0].primary);
+  EXPECT_GE(on_ps1[0].shipments_taken, 1u);
+  EXPECT_EQ(on_ps1[0].filled_at_epoch, 1);
+  EXPECT_EQ(on_ps1[1].shard, 1);
+  EXPECT_TRUE(on_ps1[1].primary);
+  EXPECT_GE(on_ps1[1].rounds, 1u);
+  EXPECT_GT(on_ps1[1].bytes_shipped, 0u);
+}
+
+}  // namespace
+}  // namespace pst

@@ -1,0 +1,85 @@
+// The ps, worker and chief executables with --ps_replicas=2 (3 ps, 3
+// workers, no --checkpoint_dir at all): a ps SIGKILLed in the middle of
+// training costs no rollback, async or sync; the global step never moves
+// backwards and the run finishes.
+#include <signal.h>
+
+#include <regex>
+#include <thread>
+
+#include "tests/integration/synthetic_data_test.h"
+#include "tests/integration/test_util.h"
+
+namespace pst {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr int kTrainSteps = 600;
+
+class ReplicatedClusterTest : public SyntheticDataTest,
+                              public ::testing::WithParamInterface<std::string> {
+ protected:
+  static std::vector<std::string> Flags() {
+    return {"--data_dir=" + data_dir(),
+            "--model=mlp",
+            "--batch_size=50",
+            "--mode=" + GetParam(),
+            "--train_steps=" + std::to_string(kTrainSteps),
+            "--eval_every_steps=0",
+            "--log_every_steps=20",
+            "--simulated_delay_ms=4",
+            "--ps_replicas=2",
+            "--rpc_timeout_ms=5000",
+            "--heartbeat_timeout_ms=3000"};
+  }
+  static void WaitForStep(ChildProcess& chief, int step) {
+    for (int i = 0; i < 3000 && ReportValue(chief.Log(), "Step: ").value_or(0) < step; ++i) {
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    ASSERT_GE(ReportValue(chief.Log(), "Step: ").value_or(0), step) << chief.Log();
+  }
+  // The global steps of the chief's "Step: N" lines, in order.
+  static std::vector<int> LoggedSteps(const std::string& log) {
+    std::vector<int> steps;
+    const std::regex step_line("Step: (\\d+)");
+    for (auto it = std::sregex_iterator(log.begin(), log.end(), step_line);
+         it != std::sregex_iterator(); ++it) {
+      steps.push_back(std::stoi((*it)[1].str()));
+    }
+    return steps;
+  }
+};
+
+TEST_P(ReplicatedClusterTest, AKilledPsCostsNoRollback) {
+  LocalCluster cluster(3, 3, TestDir());
+  cluster.StartAll(Flags());
+  ChildProcess& chief = cluster.task("chief");
+  WaitForStep(chief, 150);
+  cluster.task("ps", 1).Signal(SIGKILL);
+  const auto exits = cluster.WaitAll(seconds(240));
+  for (const TaskExit& e : exits) {
+    if (e.name == "ps:1") continue;  // killed
+    EXPECT_EQ(e.code, 0) << DescribeExits(exits) << "\n" << chief.Log();
+  }
+  const std::string log = chief.Log();
+  EXPECT_NE(log.find("ps:1 lost"), std::string::npos) << log;
+  EXPECT_NE(log.find("shard 1 epoch 2: primary ps:2"), std::string::npos) << log;
+  EXPECT_EQ(log.find("training resumes at global step"), std::string::npos) << log;
+  const std::vector<int> steps = LoggedSteps(log);
+  ASSERT_FALSE(steps.empty());
+  for (size_t i = 1; i < steps.size(); ++i) {
+    EXPECT_GE(steps[i], steps[i - 1]) << "the global step moved backwards:\n" << log;
+  }
+  const double final_step = ReportValue(log, "Global-Step: ").value_or(0);
+  EXPECT_GE(final_step, kTrainSteps) << log;
+  // Sync counts each step once; async, each worker's last push may land after.
+  EXPECT_LE(final_step, GetParam() == "sync" ? kTrainSteps : kTrainSteps + 3) << log;
+  EXPECT_GT(ReportValue(log, "Test-Accuracy: ").value_or(0), 0.5) << log;
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ReplicatedClusterTest, ::testing::Values("async", "sync"));
+
+}  // namespace
+}  // namespace pst
