@@ -21,6 +21,8 @@
 namespace pst {
 
 struct ChiefOptions {
+  // Copies of each shard (--ps_replicas; docs/REPLICATED_SHARDS.md).
+  int ps_replicas = 1;
   ClusterSpec cluster;
   uint64_t cluster_id = 0;  // 0: pick a random one
   // --container: the job's named container on the ps ("": the default);

@@ -15,6 +15,7 @@
 #include "chief/chief_timeline.h"
 #include "chief/liveness_monitor.h"
 #include "chief/lr_plateau.h"
+#include "chief/replication/routes_board.h"
 #include "chief/reporting/cluster_evaluator.h"
 #include "chief/reporting/metrics_writer.h"
 #include "chief/shard_keeper.h"
@@ -80,6 +81,7 @@ class Chief {
         evaluator_(std::move(model), std::move(job), &ps_, options.tables),
         lr_plateau_(MakeLrPlateau(options, &ps_)),
         reporter_(options, &state_, std::move(metrics), stdout, lr_plateau_.get()) {
+    if (options.ps_replicas > 1) ps_.RouteByChains(&routes_);
     if (!options.checkpoint_dir.empty()) {
       checkpointer_ =
           std::make_unique<Checkpointer>(options.checkpoint_dir, options.keep_checkpoints,
@@ -115,8 +117,9 @@ class Chief {
     if (options_.staleness_bound) {
       PST_ASSIGN_OR_RETURN(ssp_, MakeSspCoordinator(server.get()));
     }
-    service_ = std::make_unique<ChiefService>(&state_, sync_.get(), num_workers(), ps_.num_shards(),
-                                              ssp_.get());
+    service_ = std::make_unique<ChiefService>(
+        &state_, sync_.get(), num_workers(), ps_.num_shards(), ssp_.get(),
+        options_.ps_replicas > 1 ? &routes_ : nullptr, options_.ps_replicas);
     PST_RETURN_IF_ERROR(server->Start());
     PST_ASSIGN_OR_RETURN(std::unique_ptr<MetricsHttpServer> endpoint,
                          reporter_.StartEndpoint(bind.address));
@@ -124,7 +127,7 @@ class Chief {
                              clock_);
     LOG(INFO) << "chief serving on " << server->bound_endpoint() << ", cluster id " << cluster_id_;
     ShardKeeper keeper(options_, &ps_, sync_.get(), checkpointer_.get(), stop, clock_,
-                       lr_plateau_.get());
+                       lr_plateau_.get(), &routes_);
     ChiefCheckpoints checkpoints(options_, checkpointer_.get(), sync_.get(), &keeper, clock_,
                                  lr_plateau_.get());
     PST_RETURN_IF_ERROR(keeper.WaitForShards());
@@ -176,6 +179,7 @@ class Chief {
   Transport& transport_;
   const MonotonicClock& clock_;
   const ChiefTimeline::Pause pause_;
+  RoutesBoard routes_;  // the shards' chains (--ps_replicas > 1); before ps_, which reads it
   PsClient ps_;
   ChiefState state_;
   ClusterEvaluator evaluator_;

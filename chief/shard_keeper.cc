@@ -1,6 +1,7 @@
 #include "chief/shard_keeper.h"
 
 #include <algorithm>
+#include <thread>
 #include <utility>
 
 #include "common/clock.h"
@@ -23,14 +24,21 @@ MonotonicClock::TimePoint RequestDeadline(std::chrono::milliseconds patience) {
 
 ShardKeeper::ShardKeeper(const ChiefOptions& options, PsClient* ps, SyncCoordinator* sync,
                          Checkpointer* checkpointer, const std::atomic<bool>& stop,
-                         const MonotonicClock& clock, LrPlateau* lr_plateau)
+                         const MonotonicClock& clock, LrPlateau* lr_plateau, RoutesBoard* routes)
     : options_(options),
       ps_(ps),
       sync_(sync),
       checkpointer_(checkpointer),
       stop_(stop),
       clock_(clock),
-      lr_plateau_(lr_plateau) {}
+      lr_plateau_(lr_plateau) {
+  if (options_.ps_replicas > 1) {
+    replicas_ = std::make_unique<ReplicaKeeper>(
+        ps_->num_shards(), options_.ps_replicas, ps_, routes, [this](int task) {
+          return ps_->InitializeTask(task, options_.shard, InitialValues(), options_.tables);
+        });
+  }
+}
 
 Status ShardKeeper::WaitForShards() {
   const int timeout_ms = options_.ps_wait_timeout_ms;
@@ -55,6 +63,13 @@ Status ShardKeeper::WaitForShards() {
 }
 
 StatusOr<int64_t> ShardKeeper::Start() {
+  if (replicas_) {
+    // Every replica starts from the initial values or the checkpoint: a
+    // restarted chief does not know the chains the ps held.
+    PST_RETURN_IF_ERROR(InitializeVariables());
+    PST_RETURN_IF_ERROR(replicas_->SendAll(std::chrono::milliseconds(options_.rpc_timeout_ms)));
+    return RestoreNewestCheckpoint();
+  }
   // --reset_container: what the container holds goes, whoever's it is.
   if (!options_.reset_container) {
     PST_ASSIGN_OR_RETURN(const std::optional<int64_t> carried_on, CarryOnWithRunningShards());
@@ -80,7 +95,36 @@ void ShardKeeper::LogContainers() {
 }
 
 // Every shard goes back to the same step, so the model stays consistent.
+StatusOr<int64_t> ShardKeeper::RecoverReplicated(const std::string& why) {
+  LOG(WARNING) << "a ps looks lost: " << why;
+  const auto give_up = clock_.Now() + std::chrono::milliseconds(options_.rpc_timeout_ms);
+  for (;;) {
+    PST_ASSIGN_OR_RETURN(const std::vector<int> lost, replicas_->Repair(kProbePatience));
+    if (!lost.empty()) break;
+    StatusOr<int64_t> step = sync_ ? StatusOr<int64_t>(sync_->global_step()) : GlobalStep();
+    if (step.ok()) {
+      LOG(WARNING) << "no update lost (--ps_replicas=" << options_.ps_replicas
+                   << "): training goes on at global step " << *step;
+      if (lr_plateau_) PST_RETURN_IF_ERROR(lr_plateau_->Resend(deadline()));
+      return step;
+    }
+    if (clock_.Now() >= give_up || stop_.load()) return step.status();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  LOG(WARNING) << "a shard lost every replica: the whole cluster goes back to the newest "
+                  "checkpoint";
+  PST_RETURN_IF_ERROR(WaitForShards());
+  replicas_->ResetAll();
+  PST_RETURN_IF_ERROR(InitializeVariables());
+  PST_RETURN_IF_ERROR(replicas_->SendAll(std::chrono::milliseconds(options_.rpc_timeout_ms)));
+  PST_ASSIGN_OR_RETURN(const int64_t step, RestoreNewestCheckpoint());
+  if (sync_) sync_->Open(step);
+  LOG(WARNING) << "training resumes at global step " << step;
+  return step;
+}
+
 StatusOr<int64_t> ShardKeeper::Recover(const std::string& why) {
+  if (replicas_) return RecoverReplicated(why);
   LOG(WARNING) << "pausing training: " << why;
   PST_RETURN_IF_ERROR(WaitForShards());
   // A ps that was only slow (a stall longer than a probe's patience) still
@@ -103,9 +147,18 @@ StatusOr<int64_t> ShardKeeper::Recover(const std::string& why) {
 }
 
 std::string ShardKeeper::Probe() {
+  if (replicas_) {
+    StatusOr<std::vector<int>> lost = replicas_->Repair(kProbePatience);
+    if (!lost.ok()) return lost.status().ToString();
+    if (!lost->empty()) {
+      return "every replica of shard " + std::to_string(lost->front()) + " is lost";
+    }
+  }
   std::vector<ShardStatus> probed;
   for (int k = 0; k < ps_->num_shards(); ++k) {
-    auto status = ps_->GetShardStatus(k, RequestDeadline(kProbePatience));
+    auto status = ShardStatusOf(k, RequestDeadline(kProbePatience));
+    // Replicated: a primary lost since the repair is the next probe's.
+    if (replicas_ && !status.ok()) return "";
     if (std::string trouble = ShardTrouble(k, status); !trouble.empty()) return trouble;
     probed.push_back(*status);
     // Sync: step notices are fire-and-forget; one lost (e.g. while the
@@ -119,19 +172,29 @@ std::string ShardKeeper::Probe() {
 StatusOr<std::vector<ShardStatus>> ShardKeeper::Statuses() {
   std::vector<ShardStatus> shards;
   for (int k = 0; k < ps_->num_shards(); ++k) {
-    PST_ASSIGN_OR_RETURN(ShardStatus s, ps_->GetShardStatus(k, deadline()));
+    PST_ASSIGN_OR_RETURN(ShardStatus s, ShardStatusOf(k, deadline()));
     shards.push_back(std::move(s));
   }
   return shards;
 }
 
-StatusOr<int64_t> ShardKeeper::GlobalStep() {
-  if (sync_) return sync_->global_step();
+int ShardKeeper::GlobalStepShard() const {
   int shard = 0;
   for (const Slice& slice : ps_->placement().slices()) {
     if (slice.name == kGlobalStepName) shard = slice.shard;
   }
-  auto status = ps_->GetShardStatus(shard, RequestDeadline(kProbePatience));
+  return shard;
+}
+
+StatusOr<ShardStatus> ShardKeeper::ShardStatusOf(int shard, MonotonicClock::TimePoint deadline) {
+  if (!replicas_) return ps_->GetShardStatus(shard, deadline);
+  return ps_->GetShardStatus(replicas_->PrimaryOf(shard), deadline, shard);
+}
+
+StatusOr<int64_t> ShardKeeper::GlobalStep() {
+  if (sync_) return sync_->global_step();
+  const int shard = GlobalStepShard();
+  auto status = ShardStatusOf(shard, RequestDeadline(kProbePatience));
   // A shard restarted empty has no step of the run: recover now, before the
   // next probe, rather than follow its step.
   if (std::string trouble = ShardTrouble(shard, status); !trouble.empty()) {

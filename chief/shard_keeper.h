@@ -11,6 +11,11 @@
 // a request's own deadline is the transport's, read from SteadyClock(),
 // which the transport waits by.
 //
+// With --ps_replicas > 1 (docs/REPLICATED_SHARDS.md) a lost ps costs no
+// rollback: its probes go through a ReplicaKeeper, which promotes backups
+// and puts returning tasks back into the chains; only a shard whose every
+// replica is lost brings the whole cluster back to the newest checkpoint.
+//
 // With --lr_schedule=plateau it also brings the shards to one k (the
 // learning rate's lowerings, chief/lr_plateau.h) whenever their variables
 // start over or go on.
@@ -26,6 +31,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +39,7 @@
 #include "chief/checkpoints/checkpointer.h"
 #include "chief/chief_options.h"
 #include "chief/lr_plateau.h"
+#include "chief/replication/replica_keeper.h"
 #include "chief/sync/sync_coordinator.h"
 #include "common/clock.h"
 #include "common/status.h"
@@ -46,9 +53,12 @@ class ShardKeeper {
   // Between two probes while training runs.
   static constexpr std::chrono::milliseconds kProbeInterval{500};
 
+  // `routes` (borrowed; used with --ps_replicas > 1) is where the chains
+  // are published for the ps client and the workers.
   ShardKeeper(const ChiefOptions& options, PsClient* ps, SyncCoordinator* sync,
               Checkpointer* checkpointer, const std::atomic<bool>& stop,
-              const MonotonicClock& clock = SteadyClock(), LrPlateau* lr_plateau = nullptr);
+              const MonotonicClock& clock = SteadyClock(), LrPlateau* lr_plateau = nullptr,
+              RoutesBoard* routes = nullptr);
 
   // Waits for every ps to answer, each within --ps_wait_timeout_ms
   // (DeadlineExceeded naming the missing one); Aborted as soon as the stop
@@ -102,6 +112,13 @@ class ShardKeeper {
   StatusOr<int64_t> RestoreNewestCheckpoint();
   // The most lowerings any running shard applies (the plateau's k).
   StatusOr<int> RunningLrLowerings();
+  // The status of shard `shard` (replicated: of its primary's replica).
+  StatusOr<ShardStatus> ShardStatusOf(int shard, MonotonicClock::TimePoint deadline);
+  // The shard holding the global step.
+  int GlobalStepShard() const;
+  // Replicated: the chains repaired after `why`; without a rollback unless
+  // a shard lost every replica.
+  StatusOr<int64_t> RecoverReplicated(const std::string& why);
 
   const ChiefOptions& options_;
   PsClient* const ps_;
@@ -110,6 +127,7 @@ class ShardKeeper {
   const std::atomic<bool>& stop_;
   const MonotonicClock& clock_;
   LrPlateau* const lr_plateau_;
+  std::unique_ptr<ReplicaKeeper> replicas_;  // --ps_replicas > 1 only
   std::vector<ShardStatus> probed_;
 };
 

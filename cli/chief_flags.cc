@@ -246,6 +246,12 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   if (FLAGS_max_staleness < 0) return InvalidArgument("--max_staleness must be >= 0");
   o.shard.max_staleness = FLAGS_max_staleness;
   PST_ASSIGN_OR_RETURN(o.placement, PlacementFromFlags());
+  PST_ASSIGN_OR_RETURN(o.ps_replicas, PsReplicasFromFlags(static_cast<int>(o.cluster.ps.size())));
+  if (o.ps_replicas > 1 && !o.container.empty()) {
+    return InvalidArgument(
+        "--ps_replicas > 1 does not work with --container yet: a named container's shards are "
+        "not replicated");
+  }
   PST_RETURN_IF_ERROR(CheckPositiveFlag("train_steps", FLAGS_train_steps));
   o.train_steps = FLAGS_train_steps;
   if (FLAGS_eval_every_steps < 0) return InvalidArgument("--eval_every_steps must be >= 0");

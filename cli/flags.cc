@@ -167,6 +167,9 @@ DEFINE_string(staleness_policy, "apply", "Stale gradients: apply | drop | scale"
 DEFINE_int64(max_staleness, 8, "With --staleness_policy=drop: drop above this staleness");
 DEFINE_string(placement, "round_robin", "Variable placement: round_robin | greedy");
 DEFINE_int64(partition_bytes, 0, "Split variables larger than this over shards (0: never)");
+DEFINE_int32(ps_replicas, 1,
+             "Copies of each ps shard: a primary and R-1 backups on the next ps tasks; a lost "
+             "ps then costs no update and no rollback (chief and workers; 1..ps count)");
 // Chief.
 DEFINE_int64(eval_every_steps, 500, "Evaluate on the test set every this many global steps");
 DEFINE_int32(early_stopping_patience, 0,

@@ -64,7 +64,7 @@ const std::vector<FlagGroup>& Groups() {
        kChief | kWorker,
        {"eval_every_steps", "early_stopping_patience", "log_every_steps", "progress_every_secs",
         "worker_log_every_steps", "run_dir", "logdir"}},
-      {"Variable placement", kChief | kWorker, {"placement", "partition_bytes"}},
+      {"Variable placement", kChief | kWorker, {"placement", "partition_bytes", "ps_replicas"}},
       {"Device", kWorker | kPredict, {"device"}},
       {"Model parallelism", kWorker, {"model_parallel", "micro_batches"}},
       {"Device options",

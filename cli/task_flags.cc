@@ -22,6 +22,7 @@ DECLARE_string(curve_keys_dir);
 DECLARE_string(mode);
 DECLARE_string(placement);
 DECLARE_int64(partition_bytes);
+DECLARE_int32(ps_replicas);
 DECLARE_int32(heartbeat_timeout_ms);
 DECLARE_int32(heartbeat_interval_ms);
 DECLARE_int32(metrics_port);
@@ -80,6 +81,15 @@ StatusOr<PlacementOptions> PlacementFromFlags() {
   }
   p.partition_bytes = FLAGS_partition_bytes;
   return p;
+}
+
+StatusOr<int> PsReplicasFromFlags(int num_ps) {
+  if (FLAGS_ps_replicas < 1 || FLAGS_ps_replicas > num_ps) {
+    return InvalidArgument("--ps_replicas=" + std::to_string(FLAGS_ps_replicas) +
+                           " must be in 1.." + std::to_string(num_ps) +
+                           " (the ps tasks: each replica of a shard is on another one)");
+  }
+  return FLAGS_ps_replicas;
 }
 
 Status CheckTaskFlags() {

@@ -40,6 +40,8 @@ StatusOr<DType> WireDTypeFromFlags();
 
 // --placement and --partition_bytes.
 StatusOr<PlacementOptions> PlacementFromFlags();
+// --ps_replicas, checked against the cluster's `num_ps` ps tasks.
+StatusOr<int> PsReplicasFromFlags(int num_ps);
 
 }  // namespace pst
 

@@ -103,6 +103,7 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   PST_RETURN_IF_ERROR(CheckPositiveFlag("worker_log_every_steps", FLAGS_worker_log_every_steps));
   o.log_every_steps = FLAGS_worker_log_every_steps;
   PST_ASSIGN_OR_RETURN(o.placement, PlacementFromFlags());
+  PST_ASSIGN_OR_RETURN(o.ps_replicas, PsReplicasFromFlags(static_cast<int>(o.cluster.ps.size())));
   o.rpc_timeout_ms = FLAGS_rpc_timeout_ms;
   PST_RETURN_IF_ERROR(CheckPositiveFlag("join_timeout_ms", FLAGS_join_timeout_ms));
   o.join_timeout_ms = FLAGS_join_timeout_ms;

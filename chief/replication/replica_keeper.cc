@@ -93,7 +93,15 @@ StatusOr<std::vector<int>> ReplicaKeeper::Repair(std::chrono::milliseconds patie
     lost_[t] = false;
     const ChainChange back = chains_.TaskBack(t);
     board_->Publish(chains_.chains());
-    PST_RETURN_IF_ERROR(initialize_task_(t));
+    if (Status initialized = initialize_task_(t); !initialized.ok()) {
+      // Gone again, or not ready: out of the chains until the next look.
+      LOG(WARNING) << task
+                   << " answers but its replicas cannot be initialized: " << initialized.ToString();
+      lost_[t] = true;
+      chains_.TaskLost(t);
+      board_->Publish(chains_.chains());
+      continue;
+    }
     Apply(back, task + " is back: a backup again, filled by its primary", patience);
   }
   return lost_shards;

@@ -34,10 +34,12 @@ class ReplicaKeeper {
   // Sends every chain to its replicas (after they were initialized).
   Status SendAll(std::chrono::milliseconds patience);
   // Looks at every ps task, each within `patience` (a task already lost:
-  // a tenth of it), and repairs the chains as the class comment says.
-  // Returns the shards lost whole (every replica gone): only a checkpoint
-  // has them.
+  // a tenth of it), and repairs the chains as the class comment says (a
+  // task back whose replicas cannot be initialized stays out). Returns the
+  // shards lost whole (every replica gone): only a checkpoint has them.
   StatusOr<std::vector<int>> Repair(std::chrono::milliseconds patience);
+  // The ps task serving shard `shard` now.
+  int PrimaryOf(int shard) const { return chains_.chain(shard).primary; }
   // Every chain back to its home replicas at a new epoch, published (the
   // shards were initialized again: SendAll follows).
   void ResetAll();

@@ -28,9 +28,9 @@ class ReplicaKeeperTest : public ::testing::Test {
     config_.optimizer.learning_rate = 1.0f;
     config_.global_step_variable = kGlobalStepName;
     chief_ = Routed(wire::Role::Chief);
-    keeper_ = std::make_unique<ReplicaKeeper>(
-        3, 2, chief_.get(), &board_,
-        [this](int task) { return chief_->InitializeTask(task, config_, values_); });
+    keeper_ = std::make_unique<ReplicaKeeper>(3, 2, chief_.get(), &board_, [this](int task) {
+      return chief_->InitializeTask(task, config_, values_);
+    });
     EXPECT_TRUE(chief_->Initialize(config_, values_).ok());
     EXPECT_TRUE(keeper_->SendAll(kPatience).ok());
   }

@@ -60,7 +60,7 @@ TEST_P(ReplicatedClusterTest, AKilledPsCostsNoRollback) {
   cluster.task("ps", 1).Signal(SIGKILL);
   const auto exits = cluster.WaitAll(seconds(240));
   for (const TaskExit& e : exits) {
-    if (e.name == "ps:1") continue;  // killed
+    if (e.name == "ps-1") continue;  // killed
     EXPECT_EQ(e.code, 0) << DescribeExits(exits) << "\n" << chief.Log();
   }
   const std::string log = chief.Log();
