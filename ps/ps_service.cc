@@ -487,10 +487,14 @@ OutgoingMessage PsService::HandleChain(const ReceivedMessage& request) {
 OutgoingMessage PsService::HandleShip(const ReceivedMessage& request) {
   const wire::ReplicaRoute* route = request.header().replica();
   if (route == nullptr) return ReplyTo(request, InvalidArgument("a shipment names no shard"));
+  // Views of the received frames, not copies: Restore copies what it keeps.
   NamedTensors state;
   state.reserve(request.tensors().size());
-  for (const TensorView& t : request.tensors())
-    state.emplace_back(std::string(t.name), t.ToTensor());
+  for (const TensorView& t : request.tensors()) {
+    std::shared_ptr<uint8_t[]> bytes(static_cast<uint8_t*>(const_cast<void*>(t.data)),
+                                     [](uint8_t*) {});
+    state.emplace_back(std::string(t.name), Tensor::Wrap(t.dtype, t.shape, std::move(bytes)));
+  }
   return ReplyTo(request, replicas_.TakeShipment(request.header().sender_index(), route->shard(),
                                                  route->epoch(), state));
 }
