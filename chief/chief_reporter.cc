@@ -61,7 +61,8 @@ StatusOr<std::unique_ptr<MetricsHttpServer>> ChiefReporter::StartEndpoint(
 }
 
 void ChiefReporter::PublishProgress(int64_t step, int64_t start_step, double elapsed,
-                                    double seconds_since_checkpoint, int checkpoint_failures) {
+                                    double seconds_since_checkpoint, int checkpoint_failures,
+                                    int64_t ps_promotions) {
   gauges_.Update([&](TrainingSnapshot& s) {
     s.global_step = step;
     s.train_steps = options_.train_steps;
@@ -72,6 +73,7 @@ void ChiefReporter::PublishProgress(int64_t step, int64_t start_step, double ela
     s.live_workers = state_->live_workers();
     s.live_ps = state_->live_ps();
     s.task_deaths = state_->deaths();
+    s.ps_promotions = ps_promotions;
     s.seconds_since_checkpoint = seconds_since_checkpoint;
     s.consecutive_checkpoint_failures = checkpoint_failures;
   });

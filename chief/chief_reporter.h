@@ -50,9 +50,11 @@ class ChiefReporter {
   StatusOr<std::unique_ptr<MetricsHttpServer>> StartEndpoint(const std::string& address);
 
   // What the endpoint serves, as of the timeline's newest look at global
-  // step `step`: `elapsed` seconds of training since `start_step`.
+  // step `step`: `elapsed` seconds of training since `start_step`;
+  // `ps_promotions`: backups promoted so far (--ps_replicas).
   void PublishProgress(int64_t step, int64_t start_step, double elapsed,
-                       double seconds_since_checkpoint, int checkpoint_failures);
+                       double seconds_since_checkpoint, int checkpoint_failures,
+                       int64_t ps_promotions = 0);
   // On time (or `final`) the progress line; none with progress_every_secs 0.
   void ShowProgress(MonotonicClock::TimePoint now, const ProgressSnapshot& progress, bool final);
   // Ends the progress line, so that what follows keeps it.

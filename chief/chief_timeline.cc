@@ -102,7 +102,7 @@ Status ChiefTimeline::FollowTraining() {
     cadence.Observe(step);
     reporter_.PublishProgress(step, start_step_, SecondsSince(start_),
                               checkpoints_.seconds_since_checkpoint(),
-                              checkpoints_.consecutive_failures());
+                              checkpoints_.consecutive_failures(), keeper_.promotions());
     const auto now = clock_.Now();
     progress.Observe(now, step, state_.total_examples());
     if (const std::string bad = state_.non_finite_loss(); !bad.empty()) {

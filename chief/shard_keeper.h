@@ -79,6 +79,8 @@ class ShardKeeper {
   // what is wrong (a dead ps, or one restarted empty). Sync: also passes on
   // each shard's step, as its notices do.
   std::string Probe();
+  // Backups promoted to primary so far (--ps_replicas; 0 without).
+  int64_t promotions() const { return replicas_ ? replicas_->chains().promotions() : 0; }
   // Every shard's status from the last probe that reached them all.
   const std::vector<ShardStatus>& probed() const { return probed_; }
   // Every shard's status now, each within --rpc_timeout_ms.

@@ -82,6 +82,8 @@ wire::MessageType ExpectedReply(wire::MessageType request) {
     case wire::MessageType::SaveRequest: return wire::MessageType::SaveReply;
     case wire::MessageType::RestoreRequest: return wire::MessageType::RestoreReply;
     case wire::MessageType::LrLoweringsRequest: return wire::MessageType::LrLoweringsReply;
+    case wire::MessageType::ChainRequest: return wire::MessageType::ChainReply;
+    case wire::MessageType::ShipRequest: return wire::MessageType::ShipReply;
     default: return wire::MessageType::Invalid;
   }
 }

@@ -35,6 +35,8 @@ std::string TrainingMetricsText(const TrainingSnapshot& s) {
              s.live_workers);
   t.AddGauge("pstrain_live_ps", "Ps tasks heard from and not declared dead", s.live_ps);
   t.AddCounter("pstrain_task_deaths_total", "Times a task was declared dead", s.task_deaths);
+  t.AddCounter("pstrain_ps_promotions_total",
+               "Backups promoted to primary when a ps was lost (--ps_replicas)", s.ps_promotions);
   t.AddCounter("pstrain_gradients_dropped_total",
                "Gradients the ps dropped by the staleness policy", s.gradients_dropped);
   t.AddCounter("pstrain_stale_gradients_dropped_total",
@@ -64,6 +66,16 @@ void AddPerContainer(PrometheusText& t, const ShardLoad& load, const std::string
   }
 }
 
+// One sample per replica the ps holds, labelled with the shard it copies.
+template <typename Value>
+void AddPerReplica(PrometheusText& t, const ShardLoad& load, PrometheusText::Type type,
+                   const std::string& name, const std::string& help, Value value) {
+  for (const ReplicaMetrics& r : load.replicas) {
+    t.Add(type, name, help, static_cast<double>(value(r)),
+          {{"shard", std::to_string(load.shard)}, {"replica_of", std::to_string(r.shard)}});
+  }
+}
+
 }  // namespace
 
 std::string ShardMetricsText(const ShardLoad& load) {
@@ -85,6 +97,25 @@ std::string ShardMetricsText(const ShardLoad& load) {
              load.queue_depth, shard);
   AddPerContainer(t, load, "pstrain_ps_container_variables", "Variables a container holds",
                   &ContainerLoad::variables);
+  const auto g = PrometheusText::Type::kGauge;
+  const auto c = PrometheusText::Type::kCounter;
+  AddPerReplica(t, load, g, "pstrain_ps_replica_epoch", "The epoch of the chain this replica holds",
+                [](const ReplicaMetrics& r) { return r.epoch; });
+  AddPerReplica(t, load, g, "pstrain_ps_replica_primary",
+                "1 when this replica is its shard's primary",
+                [](const ReplicaMetrics& r) { return r.primary ? 1 : 0; });
+  AddPerReplica(t, load, c, "pstrain_ps_replica_rounds_total",
+                "As the primary: rounds shipped to every backup",
+                [](const ReplicaMetrics& r) { return r.rounds; });
+  AddPerReplica(t, load, c, "pstrain_ps_replica_shipped_bytes_total",
+                "As the primary: bytes shipped",
+                [](const ReplicaMetrics& r) { return r.bytes_shipped; });
+  AddPerReplica(t, load, c, "pstrain_ps_replica_shipments_taken_total",
+                "As a backup: shipments taken from the primary",
+                [](const ReplicaMetrics& r) { return r.shipments_taken; });
+  AddPerReplica(t, load, g, "pstrain_ps_replica_filled_at_epoch",
+                "As a backup: the epoch of the primary's state it holds (0: none yet)",
+                [](const ReplicaMetrics& r) { return r.filled_at_epoch; });
   for (const TableMetrics& table : load.tables) {
     const PrometheusLabels labels = {{"shard", std::to_string(load.shard)}, {"table", table.name}};
     t.AddGauge("pstrain_ps_table_rows", "Rows an embedding table holds on the shard",

@@ -28,6 +28,7 @@ struct TrainingSnapshot {
   int live_workers = 0;
   int live_ps = 0;
   int64_t task_deaths = 0;
+  int64_t ps_promotions = 0;             // --ps_replicas: backups promoted to primary
   uint64_t gradients_dropped = 0;        // by the staleness policy (async)
   uint64_t stale_gradients_dropped = 0;  // sync: stale pushes; async: as above
   // -1 while no checkpoint was saved by this chief (or without checkpoints).
@@ -57,6 +58,17 @@ struct TableMetrics {
   uint64_t bytes = 0;
 };
 
+// One shard replica a ps holds (--ps_replicas; ps/replica_shards.h).
+struct ReplicaMetrics {
+  int shard = 0;
+  int64_t epoch = 0;
+  bool primary = false;
+  uint64_t rounds = 0;           // as the primary: shipments to every backup
+  uint64_t bytes_shipped = 0;    // as the primary
+  uint64_t shipments_taken = 0;  // as a backup
+  int64_t filled_at_epoch = 0;   // as a backup: holds its primary's state of this epoch
+};
+
 // A ps shard's load, as its status request reports it.
 struct ShardLoad {
   int shard = 0;
@@ -70,6 +82,7 @@ struct ShardLoad {
   uint64_t queue_depth = 0;
   std::vector<ContainerLoad> containers;
   std::vector<TableMetrics> tables;  // the default container's
+  std::vector<ReplicaMetrics> replicas;
 };
 
 std::string TrainingMetricsText(const TrainingSnapshot& s);

@@ -49,5 +49,23 @@ TEST(TrainingMetricsTest, ShardLoadIsLabelledWithTheShard) {
   EXPECT_TRUE(Has(text, "pstrain_ps_queue_depth{shard=\"2\"} 1")) << text;
 }
 
+TEST(TrainingMetricsTest, EachReplicaIsLabelledWithTheShardItCopies) {
+  ShardLoad load;
+  load.shard = 2;
+  load.replicas.push_back({/*shard=*/2, /*epoch=*/3, /*primary=*/true, /*rounds=*/40,
+                           /*bytes_shipped=*/1000, 0, 0});
+  load.replicas.push_back({1, 3, false, 0, 0, /*shipments_taken=*/38, /*filled_at_epoch=*/3});
+  const std::string text = ShardMetricsText(load);
+  EXPECT_TRUE(Has(text, "pstrain_ps_replica_primary{shard=\"2\",replica_of=\"2\"} 1")) << text;
+  EXPECT_TRUE(Has(text, "pstrain_ps_replica_rounds_total{shard=\"2\",replica_of=\"2\"} 40"))
+      << text;
+  EXPECT_TRUE(Has(text, "pstrain_ps_replica_primary{shard=\"2\",replica_of=\"1\"} 0")) << text;
+  EXPECT_TRUE(
+      Has(text, "pstrain_ps_replica_shipments_taken_total{shard=\"2\",replica_of=\"1\"} 38"))
+      << text;
+  EXPECT_TRUE(Has(text, "pstrain_ps_replica_filled_at_epoch{shard=\"2\",replica_of=\"1\"} 3"))
+      << text;
+}
+
 }  // namespace
 }  // namespace pst

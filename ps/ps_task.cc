@@ -99,6 +99,10 @@ ShardLoad Load(int shard, PsService& service, const Server& server) {
   load.gradients_dropped = s.gradients_dropped;
   load.queue_depth = server.queue_depth();
   load.containers = service.Loads();
+  for (const ReplicaLoad& r : service.ReplicaLoads()) {
+    load.replicas.push_back({r.shard, r.epoch, r.primary, r.rounds, r.bytes_shipped,
+                             r.shipments_taken, r.filled_at_epoch});
+  }
   for (const TableLoad& t : service.store().TableStats()) {
     const EmbeddingTableStats& ts = t.stats;
     load.tables.push_back({t.name, ts.rows_held, ts.rows_created, ts.rows_evicted, ts.keys_refused,

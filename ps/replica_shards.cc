@@ -62,13 +62,13 @@ StatusOr<std::shared_ptr<Replica>> ReplicaShards::FindPrimary(int shard, int64_t
 
 Status ReplicaShards::Adopt(const ShardChain& chain) {
   PST_ASSIGN_OR_RETURN(std::shared_ptr<Replica> replica, Find(chain.shard));
+  if (!replica->shipper && chain.primary == self_ && !chain.backups.empty()) {
+    return FailedPrecondition("this ps cannot ship to backups (no transport)");
+  }
   MutexLock lock(replica->mu);
   const bool was_primary = replica->role.primary();
   PST_RETURN_IF_ERROR(replica->role.Adopt(chain));
   if (replica->role.primary()) {
-    if (!replica->shipper && !chain.backups.empty()) {
-      return FailedPrecondition("this ps cannot ship to backups (no transport)");
-    }
     replica->replicator->SetChain(chain.epoch, chain.backups);
   } else {
     replica->replicator->Close(FailedPrecondition("ps:" + std::to_string(self_) +

@@ -13,6 +13,7 @@
 # checkpoint and shutdown).
 #
 #   scripts/chaos.sh [--runs=N] [--modes=sync,async] [--kill_every=MIN:MAX]
+#       [--kill_roles=chief,ps,worker] [--ps_replicas=R]
 #       [--train_steps=S] [--model=M] [--out=DIR] [--data_dir=DIR]
 #       [--checkpoint_every=STEPS] [--stall_after=SECONDS]
 #       [--stop_after=SECONDS] [--run_timeout=SECONDS] [--seed=N]
@@ -23,7 +24,11 @@
 # --data_dir), results in results/chaos. Per run it measures:
 #   finished      the launcher exited 0 and the chief printed Test-Accuracy
 #                 and Global-Step >= the train steps;
-#   kills         SIGKILLs sent (by role: chief/ps/worker);
+#   kills         SIGKILLs sent (by role: chief/ps/worker; --kill_roles
+#                 picks the roles a victim is drawn from);
+#   stall per kill  for each kill, the time until the chief reports a newer
+#                 global step (0.5 s resolution; a kill during another's
+#                 stall counts from its own time);
 #   stalls        times the chief's reported global step (its Step: lines,
 #                 printed every 10 steps here) did not change for
 #                 --stall_after (30) s while the run was alive; a run without
@@ -52,6 +57,9 @@
 # per mode and one line per mode, also printed), e.g.
 #   sync: finished 10/10, kills 37, stalls 0, lost_updates 0 (checked 10),
 #   accuracy 0.9750 (baseline 0.9770, ratio 0.998)
+# --ps_replicas=R passes R to every task (replicated shards: a lost ps costs
+# no rollback; docs/REPLICATED_SHARDS.md). The ps mode of issue 25 is
+#   scripts/chaos.sh --modes=async --kill_roles=ps --ps_replicas=2 --kill_every=5:10
 # Exits 0 however the runs went (it is a measurement), 2 on misuse. Ctrl-C
 # stops every process it started.
 set -euo pipefail
@@ -73,6 +81,8 @@ seed=1
 num_ps=2
 num_workers=3
 replicas=2
+kill_roles=chief,ps,worker
+ps_replicas=1
 task_flags=()
 
 misuse() {
@@ -97,6 +107,8 @@ while [[ $# -gt 0 ]]; do
     --stop_after=*) stop_after="${1#*=}" ;;
     --run_timeout=*) run_timeout="${1#*=}" ;;
     --seed=*) seed="${1#*=}" ;;
+    --kill_roles=*) kill_roles="${1#*=}" ;;
+    --ps_replicas=*) ps_replicas="${1#*=}" ;;
     --) shift; task_flags+=("$@"); break ;;
     *) misuse "unknown argument '$1'" ;;
   esac
@@ -108,6 +120,19 @@ for pair in "runs:$runs" "train_steps:$steps" "checkpoint_every:$checkpoint_ever
   [[ "${pair#*:}" =~ ^[1-9][0-9]*$ ]] || misuse "--${pair%%:*} must be a positive integer, got '${pair#*:}'"
 done
 [[ "$seed" =~ ^[0-9]+$ ]] || misuse "--seed must be a non-negative integer"
+[[ "$ps_replicas" =~ ^[1-9][0-9]*$ ]] || misuse "--ps_replicas must be a positive integer"
+((ps_replicas <= num_ps)) || misuse "--ps_replicas=$ps_replicas is above the $num_ps ps"
+IFS=, read -r -a role_list <<<"$kill_roles"
+((${#role_list[@]} > 0)) || misuse "--kill_roles is empty"
+for r in "${role_list[@]}"; do
+  [[ "$r" == chief || "$r" == ps || "$r" == worker ]] || misuse "--kill_roles: '$r' is not chief, ps or worker"
+done
+# True when the task named $1 ("ps-1") has one of --kill_roles.
+killable() {
+  local r
+  for r in "${role_list[@]}"; do [[ "${1%-*}" == "$r" ]] && return 0; done
+  return 1
+}
 ((kill_min <= kill_max)) || misuse "--kill_every=$kill_min:$kill_max: MIN is above MAX"
 ((stall_after <= stop_after)) || misuse "--stall_after must not exceed --stop_after"
 IFS=, read -r -a mode_list <<<"$modes"
@@ -154,10 +179,12 @@ one_run() {
   [[ "$mode" == sync ]] && launcher+=(--replicas_to_aggregate="$replicas")
   setsid "$root/scripts/run_local.sh" "${launcher[@]}" -- --data_dir="$data_dir" \
     --checkpoint_dir="$run_dir/ckpt" --checkpoint_every_steps="$checkpoint_every" \
-    --log_every_steps=10 --eval_every_steps=0 "${task_flags[@]}" \
+    --log_every_steps=10 --eval_every_steps=0 --ps_replicas="$ps_replicas" "${task_flags[@]}" \
     >"$run_dir/launcher.log" 2>&1 &
   launcher_pid=$!
   : >"$run_dir/kills.log"
+  : >"$run_dir/kill_stalls.log"
+  local kill_ms=()  # the kills not followed by progress yet
   local start=$SECONDS started_ns kills=0 stalls=0 in_stall=0 stopped=""
   started_ns=$(date +%s%N)
   local last_step="" last_progress=$SECONDS step now
@@ -168,6 +195,9 @@ one_run() {
     step="$(reported_step)"
     if [[ "$step" != "$last_step" ]]; then
       last_step="$step" last_progress=$now in_stall=0
+      local now_ms=$(( $(date +%s%N) / 1000000 )) k
+      for k in "${kill_ms[@]}"; do echo $((now_ms - k)) >>"$run_dir/kill_stalls.log"; done
+      kill_ms=()
     fi
     local training_over=0
     if [[ -n "$step" ]] && ((step >= steps)) || grep -q '^Global-Step: ' "$run_dir/chief.log" 2>/dev/null; then
@@ -191,12 +221,14 @@ one_run() {
       next_kill=$((now + kill_min + RANDOM % (kill_max - kill_min + 1)))
       local live=() line
       while read -r line; do
-        [[ -n "$line" ]] && is_task_of_run "${line#* }" "$run_dir" && live+=("$line")
+        [[ -n "$line" ]] && killable "${line% *}" && is_task_of_run "${line#* }" "$run_dir" &&
+          live+=("$line")
       done < <(cat "$run_dir/tasks.pid" 2>/dev/null || true)
       ((${#live[@]} > 0)) || continue
       line="${live[RANDOM % ${#live[@]}]}"
       if kill -KILL "${line#* }" 2>/dev/null; then
         kills=$((kills + 1))
+        kill_ms+=($(( $(date +%s%N) / 1000000 )))
         echo "$((now - start)) ${line% *} ${line#* } step=${step:-none}" >>"$run_dir/kills.log"
       fi
     fi

@@ -136,6 +136,8 @@ def load_run(run_dir, mode):
         "by_role": by_role,
         "restarts": len(re.findall(r"^run_local\.sh: restarting ", launcher, re.M)),
         "rollbacks": len(re.findall(r"restored checkpoint .* at step", chief)),
+        "kill_stalls_s": [int(line) / 1000 for line in
+                          read(os.path.join(run_dir, "kill_stalls.log")).split()],
         "stalls": int(info.get("stalls", "0")),
         "global_step": global_step,
         "lost": lost_updates(run_dir, mode, steps) if finished else None,
@@ -154,15 +156,17 @@ def summarize_mode(out, mode):
     baseline = load_run(os.path.join(mode_dir, "baseline"), mode)
     runs = [load_run(os.path.join(mode_dir, n), mode) for n in names]
     header = ["run", "finished", "launcher exit", "kills (chief/ps/worker)", "restarts",
-              "checkpoint restores", "stalls", "Global-Step", "lost updates (uncounted)",
-              "test accuracy", "wall s"]
+              "checkpoint restores", "stalls", "stall per kill s (max)", "Global-Step",
+              "lost updates (uncounted)", "test accuracy", "wall s"]
     rows = []
     for r in [baseline] + runs:
         lost = "-" if r["lost"] is None else f"{r['lost'][0]} ({r['lost'][1]})"
         k = r["by_role"]
         rows.append([r["name"], "yes" if r["finished"] else "no" + (f": {r['stopped']}" if r["stopped"] else ""),
                      r["rc"], f"{r['kills']} ({k['chief']}/{k['ps']}/{k['worker']})", r["restarts"],
-                     r["rollbacks"], r["stalls"], fmt(r["global_step"]), lost,
+                     r["rollbacks"], r["stalls"],
+                     fmt(max(r["kill_stalls_s"]) if r["kill_stalls_s"] else None, ".1f"),
+                     fmt(r["global_step"]), lost,
                      fmt(r["accuracy"], ".4f"), f"{r['wall_s']:.1f}"])
     lines = [f"### {mode}", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -172,7 +176,12 @@ def summarize_mode(out, mode):
     accuracy = sum(r["accuracy"] for r in done) / len(done) if done else None
     base = baseline["accuracy"]
     ratio = f"{accuracy / base:.3f}" if accuracy is not None and base else "-"
+    kill_stalls = sorted(s for r in runs for s in r["kill_stalls_s"])
+    median = kill_stalls[len(kill_stalls) // 2] if kill_stalls else None
     summary = (f"{mode}: finished {len(done)}/{len(runs)}, kills {sum(r['kills'] for r in runs)}, "
+               f"checkpoint restores {sum(r['rollbacks'] for r in runs)}, "
+               f"stall per kill median {fmt(median, '.1f')} s max "
+               f"{fmt(kill_stalls[-1] if kill_stalls else None, '.1f')} s, "
                f"stalls {sum(r['stalls'] for r in runs)}, "
                f"lost_updates {sum(r['lost'][0] for r in checked)} (checked {len(checked)}), "
                f"accuracy {fmt(accuracy, '.4f')} (baseline {fmt(base, '.4f')}, ratio {ratio})")
