@@ -26,9 +26,10 @@
 #                 and Global-Step >= the train steps;
 #   kills         SIGKILLs sent (by role: chief/ps/worker; --kill_roles
 #                 picks the roles a victim is drawn from);
-#   stall per kill  for each kill, the time until the chief reports a newer
-#                 global step (0.5 s resolution; a kill during another's
-#                 stall counts from its own time);
+#   stall per kill  for each kill, the time until the chief reports a global
+#                 step past the one at the kill by more than the workers
+#                 (their pushes already in flight may land without the
+#                 cluster going on); 0.5 s resolution;
 #   stalls        times the chief's reported global step (its Step: lines,
 #                 printed every 10 steps here) did not change for
 #                 --stall_after (30) s while the run was alive; a run without
@@ -184,7 +185,7 @@ one_run() {
   launcher_pid=$!
   : >"$run_dir/kills.log"
   : >"$run_dir/kill_stalls.log"
-  local kill_ms=()  # the kills not followed by progress yet
+  local kill_ms=() kill_step=()  # the kills not followed by progress yet
   local start=$SECONDS started_ns kills=0 stalls=0 in_stall=0 stopped=""
   started_ns=$(date +%s%N)
   local last_step="" last_progress=$SECONDS step now
@@ -195,9 +196,17 @@ one_run() {
     step="$(reported_step)"
     if [[ "$step" != "$last_step" ]]; then
       last_step="$step" last_progress=$now in_stall=0
-      local now_ms=$(( $(date +%s%N) / 1000000 )) k
-      for k in "${kill_ms[@]}"; do echo $((now_ms - k)) >>"$run_dir/kill_stalls.log"; done
-      kill_ms=()
+    fi
+    if ((${#kill_ms[@]} > 0)) && [[ -n "$step" ]]; then
+      local now_ms=$(($(date +%s%N) / 1000000)) k waiting_ms=() waiting_step=()
+      for k in "${!kill_ms[@]}"; do
+        if ((step > kill_step[k] + num_workers)); then
+          echo $((now_ms - kill_ms[k])) >>"$run_dir/kill_stalls.log"
+        else
+          waiting_ms+=("${kill_ms[k]}") waiting_step+=("${kill_step[k]}")
+        fi
+      done
+      kill_ms=("${waiting_ms[@]}") kill_step=("${waiting_step[@]}")
     fi
     local training_over=0
     if [[ -n "$step" ]] && ((step >= steps)) || grep -q '^Global-Step: ' "$run_dir/chief.log" 2>/dev/null; then
@@ -228,7 +237,7 @@ one_run() {
       line="${live[RANDOM % ${#live[@]}]}"
       if kill -KILL "${line#* }" 2>/dev/null; then
         kills=$((kills + 1))
-        kill_ms+=($(( $(date +%s%N) / 1000000 )))
+        kill_ms+=($(($(date +%s%N) / 1000000))) kill_step+=("${step:-0}")
         echo "$((now - start)) ${line% *} ${line#* } step=${step:-none}" >>"$run_dir/kills.log"
       fi
     fi
