@@ -241,5 +241,40 @@ TEST_F(PsReplicationTest, ReplicasReportTheirRoles) {
   EXPECT_GT(on_ps1[1].bytes_shipped, 0u);
 }
 
+// Sync: a push waits for its step, which needs another worker's gradient.
+// A ps that stops meanwhile drops it: its replicator must not answer
+// through a server already gone (under the sanitizers this failed as a
+// use after free when the shards were torn down).
+TEST(PsReplicationStopTest, AStoppingPsDropsAPushWaitingForItsStep) {
+  auto shards =
+      std::make_unique<InProcessShards>(2, nullptr, nullptr, std::vector<std::string>{}, true, 300);
+  auto placement =
+      Placement::Compute(WithGlobalStep({{"w", DType::kFloat32, {2}}}), PlacementOptions{2});
+  ASSERT_TRUE(placement.ok());
+  std::vector<Tensor> values;
+  for (const VariableSpec& spec : placement->variables()) {
+    values.push_back(InitializeVariable(spec, 1));
+  }
+  ShardConfig config;
+  config.optimizer.learning_rate = 1.0f;
+  config.global_step_variable = kGlobalStepName;
+  config.mode = TrainingMode::kSync;
+  config.replicas_to_aggregate = 2;
+  FakeRoutes routes({{0, 1, 0, {1}}, {1, 1, 1, {0}}});
+  auto chief = shards->Client(*placement, kCluster, wire::Role::Chief);
+  chief->RouteByChains(&routes);
+  ASSERT_TRUE(chief->Initialize(config, values).ok());
+  ASSERT_TRUE(
+      chief->SendChains(routes.chains(), SteadyClock().Now() + std::chrono::seconds(2)).ok());
+  auto worker = shards->Client(*placement, kCluster, wire::Role::Worker);
+  worker->RouteByChains(&routes);
+  std::future<Status> push = std::async(std::launch::async, [&] {
+    return worker->SyncPush({1}, {Tensor(DType::kFloat32, {2})}, /*step=*/0).status();
+  });
+  EXPECT_EQ(push.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  shards.reset();  // the ps stop while the push waits
+  EXPECT_FALSE(push.get().ok());
+}
+
 }  // namespace
 }  // namespace pst

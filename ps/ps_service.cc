@@ -338,6 +338,7 @@ OutgoingMessage PsService::HandleShutdown(const ReceivedMessage& request) {
   const flatbuffers::String* name = request.header().container();
   if (name == nullptr || name->size() == 0) {
     LOG(INFO) << "shutdown requested by the chief";
+    StopReplicas();
     server_->Stop();
     return ReplyTo(request);
   }

@@ -93,6 +93,9 @@ class PsService {
   std::vector<ContainerLoad> Loads() const;
   // Every shard replica this ps holds (--ps_replicas).
   std::vector<ReplicaLoad> ReplicaLoads() const { return replicas_.Loads(); }
+  // Stops replicating (drops every replica) before the server stops: a
+  // replicator must not answer a push through a server that is gone.
+  void StopReplicas() { replicas_.StopAll(); }
   // Drops every named container (their jobs' chiefs never released them),
   // for a ps that stops: their chief links must go before the transport.
   void ReleaseNamedContainers();

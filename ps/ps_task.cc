@@ -113,12 +113,13 @@ ShardLoad Load(int shard, PsService& service, const Server& server) {
 
 // Serves until the chief shuts the shard down, or `stop` asks: at once, or
 // gracefully when `policy` says so.
-void ServeUntilStopped(Server& server, const PsService& service, const PsStopRequests& stop,
+void ServeUntilStopped(Server& server, PsService& service, const PsStopRequests& stop,
                        const StopPolicy& policy, const MonotonicClock& clock) {
   std::optional<MonotonicClock::TimePoint> signalled_at;
   while (!server.WaitFor(stop.check_every)) {
     if (stop.now.load()) {
       LOG(INFO) << "stopping at once";
+      service.StopReplicas();
       server.Stop();
       continue;
     }
@@ -129,6 +130,7 @@ void ServeUntilStopped(Server& server, const PsService& service, const PsStopReq
     const StopPolicy::Decision d = policy.Decide(now, *signalled_at, service.last_chief_contact());
     if (d.stop) {
       LOG(INFO) << "stopping: " << d.reason;
+      service.StopReplicas();
       server.Stop();
     } else if (first) {
       LOG(INFO) << d.reason;
@@ -211,6 +213,7 @@ Status RunPsOn(const PsOptions& options, Transport& transport, const PsSite& sit
   // Says which named containers their jobs never released, and ends their
   // heartbeats now.
   service->ReleaseNamedContainers();
+  service->StopReplicas();  // stopped by the chief or a signal: already done
   LOG(INFO) << server_options.name << " stopped";
   return Status::OK();
 }

@@ -97,6 +97,15 @@ Status ReplicaShards::TakeShipment(int sender, int shard, int64_t epoch,
   return Status::OK();
 }
 
+void ReplicaShards::StopAll() {
+  std::map<int, std::shared_ptr<Replica>> stopping;
+  {
+    MutexLock lock(mu_);
+    stopping.swap(replicas_);
+  }
+  stopping.clear();  // a request still holding one stops it when it ends
+}
+
 bool ReplicaShards::empty() const {
   MutexLock lock(mu_);
   return replicas_.empty();

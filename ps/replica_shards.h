@@ -79,6 +79,10 @@ class ReplicaShards {
   // (ReplicaRole::CheckShipment), restored into the replica.
   Status TakeShipment(int sender, int shard, int64_t epoch, const NamedTensors& state);
 
+  // Drops every replica; their replicators stop (what waits is never
+  // answered). For a ps that stops serving, before its server goes.
+  void StopAll();
+
   bool empty() const;
   std::vector<ReplicaLoad> Loads() const;
 

@@ -34,7 +34,6 @@ Replicator::~Replicator() {
   }
   wake_.NotifyAll();
   thread_.join();
-  FailWaiting(Unavailable("shard " + std::to_string(shard_) + ": the ps is stopping"));
 }
 
 void Replicator::SetChain(int64_t epoch, std::vector<int> backups) {

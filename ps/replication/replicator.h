@@ -75,8 +75,9 @@ class Replicator {
   // gradients costs no shipment.
   Replicator(int shard, BackupShipper* shipper, TakeSnapshot snapshot, ReadWatermark watermark,
              OnDeposed on_deposed);
-  // Fails what still waits (Unavailable: the ps is stopping). Made closed
-  // (no chain yet).
+  // Drops what still waits, without calling it: the ps is stopping, and a
+  // reply sent now could reach a server already gone. Made closed (no chain
+  // yet).
   ~Replicator();
   Replicator(const Replicator&) = delete;
   Replicator& operator=(const Replicator&) = delete;

@@ -72,6 +72,11 @@ class InProcessShards {
     options.rpc_timeout_ms = 2000;
     return transport_.Connect(options);
   }
+  // The replicators stop before the servers they answer through.
+  ~InProcessShards() {
+    for (auto& service : services_) service->StopReplicas();
+  }
+
   PsService& service(int shard) { return *services_[shard]; }
   Server& server(int shard) { return *servers_[shard]; }
   Transport& transport() { return transport_; }
