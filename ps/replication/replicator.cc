@@ -39,9 +39,10 @@ Replicator::~Replicator() {
 void Replicator::SetChain(int64_t epoch, std::vector<int> backups) {
   {
     MutexLock lock(mu_);
-    const bool grown = std::any_of(backups.begin(), backups.end(), [&](int b) {
-      return std::find(backups_.begin(), backups_.end(), b) == backups_.end();
-    });
+    bool grown = false;
+    for (int b : backups) {
+      grown = grown || std::find(backups_.begin(), backups_.end(), b) == backups_.end();
+    }
     epoch_ = epoch;
     backups_ = std::move(backups);
     closed_ = Status::OK();

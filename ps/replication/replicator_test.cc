@@ -192,7 +192,7 @@ TEST_F(ReplicatorTest, StoppingDropsWhatWaits) {
   std::future<Status> waiting = Wait(1);
   shipper_.AwaitShipments(1);
   replicator_.reset();
-  EXPECT_THROW(waiting.get(), std::future_error);
+  EXPECT_THROW(static_cast<void>(waiting.get()), std::future_error);
 }
 
 TEST_F(ReplicatorTest, ANewBackupIsFilledWithoutWaitingForAPush) {
