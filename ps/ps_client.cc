@@ -73,9 +73,7 @@ Status PsClient::SendChains(const std::vector<ShardChain>& chains,
       extras.chains = ChainsToWire(fbb, {chain});
       return extras;
     };
-    std::vector<int> tasks = chain.backups;
-    tasks.insert(tasks.begin(), chain.primary);
-    for (int t : tasks) {
+    for (int t : chain.Tasks()) {
       PST_ASSIGN_OR_RETURN(uint64_t id, channels_[t]->Send(request));
       calls.Add(channels_[t].get(), id);
     }
@@ -90,9 +88,7 @@ Status PsClient::CallEveryReplica(const Round& round, MonotonicClock::TimePoint 
     if (!round.send[chain.shard]) continue;
     const OutgoingMessage request =
         ReplicaRouter::Routed(round.requests[chain.shard], chain.shard, chain.epoch);
-    std::vector<int> tasks = chain.backups;
-    tasks.insert(tasks.begin(), chain.primary);
-    for (int t : tasks) {
+    for (int t : chain.Tasks()) {
       PST_ASSIGN_OR_RETURN(uint64_t id, channels_[t]->Send(request));
       calls.Add(channels_[t].get(), id);
     }
@@ -483,9 +479,7 @@ Status PsClient::InitializeTask(int task, const ShardConfig& config,
   Round round = InitRound(config, values, ContainerInit(), tables);
   PendingCalls calls;
   for (const ShardChain& chain : chains) {
-    const bool named =
-        chain.primary == task ||
-        std::find(chain.backups.begin(), chain.backups.end(), task) != chain.backups.end();
+    const bool named = chain.Names(task);
     if (!named) continue;
     PST_ASSIGN_OR_RETURN(uint64_t id, channels_[task]->Send(ReplicaRouter::Routed(
                                           round.requests[chain.shard], chain.shard, chain.epoch)));

@@ -197,7 +197,7 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
   }
   PST_RETURN_IF_ERROR(tables_.Check(sparse));
   PushOutcome outcome;
-  {
+  if (id.valid()) {  // replicated shards only: no lock for the others
     // Recorded before the apply: a retry arriving meanwhile is a duplicate
     // too. A checked push cannot fail any more, so what the ledger holds
     // is applied once the exclusive lock of a snapshot is taken.

@@ -13,11 +13,6 @@ MonotonicClock::TimePoint In(std::chrono::milliseconds patience) {
   return SteadyClock().Now() + patience;
 }
 
-bool Names(const ShardChain& chain, int task) {
-  return chain.primary == task ||
-         std::find(chain.backups.begin(), chain.backups.end(), task) != chain.backups.end();
-}
-
 }  // namespace
 
 ReplicaKeeper::ReplicaKeeper(int num_ps, int replicas, PsClient* ps, RoutesBoard* board,
@@ -50,7 +45,7 @@ int ReplicaKeeper::lost_tasks() const {
 
 bool ReplicaKeeper::HoldsItsReplicas(int task, const ShardStatus& status) const {
   for (const ShardChain& chain : chains_.chains()) {
-    if (!Names(chain, task)) continue;
+    if (!chain.Names(task)) continue;
     const bool held = std::any_of(
         status.replicas.begin(), status.replicas.end(),
         [&](const ReplicaLoad& r) { return r.shard == chain.shard && r.epoch > 0 && !r.deposed; });

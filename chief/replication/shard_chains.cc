@@ -51,8 +51,7 @@ ChainChange ShardChains::TaskBack(int task) {
     if (Lost(c.shard)) continue;
     const std::vector<int> home = HomeReplicas(c.shard, num_ps_, replicas_);
     const bool home_replica = std::find(home.begin(), home.end(), task) != home.end();
-    const bool in_chain =
-        c.primary == task || std::find(c.backups.begin(), c.backups.end(), task) != c.backups.end();
+    const bool in_chain = c.Names(task);
     if (!home_replica || in_chain) continue;
     c.backups.push_back(task);
     ++c.epoch;

@@ -16,14 +16,22 @@ std::string ShardChain::Describe() const {
          Ps(primary) + ", backups " + (backup_list.empty() ? "none" : backup_list);
 }
 
+std::vector<int> ShardChain::Tasks() const {
+  std::vector<int> tasks = {primary};
+  tasks.insert(tasks.end(), backups.begin(), backups.end());
+  return tasks;
+}
+
+bool ShardChain::Names(int task) const {
+  return primary == task || std::find(backups.begin(), backups.end(), task) != backups.end();
+}
+
 Status ReplicaRole::Adopt(const ShardChain& chain) {
   if (configured_ && chain.epoch < chain_.epoch) {
     return FailedPrecondition("a chain of epoch " + std::to_string(chain.epoch) +
                               " is older than the one held (" + chain_.Describe() + ")");
   }
-  const bool named = chain.primary == self_ || std::find(chain.backups.begin(), chain.backups.end(),
-                                                         self_) != chain.backups.end();
-  if (!named) {
+  if (!chain.Names(self_)) {
     return FailedPrecondition("the chain " + chain.Describe() + " does not name " + Ps(self_));
   }
   chain_ = chain;

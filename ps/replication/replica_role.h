@@ -32,6 +32,10 @@ struct ShardChain {
   std::vector<int> backups;  // in chain order
   // "shard 2 epoch 3: primary ps:0, backups ps:1"
   std::string Describe() const;
+  // The primary, then the backups.
+  std::vector<int> Tasks() const;
+  // True when `task` is the primary or a backup.
+  bool Names(int task) const;
 };
 
 class ReplicaRole {
