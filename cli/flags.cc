@@ -222,6 +222,10 @@ DEFINE_string(cpu_kernels, "auto",
 DEFINE_int32(intra_op_threads, 1,
              "Worker: threads of each oneDNN kernel call; more than 1 for one worker per "
              "machine (the eigen kernels use one)");
+DEFINE_string(overlap, "on",
+              "Worker, async mode: on: a step's push is acknowledged while the next step "
+              "computes (under --ps_replicas, once every backup holds it); off: each step waits "
+              "for its push's acknowledgement (the order before, for comparison)");
 DEFINE_int32(simulated_delay_ms, 0, "Worker: sleep this long in each step before pushing");
 DEFINE_int64(simulated_delay_from_step, 0,
              "Worker: --simulated_delay_ms starts at this step of the worker's own (a straggler "

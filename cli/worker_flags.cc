@@ -37,6 +37,7 @@ DECLARE_int32(rpc_timeout_ms);
 DECLARE_int32(join_timeout_ms);
 DECLARE_int64(max_message_bytes);
 DECLARE_string(container);
+DECLARE_string(overlap);
 
 namespace pst {
 
@@ -49,6 +50,10 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
   o.container = FLAGS_container;
   o.sync = FLAGS_mode == "sync";
   o.ssp = FLAGS_mode == "ssp";
+  if (FLAGS_overlap != "on" && FLAGS_overlap != "off") {
+    return InvalidArgument("--overlap=" + FLAGS_overlap + " is not one of: on, off");
+  }
+  o.overlap = FLAGS_overlap == "on";
   if (!(FLAGS_clip_norm >= 0) || !std::isfinite(FLAGS_clip_norm)) {
     return InvalidArgument("--clip_norm must be a finite number >= 0 (0: no clipping)");
   }

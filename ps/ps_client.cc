@@ -1,5 +1,7 @@
 #include "ps/ps_client.h"
 
+#include <algorithm>
+
 #include "common/bfloat16.h"
 #include "common/clock.h"
 #include "ps/chain_wire.h"
@@ -74,7 +76,7 @@ Status PsClient::SendChains(const std::vector<ShardChain>& chains,
       return extras;
     };
     for (int t : chain.Tasks()) {
-      PST_ASSIGN_OR_RETURN(uint64_t id, channels_[t]->Send(request));
+      PST_ASSIGN_OR_RETURN(uint64_t id, SendTo(*channels_[t], request));
       calls.Add(channels_[t].get(), id);
     }
   }
@@ -89,43 +91,70 @@ Status PsClient::CallEveryReplica(const Round& round, MonotonicClock::TimePoint 
     const OutgoingMessage request =
         ReplicaRouter::Routed(round.requests[chain.shard], chain.shard, chain.epoch);
     for (int t : chain.Tasks()) {
-      PST_ASSIGN_OR_RETURN(uint64_t id, channels_[t]->Send(request));
+      PST_ASSIGN_OR_RETURN(uint64_t id, SendTo(*channels_[t], request));
       calls.Add(channels_[t].get(), id);
     }
   }
   return calls.WaitAll(deadline, interrupt_);
 }
 
-Status PsClient::CallShards(const std::vector<Round*>& rounds) {
-  if (router_) {
-    std::vector<Connection*> channels;
-    for (auto& c : channels_) channels.push_back(c.get());
-    std::vector<ReplicaRouter::Request> requests;
-    for (Round* round : rounds) {
-      for (size_t k = 0; k < channels_.size(); ++k) {
-        if (round->send[k]) {
-          requests.push_back({static_cast<int>(k), &round->requests[k], &round->replies[k]});
-        }
-      }
-    }
-    return router_->Call(channels, requests, channels_[0]->DefaultDeadline(), interrupt_);
-  }
-  PendingCalls calls;
+StatusOr<uint64_t> PsClient::SendTo(Connection& channel, const OutgoingMessage& request) {
+  // Its replies would be drained, and the push's dropped with them.
+  if (in_flight_) return FailedPrecondition("a push is in flight: FinishPush() first");
+  return channel.Send(request);
+}
+
+Status PsClient::SendShards(const std::vector<Round*>& rounds, ShardCalls* calls) {
+  if (in_flight_) return FailedPrecondition("a push is in flight: FinishPush() first");
+  calls->rounds = rounds;
+  std::vector<ReplicaRouter::Request> routed;
   for (Round* round : rounds) {
     for (size_t k = 0; k < channels_.size(); ++k) {
       if (!round->send[k]) continue;
-      PST_ASSIGN_OR_RETURN(uint64_t id, channels_[k]->Send(round->requests[k]));
-      calls.Add(channels_[k].get(), id);
+      if (router_) {
+        routed.push_back({static_cast<int>(k), &round->requests[k], &round->replies[k]});
+        continue;
+      }
+      PST_ASSIGN_OR_RETURN(uint64_t id, SendTo(*channels_[k], round->requests[k]));
+      calls->direct.Add(channels_[k].get(), id);
     }
   }
-  PST_RETURN_IF_ERROR(calls.WaitAll(channels_[0]->DefaultDeadline(), interrupt_));
-  size_t call = 0;
-  for (Round* round : rounds) {
+  if (!router_) return Status::OK();
+  std::vector<Connection*> channels;
+  for (auto& c : channels_) channels.push_back(c.get());
+  return router_->Send(channels, routed, &calls->routed);
+}
+
+Status PsClient::WaitShards(ShardCalls* calls, const std::vector<Round*>& rounds) {
+  std::vector<bool> needed;
+  for (Round* round : calls->rounds) {
+    const bool wanted = std::find(rounds.begin(), rounds.end(), round) != rounds.end();
     for (size_t k = 0; k < channels_.size(); ++k) {
-      if (round->send[k]) round->replies[k] = std::move(calls.replies()[call++]);
+      if (round->send[k]) needed.push_back(wanted);
+    }
+  }
+  const auto deadline = channels_[0]->DefaultDeadline();
+  if (router_) {
+    std::vector<Connection*> channels;
+    for (auto& c : channels_) channels.push_back(c.get());
+    return router_->Wait(channels, &calls->routed, needed, deadline, interrupt_);
+  }
+  PST_RETURN_IF_ERROR(calls->direct.WaitAll(deadline, interrupt_, needed));
+  size_t call = 0;
+  for (Round* round : calls->rounds) {
+    for (size_t k = 0; k < channels_.size(); ++k) {
+      if (!round->send[k]) continue;
+      if (needed[call]) round->replies[k] = std::move(calls->direct.replies()[call]);
+      ++call;
     }
   }
   return Status::OK();
+}
+
+Status PsClient::CallShards(const std::vector<Round*>& rounds) {
+  ShardCalls calls;
+  PST_RETURN_IF_ERROR(SendShards(rounds, &calls));
+  return WaitShards(&calls, rounds);
 }
 
 PsClient::Round PsClient::PullRound(const std::vector<int>& variables, std::vector<Tensor>* values,
@@ -375,6 +404,31 @@ StatusOr<PushSummary> PsClient::PushThenPull(const std::vector<int>& variables,
   return summary;
 }
 
+Status PsClient::StartPushThenPull(const std::vector<int>& variables,
+                                   const std::vector<Tensor>& grads, bool increment_global_step,
+                                   const std::vector<int>& pull_variables,
+                                   std::vector<Tensor>* values) {
+  PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
+  if (in_flight_) return FailedPrecondition("a push is in flight: FinishPush() first");
+  auto flight = std::make_unique<InFlightPush>(
+      PushRound(variables, grads, increment_global_step, 0, 0), num_shards());
+  Wanted wanted;
+  flight->pull = PullRound(pull_variables, values, &wanted);
+  PST_RETURN_IF_ERROR(SendShards({&flight->push, &flight->pull}, &flight->calls));
+  PST_RETURN_IF_ERROR(WaitShards(&flight->calls, {&flight->pull}));
+  PST_RETURN_IF_ERROR(TakePulled(flight->pull, wanted, values));
+  in_flight_ = std::move(flight);
+  return Status::OK();
+}
+
+StatusOr<std::optional<PushSummary>> PsClient::FinishPush() {
+  if (!in_flight_) return std::optional<PushSummary>();
+  const std::unique_ptr<InFlightPush> flight = std::move(in_flight_);
+  PST_RETURN_IF_ERROR(WaitShards(&flight->calls, {&flight->push}));
+  PST_ASSIGN_OR_RETURN(PushSummary summary, TakePushed(flight->push));
+  return std::optional<PushSummary>(summary);
+}
+
 StatusOr<PushSummary> PsClient::SyncPush(const std::vector<int>& variables,
                                          const std::vector<Tensor>& grads, int64_t step,
                                          int replicas) {
@@ -481,8 +535,9 @@ Status PsClient::InitializeTask(int task, const ShardConfig& config,
   for (const ShardChain& chain : chains) {
     const bool named = chain.Names(task);
     if (!named) continue;
-    PST_ASSIGN_OR_RETURN(uint64_t id, channels_[task]->Send(ReplicaRouter::Routed(
-                                          round.requests[chain.shard], chain.shard, chain.epoch)));
+    PST_ASSIGN_OR_RETURN(uint64_t id,
+                         SendTo(*channels_[task], ReplicaRouter::Routed(round.requests[chain.shard],
+                                                                        chain.shard, chain.epoch)));
     calls.Add(channels_[task].get(), id);
   }
   return calls.WaitAll(channels_[task]->DefaultDeadline(), interrupt_);
@@ -601,7 +656,7 @@ Status PsClient::SetLrLowerings(int lowerings, MonotonicClock::TimePoint deadlin
     OutgoingMessage request;
     request.type = wire::MessageType::LrLoweringsRequest;
     request.step = lowerings;
-    PST_ASSIGN_OR_RETURN(uint64_t id, channel->Send(request));
+    PST_ASSIGN_OR_RETURN(uint64_t id, SendTo(*channel, request));
     calls.Add(channel.get(), id);
   }
   return calls.WaitAll(deadline, interrupt_);
@@ -613,7 +668,7 @@ StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, MonotonicClock::TimePo
   request.type = wire::MessageType::ShardStatusRequest;
   // The epoch is not checked for a status request: any will do.
   if (replica >= 0) request = ReplicaRouter::Routed(request, replica, 0);
-  PST_ASSIGN_OR_RETURN(uint64_t id, channels_[shard]->Send(request));
+  PST_ASSIGN_OR_RETURN(uint64_t id, SendTo(*channels_[shard], request));
   PST_ASSIGN_OR_RETURN(ReceivedMessage reply, channels_[shard]->Receive(id, deadline));
   const wire::ShardStats* s = reply.header().shard_stats();
   if (s == nullptr) return Internal("ps:" + std::to_string(shard) + " sent no stats");
@@ -670,7 +725,7 @@ StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, MonotonicClock::TimePo
 Status PsClient::Shutdown(int shard, MonotonicClock::TimePoint deadline) {
   OutgoingMessage request;
   request.type = wire::MessageType::ShutdownRequest;
-  PST_ASSIGN_OR_RETURN(uint64_t id, channels_[shard]->Send(request));
+  PST_ASSIGN_OR_RETURN(uint64_t id, SendTo(*channels_[shard], request));
   return channels_[shard]->Receive(id, deadline).status();
 }
 

@@ -143,6 +143,19 @@ class PsClient {
                                      const std::vector<int>& pull_variables,
                                      std::vector<Tensor>* values);
 
+  // Async mode, --overlap: PushThenPull's requests, but it returns as soon
+  // as the pull's replies are in, leaving the push in flight: its replies
+  // (under --ps_replicas, sent once every backup holds it) are collected by
+  // FinishPush, so the caller computes its next step meanwhile. Every other
+  // call fails with FailedPrecondition until FinishPush. On an error the
+  // push is abandoned (as a failed PushThenPull's is) and *values are
+  // unspecified.
+  Status StartPushThenPull(const std::vector<int>& variables, const std::vector<Tensor>& grads,
+                           bool increment_global_step, const std::vector<int>& pull_variables,
+                           std::vector<Tensor>* values);
+  // Waits for the push StartPushThenPull left in flight; nullopt when none is.
+  StatusOr<std::optional<PushSummary>> FinishPush();
+
   // Sync mode: pushes grads[i] for variables[i] for the step of the
   // worker's token, which aggregates `replicas` gradients (0: the shards'
   // configured N).
@@ -232,8 +245,27 @@ class PsClient {
                   bool increment_global_step, int64_t step, int replicas);
   StatusOr<PushSummary> TakePushed(const Round& round);
 
-  // Sends every round's requests, one round after the other, then waits
-  // for all their replies.
+  // Requests sent to the shards, not all answered yet, in the order of the
+  // rounds that sent them.
+  struct ShardCalls {
+    std::vector<Round*> rounds;
+    PendingCalls direct;          // unreplicated shards
+    ReplicaRouter::Calls routed;  // --ps_replicas
+  };
+  // A push left in flight by StartPushThenPull, and the pull sent behind it.
+  struct InFlightPush {
+    InFlightPush(Round push, int shards) : push(std::move(push)), pull(shards) {}
+    Round push, pull;
+    ShardCalls calls;
+  };
+  // channel.Send(request), refused while a push is in flight.
+  StatusOr<uint64_t> SendTo(Connection& channel, const OutgoingMessage& request);
+  // Sends every round's requests, one round after the other.
+  Status SendShards(const std::vector<Round*>& rounds, ShardCalls* calls);
+  // Waits for the replies of the requests of `rounds` (of calls->rounds),
+  // into their Round::replies; the others stay in flight.
+  Status WaitShards(ShardCalls* calls, const std::vector<Round*>& rounds);
+  // SendShards, then WaitShards for all.
   Status CallShards(const std::vector<Round*>& rounds);
   // Every shard's init request.
   Round InitRound(const ShardConfig& config, const std::vector<Tensor>& values,
@@ -244,6 +276,7 @@ class PsClient {
   Placement placement_;
   std::vector<std::unique_ptr<Connection>> channels_;
   std::unique_ptr<ReplicaRouter> router_;         // replicated shards only
+  std::unique_ptr<InFlightPush> in_flight_;       // see StartPushThenPull
   int32_t index_ = 0;                             // ClientIdentity::index
   const std::atomic<bool>* interrupt_ = nullptr;  // see ClientIdentity
   const DType wire_dtype_;                        // see ClientIdentity

@@ -183,6 +183,29 @@ TEST_F(PsClientTest, PushThenPullReturnsThePushSummaryAndTheValuesAfterIt) {
   EXPECT_EQ(again->max_staleness, 0);
 }
 
+// --overlap: the same requests, the push's summary collected afterwards.
+TEST_F(PsClientTest, FinishPushCollectsThePushThatStartPushThenPullLeftInFlight) {
+  ASSERT_EQ(PullW().size(), 24u);  // versions for the push
+  Tensor grad(DType::kFloat32, {6, 4});
+  for (int i = 0; i < 24; ++i) grad.f32()[i] = 1.0f;
+  std::vector<Tensor> values;
+  ASSERT_TRUE(client_->StartPushThenPull({1}, {grad}, true, {1}, &values).ok());
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(values[0].f32()[i], i - 1.0f) << i;
+  // Another call now would drain the push's replies: refused.
+  EXPECT_EQ(client_->Pull({1}, &values).code(), Code::kFailedPrecondition);
+  EXPECT_EQ(client_->StartPushThenPull({1}, {grad}, true, {1}, &values).code(),
+            Code::kFailedPrecondition);
+  auto acked = client_->FinishPush();
+  ASSERT_TRUE(acked.ok()) << acked.status().ToString();
+  ASSERT_TRUE(acked->has_value());
+  EXPECT_EQ((*acked)->applied, 3u);
+  EXPECT_EQ((*acked)->global_step, 1);
+  auto none = client_->FinishPush();
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  EXPECT_EQ(PullW()[0], -1.0f);  // applied once
+}
+
 TEST_F(PsClientTest, PushThenPullReportsARefusedPush) {
   Tensor grad(DType::kFloat32, {6, 4});
   grad.f32()[5] = std::nanf("");
@@ -235,6 +258,56 @@ TEST(PsClientOverZmqTest, PushThenPullSendsThePullBeforeThePushIsAnswered) {
   EXPECT_EQ(summary->applied, 1u);
   ASSERT_EQ(values.size(), 1u);
   EXPECT_EQ(values[0].shape(), (Shape{4}));
+}
+
+// Against a shard that answers a push only once the test lets it:
+// StartPushThenPull returns with the pull's values while the push waits
+// (under --ps_replicas, for its backups), and FinishPush collects it.
+TEST(PsClientOverZmqTest, StartPushThenPullReturnsBeforeThePushIsAnswered) {
+  zmq::context_t context(1);
+  ServerOptions options;
+  options.name = "ps:0";
+  options.endpoint = "tcp://127.0.0.1:*";
+  options.num_threads = 2;
+  Gate acknowledge;
+  RpcServer server(
+      context, options, [&acknowledge](const ReceivedMessage& request, RequestContext&) {
+        OutgoingMessage reply;
+        if (request.type() == wire::MessageType::PushRequest) {
+          acknowledge.Pass();
+          reply.type = wire::MessageType::PushReply;
+          reply.extras = [](flatbuffers::FlatBufferBuilder& fbb) {
+            HeaderExtras extras;
+            extras.push_result = wire::CreatePushResult(fbb, /*applied=*/1, 0, 0, 0, /*step=*/7);
+            return extras;
+          };
+          return reply;
+        }
+        reply.type = wire::MessageType::PullReply;
+        reply.tensors.push_back({"b", 1, Tensor(DType::kFloat32, {4})});
+        return reply;
+      });
+  OpenOnExit open_on_exit{acknowledge};
+  ASSERT_TRUE(server.Start().ok());
+  const std::string& endpoint = server.bound_endpoint();  // tcp://127.0.0.1:N
+  ClusterSpec cluster;
+  cluster.ps.push_back(*ParseHostPort("ps", endpoint.substr(endpoint.find("//") + 2)));
+  auto placement = Placement::Compute({{"b", DType::kFloat32, {4}}}, PlacementOptions{1});
+  ASSERT_TRUE(placement.ok()) << placement.status().ToString();
+  ZmqTransport transport(context);
+  ClientIdentity identity;
+  identity.rpc_timeout_ms = 5000;
+  PsClient client(transport, cluster, *placement, identity);
+  std::vector<Tensor> values;
+  ASSERT_TRUE(
+      client.StartPushThenPull({0}, {Tensor(DType::kFloat32, {4})}, false, {0}, &values).ok());
+  ASSERT_EQ(values.size(), 1u);
+  EXPECT_EQ(values[0].shape(), (Shape{4}));
+  acknowledge.Open();
+  auto acked = client.FinishPush();
+  ASSERT_TRUE(acked.ok()) << acked.status().ToString();
+  ASSERT_TRUE(acked->has_value());
+  EXPECT_EQ((*acked)->global_step, 7);
 }
 
 }  // namespace

@@ -62,40 +62,51 @@ OutgoingMessage ReplicaRouter::Routed(const OutgoingMessage& message, int shard,
   return routed;
 }
 
-Status ReplicaRouter::Call(const std::vector<Connection*>& channels,
-                           const std::vector<Request>& requests, MonotonicClock::TimePoint deadline,
-                           const std::atomic<bool>* interrupt) {
+Status ReplicaRouter::SendOne(const std::vector<Connection*>& channels, size_t i, bool again,
+                              Calls* calls) {
+  const Request& r = calls->requests_[i];
+  if (r.shard < 0 || static_cast<size_t>(r.shard) >= chains_.size()) {
+    return Internal("no route to shard " + std::to_string(r.shard));
+  }
+  const ShardChain& chain = chains_[r.shard];
+  Connection* channel = channels[chain.primary];
+  PST_ASSIGN_OR_RETURN(uint64_t id, channel->Send(Routed(*r.message, r.shard, chain.epoch)));
+  if (again) {
+    calls->pending_.Redirect(i, channel, id);
+    calls->sent_by_[i] = chain;
+  } else {
+    calls->pending_.Add(channel, id);
+    calls->sent_by_.push_back(chain);
+  }
+  return Status::OK();
+}
+
+Status ReplicaRouter::Send(const std::vector<Connection*>& channels,
+                           const std::vector<Request>& requests, Calls* calls) {
   if (chains_.empty()) PST_RETURN_IF_ERROR(Refresh());
-  PendingCalls calls;
-  std::vector<ShardChain> sent_by;  // the chain each call was routed by
-  auto send = [&](size_t i, bool again) -> Status {
-    const Request& r = requests[i];
-    if (r.shard < 0 || static_cast<size_t>(r.shard) >= chains_.size()) {
-      return Internal("no route to shard " + std::to_string(r.shard));
-    }
-    Connection* channel = channels[chains_[r.shard].primary];
-    PST_ASSIGN_OR_RETURN(uint64_t id,
-                         channel->Send(Routed(*r.message, r.shard, chains_[r.shard].epoch)));
-    if (again) {
-      calls.Redirect(i, channel, id);
-      sent_by[i] = chains_[r.shard];
-    } else {
-      calls.Add(channel, id);
-      sent_by.push_back(chains_[r.shard]);
-    }
-    return Status::OK();
-  };
-  for (size_t i = 0; i < requests.size(); ++i) PST_RETURN_IF_ERROR(send(i, false));
+  for (const Request& r : requests) {
+    calls->requests_.push_back(r);
+    PST_RETURN_IF_ERROR(SendOne(channels, calls->requests_.size() - 1, false, calls));
+  }
+  return Status::OK();
+}
+
+Status ReplicaRouter::Wait(const std::vector<Connection*>& channels, Calls* calls,
+                           const std::vector<bool>& needed, MonotonicClock::TimePoint deadline,
+                           const std::atomic<bool>* interrupt) {
+  PendingCalls& pending = calls->pending_;
+  const size_t n = calls->requests_.size();
+  auto is_needed = [&](size_t i) { return needed.empty() || needed[i]; };
   Status last_error;
   for (;;) {
     const auto check = std::min(deadline, SteadyClock().Now() + kRouteCheck);
-    PST_ASSIGN_OR_RETURN(const size_t missing, calls.WaitSome(check, interrupt));
+    PST_ASSIGN_OR_RETURN(const size_t missing, pending.WaitSome(check, interrupt, needed));
     bool refused = false;
-    for (size_t i = 0; i < requests.size(); ++i) {
-      if (!calls.answered(i) || calls.status(i).ok()) continue;
-      if (!IsRoutingError(calls.status(i))) return calls.status(i);
+    for (size_t i = 0; i < n; ++i) {
+      if (!is_needed(i) || !pending.answered(i) || pending.status(i).ok()) continue;
+      if (!IsRoutingError(pending.status(i))) return pending.status(i);
       refused = true;
-      last_error = calls.status(i);
+      last_error = pending.status(i);
     }
     if (missing == 0 && !refused) break;
     if (SteadyClock().Now() >= deadline) {
@@ -109,20 +120,30 @@ Status ReplicaRouter::Call(const std::vector<Connection*>& channels,
       LOG_EVERY_N(WARNING, 20) << "asking for the shards' routes: " << fetched.ToString();
       continue;
     }
-    for (size_t i = 0; i < requests.size(); ++i) {
-      const bool waiting = !calls.answered(i) || !calls.status(i).ok();
-      const ShardChain& now = chains_[requests[i].shard];
-      if (!waiting || (now.epoch == sent_by[i].epoch && now.primary == sent_by[i].primary)) {
-        continue;
-      }
+    for (size_t i = 0; i < n; ++i) {
+      // Waiting: not answered, or refused by a replica that is no primary.
+      const bool waiting = !pending.answered(i) || IsRoutingError(pending.status(i));
+      const ShardChain& now = chains_[calls->requests_[i].shard];
+      const ShardChain& before = calls->sent_by_[i];
+      if (!waiting || (now.epoch == before.epoch && now.primary == before.primary)) continue;
       LOG(INFO) << "shard " << now.shard << ": routed again to ps:" << now.primary << " (epoch "
                 << now.epoch << ")";
-      calls.Reopen(i);
-      PST_RETURN_IF_ERROR(send(i, true));
+      pending.Reopen(i);
+      PST_RETURN_IF_ERROR(SendOne(channels, i, true, calls));
     }
   }
-  for (size_t i = 0; i < requests.size(); ++i) *requests[i].reply = std::move(calls.replies()[i]);
+  for (size_t i = 0; i < n; ++i) {
+    if (is_needed(i)) *calls->requests_[i].reply = std::move(pending.replies()[i]);
+  }
   return Status::OK();
+}
+
+Status ReplicaRouter::Call(const std::vector<Connection*>& channels,
+                           const std::vector<Request>& requests, MonotonicClock::TimePoint deadline,
+                           const std::atomic<bool>* interrupt) {
+  Calls calls;
+  PST_RETURN_IF_ERROR(Send(channels, requests, &calls));
+  return Wait(channels, &calls, {}, deadline, interrupt);
 }
 
 }  // namespace pst

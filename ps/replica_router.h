@@ -52,10 +52,30 @@ class ReplicaRouter {
     const OutgoingMessage* message = nullptr;
     ReceivedMessage* reply = nullptr;
   };
-  // Sends each request to its shard's primary over channels[task] and
-  // waits until `deadline` for every reply, routing again as the class
-  // comment says. A reply's error other than a routing one is returned
+  // Requests in flight to the shards' primaries, kept across waits: a
+  // worker's push stays in flight while it waits for the pull sent behind
+  // it (PsClient::StartPushThenPull).
+  class Calls {
+   private:
+    friend class ReplicaRouter;
+    std::vector<Request> requests_;
+    PendingCalls pending_;
+    std::vector<ShardChain> sent_by_;  // the chain each request was routed by
+  };
+
+  // Sends each request to its shard's primary over channels[task],
+  // stamped with its chain's epoch, and adds it to *calls.
+  Status Send(const std::vector<Connection*>& channels, const std::vector<Request>& requests,
+              Calls* calls);
+  // Waits until `deadline` for the reply of every call of *calls with
+  // needed[i] (all when empty), routing again as the class comment says
+  // (the others too, which stay in flight), and moves each reply into its
+  // Request::reply. A reply's error other than a routing one is returned
   // as it is.
+  Status Wait(const std::vector<Connection*>& channels, Calls* calls,
+              const std::vector<bool>& needed, MonotonicClock::TimePoint deadline,
+              const std::atomic<bool>* interrupt);
+  // Send, then Wait for every reply.
   Status Call(const std::vector<Connection*>& channels, const std::vector<Request>& requests,
               MonotonicClock::TimePoint deadline, const std::atomic<bool>* interrupt);
 
@@ -64,6 +84,8 @@ class ReplicaRouter {
 
  private:
   Status Refresh();
+  // Sends calls->requests_[i] to its primary now (`again`: it was sent before).
+  Status SendOne(const std::vector<Connection*>& channels, size_t i, bool again, Calls* calls);
 
   RouteSource* const source_;
   const int worker_;

@@ -98,34 +98,43 @@ void PendingCalls::Reopen(size_t i) {
   ++remaining_;
 }
 
-std::string PendingCalls::Silent() const {
+std::string PendingCalls::Silent(const std::vector<bool>& needed) const {
   std::string silent;
   for (size_t i = 0; i < connections_.size(); ++i) {
-    if (done_[i]) continue;
+    if (done_[i] || (!needed.empty() && !needed[i])) continue;
     if (!silent.empty()) silent += ", ";
     silent += connections_[i]->peer_name() + " (" + connections_[i]->endpoint() + ")";
   }
   return silent;
 }
 
-Status PendingCalls::WaitAll(MonotonicClock::TimePoint deadline,
-                             const std::atomic<bool>* interrupt) {
-  PST_ASSIGN_OR_RETURN(const size_t missing, WaitSome(deadline, interrupt));
-  if (missing > 0) return DeadlineExceeded("no reply from " + Silent() + " before the deadline");
-  for (const Status& s : statuses_) {
-    if (!s.ok()) return s;
+Status PendingCalls::WaitAll(MonotonicClock::TimePoint deadline, const std::atomic<bool>* interrupt,
+                             const std::vector<bool>& needed) {
+  PST_ASSIGN_OR_RETURN(const size_t missing, WaitSome(deadline, interrupt, needed));
+  if (missing > 0) {
+    return DeadlineExceeded("no reply from " + Silent(needed) + " before the deadline");
+  }
+  for (size_t i = 0; i < statuses_.size(); ++i) {
+    if ((needed.empty() || needed[i]) && !statuses_[i].ok()) return statuses_[i];
   }
   return Status::OK();
 }
 
 StatusOr<size_t> PendingCalls::WaitSome(MonotonicClock::TimePoint deadline,
-                                        const std::atomic<bool>* interrupt) {
+                                        const std::atomic<bool>* interrupt,
+                                        const std::vector<bool>& needed) {
   const size_t n = connections_.size();
-  while (remaining_ > 0) {
+  auto missing = [&] {
+    if (needed.empty()) return remaining_;
+    size_t count = 0;
+    for (size_t i = 0; i < n; ++i) count += needed[i] && !done_[i];
+    return count;
+  };
+  while (missing() > 0) {
     if (interrupt != nullptr && interrupt->load()) return Aborted("interrupted by a signal");
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock().Now());
-    if (left.count() <= 0) return remaining_;
+    if (left.count() <= 0) return missing();
     std::vector<bool> wanted(n);
     for (size_t i = 0; i < n; ++i) wanted[i] = !done_[i];
     if (interrupt != nullptr) left = std::min(left, std::chrono::milliseconds(100));

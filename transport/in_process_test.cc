@@ -128,5 +128,24 @@ TEST_F(InProcessTest, WaitAllCollectsFromSeveralServersAndNamesTheSilent) {
   EXPECT_NE(status.message().find("c (c)"), std::string::npos) << status.ToString();
 }
 
+// A wait for some calls keeps the replies of the others it drains (they
+// share the connection): a later wait finds them answered.
+TEST_F(InProcessTest, WaitingForSomeCallsKeepsTheOthersReplies) {
+  Serve("a", Echo);
+  auto a = Connect("a"), silent = Connect("c", 0, 1);
+  PendingCalls calls;
+  calls.Add(a.get(), *a->Send(Request(1)));
+  calls.Add(a.get(), *a->Send(Request(2)));
+  calls.Add(silent.get(), *silent->Send(Request(3)));
+  const auto soon = SteadyClock().Now() + std::chrono::seconds(1);
+  ASSERT_TRUE(calls.WaitAll(soon, nullptr, {false, true, false}).ok());
+  EXPECT_EQ(calls.replies()[1].step(), 2);
+  ASSERT_TRUE(calls.WaitAll(soon, nullptr, {true, false, false}).ok());
+  EXPECT_EQ(calls.replies()[0].step(), 1);
+  Status status = calls.WaitAll(SteadyClock().Now(), nullptr, {false, false, true});
+  EXPECT_EQ(status.code(), Code::kDeadlineExceeded);
+  EXPECT_EQ(status.message().find("a (a)"), std::string::npos) << status.ToString();
+}
+
 }  // namespace
 }  // namespace pst

@@ -90,12 +90,18 @@ class PendingCalls {
   // peers still silent). replies()[i] answers the i-th Add(). Once
   // `*interrupt` is set (a signal: the process is stopping) the wait ends
   // within 100 ms with Aborted.
-  Status WaitAll(MonotonicClock::TimePoint deadline, const std::atomic<bool>* interrupt = nullptr);
+  // With `needed` (see WaitSome), only the needed calls are waited for.
+  Status WaitAll(MonotonicClock::TimePoint deadline, const std::atomic<bool>* interrupt = nullptr,
+                 const std::vector<bool>& needed = {});
   // The same, keeping what arrived when the deadline passes: call again to
   // wait for the rest (after a Redirect, say). Returns the replies still
   // missing; Aborted (interrupted) is returned as WaitAll returns it.
+  // With `needed` (one flag per call), returns once the needed calls are
+  // answered: the others stay in flight, and a reply of theirs that
+  // arrives meanwhile is kept, not dropped; the count is of needed ones.
   StatusOr<size_t> WaitSome(MonotonicClock::TimePoint deadline,
-                            const std::atomic<bool>* interrupt = nullptr);
+                            const std::atomic<bool>* interrupt = nullptr,
+                            const std::vector<bool>& needed = {});
   // Call i (not answered yet) is now `request_id` on `connection`: the
   // request was sent again elsewhere; a late reply to the old one is dropped.
   void Redirect(size_t i, Connection* connection, uint64_t request_id);
@@ -107,8 +113,8 @@ class PendingCalls {
   std::vector<ReceivedMessage>& replies() { return replies_; }
 
  private:
-  // The peers of the calls not answered yet: "ps:1 (tcp://...)".
-  std::string Silent() const;
+  // The peers of the (needed) calls not answered yet: "ps:1 (tcp://...)".
+  std::string Silent(const std::vector<bool>& needed) const;
 
   std::vector<Connection*> connections_;
   std::vector<uint64_t> request_ids_;

@@ -256,12 +256,14 @@ class Worker {
     if (!rows_.empty()) return ClickStep(next, token, loss, diverged);
     if (!pulled_) PST_RETURN_IF_ERROR(ps_->Pull(variables_, &params_));
     pulled_ = false;
+    TakeWritableGradients();
     PST_ASSIGN_OR_RETURN(*loss, model_->ComputeGradients(params_, next.batch, &grads_));
     Clip();
     *diverged = NonFiniteStep(*loss, grads_, model_->variables());
     if (*diverged) return PushSummary();
     SimulateDelay();
     if (options_.ssp) return ps_->Push(variables_, grads_, /*increment_global_step=*/true);
+    if (OverlapsPush()) return OverlappedPush();
     if (!options_.sync) {
       PST_ASSIGN_OR_RETURN(PushSummary pushed,
                            ps_->PushThenPull(variables_, grads_, /*increment_global_step=*/true,
@@ -272,6 +274,41 @@ class Worker {
     PST_ASSIGN_OR_RETURN(PushSummary pushed,
                          ps_->SyncPush(variables_, grads_, token.step, token.replicas));
     return CountSyncPush(pushed, token);
+  }
+
+  // The model writes gradients in place: under --overlap the last step's
+  // are still held by its push in flight (an in-process ps may read them
+  // from there), so the step alternates between two sets.
+  void TakeWritableGradients() {
+    auto shared = [](const std::vector<Tensor>& grads) {
+      return std::any_of(grads.begin(), grads.end(),
+                         [](const Tensor& t) { return t.buffer().use_count() > 1; });
+    };
+    if (shared(grads_)) std::swap(grads_, spare_grads_);
+    if (shared(grads_)) grads_.clear();  // the model allocates afresh
+  }
+
+  // --overlap (async, dense models): each step's push is acknowledged
+  // during the next step.
+  bool OverlapsPush() const {
+    return options_.overlap && !options_.sync && !options_.ssp && rows_.empty();
+  }
+
+  // The previous step's push acknowledged, then this one's sent with the
+  // next step's pull right behind it (PsClient::StartPushThenPull): its
+  // acknowledgement, which under --ps_replicas waits for the backups, comes
+  // while the next step computes. Returns the previous push's summary
+  // (global step -1 when there was none). When that push took the global
+  // step to the train steps, training is over and this step is not pushed.
+  StatusOr<PushSummary> OverlappedPush() {
+    PST_ASSIGN_OR_RETURN(std::optional<PushSummary> acked, ps_->FinishPush());
+    const PushSummary summary = acked.value_or(PushSummary());
+    if (summary.global_step >= train_steps_) return summary;
+    PST_RETURN_IF_ERROR(ps_->StartPushThenPull(variables_, grads_,
+                                               /*increment_global_step=*/true, variables_,
+                                               &params_));
+    pulled_ = true;
+    return summary;
   }
 
   // --clip_norm: the step's gradient (variables and table rows) scaled down
@@ -445,14 +482,27 @@ class Worker {
       }
       ps_failed_since_.reset();
       const PushSummary pushed = *stepped;
-      const float ms =
-          std::chrono::duration<float, std::milli>(SteadyClock().Now() - start).count();
-      unreported_examples_ += next.batch.size;
-      last_report_ = {
-          pushed.global_step,     loss, unreported_examples_, next.epoch, next.batch_in_epoch,
-          next.batches_per_epoch, ms};
-      log.Add(last_report_, ++local_steps_);
-      if (!options_.sync && pushed.global_step >= train_steps_) {
+      const bool over = !options_.sync && pushed.global_step >= train_steps_;
+      // An overlapped step learns the end from the push before it: it was
+      // not pushed itself, so it does not count.
+      if (!(over && OverlapsPush())) {
+        const float ms =
+            std::chrono::duration<float, std::milli>(SteadyClock().Now() - start).count();
+        unreported_examples_ += next.batch.size;
+        // -1: no push was acknowledged in this step (the first overlapped one).
+        const int64_t step = pushed.global_step >= 0 ? pushed.global_step : last_report_.step;
+        last_report_ = {step,
+                        loss,
+                        unreported_examples_,
+                        next.epoch,
+                        next.batch_in_epoch,
+                        next.batches_per_epoch,
+                        ms};
+        log.Add(last_report_, ++local_steps_);
+      } else {
+        last_report_.step = pushed.global_step;
+      }
+      if (over) {
         if (options_.ssp) return Status::OK();
         PST_ASSIGN_OR_RETURN(const bool train_on, HoldUntilClosed());
         if (!train_on) return Status::OK();
@@ -487,8 +537,9 @@ class Worker {
   int64_t train_steps_ = 0;
   bool training_over_ = false;
   std::vector<Tensor> params_, grads_;
-  std::vector<TableRows> rows_;  // a click model's rows, one per table
-  bool pulled_ = false;          // params_ hold the values for the next step
+  std::vector<Tensor> spare_grads_;  // see TakeWritableGradients
+  std::vector<TableRows> rows_;      // a click model's rows, one per table
+  bool pulled_ = false;              // params_ hold the values for the next step
   TrainingReport last_report_;
   SyncCounts sync_;
   ClipCounts clipping_;

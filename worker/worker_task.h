@@ -41,9 +41,12 @@ struct WorkerOptions {
   AugmentOptions augment;  // --augment: of the training batches, images only
   float clip_norm = 0;     // > 0: clip each step's gradient by its global norm
   uint64_t seed = 1;
-  int64_t warmup_steps = 0;    // only worker 0 trains until the global step reaches this
-  bool sync = false;           // take a token from the chief before each step
-  bool ssp = false;            // ask the chief's leave before each step (bounded staleness)
+  int64_t warmup_steps = 0;  // only worker 0 trains until the global step reaches this
+  bool sync = false;         // take a token from the chief before each step
+  bool ssp = false;          // ask the chief's leave before each step (bounded staleness)
+  // Async: a step's push is acknowledged while the next step computes
+  // (PsClient::StartPushThenPull); false: each step waits for it.
+  bool overlap = true;
   std::string container;       // --container: the job's named container on the ps
   int simulated_delay_ms = 0;  // sleep this long in each step before pushing (a straggler)
   int64_t simulated_delay_from_step = 0;  // ... from this local step on (a straggler later)

@@ -46,7 +46,7 @@ void Replicator::SetChain(int64_t epoch, std::vector<int> backups) {
     epoch_ = epoch;
     backups_ = std::move(backups);
     closed_ = Status::OK();
-    if (grown) waiting_.push_back({Watermark{}, [](const Status&) {}});  // fills them
+    if (grown) AskForRound();  // fills them
   }
   wake_.NotifyAll();
 }
@@ -55,7 +55,7 @@ void Replicator::ShipSoon() {
   {
     MutexLock lock(mu_);
     if (backups_.empty() || !closed_.ok()) return;
-    waiting_.push_back({Watermark{}, [](const Status&) {}});
+    AskForRound();
   }
   wake_.NotifyAll();
 }
@@ -102,6 +102,10 @@ uint64_t Replicator::rounds() const {
 uint64_t Replicator::bytes_shipped() const {
   MutexLock lock(mu_);
   return bytes_shipped_;
+}
+
+void Replicator::AskForRound() {
+  waiting_.push_back({Watermark{}, [](const Status&) {}});  // covered by any state
 }
 
 bool Replicator::RoundDue() const {

@@ -110,6 +110,8 @@ class Replicator {
     Done done;
   };
   void Run();
+  // A round soon, whatever the pushes: a waiter that needs nothing.
+  void AskForRound() REQUIRES(mu_);
   // True when the shard's state now covers some waiting push.
   bool RoundDue() const REQUIRES(mu_);
   // One round: snapshot, ship to every backup of the chain; OK when all hold it.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -70,21 +71,8 @@ class WorkerLoopTest : public ::testing::Test {
     placement.num_shards = 1;
     placement_ = std::make_unique<Placement>(
         Placement::Compute(WithGlobalStep(model->variables()), placement).value());
-    std::vector<Tensor> values;
-    for (const VariableSpec& spec : placement_->variables()) {
-      values.push_back(InitializeVariable(spec, 1));
-    }
-    ShardConfig config;
-    config.optimizer.learning_rate = 0.5f;
-    config.global_step_variable = kGlobalStepName;
-    ASSERT_TRUE(
-        shards_.Client(*placement_, kCluster, wire::Role::Chief)->Initialize(config, values).ok());
-    initial_ = values;
-
     job_description_ = job.Describe();
-    state_ = std::make_unique<ChiefState>(placement_->Hash(), kTrainSteps, 1, 1, job_description_);
-    state_->set_state(wire::ClusterState::Training);
-    service_ = std::make_unique<ChiefService>(state_.get(), nullptr, 1, 1);
+    ASSERT_TRUE(StartAgain().ok());
     ServerOptions chief;
     chief.name = "chief";
     chief.endpoint = options_.cluster.chief.Endpoint();
@@ -96,6 +84,25 @@ class WorkerLoopTest : public ::testing::Test {
     ASSERT_TRUE(chief_->Start().ok());
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // What the chief does before opening training: the shard initialized
+  // (again), a fresh chief state. No worker may run meanwhile.
+  Status StartAgain() {
+    std::vector<Tensor> values;
+    for (const VariableSpec& spec : placement_->variables()) {
+      values.push_back(InitializeVariable(spec, 1));
+    }
+    ShardConfig config;
+    config.optimizer.learning_rate = 0.5f;
+    config.global_step_variable = kGlobalStepName;
+    PST_RETURN_IF_ERROR(
+        shards_.Client(*placement_, kCluster, wire::Role::Chief)->Initialize(config, values));
+    initial_ = values;
+    state_ = std::make_unique<ChiefState>(placement_->Hash(), kTrainSteps, 1, 1, job_description_);
+    state_->set_state(wire::ClusterState::Training);
+    service_ = std::make_unique<ChiefService>(state_.get(), nullptr, 1, 1);
+    return Status::OK();
+  }
 
   // Runs a worker with `options` as the chief would see it through: the
   // chief closes the run once the global step reaches the step count, and
@@ -153,6 +160,31 @@ TEST_F(WorkerLoopTest, JoinsTrainsToTheStepCountReportsAndLeaves) {
     }
   }
   EXPECT_TRUE(changed) << "the worker's pushes changed no variable";
+}
+
+// --overlap changes when a push's acknowledgement is read, not what is
+// trained: one worker (its pulls see its own pushes either way) ends with
+// the same variables, bit for bit, and reports every example once.
+TEST_F(WorkerLoopTest, AnOverlappedWorkerTrainsExactlyAsOneThatWaits) {
+  std::vector<std::vector<Tensor>> trained;
+  for (const bool overlap : {true, false}) {
+    options_.overlap = overlap;
+    ASSERT_TRUE(StartAgain().ok());
+    std::atomic<bool> stop{false};
+    const Status ran = RunClosedAtTheStepCount(options_, stop);
+    ASSERT_TRUE(ran.ok()) << ran.ToString();
+    EXPECT_EQ(state_->TakeWindow().examples, kTrainSteps * options_.batch_size);
+    std::vector<int> all(placement_->variables().size());
+    std::iota(all.begin(), all.end(), 0);
+    trained.emplace_back();
+    ASSERT_TRUE(shards_.Client(*placement_, kCluster)->Pull(all, &trained.back()).ok());
+    EXPECT_EQ(trained.back()[0].i64()[0], kTrainSteps);
+  }
+  for (size_t v = 1; v < trained[0].size(); ++v) {
+    ASSERT_EQ(trained[0][v].num_bytes(), trained[1][v].num_bytes());
+    EXPECT_EQ(std::memcmp(trained[0][v].data(), trained[1][v].data(), trained[0][v].num_bytes()), 0)
+        << placement_->variables()[v].name;
+  }
 }
 
 // The L2 distance the variables moved from their initial values.

@@ -87,24 +87,43 @@ class ReplicationTest : public ::testing::Test {
     return client;
   }
   // Each worker pushes -1 to every counter `pushes` times (SGD at rate 1:
-  // +1 each), counting the pushes acknowledged.
-  void StartWorkers(int pushes) {
+  // +1 each), counting the pushes acknowledged. With `overlap`, as a worker
+  // under --overlap: each push goes out with a pull behind it, and is
+  // acknowledged while the next one is made.
+  void StartWorkers(int pushes, bool overlap = false) {
     for (int w = 0; w < kWorkers; ++w) {
-      workers_.emplace_back([this, w, pushes] {
+      workers_.emplace_back([this, w, pushes, overlap] {
         auto client = Client(wire::Role::Worker, w);
         std::vector<Tensor> minus_one(3, Tensor(DType::kFloat32, {4}));
         for (Tensor& t : minus_one) {
           t = Tensor(DType::kFloat32, {4});
           for (int i = 0; i < 4; ++i) t.f32()[i] = -1.0f;
         }
+        std::vector<Tensor> values;
+        auto finish = [&] {
+          StatusOr<std::optional<PushSummary>> acked = client->FinishPush();
+          if (acked.ok() && acked->has_value()) ++acknowledged_;
+          return acked.status();
+        };
         for (int i = 0; i < pushes; ++i) {
-          StatusOr<PushSummary> pushed = client->Push({1, 2, 3}, minus_one, true);
+          Status pushed;
+          if (overlap) {
+            pushed = finish();
+            if (pushed.ok())
+              pushed = client->StartPushThenPull({1, 2, 3}, minus_one, true, {1, 2, 3}, &values);
+          } else {
+            pushed = client->Push({1, 2, 3}, minus_one, true).status();
+            if (pushed.ok()) ++acknowledged_;
+          }
           if (!pushed.ok()) {
-            ADD_FAILURE() << "worker " << w << ": " << pushed.status().ToString();
+            ADD_FAILURE() << "worker " << w << ": " << pushed.ToString();
             ++failed_workers_;
             return;
           }
-          ++acknowledged_;
+        }
+        if (Status last = finish(); !last.ok()) {
+          ADD_FAILURE() << "worker " << w << ": " << last.ToString();
+          ++failed_workers_;
         }
       });
     }
@@ -173,6 +192,16 @@ TEST_F(ReplicationTest, AKilledPsCostsNoUpdateAndNoRollback) {
   StartWorkers(300);
   AwaitAcknowledged(150);
   cluster_->task("ps", 0).Signal(SIGKILL);  // the global step's primary
+  ExpectExactlyTheAcknowledgedPushes();
+  EXPECT_EQ(acknowledged_.load(), kWorkers * 300);
+  EXPECT_EQ(promotions_.load(), 1);
+}
+
+// The same with each push acknowledged while the next is made (--overlap).
+TEST_F(ReplicationTest, AKilledPsCostsNoUpdateWithAcknowledgementsOverlapped) {
+  StartWorkers(300, /*overlap=*/true);
+  AwaitAcknowledged(150);
+  cluster_->task("ps", 0).Signal(SIGKILL);
   ExpectExactlyTheAcknowledgedPushes();
   EXPECT_EQ(acknowledged_.load(), kWorkers * 300);
   EXPECT_EQ(promotions_.load(), 1);
