@@ -81,7 +81,10 @@ class Chief {
         evaluator_(std::move(model), std::move(job), &ps_, options.tables),
         lr_plateau_(MakeLrPlateau(options, &ps_)),
         reporter_(options, &state_, std::move(metrics), stdout, lr_plateau_.get()) {
-    if (options.ps_replicas > 1) ps_.RouteByChains(&routes_);
+    // Its routes change only between its own calls (ReplicaKeeper): a
+    // request refused by a lost primary fails at once, and the keeper
+    // repairs the chains, instead of waiting --rpc_timeout_ms in vain.
+    if (options.ps_replicas > 1) ps_.RouteByChains(&routes_, WhenRefused::kFail);
     if (!options.checkpoint_dir.empty()) {
       checkpointer_ =
           std::make_unique<Checkpointer>(options.checkpoint_dir, options.keep_checkpoints,

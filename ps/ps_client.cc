@@ -60,8 +60,8 @@ void PsClient::set_cluster_id(uint64_t id) {
   for (auto& c : channels_) c->set_cluster_id(id);
 }
 
-void PsClient::RouteByChains(RouteSource* routes) {
-  router_ = std::make_unique<ReplicaRouter>(routes, index_);
+void PsClient::RouteByChains(RouteSource* routes, WhenRefused when_refused) {
+  router_ = std::make_unique<ReplicaRouter>(routes, index_, when_refused);
 }
 
 Status PsClient::SendChains(const std::vector<ShardChain>& chains,

@@ -101,7 +101,8 @@ class PsClient {
   // Replicated shards (--ps_replicas): from now on every shard's requests
   // go to its primary as `routes` (borrowed) says, pushes carry ids, and
   // Initialize, SetLrLowerings reach every replica (ReplicaRouter).
-  void RouteByChains(RouteSource* routes);
+  void RouteByChains(RouteSource* routes,
+                     WhenRefused when_refused = WhenRefused::kWaitForNewRoutes);
   // The chief's chains to the tasks each names (ChainRequest), in parallel.
   Status SendChains(const std::vector<ShardChain>& chains, MonotonicClock::TimePoint deadline);
 

@@ -24,7 +24,12 @@ class FakeRoutes : public RouteSource {
   explicit FakeRoutes(std::vector<ShardChain> chains) : chains_(std::move(chains)) {}
   StatusOr<std::vector<ShardChain>> FetchRoutes() override {
     MutexLock lock(mu_);
+    ++fetches_;
     return chains_;
+  }
+  int fetches() const {
+    MutexLock lock(mu_);
+    return fetches_;
   }
   void Set(const ShardChain& chain) {
     MutexLock lock(mu_);
@@ -38,6 +43,7 @@ class FakeRoutes : public RouteSource {
  private:
   mutable Mutex mu_;
   std::vector<ShardChain> chains_;
+  int fetches_ = 0;
 };
 
 std::vector<ShardChain> HomeChains() { return {{0, 1, 0, {1}}, {1, 1, 1, {2}}, {2, 1, 2, {0}}}; }
@@ -224,6 +230,25 @@ TEST_F(PsReplicationTest, ANewBackupIsFilledWhilePushesGoOn) {
   shards_.server(1).Stop();
   Change({0, 3, 2, {}});
   EXPECT_EQ(Read(&routes_, 3), on_primary);
+}
+
+// The chief's own client (WhenRefused::kFail): its routes change only
+// between its calls, so a request refused by a replica they still name
+// fails at once (the chief then repairs the chains) instead of waiting for
+// a change that cannot come; where they changed, it goes to the new primary.
+TEST_F(PsReplicationTest, TheChiefsClientFailsAtOnceWhereItsRoutesSayTheSame) {
+  FakeRoutes chiefs(HomeChains());
+  std::unique_ptr<PsClient> chief = shards_.Client(*placement_, kCluster, wire::Role::Chief);
+  chief->RouteByChains(&chiefs, WhenRefused::kFail);
+  std::vector<Tensor> values;
+  ASSERT_TRUE(chief->Pull({1}, &values).ok());  // "a", shard 1 at ps:1
+  Change({1, 2, 2, {1}});                       // promoted at the ps, not in `chiefs`
+  const int fetched = chiefs.fetches();
+  EXPECT_EQ(chief->Pull({1}, &values).code(), Code::kFailedPrecondition);
+  EXPECT_EQ(chiefs.fetches(), fetched + 1);  // looked once, found the same routes
+  chiefs.Set({1, 2, 2, {1}});
+  const Status pulled = chief->Pull({1}, &values);
+  EXPECT_TRUE(pulled.ok()) << pulled.ToString();
 }
 
 TEST_F(PsReplicationTest, ReplicasReportTheirRoles) {

@@ -26,8 +26,11 @@ bool IsRoutingError(const Status& status) {
   }
 }
 
-ReplicaRouter::ReplicaRouter(RouteSource* source, int worker)
-    : source_(source), worker_(worker), incarnation_(RandomIncarnation()) {}
+ReplicaRouter::ReplicaRouter(RouteSource* source, int worker, WhenRefused when_refused)
+    : source_(source),
+      worker_(worker),
+      when_refused_(when_refused),
+      incarnation_(RandomIncarnation()) {}
 
 Status ReplicaRouter::Refresh() {
   PST_ASSIGN_OR_RETURN(std::vector<ShardChain> chains, source_->FetchRoutes());
@@ -109,23 +112,31 @@ Status ReplicaRouter::Wait(const std::vector<Connection*>& channels, Calls* call
       last_error = pending.status(i);
     }
     if (missing == 0 && !refused) break;
+    const bool fail_if_unchanged = refused && when_refused_ == WhenRefused::kFail;
     if (SteadyClock().Now() >= deadline) {
       return last_error.ok() ? DeadlineExceeded(
                                    "no reply from the shards' primaries before "
                                    "the deadline, and no new route")
                              : last_error;
     }
-    if (missing == 0) std::this_thread::sleep_for(kRouteCheck);  // the chief's change is coming
+    // The chief's change is coming (unless this is the chief's own client).
+    if (missing == 0 && !fail_if_unchanged) std::this_thread::sleep_for(kRouteCheck);
     if (Status fetched = Refresh(); !fetched.ok()) {
+      if (fail_if_unchanged) return last_error;
       LOG_EVERY_N(WARNING, 20) << "asking for the shards' routes: " << fetched.ToString();
       continue;
     }
     for (size_t i = 0; i < n; ++i) {
       // Waiting: not answered, or refused by a replica that is no primary.
-      const bool waiting = !pending.answered(i) || IsRoutingError(pending.status(i));
+      const bool refused_here = pending.answered(i) && IsRoutingError(pending.status(i));
+      const bool waiting = !pending.answered(i) || refused_here;
       const ShardChain& now = chains_[calls->requests_[i].shard];
       const ShardChain& before = calls->sent_by_[i];
-      if (!waiting || (now.epoch == before.epoch && now.primary == before.primary)) continue;
+      const bool unchanged = now.epoch == before.epoch && now.primary == before.primary;
+      if (refused_here && unchanged && is_needed(i) && when_refused_ == WhenRefused::kFail) {
+        return pending.status(i);
+      }
+      if (!waiting || unchanged) continue;
       LOG(INFO) << "shard " << now.shard << ": routed again to ps:" << now.primary << " (epoch "
                 << now.epoch << ")";
       pending.Reopen(i);

@@ -32,13 +32,21 @@ class RouteSource {
   virtual StatusOr<std::vector<ShardChain>> FetchRoutes() = 0;
 };
 
+// What a request refused by a replica that is no primary (lost, deposed,
+// restarted empty) does while the routes say the same.
+enum class WhenRefused {
+  kWaitForNewRoutes,  // a worker: the chief is changing them
+  kFail,              // the chief's own client: only its caller changes them, so waiting is in vain
+};
+
 class ReplicaRouter {
  public:
   // How long a request may go unanswered before the routes are asked again.
   static constexpr std::chrono::milliseconds kRouteCheck{250};
 
   // `source` is borrowed; `worker`: the pushes' worker index.
-  ReplicaRouter(RouteSource* source, int worker);
+  ReplicaRouter(RouteSource* source, int worker,
+                WhenRefused when_refused = WhenRefused::kWaitForNewRoutes);
 
   // The chains as the source says them now (fetched again: for the
   // requests that reach every replica, which the chief sends).
@@ -89,6 +97,7 @@ class ReplicaRouter {
 
   RouteSource* const source_;
   const int worker_;
+  const WhenRefused when_refused_;
   const uint64_t incarnation_;       // random, per process start
   std::vector<uint64_t> sequences_;  // per shard: the last push id's
   std::vector<ShardChain> chains_;   // by shard

@@ -36,6 +36,7 @@ Status ReplicaKeeper::SendAll(std::chrono::milliseconds patience) {
 void ReplicaKeeper::ResetAll() {
   chains_.ResetAll();
   std::fill(lost_.begin(), lost_.end(), false);
+  lost_whole_.clear();
   board_->Publish(chains_.chains());
 }
 
@@ -65,7 +66,6 @@ void ReplicaKeeper::Apply(const ChainChange& change, const std::string& why,
 }
 
 StatusOr<std::vector<int>> ReplicaKeeper::Repair(std::chrono::milliseconds patience) {
-  std::vector<int> lost_shards;
   for (int t = 0; t < static_cast<int>(lost_.size()); ++t) {
     const std::string task = "ps:" + std::to_string(t);
     StatusOr<ShardStatus> status = ps_->GetShardStatus(t, In(lost_[t] ? patience / 10 : patience));
@@ -74,7 +74,7 @@ StatusOr<std::vector<int>> ReplicaKeeper::Repair(std::chrono::milliseconds patie
       lost_[t] = true;
       const ChainChange change = chains_.TaskLost(t);
       Apply(change, task + " lost (" + status.status().message() + ")", patience);
-      lost_shards.insert(lost_shards.end(), change.lost_shards.begin(), change.lost_shards.end());
+      lost_whole_.insert(lost_whole_.end(), change.lost_shards.begin(), change.lost_shards.end());
       continue;
     }
     const bool empty = !HoldsItsReplicas(t, *status);
@@ -83,7 +83,7 @@ StatusOr<std::vector<int>> ReplicaKeeper::Repair(std::chrono::milliseconds patie
       // Restarted before its loss was seen: lost all the same.
       const ChainChange change = chains_.TaskLost(t);
       Apply(change, task + " restarted without its replicas", patience);
-      lost_shards.insert(lost_shards.end(), change.lost_shards.begin(), change.lost_shards.end());
+      lost_whole_.insert(lost_whole_.end(), change.lost_shards.begin(), change.lost_shards.end());
     }
     lost_[t] = false;
     const ChainChange back = chains_.TaskBack(t);
@@ -99,7 +99,9 @@ StatusOr<std::vector<int>> ReplicaKeeper::Repair(std::chrono::milliseconds patie
     }
     Apply(back, task + " is back: a backup again, filled by its primary", patience);
   }
-  return lost_shards;
+  std::sort(lost_whole_.begin(), lost_whole_.end());
+  lost_whole_.erase(std::unique(lost_whole_.begin(), lost_whole_.end()), lost_whole_.end());
+  return lost_whole_;
 }
 
 }  // namespace pst

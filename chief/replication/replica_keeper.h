@@ -36,7 +36,9 @@ class ReplicaKeeper {
   // Looks at every ps task, each within `patience` (a task already lost:
   // a tenth of it), and repairs the chains as the class comment says (a
   // task back whose replicas cannot be initialized stays out). Returns the
-  // shards lost whole (every replica gone): only a checkpoint has them.
+  // shards lost whole (every replica gone): only a checkpoint has them. A
+  // shard lost whole is returned by every Repair until ResetAll, not only
+  // by the one that saw it go (its caller may not be the one restoring).
   StatusOr<std::vector<int>> Repair(std::chrono::milliseconds patience);
   // The ps task serving shard `shard` now.
   int PrimaryOf(int shard) const { return chains_.chain(shard).primary; }
@@ -61,6 +63,7 @@ class ReplicaKeeper {
   RoutesBoard* const board_;
   const InitializeTask initialize_task_;
   std::vector<bool> lost_;
+  std::vector<int> lost_whole_;  // shards with no replica left, until ResetAll
 };
 
 }  // namespace pst

@@ -86,6 +86,11 @@ TEST_F(ReplicaKeeperTest, AShardWithEveryReplicaLostIsReported) {
   StatusOr<std::vector<int>> lost = keeper_->Repair(kPatience);
   ASSERT_TRUE(lost.ok());
   EXPECT_EQ(*lost, (std::vector<int>{1}));
+  // The chief's probe saw it first; its recovery asks again, and must hear
+  // it too (it once heard nothing, and went on with an empty shard).
+  lost = keeper_->Repair(kPatience);
+  ASSERT_TRUE(lost.ok());
+  EXPECT_EQ(*lost, (std::vector<int>{1}));
 }
 
 }  // namespace
