@@ -78,7 +78,10 @@ StatusOr<std::vector<int>> ReplicaKeeper::Repair(std::chrono::milliseconds patie
       continue;
     }
     const bool empty = !HoldsItsReplicas(t, *status);
-    if (!lost_[t] && !empty) continue;
+    if (!lost_[t] && !empty) {
+      for (const ReplicaLoad& r : status->replicas) chains_.Filled(r.shard, t, r.filled_at_epoch);
+      continue;
+    }
     if (!lost_[t]) {
       // Restarted before its loss was seen: lost all the same.
       const ChainChange change = chains_.TaskLost(t);

@@ -11,7 +11,7 @@ std::vector<int> HomeReplicas(int shard, int num_ps, int replicas) {
 }
 
 ShardChains::ShardChains(int num_ps, int replicas)
-    : num_ps_(num_ps), replicas_(replicas), lost_(num_ps, false) {
+    : num_ps_(num_ps), replicas_(replicas), lost_(num_ps, false), filling_(num_ps) {
   for (int k = 0; k < num_ps; ++k) {
     const std::vector<int> home = HomeReplicas(k, num_ps, replicas);
     chains_.push_back(ShardChain{k, 1, home[0], std::vector<int>(home.begin() + 1, home.end())});
@@ -24,17 +24,21 @@ ChainChange ShardChains::TaskLost(int task) {
   ChainChange change;
   for (ShardChain& c : chains_) {
     if (Lost(c.shard)) continue;
+    std::map<int, int64_t>& filling = filling_[c.shard];
     auto backup = std::find(c.backups.begin(), c.backups.end(), task);
     if (backup != c.backups.end()) {
       c.backups.erase(backup);
+      filling.erase(task);
     } else if (c.primary == task) {
-      if (c.backups.empty()) {
+      auto filled = std::find_if(c.backups.begin(), c.backups.end(),
+                                 [&](int b) { return filling.count(b) == 0; });
+      if (filled == c.backups.end()) {
         lost_[c.shard] = true;
         change.lost_shards.push_back(c.shard);
         continue;
       }
-      c.primary = c.backups.front();
-      c.backups.erase(c.backups.begin());
+      c.primary = *filled;
+      c.backups.erase(filled);
       ++promotions_;
     } else {
       continue;
@@ -55,9 +59,17 @@ ChainChange ShardChains::TaskBack(int task) {
     if (!home_replica || in_chain) continue;
     c.backups.push_back(task);
     ++c.epoch;
+    filling_[c.shard][task] = c.epoch;
     change.changed.push_back(c);
   }
   return change;
+}
+
+void ShardChains::Filled(int shard, int task, int64_t epoch) {
+  if (shard < 0 || shard >= num_shards()) return;
+  std::map<int, int64_t>& filling = filling_[shard];
+  auto joined = filling.find(task);
+  if (joined != filling.end() && epoch >= joined->second) filling.erase(joined);
 }
 
 ChainChange ShardChains::ResetAll() {
@@ -68,6 +80,7 @@ ChainChange ShardChains::ResetAll() {
     const std::vector<int> home = HomeReplicas(c.shard, num_ps_, replicas_);
     c = ShardChain{c.shard, newest + 1, home[0], std::vector<int>(home.begin() + 1, home.end())};
     lost_[c.shard] = false;
+    filling_[c.shard].clear();
     change.changed.push_back(c);
   }
   return change;

@@ -15,6 +15,7 @@
 #define PST_CHIEF_REPLICATION_SHARD_CHAINS_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,14 +45,19 @@ class ShardChains {
   int64_t promotions() const { return promotions_; }
 
   // ps task `task` was lost: it leaves every chain it is in; where it was
-  // the primary its first backup is promoted. A shard whose last replica it
-  // was is lost (its chain is left as it was, for ResetAll).
+  // the primary its first filled backup is promoted. A shard without a
+  // filled backup left is lost (its chain is left as it was, for ResetAll):
+  // a backup still waiting for its first shipment holds nothing of it.
   ChainChange TaskLost(int task);
   // ps task `task` runs again (restarted empty): it joins, as the last
-  // backup, the chain of every shard it is a home replica of and is not in
-  // (the primary's next shipment fills it). Lost shards are not changed:
-  // they come back through ResetAll.
+  // backup, the chain of every shard it is a home replica of and is not in.
+  // It is not filled until Filled() says so (the primary's next shipment
+  // fills it). Lost shards are not changed: they come back through ResetAll.
   ChainChange TaskBack(int task);
+  // ps task `task` reports that its replica of `shard` holds the primary's
+  // state of `epoch` (ReplicaLoad::filled_at_epoch): a backup that joined
+  // at or before that epoch is filled from now on.
+  void Filled(int shard, int task, int64_t epoch);
   // Every shard restored from a checkpoint onto its home replicas: each
   // chain is its home chain again, at an epoch above every one before.
   ChainChange ResetAll();
@@ -66,6 +72,9 @@ class ShardChains {
   const int replicas_;
   std::vector<ShardChain> chains_;
   std::vector<bool> lost_;
+  // Per shard: backups that joined and are not filled yet, with the epoch
+  // they joined at. The home chains start filled (initialized alike).
+  std::vector<std::map<int, int64_t>> filling_;
   int64_t promotions_ = 0;
 };
 

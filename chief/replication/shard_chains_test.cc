@@ -48,11 +48,27 @@ TEST(ShardChainsTest, ASecondLossAfterARejoinIsSurvived) {
   ShardChains chains(3, 2);
   chains.TaskLost(1);
   chains.TaskBack(1);
+  chains.Filled(0, 1, 3);  // its probe: both replicas hold their primary's state
+  chains.Filled(1, 1, 3);
   const ChainChange change = chains.TaskLost(2);
   EXPECT_TRUE(change.lost_shards.empty());
   EXPECT_EQ(chains.chain(1).Describe(), "shard 1 epoch 4: primary ps:1, backups none");
   EXPECT_EQ(chains.chain(2).Describe(), "shard 2 epoch 2: primary ps:0, backups none");
   EXPECT_EQ(chains.promotions(), 3);
+}
+
+// A backup that rejoined holds nothing until its primary's first shipment
+// reached it: the primary lost before then takes the shard with it (found
+// by a chaos run where both ps restarted within a probe: the empty rejoined
+// task was promoted, and the sync step never completed).
+TEST(ShardChainsTest, ABackupNotFilledYetIsNotPromoted) {
+  ShardChains chains(3, 2);
+  chains.TaskLost(1);
+  chains.TaskBack(1);      // shard 1: primary ps:2, backup ps:1 at epoch 3
+  chains.Filled(1, 1, 2);  // a shipment of before it joined: not its fill
+  const ChainChange change = chains.TaskLost(2);
+  EXPECT_EQ(change.lost_shards, (std::vector<int>{1}));
+  EXPECT_EQ(chains.chain(2).Describe(), "shard 2 epoch 2: primary ps:0, backups none");
 }
 
 TEST(ShardChainsTest, AShardWithoutReplicasLeftIsLost) {
