@@ -7,6 +7,10 @@
 namespace pst {
 namespace {
 
+// How long a sync checkpoint waits for the step in flight before it looks
+// at the shards again.
+constexpr std::chrono::seconds kPauseSlice{1};
+
 CheckpointScheduleOptions ScheduleOptions(const ChiefOptions& o) {
   return {o.checkpoint_every_steps, o.checkpoint_every_secs, o.max_checkpoint_failures};
 }
@@ -39,17 +43,31 @@ double ChiefCheckpoints::InheritRunStart(int64_t start_step) {
   return earlier_seconds;
 }
 
+// Waits for the step in flight a second at a time and looks at the shards
+// in between: a ps lost meanwhile (the step cannot finish without it) is
+// recovered at once, not after --rpc_timeout_ms of waiting blind.
+StatusOr<int64_t> ChiefCheckpoints::PauseSync() {
+  const auto give_up = keeper_->deadline();
+  for (;;) {
+    const auto slice = std::min(give_up, SteadyClock().Now() + kPauseSlice);
+    StatusOr<int64_t> paused = sync_->Pause(slice);
+    if (paused.ok()) return paused;
+    sync_->Resume();
+    if (const std::string trouble = keeper_->Probe(); !trouble.empty()) {
+      return Unavailable(trouble);
+    }
+    if (SteadyClock().Now() >= give_up) return paused.status();
+  }
+}
+
 // Sync: every shard must be at the same step, so new steps wait until the
 // checkpoint is written. A save that fails while every shard still serves
 // failed for want of storage.
 Status ChiefCheckpoints::Save(int64_t step) {
   if (sync_) {
-    StatusOr<int64_t> paused = sync_->Pause(keeper_->deadline());
+    StatusOr<int64_t> paused = PauseSync();
+    if (paused.status().code() == Code::kUnavailable) return paused.status();
     if (!paused.ok()) {
-      sync_->Resume();
-      if (const std::string trouble = keeper_->Probe(); !trouble.empty()) {
-        return Unavailable(trouble);
-      }
       // Every shard serves, but the step in flight did not finish (too few
       // workers push): try again at the next checkpoint time.
       LOG(WARNING) << "checkpoint postponed: " << paused.status().message();

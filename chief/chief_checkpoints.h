@@ -68,6 +68,9 @@ class ChiefCheckpoints {
   double seconds_since_checkpoint() const;
 
  private:
+  // Sync: Pause() until the step in flight is applied everywhere;
+  // Unavailable (naming the trouble) when a ps was lost meanwhile.
+  StatusOr<int64_t> PauseSync();
   void LogFinalFailure(const Status& status) const;
 
   Checkpointer* const checkpointer_;

@@ -30,6 +30,8 @@ class CheckpointingShards {
                               wire::Role::Chief)) {}
 
   PsClient& chief() { return *chief_; }
+  // Ps task k stops answering (as if lost).
+  void Stop(int k) { shards_.server(k).Stop(); }
 
   // Every shard holds global step `step` and w = {w0, w0 + 1, w0 + 2}.
   Status Initialize(int64_t step, float w0) {

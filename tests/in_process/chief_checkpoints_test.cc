@@ -1,6 +1,6 @@
 // ChiefCheckpoints' cadence and outcomes (async mode) against real ps shards
 // over the in-process transport, with a FakeClock: no sockets, no
-// processes, no sleeps.
+// processes, no sleeps (one sync test waits a real second for its step).
 #include "chief/chief_checkpoints.h"
 
 #include <gtest/gtest.h>
@@ -158,6 +158,25 @@ TEST_F(StorageFailsTest, TheFinalSaveNeverStopsTheRunForStorage) {
   // save having removed its folder).
   checkpoints.SaveAfterTraining(40);
   EXPECT_FALSE(Saved(40));
+}
+
+// Sync: a checkpoint waits for the step in flight, which a lost ps never
+// finishes. It looks at the shards while it waits, so the loss is reported
+// (Unavailable: the timeline recovers) within a second or so; it once
+// waited --rpc_timeout_ms blind (here an hour: the test would time out).
+TEST_F(ChiefCheckpointsTest, ASyncCheckpointWaitingForALostPsReportsItsLoss) {
+  options_.rpc_timeout_ms = 3600 * 1000;
+  SyncReplicas replicas;
+  replicas.fixed = 1;
+  SyncCoordinator sync({1}, 1, 100, nullptr, replicas);
+  sync.Open(0);  // step 0 in flight; no worker will push it
+  ShardKeeper keeper(options_, &shards_.chief(), &sync, &checkpointer_, stop_);
+  ChiefCheckpoints checkpoints(options_, &checkpointer_, &sync, &keeper, clock_);
+  checkpoints.Restart(0, clock_.Now());
+  shards_.Stop(1);
+  const Status saved = checkpoints.Save(0);
+  EXPECT_EQ(saved.code(), Code::kUnavailable) << saved.ToString();
+  EXPECT_FALSE(Saved(0));
 }
 
 TEST_F(ChiefCheckpointsTest, AfterTrainingSavesUnlessTheNewestIsAtTheLastStep) {
