@@ -9,6 +9,9 @@
 //     rounds of Pull(variable) then Push(a gradient of the same shape), one
 //     request in flight. Reports payload bytes/s ((pulled + pushed bytes) /
 //     time) and the latency of a pull, a push and a round (mean, p50, p99).
+//  1c. The framework rounds again with the payloads through shared memory
+//     (a second PsClient on a ZmqTransport with --shm=auto; the rounds of 1
+//     go over TCP): headers on ZeroMQ, tensors through the rings.
 //  2. Bare ZeroMQ: a ROUTER server thread and a DEALER client doing the same
 //     exchanges ("pull" = small request answered by a large reply, "push" =
 //     large request answered by a small reply); the large frames are sent

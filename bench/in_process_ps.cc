@@ -5,6 +5,7 @@
 #include <string>
 
 #include "bench/check_ok.h"
+#include "transport/shm_options.h"
 
 namespace pst {
 
@@ -19,7 +20,9 @@ InProcessPs::InProcessPs(int num_threads, uint64_t cluster_id) : context_(1) {
   options.serve_inline = [this](const ReceivedMessage& r) { return service_->Quick(r); };
   server_ = std::make_unique<RpcServer>(
       context_, options,
-      [this](const ReceivedMessage& r, RequestContext&) { return service_->Handle(r); });
+      [this](const ReceivedMessage& r, RequestContext&) { return service_->Handle(r); },
+      // Takes the shared-memory rings a client offers, as a real ps does.
+      DefaultShmOptions());
   // No chief here: no step notifier (async training never notifies).
   service_ = std::make_unique<PsService>(server_.get(), nullptr);
   CheckOk(server_->Start(), "starting the ps");

@@ -42,6 +42,10 @@ DEFINE_string(wire_dtype, "float32",
               "Workers: how values and gradients travel to and from the ps: float32, or bfloat16 "
               "(half the bytes; the ps keeps float32 values and takes either). One value per "
               "job: give every task the same");
+DEFINE_string(shm, "auto",
+              "Tensor payloads between tasks on one host: auto (through shared memory when the "
+              "peer's address is this host's, else TCP), or off (TCP only; PST_SHM=off in the "
+              "environment does the same when --shm is not given)");
 DEFINE_string(curve_keys_dir, "",
               "Folder with the cluster's CURVE key (scripts/gen_keys.sh): encrypts every "
               "socket and refuses peers without the key; the same on every task");

@@ -75,7 +75,7 @@ const std::vector<FlagGroup>& Groups() {
       {"Transport and failure detection",
        kAll,
        {"rpc_timeout_ms", "max_message_bytes", "wire_dtype", "ps_threads", "heartbeat_timeout_ms",
-        "heartbeat_interval_ms", "stop_grace_ms"}},
+        "heartbeat_interval_ms", "stop_grace_ms", "shm"}},
       {"Shared ps clusters", kChief | kWorker, {"container", "reset_container"}},
       {"Monitoring", kChief | kPs, {"metrics_port"}},
       {"Security", kAll, {"curve_keys_dir"}},

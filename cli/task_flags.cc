@@ -9,6 +9,7 @@
 
 #include "cli/flags.h"
 #include "transport/bind_address.h"
+#include "transport/shm_options.h"
 
 DECLARE_string(ps_hosts);
 DECLARE_string(worker_hosts);
@@ -18,6 +19,7 @@ DECLARE_int32(task_index);
 DECLARE_int32(rpc_timeout_ms);
 DECLARE_int64(max_message_bytes);
 DECLARE_string(wire_dtype);
+DECLARE_string(shm);
 DECLARE_string(curve_keys_dir);
 DECLARE_string(mode);
 DECLARE_string(placement);
@@ -92,6 +94,13 @@ StatusOr<int> PsReplicasFromFlags(int num_ps) {
   return FLAGS_ps_replicas;
 }
 
+Status ApplyShmFlag() {
+  PST_ASSIGN_OR_RETURN(const ShmMode mode, ParseShmMode(FLAGS_shm));
+  // Unset, it leaves PST_SHM's word (shm_options.h) standing.
+  if (!gflags::GetCommandLineFlagInfoOrDie("shm").is_default) SetDefaultShmMode(mode);
+  return Status::OK();
+}
+
 Status CheckTaskFlags() {
   if (FLAGS_mode != "async" && FLAGS_mode != "sync" && FLAGS_mode != "ssp") {
     return InvalidArgument("--mode=" + FLAGS_mode + " is not one of: async, sync, ssp");
@@ -100,6 +109,7 @@ Status CheckTaskFlags() {
   PST_RETURN_IF_ERROR(CheckPositiveFlag("max_message_bytes", FLAGS_max_message_bytes));
   PST_RETURN_IF_ERROR(CheckPositiveFlag("heartbeat_timeout_ms", FLAGS_heartbeat_timeout_ms));
   PST_RETURN_IF_ERROR(WireDTypeFromFlags().status());
+  PST_RETURN_IF_ERROR(ApplyShmFlag());
   if (FLAGS_metrics_port < 0 || FLAGS_metrics_port > 65535) {
     return InvalidArgument("--metrics_port=" + std::to_string(FLAGS_metrics_port) +
                            " must be in 0..65535 (0: no metrics endpoint)");

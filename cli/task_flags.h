@@ -25,9 +25,13 @@ StatusOr<ClusterSpec> ClusterFromFlags(TaskType type, int* task_index);
 
 // The checks every task makes of the flags the whole cluster shares
 // (--mode, --rpc_timeout_ms, --max_message_bytes, --heartbeat_timeout_ms,
-// --heartbeat_interval_ms, --wire_dtype, --metrics_port, --bind_host), so
-// that any task refuses what another would.
+// --heartbeat_interval_ms, --wire_dtype, --metrics_port, --bind_host,
+// --shm), so that any task refuses what another would. Also applies --shm:
+// the process's ZmqTransports start from it.
 Status CheckTaskFlags();
+
+// --shm, checked, made the process's default (SetDefaultShmMode) when given.
+Status ApplyShmFlag();
 
 // --heartbeat_interval_ms, or a quarter of --heartbeat_timeout_ms when 0.
 std::chrono::milliseconds HeartbeatIntervalFromFlags();

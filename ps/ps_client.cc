@@ -736,4 +736,13 @@ StatusOr<int64_t> PsClient::GlobalStep() {
   return values[0].i64()[0];
 }
 
+void TakeWritableGradients(std::vector<Tensor>* grads, std::vector<Tensor>* spare) {
+  auto shared = [](const std::vector<Tensor>& tensors) {
+    return std::any_of(tensors.begin(), tensors.end(),
+                       [](const Tensor& t) { return t.buffer().use_count() > 1; });
+  };
+  if (shared(*grads)) std::swap(*grads, *spare);
+  if (shared(*grads)) grads->clear();
+}
+
 }  // namespace pst

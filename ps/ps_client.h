@@ -285,6 +285,13 @@ class PsClient {
   int global_step_slice_ = -1;
 };
 
+// For a caller of StartPushThenPull whose model writes gradients in place:
+// makes *grads writable. A push in flight still holds the last step's (an
+// in-process ps may read them from there), so *spare, the step before's,
+// is swapped in; when that is still held too, *grads is emptied for the
+// model to allocate afresh.
+void TakeWritableGradients(std::vector<Tensor>* grads, std::vector<Tensor>* spare);
+
 }  // namespace pst
 
 #endif  // PST_PS_PS_CLIENT_H_

@@ -54,29 +54,50 @@ BindAddress DecideBindAddress(const std::string& host, const std::string& bind_h
                               ", not an address of this machine: every interface"};
 }
 
-BindAddress ChooseBindAddress(const std::string& host, const std::string& bind_host) {
-  if (!bind_host.empty()) return DecideBindAddress(host, bind_host, {}, "", CanBindLocally);
+namespace {
+
+// The IPv4 addresses `host` resolves to; empty, with *error saying why,
+// when it does not.
+std::vector<std::string> ResolveIpv4(const std::string& host, std::string* error) {
   addrinfo hints{};
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   std::vector<std::string> resolved;
-  std::string error;
   if (const int code = getaddrinfo(host.c_str(), nullptr, &hints, &found); code != 0) {
-    error = gai_strerror(code);
-  } else {
-    for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
-      char numeric[INET_ADDRSTRLEN];
-      const auto* in = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
-      if (inet_ntop(AF_INET, &in->sin_addr, numeric, sizeof numeric) != nullptr &&
-          std::find(resolved.begin(), resolved.end(), numeric) == resolved.end()) {
-        resolved.push_back(numeric);
-      }
-    }
-    freeaddrinfo(found);
-    if (resolved.empty()) error = "no IPv4 address";
+    *error = gai_strerror(code);
+    return resolved;
   }
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    char numeric[INET_ADDRSTRLEN];
+    const auto* in = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+    if (inet_ntop(AF_INET, &in->sin_addr, numeric, sizeof numeric) != nullptr &&
+        std::find(resolved.begin(), resolved.end(), numeric) == resolved.end()) {
+      resolved.push_back(numeric);
+    }
+  }
+  freeaddrinfo(found);
+  if (resolved.empty()) *error = "no IPv4 address";
+  return resolved;
+}
+
+}  // namespace
+
+BindAddress ChooseBindAddress(const std::string& host, const std::string& bind_host) {
+  if (!bind_host.empty()) return DecideBindAddress(host, bind_host, {}, "", CanBindLocally);
+  std::string error;
+  const std::vector<std::string> resolved = ResolveIpv4(host, &error);
   return DecideBindAddress(host, bind_host, resolved, error, CanBindLocally);
+}
+
+bool EndpointIsOnThisHost(const std::string& endpoint) {
+  const std::string scheme = "tcp://";
+  const size_t colon = endpoint.rfind(':');
+  if (endpoint.compare(0, scheme.size(), scheme) != 0 || colon <= scheme.size()) return false;
+  const std::string host = endpoint.substr(scheme.size(), colon - scheme.size());
+  std::string error;
+  const std::vector<std::string> resolved = ResolveIpv4(host, &error);
+  return !resolved.empty() && std::all_of(resolved.begin(), resolved.end(), CanBindLocally);
 }
 
 Status ValidateBindHost(const std::string& bind_host) {

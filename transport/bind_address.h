@@ -39,6 +39,11 @@ BindAddress DecideBindAddress(const std::string& host, const std::string& bind_h
 // kernel which of its addresses it can bind, then decides as above.
 BindAddress ChooseBindAddress(const std::string& host, const std::string& bind_host);
 
+// Whether the host of a "tcp://host:port" endpoint is this machine: every
+// IPv4 address it resolves to is one of this machine's (loopback included).
+// False for other schemes and for a name that does not resolve.
+bool EndpointIsOnThisHost(const std::string& endpoint);
+
 // OK for "" (decide from the host name), "*" and a numeric IPv4 address;
 // InvalidArgument naming --bind_host otherwise.
 Status ValidateBindHost(const std::string& bind_host);

@@ -4,8 +4,11 @@
 
 namespace pst {
 
-Channel::Channel(zmq::context_t& context, ChannelOptions options)
+Channel::Channel(zmq::context_t& context, ChannelOptions options, ShmOptions shm)
     : Connection(std::move(options)), socket_(context, zmq::socket_type::dealer) {
+  if (shm.mode != ShmMode::kOff) {
+    shm_ = std::make_unique<ShmClientLink>(shm, peer_name(), endpoint());
+  }
   socket_.set(zmq::sockopt::linger, 0);
   // A send blocks while the peer has no connection (down, or refusing our
   // CURVE handshake): bounded by the same deadline as a reply.
@@ -17,6 +20,7 @@ Channel::Channel(zmq::context_t& context, ChannelOptions options)
 
 Status Channel::Post(const OutgoingMessage& request, const Envelope& envelope) {
   std::vector<zmq::message_t> frames = EncodeMessage(request, envelope);
+  if (shm_) frames = shm_->Outgoing(std::move(frames), envelope.request_id, envelope.cluster_id);
   for (size_t i = 0; i < frames.size(); ++i) {
     auto flags = i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
     if (!socket_.send(frames[i], flags)) {
@@ -37,6 +41,7 @@ StatusOr<ReceivedMessage> Channel::ReadOne() {
     }
     frames.push_back(std::move(frame));
   } while (frames.back().more());
+  if (shm_) return shm_->Incoming(std::move(frames), options().max_message_bytes);
   return DecodeMessage(std::move(frames), options().max_message_bytes);
 }
 

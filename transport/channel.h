@@ -1,14 +1,18 @@
 // Channel: the ZeroMQ Connection, one DEALER socket to one server (see
-// transport.h for the contract).
+// transport.h for the contract); with shared memory on, tensor payloads to a
+// server on this host go through a ShmClientLink instead of the socket.
 //
 // Thread safety: none. A Channel (and its socket) is owned by one thread.
 #ifndef PST_TRANSPORT_CHANNEL_H_
 #define PST_TRANSPORT_CHANNEL_H_
 
 #include <chrono>
+#include <memory>
 #include <vector>
 #include <zmq.hpp>
 
+#include "transport/shm_client_link.h"
+#include "transport/shm_options.h"
 #include "transport/transport.h"
 
 namespace pst {
@@ -16,9 +20,11 @@ namespace pst {
 class Channel : public Connection {
  public:
   // `context` is borrowed and must outlive the channel.
-  Channel(zmq::context_t& context, ChannelOptions options);
+  Channel(zmq::context_t& context, ChannelOptions options, ShmOptions shm = ShmOptions());
 
   zmq::socket_t& socket() { return socket_; }
+  // Whether tensor payloads go through shared memory now.
+  bool shm_attached() const { return shm_ && shm_->attached(); }
   // Reads one message from the socket and decodes it.
   StatusOr<ReceivedMessage> ReadOne() override;
 
@@ -31,6 +37,7 @@ class Channel : public Connection {
 
  private:
   zmq::socket_t socket_;
+  std::unique_ptr<ShmClientLink> shm_;  // null with shared memory off
 };
 
 }  // namespace pst

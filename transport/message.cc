@@ -168,6 +168,63 @@ Status ReceivedMessage::status() const {
   return Status(static_cast<Code>(code), message ? message->str() : "");
 }
 
+namespace {
+
+// Verifies the header frame (FlatBuffers Verifier, a known type) and
+// returns it, from an aligned copy kept in *copy when the frame is not.
+StatusOr<const wire::Header*> VerifyHeaderFrame(const zmq::message_t& frame,
+                                                std::unique_ptr<uint64_t[]>* copy) {
+  const uint8_t* bytes = AlignedBytes(frame, copy);
+  flatbuffers::Verifier::Options options;
+  options.max_depth = 16;
+  options.max_tables = 100000;
+  flatbuffers::Verifier verifier(bytes, frame.size(), options);
+  if (frame.size() < sizeof(flatbuffers::uoffset_t) || !wire::VerifyHeaderBuffer(verifier)) {
+    return InvalidArgument("header of " + std::to_string(frame.size()) +
+                           " bytes failed FlatBuffers verification");
+  }
+  const wire::Header* header = wire::GetHeader(bytes);
+  if (header->type() == wire::MessageType::Invalid || header->type() > wire::MessageType::MAX) {
+    return InvalidArgument("unknown message type " +
+                           std::to_string(static_cast<int>(header->type())));
+  }
+  return header;
+}
+
+// The view of tensor `index`, whose bytes (checked against `desc`) are at `data`.
+TensorView MakeView(const wire::TensorDesc& desc, const void* data, size_t num_bytes) {
+  TensorView view;
+  view.name = desc.name()->string_view();
+  view.dtype = *FromWire(desc.dtype());  // CheckDescriptor accepted it
+  view.shape = ReadShape(*desc.shape());
+  view.version = desc.version();
+  view.role = desc.role();
+  view.data = data;
+  view.num_bytes = num_bytes;
+  return view;
+}
+
+size_t InPlaceOffset(size_t end_of_previous) {
+  return (end_of_previous + kInPlaceAlign - 1) / kInPlaceAlign * kInPlaceAlign;
+}
+
+}  // namespace
+
+size_t InPlacePayloadBytes(const std::vector<zmq::message_t>& frames, size_t first) {
+  size_t end = 0;
+  for (size_t i = first; i < frames.size(); ++i) end = InPlaceOffset(end) + frames[i].size();
+  return end;
+}
+
+void CopyInPlacePayload(const std::vector<zmq::message_t>& frames, size_t first, uint8_t* out) {
+  size_t end = 0;
+  for (size_t i = first; i < frames.size(); ++i) {
+    const size_t offset = InPlaceOffset(end);
+    if (frames[i].size() > 0) std::memcpy(out + offset, frames[i].data(), frames[i].size());
+    end = offset + frames[i].size();
+  }
+}
+
 StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
                                         size_t max_message_bytes) {
   if (frames.empty()) return InvalidArgument("empty message");
@@ -180,21 +237,8 @@ StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
   if (cost > max_message_bytes) return MessageTooLarge(max_message_bytes);
   ReceivedMessage message;
   std::unique_ptr<uint64_t[]> header_copy;
-  const uint8_t* bytes = AlignedBytes(frames[0], &header_copy);
+  PST_ASSIGN_OR_RETURN(const wire::Header* header, VerifyHeaderFrame(frames[0], &header_copy));
   if (header_copy) message.aligned_copies_.push_back(std::move(header_copy));
-  flatbuffers::Verifier::Options options;
-  options.max_depth = 16;
-  options.max_tables = 100000;
-  flatbuffers::Verifier verifier(bytes, frames[0].size(), options);
-  if (frames[0].size() < sizeof(flatbuffers::uoffset_t) || !wire::VerifyHeaderBuffer(verifier)) {
-    return InvalidArgument("header of " + std::to_string(frames[0].size()) +
-                           " bytes failed FlatBuffers verification");
-  }
-  const wire::Header* header = wire::GetHeader(bytes);
-  if (header->type() == wire::MessageType::Invalid || header->type() > wire::MessageType::MAX) {
-    return InvalidArgument("unknown message type " +
-                           std::to_string(static_cast<int>(header->type())));
-  }
   const size_t declared = header->tensors() ? header->tensors()->size() : 0;
   if (declared != frames.size() - 1) {
     return InvalidArgument("header declares " + std::to_string(declared) + " tensors but " +
@@ -204,23 +248,56 @@ StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
   for (size_t i = 0; i < declared; ++i) {
     const wire::TensorDesc* desc = header->tensors()->Get(i);
     PST_RETURN_IF_ERROR(CheckDescriptor(desc, i, frames[i + 1].size()));
-    TensorView view;
-    view.name = desc->name()->string_view();
-    view.dtype = *FromWire(desc->dtype());  // CheckDescriptor accepted it
-    view.shape = ReadShape(*desc->shape());
-    view.version = desc->version();
-    view.role = desc->role();
     std::unique_ptr<uint64_t[]> copy;
-    view.data = AlignedBytes(frames[i + 1], &copy);
+    const uint8_t* data = AlignedBytes(frames[i + 1], &copy);
     if (copy) message.aligned_copies_.push_back(std::move(copy));
-    view.num_bytes = frames[i + 1].size();
-    message.tensors_.push_back(std::move(view));
+    message.tensors_.push_back(MakeView(*desc, data, frames[i + 1].size()));
   }
   message.total_bytes_ = total;
   message.header_ = header;
   // zmq::message_t owns heap storage that does not move with the vector, so
   // the pointers taken above stay valid.
   message.frames_ = std::move(frames);
+  return message;
+}
+
+StatusOr<ReceivedMessage> DecodeMessageInPlace(zmq::message_t header_frame, const uint8_t* payload,
+                                               size_t payload_bytes,
+                                               std::shared_ptr<const void> payload_owner,
+                                               size_t max_message_bytes) {
+  size_t cost = FrameCost(header_frame.size());
+  if (cost > max_message_bytes) return MessageTooLarge(max_message_bytes);
+  ReceivedMessage message;
+  std::unique_ptr<uint64_t[]> header_copy;
+  PST_ASSIGN_OR_RETURN(const wire::Header* header, VerifyHeaderFrame(header_frame, &header_copy));
+  if (header_copy) message.aligned_copies_.push_back(std::move(header_copy));
+  const size_t declared = header->tensors() ? header->tensors()->size() : 0;
+  message.tensors_.reserve(declared);
+  size_t end = 0;
+  for (size_t i = 0; i < declared; ++i) {
+    const wire::TensorDesc* desc = header->tensors()->Get(i);
+    const size_t offset = InPlaceOffset(end);
+    // The declared length only places the bytes; CheckDescriptor then
+    // holds it to the shape, as it holds a frame's size.
+    const uint64_t length = desc == nullptr ? 0 : desc->byte_length();
+    if (offset > payload_bytes || length > payload_bytes - offset) {
+      return InvalidArgument("tensor " + std::to_string(i) + " overruns the payload of " +
+                             std::to_string(payload_bytes) + " bytes");
+    }
+    PST_RETURN_IF_ERROR(CheckDescriptor(desc, i, length));
+    cost += FrameCost(length);
+    if (cost > max_message_bytes) return MessageTooLarge(max_message_bytes);
+    message.tensors_.push_back(MakeView(*desc, payload + offset, length));
+    end = offset + length;
+  }
+  if (end != payload_bytes) {
+    return InvalidArgument("payload of " + std::to_string(payload_bytes) + " bytes, its " +
+                           std::to_string(declared) + " tensors take " + std::to_string(end));
+  }
+  message.total_bytes_ = header_frame.size() + payload_bytes;
+  message.header_ = header;
+  message.payload_owner_ = std::move(payload_owner);
+  message.frames_.push_back(std::move(header_frame));
   return message;
 }
 

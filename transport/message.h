@@ -85,7 +85,10 @@ struct TensorView {
   Tensor ToTensor() const;  // copies
 };
 
-// A verified message. Owns its frames; header() and tensor views point into them.
+// A verified message. Owns its frames; header() and tensor views point into
+// them, or, for a payload read in place from a shared-memory ring, into the
+// ring (the message then keeps that payload from being reused until it is
+// dropped).
 class ReceivedMessage {
  public:
   ReceivedMessage() = default;
@@ -103,7 +106,12 @@ class ReceivedMessage {
 
  private:
   friend StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t>, size_t);
+  friend StatusOr<ReceivedMessage> DecodeMessageInPlace(zmq::message_t, const uint8_t*, size_t,
+                                                        std::shared_ptr<const void>, size_t);
   std::vector<zmq::message_t> frames_;
+  // What keeps an in-place payload valid (a shared-memory ring's hold on
+  // it); released with the message.
+  std::shared_ptr<const void> payload_owner_;
   // Copies of frames whose bytes were not 8-byte aligned (ZeroMQ keeps
   // small frames inline, anywhere): typed reads need aligned memory.
   std::vector<std::unique_ptr<uint64_t[]>> aligned_copies_;
@@ -123,6 +131,24 @@ inline size_t FrameCost(size_t frame_bytes) { return frame_bytes + sizeof(zmq_ms
 // ResourceExhausted saying what is wrong.
 StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
                                         size_t max_message_bytes);
+// The tensor bytes of a message laid out in one buffer (a shared-memory
+// payload): tensor i starts at the first multiple of kInPlaceAlign at or
+// after the end of tensor i-1, the first at 0; no bytes follow the last.
+inline constexpr size_t kInPlaceAlign = 64;
+// The payload's size for tensor frames frames[first..].
+size_t InPlacePayloadBytes(const std::vector<zmq::message_t>& frames, size_t first);
+// Copies tensor frames frames[first..] into `out` (InPlacePayloadBytes bytes).
+void CopyInPlacePayload(const std::vector<zmq::message_t>& frames, size_t first, uint8_t* out);
+
+// DecodeMessage for a header frame whose tensors are in `payload`, laid out
+// as above: the same checks, the same costs against max_message_bytes (as
+// if each tensor were a frame), and views into `payload`, which
+// `payload_owner` keeps valid for as long as the message lives.
+StatusOr<ReceivedMessage> DecodeMessageInPlace(zmq::message_t header_frame, const uint8_t* payload,
+                                               size_t payload_bytes,
+                                               std::shared_ptr<const void> payload_owner,
+                                               size_t max_message_bytes);
+
 // The ResourceExhausted refusal of a message over max_message_bytes.
 Status MessageTooLarge(size_t max_message_bytes);
 

@@ -78,13 +78,15 @@ std::string PeerAddress(const zmq::message_t& frame) {
 
 }  // namespace
 
-RpcServer::RpcServer(zmq::context_t& context, ServerOptions options, Handler handler)
+RpcServer::RpcServer(zmq::context_t& context, ServerOptions options, Handler handler,
+                     ShmOptions shm)
     : context_(context),
       options_(std::move(options)),
       handler_(std::move(handler)),
       inproc_endpoint_(InprocEndpoint("replies", this)),
       monitor_endpoint_(InprocEndpoint("monitor", this)),
-      cluster_id_(options_.cluster_id) {}
+      cluster_id_(options_.cluster_id),
+      shm_peers_(shm, options_.name) {}
 
 RpcServer::~RpcServer() {
   Stop();
@@ -211,10 +213,24 @@ void RpcServer::OnRequest(zmq::socket_t& router, std::vector<zmq::message_t> fra
   zmq::message_t routing_id = std::move(frames[0]);
   frames.erase(frames.begin());
   std::string peer_address = PeerAddress(frames[0]);
-  const uint64_t request_id = RequestIdOf(frames[0]);
-  StatusOr<ReceivedMessage> request =
-      too_large ? StatusOr<ReceivedMessage>(MessageTooLarge(options_.max_message_bytes))
-                : DecodeMessage(std::move(frames), options_.max_message_bytes);
+  // A shared-memory ref in front is taken off here; the payload it names
+  // is read in place.
+  const size_t header_bytes = frames.size() > 1 ? frames[1].size() : 0;
+  StatusOr<std::optional<ReceivedMessage>> in_place = std::optional<ReceivedMessage>();
+  if (!too_large) {
+    in_place = shm_peers_.Incoming(std::string(routing_id.data<char>(), routing_id.size()), &frames,
+                                   cluster_id_.load(), options_.max_message_bytes);
+  }
+  const uint64_t request_id = frames.empty() ? 0 : RequestIdOf(frames[0]);
+  StatusOr<ReceivedMessage> request = MessageTooLarge(options_.max_message_bytes);
+  if (!in_place.ok()) {
+    request = in_place.status();
+  } else if (*in_place) {
+    request = std::move(**in_place);
+    bytes_in_ += request->total_bytes() - header_bytes;  // the frames are counted
+  } else if (!too_large) {
+    request = DecodeMessage(std::move(frames), options_.max_message_bytes);
+  }
   Status status =
       request.ok() ? CheckClusterId(options_, cluster_id_.load(), *request) : request.status();
   if (!status.ok()) {
@@ -235,6 +251,13 @@ void RpcServer::OnRequest(zmq::socket_t& router, std::vector<zmq::message_t> fra
   jobs_cv_.NotifyOne();
 }
 
+void RpcServer::SendReply(zmq::socket_t& router, zmq::message_t& routing_id,
+                          std::vector<zmq::message_t>& frames) {
+  bytes_out_ +=
+      shm_peers_.Outgoing(std::string(routing_id.data<char>(), routing_id.size()), &frames);
+  bytes_out_ += SendFrames(router, &routing_id, frames);
+}
+
 bool RpcServer::Serve(Job& job, std::vector<zmq::message_t>* reply) {
   RequestContext context(std::string(job.routing_id.data<char>(), job.routing_id.size()),
                          job.request.request_id(), std::move(job.peer_address));
@@ -253,13 +276,16 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
   // burst is followed by one trim, not one per event.
   bool trim_due = false;
   for (;;) {
-    if (zmq::poll(items, 3, std::chrono::milliseconds(50)) == 0 && trim_due) {
-      GiveBackFreedMemory();
+    if (zmq::poll(items, 3, std::chrono::milliseconds(50)) == 0) {
+      // Idle: forget the shared-memory rings of clients that are gone.
+      shm_peers_.DropGone();
+      if (trim_due) GiveBackFreedMemory();
       trim_due = false;
     }
     if (items[2].revents & ZMQ_POLLIN) {
       while (!RecvMultipart(monitor).empty()) {
       }
+      shm_peers_.DropGone();
       trim_due = true;
     }
     if (items[1].revents & ZMQ_POLLIN) {
@@ -268,7 +294,7 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
         if (reply.empty()) break;
         zmq::message_t routing_id = std::move(reply[0]);
         reply.erase(reply.begin());
-        bytes_out_ += SendFrames(router, &routing_id, reply);
+        SendReply(router, routing_id, reply);
         MutexLock lock(mu_);
         --jobs_in_flight_;
       }
@@ -290,7 +316,7 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
       for (Job& job : inline_jobs) {
         --inline_queued_;
         std::vector<zmq::message_t> reply;
-        if (Serve(job, &reply)) bytes_out_ += SendFrames(router, &job.routing_id, reply);
+        if (Serve(job, &reply)) SendReply(router, job.routing_id, reply);
       }
     }
   }

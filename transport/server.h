@@ -35,6 +35,8 @@
 #include "transport/message.h"
 #include "transport/request_context.h"
 #include "transport/server_options.h"
+#include "transport/shm_options.h"
+#include "transport/shm_server_peers.h"
 #include "transport/transport.h"
 #include "transport/zap_authenticator.h"
 
@@ -42,8 +44,11 @@ namespace pst {
 
 class RpcServer : public Server {
  public:
-  // `context` is borrowed and must outlive the server.
-  RpcServer(zmq::context_t& context, ServerOptions options, Handler handler);
+  // `context` is borrowed and must outlive the server. With `shm` on, the
+  // server takes the shared-memory rings that clients on this host offer
+  // (ShmServerPeers).
+  RpcServer(zmq::context_t& context, ServerOptions options, Handler handler,
+            ShmOptions shm = ShmOptions());
   ~RpcServer() override;  // Stop() and join.
 
   // Binds and starts the threads. Fails with Unavailable naming the endpoint
@@ -90,6 +95,10 @@ class RpcServer : public Server {
   // Runs the handler on `job` on this thread: false when it deferred the
   // reply, else true with the reply's frames in *reply.
   bool Serve(Job& job, std::vector<zmq::message_t>* reply);
+  // Sends a reply's frames to `routing_id`, its payload through that
+  // client's reply ring when it has one.
+  void SendReply(zmq::socket_t& router, zmq::message_t& routing_id,
+                 std::vector<zmq::message_t>& frames);
   // Refusals carry cluster id 0: a stranger must not learn the cluster's.
   void SendRefusal(zmq::socket_t& router, zmq::message_t routing_id, const Status& status,
                    uint64_t request_id);
@@ -113,6 +122,7 @@ class RpcServer : public Server {
   bool handlers_exit_ GUARDED_BY(mu_) = false;
 
   std::unique_ptr<ZapAuthenticator> authenticator_;  // with options_.curve
+  ShmServerPeers shm_peers_;                         // used by the I/O thread only
 
   // Deferred replies go to the I/O thread through this socket; any thread
   // may use it while holding deferred_mu_.

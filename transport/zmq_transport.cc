@@ -6,11 +6,11 @@
 namespace pst {
 
 std::unique_ptr<Connection> ZmqTransport::Connect(ChannelOptions options) {
-  return std::make_unique<Channel>(context_, std::move(options));
+  return std::make_unique<Channel>(context_, std::move(options), shm_);
 }
 
 std::unique_ptr<Server> ZmqTransport::Listen(ServerOptions options, Server::Handler handler) {
-  return std::make_unique<RpcServer>(context_, std::move(options), std::move(handler));
+  return std::make_unique<RpcServer>(context_, std::move(options), std::move(handler), shm_);
 }
 
 }  // namespace pst

@@ -1,4 +1,6 @@
-// ZmqTransport: the real transport, ZeroMQ over TCP (Channel, RpcServer).
+// ZmqTransport: the real transport, ZeroMQ over TCP (Channel, RpcServer),
+// with tensor payloads through shared memory between tasks on one host
+// unless `shm` says off (docs/SHARED_MEMORY.md).
 //
 // Thread safety: Connect and Listen are thread-safe (the context is).
 #ifndef PST_TRANSPORT_ZMQ_TRANSPORT_H_
@@ -6,6 +8,7 @@
 
 #include <zmq.hpp>
 
+#include "transport/shm_options.h"
 #include "transport/transport.h"
 
 namespace pst {
@@ -13,13 +16,15 @@ namespace pst {
 class ZmqTransport : public Transport {
  public:
   // `context` is borrowed and must outlive the transport and all it made.
-  explicit ZmqTransport(zmq::context_t& context) : context_(context) {}
+  explicit ZmqTransport(zmq::context_t& context, ShmOptions shm = DefaultShmOptions())
+      : context_(context), shm_(shm) {}
 
   std::unique_ptr<Connection> Connect(ChannelOptions options) override;
   std::unique_ptr<Server> Listen(ServerOptions options, Server::Handler handler) override;
 
  private:
   zmq::context_t& context_;
+  const ShmOptions shm_;
 };
 
 }  // namespace pst

@@ -256,7 +256,7 @@ class Worker {
     if (!rows_.empty()) return ClickStep(next, token, loss, diverged);
     if (!pulled_) PST_RETURN_IF_ERROR(ps_->Pull(variables_, &params_));
     pulled_ = false;
-    TakeWritableGradients();
+    TakeWritableGradients(&grads_, &spare_grads_);
     PST_ASSIGN_OR_RETURN(*loss, model_->ComputeGradients(params_, next.batch, &grads_));
     Clip();
     *diverged = NonFiniteStep(*loss, grads_, model_->variables());
@@ -274,18 +274,6 @@ class Worker {
     PST_ASSIGN_OR_RETURN(PushSummary pushed,
                          ps_->SyncPush(variables_, grads_, token.step, token.replicas));
     return CountSyncPush(pushed, token);
-  }
-
-  // The model writes gradients in place: under --overlap the last step's
-  // are still held by its push in flight (an in-process ps may read them
-  // from there), so the step alternates between two sets.
-  void TakeWritableGradients() {
-    auto shared = [](const std::vector<Tensor>& grads) {
-      return std::any_of(grads.begin(), grads.end(),
-                         [](const Tensor& t) { return t.buffer().use_count() > 1; });
-    };
-    if (shared(grads_)) std::swap(grads_, spare_grads_);
-    if (shared(grads_)) grads_.clear();  // the model allocates afresh
   }
 
   // --overlap (async, dense models): each step's push is acknowledged
@@ -537,7 +525,7 @@ class Worker {
   int64_t train_steps_ = 0;
   bool training_over_ = false;
   std::vector<Tensor> params_, grads_;
-  std::vector<Tensor> spare_grads_;  // see TakeWritableGradients
+  std::vector<Tensor> spare_grads_;  // --overlap: see TakeWritableGradients
   std::vector<TableRows> rows_;      // a click model's rows, one per table
   bool pulled_ = false;              // params_ hold the values for the next step
   TrainingReport last_report_;

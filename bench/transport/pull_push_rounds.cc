@@ -15,6 +15,7 @@
 #include "cluster/placement.h"
 #include "common/tensor.h"
 #include "ps/ps_client.h"
+#include "transport/shm_options.h"
 #include "transport/zmq_transport.h"
 
 namespace pst {
@@ -48,12 +49,14 @@ std::vector<PullPushResult> RunPullPushRounds(const std::vector<size_t>& sizes,
 
   InProcessPs ps(ps_threads, kBenchClusterId);
   zmq::context_t client_context(1);
-  ZmqTransport client_transport(client_context);
+  ZmqTransport client_transport(client_context, ShmOptions());  // TCP only
+  ZmqTransport shm_transport(client_context, ShmOptions{ShmMode::kAuto, size_t{16} << 20});
   PsClient client(client_transport, ps.Cluster(), std::move(placement).value(), BenchIdentity());
   CheckOk(client.Initialize(SgdConfig(), initial), "initialize");
   ClientIdentity narrow_identity = BenchIdentity();
   narrow_identity.wire_dtype = DType::kBFloat16;
   PsClient narrow_client(client_transport, ps.Cluster(), client.placement(), narrow_identity);
+  PsClient shm_client(shm_transport, ps.Cluster(), client.placement(), BenchIdentity());
 
   BareServer bare_server(sizes);
   BareClient bare(bare_server.endpoint(), sizes);
@@ -75,6 +78,8 @@ std::vector<PullPushResult> RunPullPushRounds(const std::vector<size_t>& sizes,
     auto fw_push = [&] { CheckOk(client.Push(variable, grad, false).status(), "push"); };
     auto bf16_pull = [&] { CheckOk(narrow_client.Pull(variable, &values), "pull"); };
     auto bf16_push = [&] { CheckOk(narrow_client.Push(variable, grad, false).status(), "push"); };
+    auto shm_pull = [&] { CheckOk(shm_client.Pull(variable, &values), "pull"); };
+    auto shm_push = [&] { CheckOk(shm_client.Push(variable, grad, false).status(), "push"); };
     // Wire bytes of one round each, from the ps's own counters.
     uint64_t before = ps.bytes();
     fw_pull();
@@ -89,10 +94,11 @@ std::vector<PullPushResult> RunPullPushRounds(const std::vector<size_t>& sizes,
     auto zmq_push = [&bare, index] { bare.Push(index); };
 
     RoundTimer framework(fw_pull, fw_push), baseline(zmq_pull, zmq_push),
-        narrow(bf16_pull, bf16_push);
+        narrow(bf16_pull, bf16_push), shared(shm_pull, shm_push);
     framework.WarmUp(5, plan.warmup_s);
     baseline.WarmUp(5, plan.warmup_s);
     narrow.WarmUp(5, plan.warmup_s);
+    shared.WarmUp(5, plan.warmup_s);
     PullPushResult result;
     result.bytes = sizes[k];
     result.bf16_wire_ratio = bf16_round_bytes / f32_round_bytes;
@@ -104,7 +110,9 @@ std::vector<PullPushResult> RunPullPushRounds(const std::vector<size_t>& sizes,
           framework.Slice(slice_s);
           baseline.Slice(slice_s);
           narrow.Slice(slice_s);
+          shared.Slice(slice_s);
         } else {
+          shared.Slice(slice_s);
           narrow.Slice(slice_s);
           baseline.Slice(slice_s);
           framework.Slice(slice_s);
@@ -113,6 +121,7 @@ std::vector<PullPushResult> RunPullPushRounds(const std::vector<size_t>& sizes,
       result.framework.push_back(framework.TakeRepeat(sizes[k]));
       result.bare.push_back(baseline.TakeRepeat(sizes[k]));
       result.bf16.push_back(narrow.TakeRepeat(sizes[k]));
+      result.shm.push_back(shared.TakeRepeat(sizes[k]));
     }
     results.push_back(std::move(result));
   }

@@ -26,14 +26,20 @@ std::string LatencyColumns(const Latency& l) {
 
 void PrintThroughputTable(const std::vector<PullPushResult>& results) {
   std::printf("== transport: pull+push rounds ==\n");
-  std::printf("%-8s | %14s | %13s | %5s | %18s | %13s\n", "size", "framework MB/s", "bare zmq MB/s",
-              "ratio", "framework round us", "bare round us");
+  std::printf("%-8s | %14s | %8s | %13s | %5s | %9s | %18s | %12s | %13s\n", "size",
+              "framework MB/s", "shm MB/s", "bare zmq MB/s", "ratio", "shm ratio",
+              "framework round us", "shm round us", "bare round us");
   for (const PullPushResult& r : results) {
-    const Repeat fw = MedianRepeat(r.framework), bare = MedianRepeat(r.bare);
-    std::printf("%-8s | %14.0f | %13.0f | %5.2f | %18.1f | %13.1f\n", SizeLabel(r.bytes).c_str(),
-                fw.bytes_per_s / 1e6, bare.bytes_per_s / 1e6, FrameworkOverBare(r), fw.round.mean,
-                bare.round.mean);
+    const Repeat fw = MedianRepeat(r.framework), bare = MedianRepeat(r.bare),
+                 shm = MedianRepeat(r.shm);
+    std::printf("%-8s | %14.0f | %8.0f | %13.0f | %5.2f | %9.2f | %18.1f | %12.1f | %13.1f\n",
+                SizeLabel(r.bytes).c_str(), fw.bytes_per_s / 1e6, shm.bytes_per_s / 1e6,
+                bare.bytes_per_s / 1e6, FrameworkOverBare(r), shm.bytes_per_s / bare.bytes_per_s,
+                fw.round.mean, shm.round.mean, bare.round.mean);
   }
+  std::printf(
+      "(framework: over TCP, --shm=off; shm: payloads through shared memory; ratios over bare "
+      "zmq)\n");
 }
 
 void PrintBFloat16Table(const std::vector<PullPushResult>& results,
@@ -62,6 +68,10 @@ void PrintLatencyTable(const std::vector<PullPushResult>& results, int repeats) 
     std::printf("%-8s %-9s | %s | %s | %s | %lld\n", SizeLabel(r.bytes).c_str(), "framework",
                 LatencyColumns(fw.pull).c_str(), LatencyColumns(fw.push).c_str(),
                 LatencyColumns(fw.round).c_str(), static_cast<long long>(fw.rounds));
+    const Repeat shm = MedianRepeat(r.shm);
+    std::printf("%-8s %-9s | %s | %s | %s | %lld\n", "", "shm", LatencyColumns(shm.pull).c_str(),
+                LatencyColumns(shm.push).c_str(), LatencyColumns(shm.round).c_str(),
+                static_cast<long long>(shm.rounds));
     std::printf("%-8s %-9s | %s | %s | %s | %lld\n", "", "bare zmq",
                 LatencyColumns(bare.pull).c_str(), LatencyColumns(bare.push).c_str(),
                 LatencyColumns(bare.round).c_str(), static_cast<long long>(bare.rounds));
@@ -69,13 +79,14 @@ void PrintLatencyTable(const std::vector<PullPushResult>& results, int repeats) 
 }
 
 void PrintRepeatsTable(const std::vector<PullPushResult>& results) {
-  std::printf("\nMB/s of each repeat (framework ; bare zmq):\n");
+  std::printf("\nMB/s of each repeat (framework ; shm ; bare zmq):\n");
   for (const PullPushResult& r : results) {
-    std::vector<double> fw, bare;
+    std::vector<double> fw, shm, bare;
     for (const Repeat& x : r.framework) fw.push_back(x.bytes_per_s);
+    for (const Repeat& x : r.shm) shm.push_back(x.bytes_per_s);
     for (const Repeat& x : r.bare) bare.push_back(x.bytes_per_s);
-    std::printf("%-8s %s ; %s\n", SizeLabel(r.bytes).c_str(), Join(fw, 1e-6, "%.0f").c_str(),
-                Join(bare, 1e-6, "%.0f").c_str());
+    std::printf("%-8s %s ; %s ; %s\n", SizeLabel(r.bytes).c_str(), Join(fw, 1e-6, "%.0f").c_str(),
+                Join(shm, 1e-6, "%.0f").c_str(), Join(bare, 1e-6, "%.0f").c_str());
   }
 }
 
@@ -101,6 +112,7 @@ void PrintPullPushTables(const std::vector<PullPushResult>& results,
 
 void PrintTrainingTable(const TrainingOptions& options, const TrainingResult& result) {
   const double cluster_eps = Median(result.cluster_eps);
+  const double shm_eps = Median(result.cluster_shm_eps);
   const double local_eps = Median(result.local_eps);
   std::printf("\n== training: %s, batch %d ==\n", options.model.c_str(), options.batch_size);
   std::printf("data: %s\n", result.source.c_str());
@@ -109,11 +121,19 @@ void PrintTrainingTable(const TrainingOptions& options, const TrainingResult& re
   std::printf("%-22s | %10s | %s\n", "configuration", "examples/s", "repeats");
   std::printf("%-22s | %10.0f | %s\n", "1 ps + 1 worker (TCP)", cluster_eps,
               Join(result.cluster_eps, 1, "%.0f").c_str());
+  std::printf("%-22s | %10.0f | %s\n", "... shm, overlap", shm_eps,
+              Join(result.cluster_shm_eps, 1, "%.0f").c_str());
   std::printf("%-22s | %10.0f | %s\n", "one process (local)", local_eps,
               Join(result.local_eps, 1, "%.0f").c_str());
-  std::printf("last-step loss: cluster %.6f, local %.6f (%s)\n", result.cluster_loss,
-              result.local_loss, result.cluster_loss == result.local_loss ? "identical" : "differ");
-  std::printf("cluster_vs_local_examples_ratio: %.2f\n", cluster_eps / local_eps);
+  const bool same =
+      result.cluster_loss == result.local_loss && result.cluster_shm_loss == result.local_loss;
+  std::printf("last-step loss: cluster %.6f, shm %.6f, local %.6f (%s)\n", result.cluster_loss,
+              result.cluster_shm_loss, result.local_loss, same ? "identical" : "differ");
+  std::printf(
+      "cluster_vs_local_examples_ratio: %.2f (TCP, push acknowledged before the next step)\n",
+      cluster_eps / local_eps);
+  std::printf("cluster_shm_vs_local_examples_ratio: %.2f (shared memory, --overlap=on)\n",
+              shm_eps / local_eps);
 }
 
 }  // namespace pst

@@ -29,8 +29,12 @@ float Trainer::Run(const std::vector<Batch>& batches, int64_t steps) {
 }
 
 ClusterTrainer::ClusterTrainer(const std::string& model_name, const std::vector<Tensor>& initial,
-                               int ps_threads)
-    : ps_(ps_threads, kBenchClusterId), context_(1), model_(MustMakeModel(model_name)) {
+                               int ps_threads, ShmOptions shm, bool overlap)
+    : ps_(ps_threads, kBenchClusterId),
+      context_(1),
+      transport_(context_, shm),
+      overlap_(overlap),
+      model_(MustMakeModel(model_name)) {
   PlacementOptions placement_options;
   placement_options.num_shards = 1;
   StatusOr<Placement> placement =
@@ -46,16 +50,32 @@ ClusterTrainer::ClusterTrainer(const std::string& model_name, const std::vector<
   std::iota(variables_.begin(), variables_.end(), 1);
 }
 
-ClusterTrainer::~ClusterTrainer() { client_.reset(); }
+ClusterTrainer::~ClusterTrainer() {
+  if (client_) CheckOk(client_->FinishPush().status(), "push");
+  client_.reset();
+}
+
+int64_t ClusterTrainer::global_step() {
+  StatusOr<std::optional<PushSummary>> acked = client_->FinishPush();
+  CheckOk(acked.status(), "push");
+  if (acked->has_value()) global_step_ = (*acked)->global_step;
+  return global_step_;
+}
 
 float ClusterTrainer::Step(const Batch& batch) {
   if (!pulled_) CheckOk(client_->Pull(variables_, &params_), "pull");
+  if (overlap_) TakeWritableGradients(&grads_, &spare_grads_);
   StatusOr<float> loss = model_->ComputeGradients(params_, batch, &grads_);
   CheckOk(loss.status(), "ComputeGradients");
+  pulled_ = true;
+  if (overlap_) {
+    global_step();  // the last step's push acknowledged
+    CheckOk(client_->StartPushThenPull(variables_, grads_, true, variables_, &params_), "push");
+    return *loss;
+  }
   StatusOr<PushSummary> pushed =
       client_->PushThenPull(variables_, grads_, true, variables_, &params_);
   CheckOk(pushed.status(), "push");
-  pulled_ = true;
   global_step_ = pushed->global_step;
   return *loss;
 }

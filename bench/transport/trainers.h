@@ -15,6 +15,7 @@
 #include "model/model.h"
 #include "ps/optimizers/optimizer.h"
 #include "ps/ps_client.h"
+#include "transport/shm_options.h"
 #include "transport/zmq_transport.h"
 
 namespace pst {
@@ -35,12 +36,16 @@ class Trainer {
 
 // 1 ps + 1 worker: the loop of async worker/worker_task.cc, ComputeGradients
 // then PushThenPull (the push, and the next step's pull of all model
-// variables right behind it), against an in-process ps over TCP.
+// variables right behind it), against an in-process ps. `shm`: over TCP
+// (ShmOptions()) or shared memory; `overlap`: as --overlap=on, the push's
+// acknowledgement collected during the next step (StartPushThenPull).
 class ClusterTrainer : public Trainer {
  public:
-  ClusterTrainer(const std::string& model_name, const std::vector<Tensor>& initial, int ps_threads);
+  ClusterTrainer(const std::string& model_name, const std::vector<Tensor>& initial, int ps_threads,
+                 ShmOptions shm, bool overlap);
   ~ClusterTrainer() override;
-  int64_t global_step() const { return global_step_; }
+  // Once the push in flight (overlap) is acknowledged.
+  int64_t global_step();
 
  protected:
   float Step(const Batch& batch) override;
@@ -48,11 +53,12 @@ class ClusterTrainer : public Trainer {
  private:
   InProcessPs ps_;
   zmq::context_t context_;
-  ZmqTransport transport_{context_};
+  ZmqTransport transport_;
+  const bool overlap_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<PsClient> client_;
   std::vector<int> variables_;
-  std::vector<Tensor> params_, grads_;
+  std::vector<Tensor> params_, grads_, spare_grads_;
   bool pulled_ = false;  // params_ hold the values for the next step
   int64_t global_step_ = 0;
 };

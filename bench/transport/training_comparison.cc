@@ -30,7 +30,10 @@ TrainingResult RunTrainingComparison(const TrainingOptions& options, const Timin
     initial.push_back(InitializeVariable(spec, /*seed=*/1));
   }
 
-  ClusterTrainer cluster(options.model, initial, options.ps_threads);
+  ClusterTrainer cluster(options.model, initial, options.ps_threads, ShmOptions(),
+                         /*overlap=*/false);
+  ClusterTrainer shared(options.model, initial, options.ps_threads,
+                        ShmOptions{ShmMode::kAuto, size_t{16} << 20}, /*overlap=*/true);
   LocalTrainer local(options.model, initial);
   // Warm-up: the same number of steps for both, so that both then see the
   // same batches in the same order; its timing sizes the timed repeats.
@@ -43,32 +46,37 @@ TrainingResult RunTrainingComparison(const TrainingOptions& options, const Timin
   }
   const double step_s = Seconds(SteadyClock().Now() - warm_start) / warmup_steps;
   local.Run(data.batches, warmup_steps);
+  shared.Run(data.batches, warmup_steps);
   const int64_t steps_per_slice =
       std::max<int64_t>(1, std::llround(plan.seconds_per_repeat / step_s / plan.slices));
   result.steps_per_repeat = steps_per_slice * plan.slices;
 
-  // Like the transport: each repeat alternates the two in slices.
+  // Like the transport: each repeat takes turns in slices, the order rotating.
+  struct Contender {
+    Trainer* trainer;
+    float* loss;
+    std::vector<double>* eps;
+    MonotonicClock::Duration time{};
+  };
+  std::vector<Contender> contenders = {{&cluster, &result.cluster_loss, &result.cluster_eps},
+                                       {&shared, &result.cluster_shm_loss, &result.cluster_shm_eps},
+                                       {&local, &result.local_loss, &result.local_eps}};
   for (int rep = 0; rep < plan.repeats; ++rep) {
-    MonotonicClock::Duration cluster_time{}, local_time{};
-    auto run = [&](Trainer& trainer, float* loss, MonotonicClock::Duration* time) {
-      const auto start = SteadyClock().Now();
-      *loss = trainer.Run(data.batches, steps_per_slice);
-      *time += SteadyClock().Now() - start;
-    };
+    for (Contender& c : contenders) c.time = {};
     for (int slice = 0; slice < plan.slices; ++slice) {
-      if ((rep + slice) % 2 == 0) {
-        run(cluster, &result.cluster_loss, &cluster_time);
-        run(local, &result.local_loss, &local_time);
-      } else {
-        run(local, &result.local_loss, &local_time);
-        run(cluster, &result.cluster_loss, &cluster_time);
+      for (size_t turn = 0; turn < contenders.size(); ++turn) {
+        Contender& c = contenders[(rep + slice + turn) % contenders.size()];
+        const auto start = SteadyClock().Now();
+        *c.loss = c.trainer->Run(data.batches, steps_per_slice);
+        c.time += SteadyClock().Now() - start;
       }
     }
     const double examples = static_cast<double>(result.steps_per_repeat * batch_size);
-    result.cluster_eps.push_back(examples / Seconds(cluster_time));
-    result.local_eps.push_back(examples / Seconds(local_time));
+    for (Contender& c : contenders) c.eps->push_back(examples / Seconds(c.time));
   }
-  CHECK_EQ(cluster.global_step(), warmup_steps + plan.repeats * result.steps_per_repeat);
+  const int64_t steps = warmup_steps + plan.repeats * result.steps_per_repeat;
+  CHECK_EQ(cluster.global_step(), steps);
+  CHECK_EQ(shared.global_step(), steps);
   return result;
 }
 

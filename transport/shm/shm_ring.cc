@@ -118,6 +118,10 @@ void ShmRingWriter::Commit() {
 
 bool ShmRingWriter::ReaderGone() const { return Gone(ring_.reader_pid); }
 
+bool ShmRingWriter::ReaderAttached() const {
+  return ring_.reader_pid.load(std::memory_order_acquire) != 0;
+}
+
 StatusOr<std::unique_ptr<ShmRingReader>> ShmRingReader::Attach(ShmSegment& segment) {
   PST_RETURN_IF_ERROR(Claim(segment.ring().reader_pid, "reader", segment));
   return std::unique_ptr<ShmRingReader>(new ShmRingReader(segment));
@@ -132,58 +136,83 @@ ShmRingReader::ShmRingReader(ShmSegment& segment)
 ShmRingReader::~ShmRingReader() { ring_.reader_pid.store(kDetached, std::memory_order_release); }
 
 StatusOr<std::optional<ShmMessage>> ShmRingReader::TryRead() {
-  CHECK_EQ(held_bytes_, 0u) << "TryRead before the last message's Release";
   while (true) {
     // Acquire: every record before tail is completely written.
     const uint64_t tail = ring_.tail.load(std::memory_order_acquire);
-    PST_RETURN_IF_ERROR(CheckPositions(head_, tail, capacity_, segment_));
-    if (tail == head_) return std::optional<ShmMessage>();
-    const uint64_t available = tail - head_;
-    const uint64_t offset = head_ % capacity_;
+    PST_RETURN_IF_ERROR(CheckPositions(read_, tail, capacity_, segment_));
+    if (tail == read_) return std::optional<ShmMessage>();
+    const uint64_t available = tail - read_;
+    const uint64_t offset = read_ % capacity_;
     const uint64_t to_end = capacity_ - offset;
     if (available % shm_layout::kRecordAlign != 0) {
-      return CorruptRecord(segment_, head_, "tail " + std::to_string(tail) + " is not aligned");
+      return CorruptRecord(segment_, read_, "tail " + std::to_string(tail) + " is not aligned");
     }
     // A copy, so that what is checked is what is used even if the shared
     // bytes change meanwhile.
     RecordHeader record;
     std::memcpy(&record, data_ + offset, sizeof(record));
     if (record.sequence != sequence_) {
-      return CorruptRecord(segment_, head_,
+      return CorruptRecord(segment_, read_,
                            "sequence " + std::to_string(record.sequence) + ", expected " +
                                std::to_string(sequence_));
     }
     if (record.kind == shm_layout::kPaddingRecord) {
       if (record.length != 0 || to_end > available) {
-        return CorruptRecord(segment_, head_, "padding record that does not end the ring");
+        return CorruptRecord(segment_, read_, "padding record that does not end the ring");
       }
-      head_ += to_end;
-      ring_.head.store(head_, std::memory_order_release);
+      read_ += to_end;
+      held_.push_back(Held{sequence_, read_, /*released=*/true});
+      AdvanceHead();
       continue;
     }
     if (record.kind != shm_layout::kMessageRecord) {
-      return CorruptRecord(segment_, head_, "unknown kind " + std::to_string(record.kind));
+      return CorruptRecord(segment_, read_, "unknown kind " + std::to_string(record.kind));
     }
     const uint64_t bytes = RecordBytes(record.length);
     if (bytes > to_end || bytes > available) {
-      return CorruptRecord(segment_, head_,
+      return CorruptRecord(segment_, read_,
                            "length " + std::to_string(record.length) + " overruns the " +
                                std::to_string(std::min(to_end, available)) +
                                " bytes published before the ring's end");
     }
-    held_bytes_ = bytes;
+    read_ += bytes;
+    held_.push_back(Held{sequence_, read_, /*released=*/false});
+    ++sequence_;
     return std::optional<ShmMessage>(
         ShmMessage{data_ + offset + sizeof(RecordHeader), record.length, record.sequence});
   }
 }
 
 void ShmRingReader::Release() {
-  CHECK_NE(held_bytes_, 0u) << "Release without a message held";
-  head_ += held_bytes_;
-  ++sequence_;
-  held_bytes_ = 0;
+  for (Held& held : held_) {
+    if (!held.released) {
+      held.released = true;
+      AdvanceHead();
+      return;
+    }
+  }
+  LOG(FATAL) << "Release without a message held";
+}
+
+void ShmRingReader::Release(uint64_t sequence) {
+  for (Held& held : held_) {
+    if (!held.released && held.sequence == sequence) {
+      held.released = true;
+      AdvanceHead();
+      return;
+    }
+  }
+  LOG(FATAL) << "Release of message " << sequence << ", which is not held";
+}
+
+void ShmRingReader::AdvanceHead() {
+  const uint64_t before = head_;
+  while (!held_.empty() && held_.front().released) {
+    head_ = held_.front().end;
+    held_.pop_front();
+  }
   // Release: the writer may reuse these bytes only after this reader is done.
-  ring_.head.store(head_, std::memory_order_release);
+  if (head_ != before) ring_.head.store(head_, std::memory_order_release);
 }
 
 bool ShmRingReader::WriterGone() const { return Gone(ring_.writer_pid); }

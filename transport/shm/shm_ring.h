@@ -10,6 +10,10 @@
 // reader sees the complete messages before it and, through WriterGone(),
 // that no more will come.
 //
+// The reader may hold several messages at once and release them in any
+// order; the space of a message is reused only once it and every message
+// before it are released (the ring frees its bytes in order).
+//
 // A ring serves one ShmRingWriter and one ShmRingReader for the segment's
 // whole life (a second Attach of either side is refused); they may be in
 // different processes, each with its own ShmSegment mapping of it.
@@ -24,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 
@@ -71,6 +76,8 @@ class ShmRingWriter {
   // True once the reader has detached or its process no longer exists:
   // what it holds will not be released.
   bool ReaderGone() const;
+  // True once a reader has attached, even if it is gone since.
+  bool ReaderAttached() const;
 
  private:
   explicit ShmRingWriter(ShmSegment& segment);
@@ -99,11 +106,14 @@ class ShmRingReader {
   ShmRingReader& operator=(const ShmRingReader&) = delete;
 
   // The next message, in place; nullopt when none is published yet. It
-  // stays valid, and its space taken, until Release(). DataLoss, naming the
+  // stays valid, and its space taken, until released. DataLoss, naming the
   // segment, when a record's framing (kind, length, sequence) or the
-  // shared positions are corrupt. At most one message is held at a time.
+  // shared positions are corrupt. Messages read before may still be held.
   StatusOr<std::optional<ShmMessage>> TryRead();
+  // Releases the oldest message held.
   void Release();
+  // Releases the held message `sequence` (a CHECK failure when none is).
+  void Release(uint64_t sequence);
 
   // True once the writer has detached or its process no longer exists: no
   // message will follow those already readable.
@@ -116,9 +126,21 @@ class ShmRingReader {
   shm_layout::RingControl& ring_;
   const uint8_t* const data_;
   const uint64_t capacity_;
-  uint64_t head_ = 0;        // this side's copy of ring_.head
-  uint64_t sequence_ = 0;    // the next message's expected
-  uint64_t held_bytes_ = 0;  // the record TryRead handed out (0: none)
+  // Frees the bytes of the released records at the front of held_.
+  void AdvanceHead();
+
+  // A record read and not yet freed: a message held, or a padding record
+  // behind one (released from the start).
+  struct Held {
+    uint64_t sequence;
+    uint64_t end;  // the position just past the record
+    bool released;
+  };
+
+  uint64_t head_ = 0;      // this side's copy of ring_.head: what is freed
+  uint64_t read_ = 0;      // the position of the next record to read
+  uint64_t sequence_ = 0;  // the next message's expected
+  std::deque<Held> held_;  // in ring order
 };
 
 }  // namespace pst

@@ -136,6 +136,37 @@ TEST_F(ShmRingTest, AFullRingRefusesUntilTheReaderReleases) {
   EXPECT_FALSE(Write(Payload(accepted + 1, 48)));
 }
 
+TEST_F(ShmRingTest, MessagesHeldTogetherFreeTheirRoomInRingOrderWhateverOrderTheyAreReleasedIn) {
+  MakeRing(256);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(Write(Payload(i, 48)));
+  std::vector<ShmMessage> held;
+  for (int i = 0; i < 4; ++i) {
+    const std::optional<ShmMessage> message = Read();
+    ASSERT_TRUE(message.has_value());
+    held.push_back(*message);
+  }
+  // All four held at once, each intact.
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(std::vector<uint8_t>(held[i].data, held[i].data + held[i].size), Payload(i, 48));
+  }
+  reader_->Release(held[3].sequence);
+  reader_->Release(held[1].sequence);
+  EXPECT_FALSE(Write(Payload(4, 48))) << "the first message still holds the ring's start";
+  reader_->Release(held[0].sequence);
+  EXPECT_TRUE(Write(Payload(4, 48)));  // the room of 0 and 1
+  EXPECT_TRUE(Write(Payload(5, 48)));
+  EXPECT_FALSE(Write(Payload(6, 48))) << "2 is still held";
+  reader_->Release(held[2].sequence);
+  EXPECT_TRUE(Write(Payload(6, 48)));
+  // 2 and 3 were freed behind 4; the ring reads on in order.
+  for (int i = 4; i <= 6; ++i) {
+    const std::optional<ShmMessage> message = Read();
+    ASSERT_TRUE(message.has_value());
+    EXPECT_EQ(std::vector<uint8_t>(message->data, message->data + message->size), Payload(i, 48));
+    reader_->Release(message->sequence);
+  }
+}
+
 TEST_F(ShmRingTest, AnEmptiedRingTakesTheLargestMessageAtAnyPosition) {
   MakeRing(256);
   // Leave the positions near the end: one 160-byte record, read and released.

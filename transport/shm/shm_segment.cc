@@ -155,8 +155,13 @@ ShmSegment::ShmSegment(std::string name, uint8_t* base, size_t mapped_bytes, pid
       unlinking_pid_(unlinking_pid) {}
 
 ShmSegment::~ShmSegment() {
+  Unlink();
   ::munmap(base_, mapped_bytes_);
+}
+
+void ShmSegment::Unlink() {
   if (unlinking_pid_ != 0 && unlinking_pid_ == ::getpid()) ::shm_unlink(name_.c_str());
+  unlinking_pid_ = 0;
 }
 
 }  // namespace pst

@@ -45,6 +45,12 @@ class ShmSegment {
   ShmSegment(const ShmSegment&) = delete;
   ShmSegment& operator=(const ShmSegment&) = delete;
 
+  // The creator removes the name now rather than at destruction: once the
+  // peer has mapped the segment nothing opens it again, and a name no
+  // longer in /dev/shm is one a SIGKILL cannot leave behind. Idempotent;
+  // does nothing for an opened segment.
+  void Unlink();
+
   const std::string& name() const { return name_; }
   uint64_t cluster_id() const { return header_->cluster_id; }
   pid_t creator_pid() const { return static_cast<pid_t>(header_->creator_pid); }
@@ -63,7 +69,8 @@ class ShmSegment {
   shm_layout::SegmentHeader* const header_;  // at base_
   // The creating process, which unlinks the name; 0 for an opened segment.
   // A pid, not a flag, so that a forked child's copy leaves the name alone.
-  const pid_t unlinking_pid_;
+  // Set to 0 by Unlink().
+  pid_t unlinking_pid_;
 };
 
 }  // namespace pst

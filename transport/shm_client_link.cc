@@ -1,0 +1,162 @@
+#include "transport/shm_client_link.h"
+
+#include <glog/logging.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "transport/bind_address.h"
+#include "transport/shm/stale_segments.h"
+#include "transport/shm_ref.h"
+
+namespace pst {
+namespace {
+
+// Once per cluster id and process, before its first segment: what a killed
+// task of the same job left in /dev/shm goes (stale_segments.h).
+void CleanStaleOnce(uint64_t cluster_id) {
+  static std::mutex mu;
+  static std::set<uint64_t> cleaned;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!cleaned.insert(cluster_id).second) return;
+  }
+  StatusOr<int> removed = CleanStaleSegments(cluster_id);
+  if (!removed.ok()) {
+    LOG(WARNING) << "cleaning stale shared-memory segments: " << removed.status().ToString();
+  } else if (*removed > 0) {
+    LOG(INFO) << "removed " << *removed << " shared-memory segment(s) a killed task left";
+  }
+}
+
+// Distinct segment names within this process.
+std::string NextPurpose() {
+  static std::atomic<uint64_t> links{0};
+  return "ch" + std::to_string(links++);
+}
+
+}  // namespace
+
+ShmClientLink::ShmClientLink(ShmOptions options, std::string peer_name, std::string endpoint)
+    : options_(options), peer_name_(std::move(peer_name)), endpoint_(std::move(endpoint)) {}
+
+ShmClientLink::~ShmClientLink() = default;
+
+void ShmClientLink::Disable(const std::string& why) {
+  if (!disabled_) {
+    LOG(WARNING) << "shared memory to " << peer_name_ << " (" << endpoint_ << ") off: " << why
+                 << "; tensors go over TCP";
+  }
+  disabled_ = true;
+  Reset();
+}
+
+void ShmClientLink::Reset() {
+  request_writer_.reset();
+  request_segment_.reset();
+  reply_inbox_.reset();
+  reply_ring_.clear();
+  next_sequence_ = 0;
+  offer_request_id_ = 0;
+  attached_ = false;
+}
+
+bool ShmClientLink::Ready(uint64_t cluster_id) {
+  if (disabled_ || options_.mode == ShmMode::kOff || cluster_id == 0) return false;
+  if (on_this_host_ < 0) on_this_host_ = EndpointIsOnThisHost(endpoint_) ? 1 : 0;
+  if (on_this_host_ == 0) return false;
+  // A server that is gone (killed, restarted) never releases what its
+  // rings hold; a new one gets new rings.
+  if (request_writer_ && (cluster_id != cluster_id_ || request_writer_->ReaderGone())) Reset();
+  if (request_writer_) return true;
+  CleanStaleOnce(cluster_id);
+  const std::string purpose = NextPurpose();
+  StatusOr<std::unique_ptr<ShmSegment>> request =
+      ShmSegment::Create(cluster_id, purpose + ".req", options_.ring_bytes);
+  StatusOr<std::unique_ptr<ShmSegment>> reply =
+      request.ok() ? ShmSegment::Create(cluster_id, purpose + ".rep", options_.ring_bytes)
+                   : StatusOr<std::unique_ptr<ShmSegment>>(request.status());
+  if (!reply.ok()) {
+    Disable(reply.status().ToString());
+    return false;
+  }
+  StatusOr<std::unique_ptr<ShmRingWriter>> writer = ShmRingWriter::Attach(**request);
+  reply_ring_ = (*reply)->name();
+  StatusOr<std::shared_ptr<ShmInbox>> inbox = ShmInbox::Attach(std::move(reply).value());
+  if (!writer.ok() || !inbox.ok()) {
+    Disable((writer.ok() ? inbox.status() : writer.status()).ToString());
+    return false;
+  }
+  cluster_id_ = cluster_id;
+  request_segment_ = std::move(request).value();
+  request_writer_ = std::move(writer).value();
+  reply_inbox_ = std::move(inbox).value();
+  return true;
+}
+
+void ShmClientLink::MarkAttached() {
+  attached_ = true;
+  LOG(INFO) << "tensors to " << peer_name_ << " (" << endpoint_ << ") go through shared memory "
+            << request_segment_->name() << " and " << reply_ring_;
+  // The server maps both segments before it attaches the request ring's
+  // reader, so no one opens them by name again; and a name gone from
+  // /dev/shm is one a SIGKILL cannot leave behind.
+  request_segment_->Unlink();
+  reply_inbox_->Unlink();
+}
+
+ShmRef ShmClientLink::Ref(ShmRefKind kind, uint64_t sequence) const {
+  return ShmRef{kind, sequence, request_segment_->name(), reply_ring_};
+}
+
+std::vector<zmq::message_t> ShmClientLink::Outgoing(std::vector<zmq::message_t> frames,
+                                                    uint64_t request_id, uint64_t cluster_id) {
+  if (InPlacePayloadBytes(frames, 1) == 0 || !Ready(cluster_id)) return frames;
+  if (!attached_ && request_writer_->ReaderAttached()) MarkAttached();
+  if (!attached_) {
+    if (offer_request_id_ == 0) offer_request_id_ = request_id;
+    frames.insert(frames.begin(), EncodeShmRef(Ref(ShmRefKind::kOffer, 0)));
+    return frames;
+  }
+  StatusOr<std::optional<uint64_t>> sequence =
+      WritePayload(*request_writer_, frames, &next_sequence_);
+  if (!sequence.ok()) {
+    Disable(sequence.status().ToString());
+    return frames;
+  }
+  if (!*sequence) return frames;  // no room: over TCP
+  std::vector<zmq::message_t> sent;
+  sent.push_back(EncodeShmRef(Ref(ShmRefKind::kPayload, **sequence)));
+  sent.push_back(std::move(frames[0]));
+  return sent;
+}
+
+StatusOr<ReceivedMessage> ShmClientLink::Incoming(std::vector<zmq::message_t> frames,
+                                                  size_t max_message_bytes) {
+  StatusOr<ReceivedMessage> message = InvalidArgument("empty message");
+  if (!frames.empty() && IsShmRef(frames[0])) {
+    PST_ASSIGN_OR_RETURN(const ShmRef ref, DecodeShmRef(frames[0]));
+    if (ref.kind != ShmRefKind::kPayload || frames.size() != 2 || !reply_inbox_) {
+      return InvalidArgument("unexpected shared-memory reference from " + peer_name_);
+    }
+    message = reply_inbox_->Decode(std::move(frames[1]), ref.sequence, max_message_bytes);
+  } else {
+    message = DecodeMessage(std::move(frames), max_message_bytes);
+  }
+  // The server takes an offer (or not) before it answers the request that
+  // carried it: an answer without it attached is a refusal.
+  if (message.ok() && !attached_ && offer_request_id_ != 0 &&
+      message->request_id() >= offer_request_id_) {
+    if (request_writer_->ReaderAttached()) {
+      MarkAttached();
+    } else {
+      Disable(peer_name_ + " did not take the offer (its --shm=off, or it cannot open " +
+              request_segment_->name() + "; see its log)");
+    }
+  }
+  return message;
+}
+
+}  // namespace pst

@@ -1,0 +1,82 @@
+// The shared-memory side of one Channel (docs/SHARED_MEMORY.md): the
+// client's two rings to one server on the same host, requests out through
+// one, replies in through the other, with ZeroMQ still carrying every
+// header. Made when the channel first sends a tensor to a server on this
+// host; the server attaches both rings when it takes the offer that rides
+// on a request; from then on payloads go through the rings, and over TCP
+// whenever one does not fit.
+//
+// Thread safety: none; used by its Channel's thread. Messages decoded from
+// the reply ring may be dropped on any thread.
+#ifndef PST_TRANSPORT_SHM_CLIENT_LINK_H_
+#define PST_TRANSPORT_SHM_CLIENT_LINK_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/status.h"
+#include "transport/message.h"
+#include "transport/shm/shm_ring.h"
+#include "transport/shm/shm_segment.h"
+#include "transport/shm_options.h"
+#include "transport/shm_payload.h"
+#include "transport/shm_ref.h"
+
+namespace pst {
+
+class ShmClientLink {
+ public:
+  // `peer_name` and `endpoint` are the channel's, for the logs.
+  ShmClientLink(ShmOptions options, std::string peer_name, std::string endpoint);
+  ~ShmClientLink();
+  ShmClientLink(const ShmClientLink&) = delete;
+  ShmClientLink& operator=(const ShmClientLink&) = delete;
+
+  // The frames to send for an encoded request (header, tensor frames): the
+  // same, with an offer in front, or a ref and the header alone when the
+  // payload went into the ring.
+  std::vector<zmq::message_t> Outgoing(std::vector<zmq::message_t> frames, uint64_t request_id,
+                                       uint64_t cluster_id);
+  // Decodes a received message, reading its payload from the reply ring
+  // when it starts with a ref.
+  StatusOr<ReceivedMessage> Incoming(std::vector<zmq::message_t> frames, size_t max_message_bytes);
+
+  // Whether payloads go through the rings now (the server attached).
+  bool attached() const { return attached_; }
+
+ private:
+  // Makes the two segments for `cluster_id`; false (logged once) when this
+  // link does not use shared memory.
+  bool Ready(uint64_t cluster_id);
+  // Drops the rings: the server is gone, refused them, or the cluster changed.
+  void Reset();
+  // Gives up on shared memory for this link, saying why once.
+  void Disable(const std::string& why);
+  // The server took the offer: payloads go through the rings from now on.
+  void MarkAttached();
+  ShmRef Ref(ShmRefKind kind, uint64_t sequence) const;
+
+  const ShmOptions options_;
+  const std::string peer_name_;
+  const std::string endpoint_;
+  int on_this_host_ = -1;  // -1: not asked yet
+  bool disabled_ = false;
+
+  uint64_t cluster_id_ = 0;
+  std::unique_ptr<ShmSegment> request_segment_;
+  std::unique_ptr<ShmRingWriter> request_writer_;
+  std::shared_ptr<ShmInbox> reply_inbox_;
+  std::string reply_ring_;  // its name (the inbox may outlive the name)
+  uint64_t next_sequence_ = 0;
+  // The first request that carried the offer (0: none yet); a reply to it
+  // or a later one with no server attached means the server declined.
+  uint64_t offer_request_id_ = 0;
+  bool attached_ = false;
+};
+
+}  // namespace pst
+
+#endif  // PST_TRANSPORT_SHM_CLIENT_LINK_H_

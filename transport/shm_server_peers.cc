@@ -1,0 +1,130 @@
+#include "transport/shm_server_peers.h"
+
+#include <glog/logging.h>
+
+#include <utility>
+
+#include "transport/shm/shm_name.h"
+
+namespace pst {
+namespace {
+
+// The cluster id a header frame claims; 0 when it does not verify.
+uint64_t ClaimedClusterId(const zmq::message_t& header_frame) {
+  std::unique_ptr<uint64_t[]> copy;
+  const uint8_t* bytes = AlignedBytes(header_frame, &copy);
+  flatbuffers::Verifier verifier(bytes, header_frame.size());
+  if (header_frame.size() < sizeof(flatbuffers::uoffset_t) || !wire::VerifyHeaderBuffer(verifier)) {
+    return 0;
+  }
+  return wire::GetHeader(bytes)->cluster_id();
+}
+
+// Only names of pstrain segments of `cluster_id` are opened: a peer cannot
+// make the server map anything else of /dev/shm.
+Status CheckRingName(const std::string& name, uint64_t cluster_id) {
+  const std::optional<ShmNameParts> parts =
+      name.empty() ? std::nullopt : ParseShmSegmentName(name.substr(1));
+  if (name.empty() || name[0] != '/' || !parts) {
+    return InvalidArgument("'" + name + "' is not a shared-memory segment's name");
+  }
+  if (parts->cluster_id != cluster_id) {
+    return PermissionDenied("shared-memory segment " + name + " is not of this cluster");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+ShmServerPeers::ShmServerPeers(ShmOptions options, std::string server_name)
+    : options_(options), server_name_(std::move(server_name)) {}
+
+StatusOr<std::shared_ptr<ShmServerPeers::Peer>> ShmServerPeers::Attach(const ShmRef& ref,
+                                                                       uint64_t cluster_id) {
+  PST_RETURN_IF_ERROR(CheckRingName(ref.request_ring, cluster_id));
+  PST_RETURN_IF_ERROR(CheckRingName(ref.reply_ring, cluster_id));
+  PST_ASSIGN_OR_RETURN(std::unique_ptr<ShmSegment> requests,
+                       ShmSegment::Open(ref.request_ring, cluster_id));
+  PST_ASSIGN_OR_RETURN(std::unique_ptr<ShmSegment> replies,
+                       ShmSegment::Open(ref.reply_ring, cluster_id));
+  auto peer = std::make_shared<Peer>();
+  PST_ASSIGN_OR_RETURN(peer->replies, ShmRingWriter::Attach(*replies));
+  peer->reply_segment = std::move(replies);
+  PST_ASSIGN_OR_RETURN(peer->requests, ShmInbox::Attach(std::move(requests)));
+  return peer;
+}
+
+StatusOr<std::optional<ReceivedMessage>> ShmServerPeers::Incoming(
+    const std::string& routing_id, std::vector<zmq::message_t>* frames, uint64_t cluster_id,
+    size_t max_message_bytes) {
+  if (frames->empty() || !IsShmRef(frames->front())) return std::optional<ReceivedMessage>();
+  StatusOr<ShmRef> ref = DecodeShmRef(frames->front());
+  frames->erase(frames->begin());
+  PST_RETURN_IF_ERROR(ref.status());
+  if (frames->empty()) return InvalidArgument("a shared-memory reference without a header");
+  if (cluster_id == 0) cluster_id = ClaimedClusterId(frames->front());
+  auto known = peers_.find(ref->request_ring);
+  if (ref->kind == ShmRefKind::kOffer) {
+    if (options_.mode == ShmMode::kOff) return std::optional<ReceivedMessage>();
+    if (known != peers_.end()) {
+      routes_[routing_id] = known->second;
+      return std::optional<ReceivedMessage>();
+    }
+    StatusOr<std::shared_ptr<Peer>> peer = Attach(*ref, cluster_id);
+    if (!peer.ok()) {
+      // The client sees the offer declined and stays on TCP.
+      if (!declined_logged_) {
+        LOG(WARNING) << server_name_ << " declined a shared-memory offer (logged once): "
+                     << peer.status().ToString();
+      }
+      declined_logged_ = true;
+      return std::optional<ReceivedMessage>();
+    }
+    peers_[ref->request_ring] = *peer;
+    routes_[routing_id] = *peer;
+    return std::optional<ReceivedMessage>();
+  }
+  if (known == peers_.end()) {
+    return FailedPrecondition("payload in shared-memory segment " + ref->request_ring +
+                              ", which was never offered");
+  }
+  routes_[routing_id] = known->second;
+  PST_ASSIGN_OR_RETURN(ReceivedMessage message,
+                       known->second->requests->Decode(std::move(frames->front()), ref->sequence,
+                                                       max_message_bytes));
+  return std::optional<ReceivedMessage>(std::move(message));
+}
+
+size_t ShmServerPeers::Outgoing(const std::string& routing_id,
+                                std::vector<zmq::message_t>* frames) {
+  const size_t bytes = InPlacePayloadBytes(*frames, 1);
+  if (bytes == 0) return 0;
+  auto route = routes_.find(routing_id);
+  if (route == routes_.end() || !route->second->replies) return 0;
+  Peer& peer = *route->second;
+  StatusOr<std::optional<uint64_t>> sequence =
+      WritePayload(*peer.replies, *frames, &peer.next_reply_sequence);
+  if (!sequence.ok()) {
+    // A corrupt ring: this client's replies go over TCP from now on.
+    LOG(WARNING) << server_name_ << ": " << sequence.status().ToString();
+    peer.replies.reset();
+    return 0;
+  }
+  if (!*sequence) return 0;  // no room: over TCP
+  std::vector<zmq::message_t> sent;
+  sent.push_back(EncodeShmRef(ShmRef{ShmRefKind::kPayload, **sequence, "", ""}));
+  sent.push_back(std::move(frames->front()));
+  *frames = std::move(sent);
+  return bytes;
+}
+
+void ShmServerPeers::DropGone() {
+  for (auto it = peers_.begin(); it != peers_.end();) {
+    it = it->second->requests->WriterGone() ? peers_.erase(it) : std::next(it);
+  }
+  for (auto it = routes_.begin(); it != routes_.end();) {
+    it = it->second->requests->WriterGone() ? routes_.erase(it) : std::next(it);
+  }
+}
+
+}  // namespace pst
