@@ -6,6 +6,7 @@
 // interval).
 #include <signal.h>
 
+#include <filesystem>
 #include <regex>
 #include <thread>
 
@@ -17,6 +18,16 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+
+// No shared-memory segment made by process `pid` is left in /dev/shm
+// (named /pst-<cluster id>-<pid>-<purpose>: docs/SHARED_MEMORY.md).
+void ExpectNoSegmentOf(pid_t pid) {
+  const std::string mark = "-" + std::to_string(pid) + "-";
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_FALSE(name.rfind("pst-", 0) == 0 && name.find(mark) != std::string::npos) << name;
+  }
+}
 
 class FaultTest : public SyntheticDataTest {
  protected:
@@ -221,6 +232,8 @@ TEST_F(FaultTest, SyncWithoutSpareFinishesAfterTheKilledWorkerRestarts) {
   cluster.StartAll(flags);
   ChildProcess& chief = cluster.task("chief");
   WaitForStep(chief, 60);
+  const pid_t killed = cluster.task("worker", 1).pid();
+  EXPECT_NE(cluster.task("worker", 1).Log().find("go through shared memory"), std::string::npos);
   cluster.task("worker", 1).Signal(SIGKILL);
   // Longer than --heartbeat_timeout_ms: the worker is declared dead and the
   // chief says it waits for a second live worker.
@@ -233,6 +246,7 @@ TEST_F(FaultTest, SyncWithoutSpareFinishesAfterTheKilledWorkerRestarts) {
   cluster.StartTask("worker", 1, flags);
   ExpectAllExitZero(cluster);
   EXPECT_EQ(ReportValue(chief.Log(), "Global-Step: ").value_or(0), 300) << chief.Log();
+  ExpectNoSegmentOf(killed);  // a SIGKILL leaves no shared memory behind
 }
 
 // A chief stopped for longer than --heartbeat_timeout_ms finds every
