@@ -33,7 +33,8 @@ TrainingResult RunTrainingComparison(const TrainingOptions& options, const Timin
   ClusterTrainer cluster(options.model, initial, options.ps_threads, ShmOptions(),
                          /*overlap=*/false);
   ClusterTrainer shared(options.model, initial, options.ps_threads,
-                        ShmOptions{ShmMode::kAuto, size_t{16} << 20}, /*overlap=*/true);
+                        ShmOptions{ShmMode::kAuto, size_t{16} << 20, kDefaultMinShmPayloadBytes},
+                        /*overlap=*/true);
   LocalTrainer local(options.model, initial);
   // Warm-up: the same number of steps for both, so that both then see the
   // same batches in the same order; its timing sizes the timed repeats.
