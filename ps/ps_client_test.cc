@@ -214,97 +214,101 @@ TEST_F(PsClientTest, PushThenPullReportsARefusedPush) {
   EXPECT_EQ(summary.status().code(), Code::kInvalidArgument) << summary.status().ToString();
 }
 
-// Over ZeroMQ, against a shard (2 handler threads, nothing served inline)
-// that answers a push only once the pull has arrived: PushThenPull does not
-// wait for the push's reply before it sends the pull.
+// A shard over ZeroMQ (2 handler threads, nothing served inline) holding
+// "b" [4], answered as `handler` says, and a client of it.
+class ScriptedShard {
+ public:
+  explicit ScriptedShard(Server::Handler handler)
+      : server_(context_, Options(), std::move(handler)) {}
+  Status Start() { return server_.Start(); }
+  std::unique_ptr<PsClient> Client() {
+    const std::string& endpoint = server_.bound_endpoint();  // tcp://127.0.0.1:N
+    ClusterSpec cluster;
+    cluster.ps.push_back(*ParseHostPort("ps", endpoint.substr(endpoint.find("//") + 2)));
+    ClientIdentity identity;
+    identity.rpc_timeout_ms = 5000;
+    return std::make_unique<PsClient>(
+        transport_, cluster,
+        Placement::Compute({{"b", DType::kFloat32, {4}}}, PlacementOptions{1}).value(), identity);
+  }
+
+ private:
+  static ServerOptions Options() {
+    ServerOptions options;
+    options.name = "ps:0";
+    options.endpoint = "tcp://127.0.0.1:*";
+    options.num_threads = 2;
+    return options;
+  }
+
+  zmq::context_t context_{1};
+  RpcServer server_;
+  ZmqTransport transport_{context_};
+};
+
+OutgoingMessage PushReplyAt(int64_t global_step) {
+  OutgoingMessage reply;
+  reply.type = wire::MessageType::PushReply;
+  reply.extras = [global_step](flatbuffers::FlatBufferBuilder& fbb) {
+    HeaderExtras extras;
+    extras.push_result = wire::CreatePushResult(fbb, /*applied=*/1, 0, 0, 0, global_step);
+    return extras;
+  };
+  return reply;
+}
+
+OutgoingMessage PullReplyOfB() {
+  OutgoingMessage reply;
+  reply.type = wire::MessageType::PullReply;
+  reply.tensors.push_back({"b", 1, Tensor(DType::kFloat32, {4})});
+  return reply;
+}
+
+// A shard that answers a push only once the pull has arrived: PushThenPull
+// does not wait for the push's reply before it sends the pull.
 TEST(PsClientOverZmqTest, PushThenPullSendsThePullBeforeThePushIsAnswered) {
-  zmq::context_t context(1);
-  ServerOptions options;
-  options.name = "ps:0";
-  options.endpoint = "tcp://127.0.0.1:*";
-  options.num_threads = 2;
   Gate pulled;
-  RpcServer server(context, options, [&pulled](const ReceivedMessage& request, RequestContext&) {
-    OutgoingMessage reply;
+  ScriptedShard shard([&pulled](const ReceivedMessage& request, RequestContext&) {
     if (request.type() == wire::MessageType::PushRequest) {
       pulled.Pass();
-      reply.type = wire::MessageType::PushReply;
-      reply.extras = [](flatbuffers::FlatBufferBuilder& fbb) {
-        HeaderExtras extras;
-        extras.push_result = wire::CreatePushResult(fbb, /*applied=*/1, 0, 0, 0, /*step=*/-1);
-        return extras;
-      };
-      return reply;
+      return PushReplyAt(-1);
     }
     pulled.Open();
-    reply.type = wire::MessageType::PullReply;
-    reply.tensors.push_back({"b", 1, Tensor(DType::kFloat32, {4})});
-    return reply;
+    return PullReplyOfB();
   });
   OpenOnExit open_on_exit{pulled};
-  ASSERT_TRUE(server.Start().ok());
-  const std::string& endpoint = server.bound_endpoint();  // tcp://127.0.0.1:N
-  ClusterSpec cluster;
-  cluster.ps.push_back(*ParseHostPort("ps", endpoint.substr(endpoint.find("//") + 2)));
-  auto placement = Placement::Compute({{"b", DType::kFloat32, {4}}}, PlacementOptions{1});
-  ASSERT_TRUE(placement.ok()) << placement.status().ToString();
-  ZmqTransport transport(context);
-  ClientIdentity identity;
-  identity.rpc_timeout_ms = 5000;
-  PsClient client(transport, cluster, *placement, identity);
+  ASSERT_TRUE(shard.Start().ok());
+  std::unique_ptr<PsClient> client = shard.Client();
   std::vector<Tensor> values;
-  auto summary = client.PushThenPull({0}, {Tensor(DType::kFloat32, {4})}, false, {0}, &values);
+  auto summary = client->PushThenPull({0}, {Tensor(DType::kFloat32, {4})}, false, {0}, &values);
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   EXPECT_EQ(summary->applied, 1u);
   ASSERT_EQ(values.size(), 1u);
   EXPECT_EQ(values[0].shape(), (Shape{4}));
 }
 
-// Against a shard that answers a push only once the test lets it:
-// StartPushThenPull returns with the pull's values while the push waits
-// (under --ps_replicas, for its backups), and FinishPush collects it.
+// A shard that answers a push only once the test lets it: StartPushThenPull
+// returns with the pull's values while the push waits (under --ps_replicas,
+// for its backups), and FinishPush collects it.
 TEST(PsClientOverZmqTest, StartPushThenPullReturnsBeforeThePushIsAnswered) {
-  zmq::context_t context(1);
-  ServerOptions options;
-  options.name = "ps:0";
-  options.endpoint = "tcp://127.0.0.1:*";
-  options.num_threads = 2;
   Gate acknowledge;
-  RpcServer server(
-      context, options, [&acknowledge](const ReceivedMessage& request, RequestContext&) {
-        OutgoingMessage reply;
-        if (request.type() == wire::MessageType::PushRequest) {
-          acknowledge.Pass();
-          reply.type = wire::MessageType::PushReply;
-          reply.extras = [](flatbuffers::FlatBufferBuilder& fbb) {
-            HeaderExtras extras;
-            extras.push_result = wire::CreatePushResult(fbb, /*applied=*/1, 0, 0, 0, /*step=*/7);
-            return extras;
-          };
-          return reply;
-        }
-        reply.type = wire::MessageType::PullReply;
-        reply.tensors.push_back({"b", 1, Tensor(DType::kFloat32, {4})});
-        return reply;
-      });
+  ScriptedShard shard([&acknowledge](const ReceivedMessage& request, RequestContext&) {
+    if (request.type() == wire::MessageType::PushRequest) {
+      acknowledge.Pass();
+      return PushReplyAt(7);
+    }
+    return PullReplyOfB();
+  });
   OpenOnExit open_on_exit{acknowledge};
-  ASSERT_TRUE(server.Start().ok());
-  const std::string& endpoint = server.bound_endpoint();  // tcp://127.0.0.1:N
-  ClusterSpec cluster;
-  cluster.ps.push_back(*ParseHostPort("ps", endpoint.substr(endpoint.find("//") + 2)));
-  auto placement = Placement::Compute({{"b", DType::kFloat32, {4}}}, PlacementOptions{1});
-  ASSERT_TRUE(placement.ok()) << placement.status().ToString();
-  ZmqTransport transport(context);
-  ClientIdentity identity;
-  identity.rpc_timeout_ms = 5000;
-  PsClient client(transport, cluster, *placement, identity);
+  ASSERT_TRUE(shard.Start().ok());
+  std::unique_ptr<PsClient> client = shard.Client();
   std::vector<Tensor> values;
   ASSERT_TRUE(
-      client.StartPushThenPull({0}, {Tensor(DType::kFloat32, {4})}, false, {0}, &values).ok());
+      client->StartPushThenPull({0}, {Tensor(DType::kFloat32, {4})}, false, {0}, &values).ok());
   ASSERT_EQ(values.size(), 1u);
   EXPECT_EQ(values[0].shape(), (Shape{4}));
   acknowledge.Open();
-  auto acked = client.FinishPush();
+  auto acked = client->FinishPush();
   ASSERT_TRUE(acked.ok()) << acked.status().ToString();
   ASSERT_TRUE(acked->has_value());
   EXPECT_EQ((*acked)->global_step, 7);

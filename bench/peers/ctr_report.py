@@ -30,23 +30,10 @@ import os
 import re
 import sys
 
+from peer_json import read_json
+
 PROGRESS = re.compile(r"step (\d+)/(\d+) \([0-9.]+%\), ([0-9.]+) steps/s, .*elapsed ([^,]+), ETA")
 WARMUP_FRACTION = 0.1
-
-
-def read_json(path):
-    try:
-        with open(path) as f:
-            text = f.read().strip()
-    except OSError:
-        return None
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:  # JSON lines, possibly after other output: the last one
-        lines = [line for line in text.splitlines() if line.startswith("{")]
-        return json.loads(lines[-1]) if lines else None
 
 
 def seconds_of(text):

@@ -29,26 +29,10 @@ import re
 import statistics
 import sys
 
+from peer_json import read_json
+
 SYSTEMS = ("async", "sync", "ddp")
 LABELS = {"async": "pstrain async", "sync": "pstrain sync (all workers)", "ddp": "PyTorch DDP"}
-
-
-def read_json(path):
-    try:
-        with open(path) as f:
-            text = f.read().strip()
-    except OSError:
-        return None
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:  # JSON lines, possibly after other output: the last one
-        lines = [line for line in text.splitlines() if line.startswith("{")]
-        try:
-            return json.loads(lines[-1]) if lines else None
-        except ValueError:
-            return None
 
 
 def last_value(path, key):
