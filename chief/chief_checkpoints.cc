@@ -52,11 +52,16 @@ StatusOr<int64_t> ChiefCheckpoints::PauseSync() {
     const auto slice = std::min(give_up, SteadyClock().Now() + kPauseSlice);
     StatusOr<int64_t> paused = sync_->Pause(slice);
     if (paused.ok()) return paused;
-    sync_->Resume();
+    // Still paused: resuming between slices would open the next step, and
+    // the pause would then wait for that one.
     if (const std::string trouble = keeper_->Probe(); !trouble.empty()) {
+      sync_->Resume();
       return Unavailable(trouble);
     }
-    if (SteadyClock().Now() >= give_up) return paused.status();
+    if (SteadyClock().Now() >= give_up) {
+      sync_->Resume();
+      return paused.status();
+    }
   }
 }
 
