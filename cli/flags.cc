@@ -227,9 +227,15 @@ DEFINE_int32(intra_op_threads, 1,
              "Worker: threads of each oneDNN kernel call; more than 1 for one worker per "
              "machine (the eigen kernels use one)");
 DEFINE_string(overlap, "on",
-              "Worker, async mode: on: a step's push is acknowledged while the next step "
-              "computes (under --ps_replicas, once every backup holds it); off: each step waits "
-              "for its push's acknowledgement (the order before, for comparison)");
+              "Worker, async mode: on: a step's gradients are pushed as backprop makes them "
+              "(see --push_bucket_bytes), and the push is acknowledged while the next step "
+              "computes (under --ps_replicas, once every backup holds it); off: each step "
+              "pushes once computed and waits for the acknowledgement (the order before, for "
+              "comparison)");
+DEFINE_int64(push_bucket_bytes, 1 << 20,
+             "Worker, --overlap: ready gradients go out once they hold this many bytes (the "
+             "last layer's collect until then; the step's last always goes); 0: each layer's "
+             "as soon as backprop makes it");
 DEFINE_int32(simulated_delay_ms, 0, "Worker: sleep this long in each step before pushing");
 DEFINE_int64(simulated_delay_from_step, 0,
              "Worker: --simulated_delay_ms starts at this step of the worker's own (a straggler "

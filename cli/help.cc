@@ -56,7 +56,7 @@ const std::vector<FlagGroup>& Groups() {
       {"Sync and staleness",
        kChief | kWorker,
        {"mode", "replicas_to_aggregate", "staleness_bound", "staleness_policy", "max_staleness",
-        "overlap"}},
+        "overlap", "push_bucket_bytes"}},
       {"Checkpoints",
        kChief | kPs,
        {"checkpoint_dir", "checkpoint_every_steps", "checkpoint_every_secs", "keep_checkpoints",

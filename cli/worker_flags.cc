@@ -38,6 +38,7 @@ DECLARE_int32(join_timeout_ms);
 DECLARE_int64(max_message_bytes);
 DECLARE_string(container);
 DECLARE_string(overlap);
+DECLARE_int64(push_bucket_bytes);
 
 namespace pst {
 
@@ -54,6 +55,8 @@ StatusOr<WorkerOptions> WorkerOptionsFromFlags() {
     return InvalidArgument("--overlap=" + FLAGS_overlap + " is not one of: on, off");
   }
   o.overlap = FLAGS_overlap == "on";
+  if (FLAGS_push_bucket_bytes < 0) return InvalidArgument("--push_bucket_bytes must be >= 0");
+  o.push_bucket_bytes = FLAGS_push_bucket_bytes;
   if (!(FLAGS_clip_norm >= 0) || !std::isfinite(FLAGS_clip_norm)) {
     return InvalidArgument("--clip_norm must be a finite number >= 0 (0: no clipping)");
   }

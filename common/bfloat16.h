@@ -41,6 +41,11 @@ inline uint32_t IsNonFiniteBFloat16(uint16_t x) { return (x & 0x7f80u) == 0x7f80
 void FloatToBFloat16(const float* in, uint16_t* out, int64_t n);
 void BFloat16ToFloat(const uint16_t* in, float* out, int64_t n);
 
+// FloatToBFloat16 that checks as it narrows (one pass where a finiteness
+// check and a conversion took two): returns the index of the first NaN or
+// infinity of in (n when there is none); out is then unspecified.
+int64_t FloatToBFloat16Checked(const float* in, uint16_t* out, int64_t n);
+
 }  // namespace pst
 
 #endif  // PST_COMMON_BFLOAT16_H_

@@ -105,5 +105,28 @@ TEST(BFloat16Test, ArrayConversionMatchesScalar) {
   }
 }
 
+// Narrow-and-check: the same bytes as FloatToBFloat16 when all is finite,
+// else the first NaN or infinity, wherever it lies (in a block or in the
+// remainder); a finite float32 that narrows to infinity counts.
+TEST(BFloat16Test, CheckedNarrowingFindsTheFirstNonFinite) {
+  std::vector<float> in(1024 * 2 + 17);  // blocks checked whole, and a remainder
+  for (size_t i = 0; i < in.size(); ++i) in[i] = FromBits(0x3f800000u + 0x357u * i);
+  std::vector<uint16_t> checked(in.size()), plain(in.size());
+  const int64_t n = static_cast<int64_t>(in.size());
+  ASSERT_EQ(FloatToBFloat16Checked(in.data(), checked.data(), n), n);
+  FloatToBFloat16(in.data(), plain.data(), n);
+  EXPECT_EQ(checked, plain);
+  const float kBad[] = {std::numeric_limits<float>::quiet_NaN(),
+                        -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::max()};
+  for (const int64_t at : {int64_t{0}, int64_t{63}, int64_t{1023}, int64_t{1500}, n - 1}) {
+    for (const float bad : kBad) {
+      std::vector<float> with = in;
+      with[at] = bad;
+      if (at + 1 < n) with[n - 1] = std::numeric_limits<float>::quiet_NaN();  // a later one
+      EXPECT_EQ(FloatToBFloat16Checked(with.data(), checked.data(), n), at) << at << " " << bad;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pst

@@ -76,9 +76,10 @@ void DeviceIo::SetGrads(std::vector<Tensor>* host_grads) {
   }
 }
 
-void DeviceIo::FetchGrads(std::vector<Tensor>* host_grads) {
+void DeviceIo::FetchGrads(std::vector<Tensor>* host_grads, size_t first, size_t end) {
+  CHECK_LE(end, host_grads->size());
   if (kernels_.host_memory()) return;
-  for (size_t v = 0; v < host_grads->size(); ++v) {
+  for (size_t v = first; v < end; ++v) {
     kernels_.CopyToHost(grad_ptrs_[v], (*host_grads)[v].data(), sizes_[v] * sizeof(float));
   }
 }

@@ -43,7 +43,8 @@ class DeviceIo {
   // for *host_grads: their own bytes on host memory, else device buffers
   // that FetchGrads() copies into *host_grads.
   void SetGrads(std::vector<Tensor>* host_grads);
-  void FetchGrads(std::vector<Tensor>* host_grads);
+  // Copies the gradients of variables [first, end) into *host_grads.
+  void FetchGrads(std::vector<Tensor>* host_grads, size_t first, size_t end);
 
   // In the back end's memory, valid until the next Set* or Reserve call.
   const float* const* params() const { return param_ptrs_.data(); }

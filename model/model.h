@@ -10,6 +10,7 @@
 #define PST_MODEL_MODEL_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,25 @@ class Model {
   // is unspecified.
   virtual StatusOr<float> ComputeGradients(const std::vector<Tensor>& params, const Batch& batch,
                                            std::vector<Tensor>* grads) = 0;
+
+  // Called by ComputeGradientsStreamed once the gradients of variables
+  // [first, end) are final in *grads, on the host; each variable is
+  // reported exactly once, and any bytes not yet reported may still be
+  // written.
+  using GradientsReady = std::function<void(int first, int end)>;
+  // ComputeGradients, reporting the gradients as they are ready: a model
+  // that differentiates layer by layer reports each layer's variables as
+  // its backward pass ends (last layer first), so a caller can send them
+  // while earlier layers are still being differentiated (wait-free
+  // backpropagation). This default reports all of them at the end. On an
+  // error, what was reported before it was computed correctly.
+  virtual StatusOr<float> ComputeGradientsStreamed(const std::vector<Tensor>& params,
+                                                   const Batch& batch, std::vector<Tensor>* grads,
+                                                   const GradientsReady& ready) {
+    StatusOr<float> loss = ComputeGradients(params, batch, grads);
+    if (loss.ok()) ready(0, static_cast<int>(variables().size()));
+    return loss;
+  }
 
   struct EvalResult {
     double loss_sum = 0;  // sum over the examples of their loss

@@ -225,6 +225,51 @@ TEST(SequentialModelTest, GradientsAreOverwrittenNotAccumulated) {
   }
 }
 
+// Wait-free backpropagation's contract: each layer's variables reported
+// once, last layer first, with gradients already final when reported (a
+// worker sends them at once), and the same step as ComputeGradients.
+TEST(SequentialModelTest, StreamedGradientsAreReportedLayerByLayerAndFinal) {
+  for (const char* name : {"mlp_relu", "cnn"}) {
+    SCOPED_TRACE(name);
+    auto model = MustMakeModel(name);
+    const std::vector<Tensor> params = InitialParams(*model, 1);
+    const Batch batch = RandomBatch(16, 784, 10, 2);
+    std::vector<Tensor> whole;
+    const float whole_loss = model->ComputeGradients(params, batch, &whole).value();
+
+    std::vector<Tensor> grads;
+    std::vector<std::pair<int, int>> reports;
+    std::vector<Tensor> at_report(model->variables().size());
+    const float loss = model
+                           ->ComputeGradientsStreamed(params, batch, &grads,
+                                                      [&](int first, int end) {
+                                                        reports.emplace_back(first, end);
+                                                        for (int v = first; v < end; ++v) {
+                                                          at_report[v] = grads[v].Clone();
+                                                        }
+                                                      })
+                           .value();
+    EXPECT_EQ(loss, whole_loss);
+    ASSERT_GE(reports.size(), 2u);
+    int expected_end = static_cast<int>(model->variables().size());
+    for (const auto& [first, end] : reports) {  // contiguous, from the last variable down
+      EXPECT_EQ(end, expected_end);
+      EXPECT_LT(first, end);
+      expected_end = first;
+    }
+    EXPECT_EQ(expected_end, 0);
+    for (size_t v = 0; v < grads.size(); ++v) {
+      SCOPED_TRACE(model->variables()[v].name);
+      ASSERT_EQ(at_report[v].num_bytes(), grads[v].num_bytes());
+      EXPECT_EQ(std::memcmp(at_report[v].data(), grads[v].data(), grads[v].num_bytes()), 0);
+      for (int64_t i = 0; i < grads[v].num_elements(); ++i) {
+        const float a = whole[v].f32()[i], b = grads[v].f32()[i];
+        ASSERT_NEAR(a, b, 1e-5f * std::max(1.0f, std::abs(a))) << "element " << i;
+      }
+    }
+  }
+}
+
 TEST(SequentialModelTest, EvaluateMatchesComputeGradients) {
   for (const char* name : {"mlp", "cnn"}) {
     SCOPED_TRACE(name);

@@ -161,7 +161,7 @@ void PipelineStage::Backward(int slot, int64_t row, int64_t size, const float* d
     layers[i]->Backward(io_.params() + first_variable_[i], x, activations_[i]->f32() + row * out,
                         y_grad, io_.grads() + first_variable_[i], dx, size);
   }
-  io_.FetchGrads(&scratch_grads_);
+  io_.FetchGrads(&scratch_grads_, 0, scratch_grads_.size());
   if (!first_) ToHost(input_grad_->f32(), &input_grad_copy_, row, size, in_dim());
   for (size_t v = 0; v < scratch_grads_.size(); ++v) {
     const int64_t n = scratch_grads_[v].num_elements();

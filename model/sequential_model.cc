@@ -84,6 +84,13 @@ const float* SequentialModel::Forward(int64_t batch, bool training) {
 
 StatusOr<float> SequentialModel::ComputeGradients(const std::vector<Tensor>& params,
                                                   const Batch& batch, std::vector<Tensor>* grads) {
+  return ComputeGradientsStreamed(params, batch, grads, nullptr);
+}
+
+StatusOr<float> SequentialModel::ComputeGradientsStreamed(const std::vector<Tensor>& params,
+                                                          const Batch& batch,
+                                                          std::vector<Tensor>* grads,
+                                                          const GradientsReady& ready) {
   CHECK(grads != nullptr);
   PST_RETURN_IF_ERROR(ValidateParams(params, variables_));
   PST_RETURN_IF_ERROR(ValidateBatch(batch, input_dim(), num_classes()));
@@ -101,8 +108,14 @@ StatusOr<float> SequentialModel::ComputeGradients(const std::vector<Tensor>& par
     layers_[i]->Backward(io_.params() + first_variable_[i], x, activations_[i]->f32(),
                          activation_grads_[i]->f32(), io_.grads() + first_variable_[i], dx,
                          batch.size);
+    const size_t end = i + 1 < layers_.size() ? first_variable_[i + 1] : variables_.size();
+    if (!ready || end == first_variable_[i]) continue;
+    io_.FetchGrads(grads, first_variable_[i], end);
+    // Nothing a failed kernel wrote may be reported.
+    PST_RETURN_IF_ERROR(kernels_->TakeError());
+    ready(static_cast<int>(first_variable_[i]), static_cast<int>(end));
   }
-  io_.FetchGrads(grads);
+  if (!ready) io_.FetchGrads(grads, 0, variables_.size());
   PST_RETURN_IF_ERROR(kernels_->TakeError());
   return loss;
 }

@@ -36,6 +36,11 @@ class SequentialModel : public Model {
 
   StatusOr<float> ComputeGradients(const std::vector<Tensor>& params, const Batch& batch,
                                    std::vector<Tensor>* grads) override;
+  // Reports each layer's variables as its backward pass ends; on a device,
+  // after copying them to the host.
+  StatusOr<float> ComputeGradientsStreamed(const std::vector<Tensor>& params, const Batch& batch,
+                                           std::vector<Tensor>* grads,
+                                           const GradientsReady& ready) override;
   StatusOr<EvalResult> Evaluate(const std::vector<Tensor>& params, const Batch& batch) override;
   Status Predict(const std::vector<Tensor>& params, const Batch& batch,
                  std::vector<float>* probabilities) override;

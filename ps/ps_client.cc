@@ -4,6 +4,7 @@
 
 #include "common/bfloat16.h"
 #include "common/clock.h"
+#include "common/non_finite.h"
 #include "ps/chain_wire.h"
 
 namespace pst {
@@ -106,7 +107,11 @@ StatusOr<uint64_t> PsClient::SendTo(Connection& channel, const OutgoingMessage& 
 
 Status PsClient::SendShards(const std::vector<Round*>& rounds, ShardCalls* calls) {
   if (in_flight_) return FailedPrecondition("a push is in flight: FinishPush() first");
-  calls->rounds = rounds;
+  return SendRounds(rounds, calls);
+}
+
+Status PsClient::SendRounds(const std::vector<Round*>& rounds, ShardCalls* calls) {
+  calls->rounds.insert(calls->rounds.end(), rounds.begin(), rounds.end());
   std::vector<ReplicaRouter::Request> routed;
   for (Round* round : rounds) {
     for (size_t k = 0; k < channels_.size(); ++k) {
@@ -115,7 +120,7 @@ Status PsClient::SendShards(const std::vector<Round*>& rounds, ShardCalls* calls
         routed.push_back({static_cast<int>(k), &round->requests[k], &round->replies[k]});
         continue;
       }
-      PST_ASSIGN_OR_RETURN(uint64_t id, SendTo(*channels_[k], round->requests[k]));
+      PST_ASSIGN_OR_RETURN(uint64_t id, channels_[k]->Send(round->requests[k]));
       calls->direct.Add(channels_[k].get(), id);
     }
   }
@@ -408,24 +413,51 @@ Status PsClient::StartPushThenPull(const std::vector<int>& variables,
                                    const std::vector<Tensor>& grads, bool increment_global_step,
                                    const std::vector<int>& pull_variables,
                                    std::vector<Tensor>* values) {
-  PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
   if (in_flight_) return FailedPrecondition("a push is in flight: FinishPush() first");
-  auto flight = std::make_unique<InFlightPush>(
-      PushRound(variables, grads, increment_global_step, 0, 0), num_shards());
+  PST_RETURN_IF_ERROR(SendPushPart(variables, grads, increment_global_step));
+  return PullBehindPush(pull_variables, values);
+}
+
+Status PsClient::SendPushPart(const std::vector<int>& variables, const std::vector<Tensor>& grads,
+                              bool increment_global_step, std::optional<size_t>* not_finite) {
+  PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
+  if (in_flight_ && in_flight_->pulled) {
+    return FailedPrecondition("a push is in flight: FinishPush() first");
+  }
+  Round part = PushRound(variables, grads, increment_global_step, 0, 0, not_finite);
+  if (not_finite && *not_finite) return Status::OK();  // nothing sent
+  if (!in_flight_) in_flight_ = std::make_unique<InFlightPush>(num_shards());
+  InFlightPush& flight = *in_flight_;
+  flight.parts.push_back(std::move(part));
+  const Status sent = SendRounds({&flight.parts.back()}, &flight.calls);
+  // Abandoned, parts sent before included, as a failed PushThenPull's push.
+  if (!sent.ok()) in_flight_.reset();
+  return sent;
+}
+
+Status PsClient::PullBehindPush(const std::vector<int>& variables, std::vector<Tensor>* values) {
+  if (!in_flight_ || in_flight_->pulled) {
+    return FailedPrecondition("no push part in flight to pull behind");
+  }
+  InFlightPush& flight = *in_flight_;
+  flight.pulled = true;
   Wanted wanted;
-  flight->pull = PullRound(pull_variables, values, &wanted);
-  PST_RETURN_IF_ERROR(SendShards({&flight->push, &flight->pull}, &flight->calls));
-  PST_RETURN_IF_ERROR(WaitShards(&flight->calls, {&flight->pull}));
-  PST_RETURN_IF_ERROR(TakePulled(flight->pull, wanted, values));
-  in_flight_ = std::move(flight);
-  return Status::OK();
+  flight.pull = PullRound(variables, values, &wanted);
+  Status pulled = SendRounds({&flight.pull}, &flight.calls);
+  if (pulled.ok()) pulled = WaitShards(&flight.calls, {&flight.pull});
+  if (pulled.ok()) pulled = TakePulled(flight.pull, wanted, values);
+  if (!pulled.ok()) in_flight_.reset();
+  return pulled;
 }
 
 StatusOr<std::optional<PushSummary>> PsClient::FinishPush() {
   if (!in_flight_) return std::optional<PushSummary>();
   const std::unique_ptr<InFlightPush> flight = std::move(in_flight_);
-  PST_RETURN_IF_ERROR(WaitShards(&flight->calls, {&flight->push}));
-  PST_ASSIGN_OR_RETURN(PushSummary summary, TakePushed(flight->push));
+  std::vector<Round*> parts;
+  for (Round& part : flight->parts) parts.push_back(&part);
+  PST_RETURN_IF_ERROR(WaitShards(&flight->calls, parts));
+  PushSummary summary;
+  for (const Round* part : parts) PST_RETURN_IF_ERROR(AddPushed(*part, &summary));
   return std::optional<PushSummary>(summary);
 }
 
@@ -457,13 +489,19 @@ Status PsClient::CheckGradients(const std::vector<int>& variables,
 
 PsClient::Round PsClient::PushRound(const std::vector<int>& variables,
                                     const std::vector<Tensor>& grads, bool increment_global_step,
-                                    int64_t step, int replicas) {
+                                    int64_t step, int replicas, std::optional<size_t>* not_finite) {
   Round round(num_shards());
   for (auto& r : round.requests) {
     r.type = wire::MessageType::PushRequest;
     r.step = step;
   }
   for (size_t i = 0; i < variables.size(); ++i) {
+    const int64_t n = grads[i].num_elements();
+    // A narrowed gradient is checked as it is narrowed, below.
+    if (not_finite && !Narrowed(grads[i].dtype()) && FirstNonFinite(grads[i].f32(), n) < n) {
+      *not_finite = i;
+      return round;
+    }
     const auto& slices = placement_.SlicesOfVariable(variables[i]);
     for (int s : slices) {
       const Slice& slice = placement_.slices()[s];
@@ -471,8 +509,14 @@ PsClient::Round PsClient::PushRound(const std::vector<int>& variables,
       Tensor part;
       if (Narrowed(slice.dtype)) {
         part = Tensor::Uninitialized(DType::kBFloat16, slice.shape);
-        FloatToBFloat16(grads[i].f32() + FirstElement(slice, grads[i].shape()), part.bf16(),
-                        part.num_elements());
+        const float* from = grads[i].f32() + FirstElement(slice, grads[i].shape());
+        const int64_t m = part.num_elements();
+        if (!not_finite) {
+          FloatToBFloat16(from, part.bf16(), m);
+        } else if (FloatToBFloat16Checked(from, part.bf16(), m) < m) {
+          *not_finite = i;
+          return round;
+        }
       } else {
         part = slices.size() == 1 ? grads[i] : ExtractRows(slice, grads[i]);
       }
@@ -503,19 +547,24 @@ PsClient::Round PsClient::PushRound(const std::vector<int>& variables,
 
 StatusOr<PushSummary> PsClient::TakePushed(const Round& round) {
   PushSummary summary;
+  PST_RETURN_IF_ERROR(AddPushed(round, &summary));
+  return summary;
+}
+
+Status PsClient::AddPushed(const Round& round, PushSummary* summary) {
   for (int k = 0; k < num_shards(); ++k) {
     if (!round.send[k]) continue;
     const wire::PushResult* r = round.replies[k].header().push_result();
     if (r == nullptr) return Internal("ps:" + std::to_string(k) + " sent no push result");
-    summary.applied += r->applied();
-    summary.dropped += r->dropped();
-    summary.scaled += r->scaled();
-    summary.max_staleness = std::max(summary.max_staleness, r->max_staleness());
-    if (r->global_step() >= 0) summary.global_step = r->global_step();
-    summary.stale_shards += r->stale();
-    summary.duplicate_shards += r->duplicate();
+    summary->applied += r->applied();
+    summary->dropped += r->dropped();
+    summary->scaled += r->scaled();
+    summary->max_staleness = std::max(summary->max_staleness, r->max_staleness());
+    if (r->global_step() >= 0) summary->global_step = r->global_step();
+    summary->stale_shards += r->stale();
+    summary->duplicate_shards += r->duplicate();
   }
-  return summary;
+  return Status::OK();
 }
 
 Status PsClient::Initialize(const ShardConfig& config, const std::vector<Tensor>& values,

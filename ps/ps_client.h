@@ -9,6 +9,7 @@
 #define PST_PS_PS_CLIENT_H_
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -154,7 +155,21 @@ class PsClient {
   Status StartPushThenPull(const std::vector<int>& variables, const std::vector<Tensor>& grads,
                            bool increment_global_step, const std::vector<int>& pull_variables,
                            std::vector<Tensor>* values);
-  // Waits for the push StartPushThenPull left in flight; nullopt when none is.
+  // The same in pieces, for gradients sent as backprop makes them: each
+  // SendPushPart sends one part of a push (some of the variables) and
+  // leaves it in flight; PullBehindPush then sends the pull behind the
+  // parts and returns once its replies are in. Together the parts are one
+  // push: FinishPush collects them all, and no further part may be sent
+  // after the pull. Exactly one part should increment the global step. On
+  // an error every part is abandoned. With `not_finite`, the part is
+  // checked as it is built (on a bfloat16 wire, in the narrowing pass; a
+  // value that narrows to infinity counts): a NaN or infinity sends
+  // nothing and sets *not_finite to the index in `variables` of the first
+  // gradient holding one.
+  Status SendPushPart(const std::vector<int>& variables, const std::vector<Tensor>& grads,
+                      bool increment_global_step, std::optional<size_t>* not_finite = nullptr);
+  Status PullBehindPush(const std::vector<int>& variables, std::vector<Tensor>* values);
+  // Waits for the push left in flight (all its parts); nullopt when none is.
   StatusOr<std::optional<PushSummary>> FinishPush();
 
   // Sync mode: pushes grads[i] for variables[i] for the step of the
@@ -241,10 +256,15 @@ class PsClient {
                       bool all_shards, Round* round);
   // InvalidArgument unless grads[i] has variables[i]'s dtype and shape.
   Status CheckGradients(const std::vector<int>& variables, const std::vector<Tensor>& grads) const;
-  // A push of checked gradients (`replicas`: see SyncPush).
+  // A push of checked gradients (`replicas`: see SyncPush). With
+  // `not_finite` (see SendPushPart), a non-finite gradient stops it early:
+  // *not_finite set, the round is not to be sent.
   Round PushRound(const std::vector<int>& variables, const std::vector<Tensor>& grads,
-                  bool increment_global_step, int64_t step, int replicas);
+                  bool increment_global_step, int64_t step, int replicas,
+                  std::optional<size_t>* not_finite = nullptr);
   StatusOr<PushSummary> TakePushed(const Round& round);
+  // Adds round's push results to *summary.
+  Status AddPushed(const Round& round, PushSummary* summary);
 
   // Requests sent to the shards, not all answered yet, in the order of the
   // rounds that sent them.
@@ -253,16 +273,22 @@ class PsClient {
     PendingCalls direct;          // unreplicated shards
     ReplicaRouter::Calls routed;  // --ps_replicas
   };
-  // A push left in flight by StartPushThenPull, and the pull sent behind it.
+  // A push left in flight (SendPushPart, StartPushThenPull), and the pull
+  // sent behind it.
   struct InFlightPush {
-    InFlightPush(Round push, int shards) : push(std::move(push)), pull(shards) {}
-    Round push, pull;
+    explicit InFlightPush(int shards) : pull(shards) {}
+    std::deque<Round> parts;  // a deque: calls point into its rounds
+    Round pull;
+    bool pulled = false;  // the pull went out: the push takes no more parts
     ShardCalls calls;
   };
   // channel.Send(request), refused while a push is in flight.
   StatusOr<uint64_t> SendTo(Connection& channel, const OutgoingMessage& request);
-  // Sends every round's requests, one round after the other.
+  // Sends every round's requests, one round after the other, adding them
+  // to *calls; refused while a push is in flight.
   Status SendShards(const std::vector<Round*>& rounds, ShardCalls* calls);
+  // SendShards for the push in flight.
+  Status SendRounds(const std::vector<Round*>& rounds, ShardCalls* calls);
   // Waits for the replies of the requests of `rounds` (of calls->rounds),
   // into their Round::replies; the others stay in flight.
   Status WaitShards(ShardCalls* calls, const std::vector<Round*>& rounds);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "common/testing/gate.h"
@@ -204,6 +205,75 @@ TEST_F(PsClientTest, FinishPushCollectsThePushThatStartPushThenPullLeftInFlight)
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
   EXPECT_EQ(PullW()[0], -1.0f);  // applied once
+}
+
+// Wait-free backprop: a push sent in parts (w, then b with the global
+// step), the pull behind them reads both, and FinishPush sums the parts.
+TEST_F(PsClientTest, APushSentInPartsIsOnePushWithThePullBehindIt) {
+  ASSERT_EQ(PullW().size(), 24u);  // versions for the push
+  Tensor w_grad(DType::kFloat32, {6, 4}), b_grad(DType::kFloat32, {4});
+  for (int i = 0; i < 24; ++i) w_grad.f32()[i] = 1.0f;
+  for (int i = 0; i < 4; ++i) b_grad.f32()[i] = 2.0f;
+  std::vector<Tensor> values;
+  EXPECT_EQ(client_->PullBehindPush({1, 2}, &values).code(), Code::kFailedPrecondition);
+  ASSERT_TRUE(client_->SendPushPart({1}, {w_grad}, /*increment_global_step=*/false).ok());
+  EXPECT_EQ(client_->Pull({1}, &values).code(), Code::kFailedPrecondition);  // in flight
+  ASSERT_TRUE(client_->SendPushPart({2}, {b_grad}, /*increment_global_step=*/true).ok());
+  ASSERT_TRUE(client_->PullBehindPush({1, 2}, &values).ok());
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(values[0].f32()[i], i - 1.0f) << i;
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(values[1].f32()[i], -2.0f) << i;  // b starts at 0
+  // The pull closed the push: another part is the next step's.
+  EXPECT_EQ(client_->SendPushPart({2}, {b_grad}, false).code(), Code::kFailedPrecondition);
+  auto acked = client_->FinishPush();
+  ASSERT_TRUE(acked.ok()) << acked.status().ToString();
+  ASSERT_TRUE(acked->has_value());
+  EXPECT_EQ((*acked)->applied, 4u);  // w's three slices and b
+  EXPECT_EQ((*acked)->global_step, 1);
+  EXPECT_EQ(PullW()[0], -1.0f);  // applied once
+}
+
+// A misshapen part is refused before it is sent: the parts in flight stay.
+TEST_F(PsClientTest, AMisshapenPartIsRefusedAndThePushGoesOn) {
+  Tensor w_grad(DType::kFloat32, {6, 4});
+  ASSERT_TRUE(client_->SendPushPart({1}, {w_grad}, false).ok());
+  const Tensor wrong(DType::kFloat32, {3});
+  EXPECT_EQ(client_->SendPushPart({2}, {wrong}, true).code(), Code::kInvalidArgument);
+  std::vector<Tensor> values;
+  EXPECT_TRUE(client_->PullBehindPush({1}, &values).ok());
+  ASSERT_TRUE(client_->FinishPush().ok());
+  EXPECT_EQ(PullW().size(), 24u);
+}
+
+// A part checked as it is built: a NaN (or, on a bfloat16 wire, a finite
+// value that narrows to infinity) sends nothing and names the variable.
+TEST_F(PsClientTest, ACheckedPartWithANonFiniteGradientSendsNothing) {
+  for (const DType wire : {DType::kFloat32, DType::kBFloat16}) {
+    SCOPED_TRACE(DTypeName(wire));
+    std::unique_ptr<PsClient> client =
+        shards_.Client(*placement_, kCluster, wire::Role::Worker, 0, "", wire);
+    Tensor w_grad(DType::kFloat32, {6, 4}), b_grad(DType::kFloat32, {4});
+    w_grad.f32()[0] = 1.0f;
+    for (const float bad : {std::nanf(""), std::numeric_limits<float>::max()}) {
+      b_grad.f32()[2] = bad;
+      const std::vector<float> before = PullW();
+      std::optional<size_t> not_finite;
+      ASSERT_TRUE(client->SendPushPart({1, 2}, {w_grad, b_grad}, true, &not_finite).ok());
+      if (wire == DType::kFloat32 && !std::isnan(bad)) {  // finite in float32: sent
+        EXPECT_FALSE(not_finite.has_value());
+        ASSERT_TRUE(client->FinishPush().ok());
+        continue;
+      }
+      EXPECT_EQ(not_finite, std::optional<size_t>(1)) << bad;
+      EXPECT_EQ(PullW(), before);  // w, the finite one, was not sent either
+      std::vector<Tensor> values;
+      EXPECT_TRUE(client->Pull({1}, &values).ok());  // nothing in flight
+    }
+    b_grad.f32()[2] = 0;
+    std::optional<size_t> not_finite;
+    ASSERT_TRUE(client->SendPushPart({1, 2}, {w_grad, b_grad}, true, &not_finite).ok());
+    EXPECT_FALSE(not_finite.has_value());
+    ASSERT_TRUE(client->FinishPush().ok());
+  }
 }
 
 TEST_F(PsClientTest, PushThenPullReportsARefusedPush) {

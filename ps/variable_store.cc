@@ -17,7 +17,7 @@ float ElementAsFloat(const Gradient& g, int64_t i) {
 }
 
 // The gradient as float32: the view's own bytes, or a bfloat16 gradient
-// widened into *scratch (kept with the variable, so it is allocated once).
+// widened into *scratch.
 const float* AsFloat32(const Gradient& g, std::vector<float>* scratch) {
   if (g.dtype == DType::kFloat32) return g.f32();
   scratch->resize(g.num_elements());
@@ -239,7 +239,7 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
       ++outcome.scaled;
       ++gradients_scaled_;
     }
-    ApplyUpdate(v, AsFloat32(gradients[i], &v->widened), v->version, lr_scale);
+    ApplyUpdate(v, gradients[i], v->version, lr_scale);
     ++outcome.applied;
     ++updates_applied_;
   }
@@ -342,7 +342,8 @@ void VariableStore::ApplyAccumulated() {
     if (v->dtype != DType::kFloat32) continue;
     MutexLock vlock(v->mu);
     for (float& x : v->accumulator) x *= scale;
-    ApplyUpdate(v.get(), v->accumulator.data(), sync_step_, 1.0f);
+    ApplyUpdate(v.get(), Gradient{name, DType::kFloat32, v->shape, 0, v->accumulator.data()},
+                sync_step_, 1.0f);
     ++updates_applied_;
     std::fill(v->accumulator.begin(), v->accumulator.end(), 0.0f);
   }
@@ -354,13 +355,14 @@ void VariableStore::ApplyAccumulated() {
   ++sync_step_;
 }
 
-void VariableStore::ApplyUpdate(Variable* v, const float* grad, int64_t step,
+void VariableStore::ApplyUpdate(Variable* v, const Gradient& grad, int64_t step,
                                 float lr_scale) const {
   MakePrivate(&v->value);
   const int64_t n = v->value.num_elements();
   if (v->moving_average) {
     float* value = v->value.f32();
-    for (int64_t i = 0; i < n; ++i) value[i] += grad[i];
+    const float* delta = AsFloat32(grad, &v->widened);
+    for (int64_t i = 0; i < n; ++i) value[i] += delta[i];
     ++v->version;
     return;
   }
@@ -369,7 +371,11 @@ void VariableStore::ApplyUpdate(Variable* v, const float* grad, int64_t step,
     ApplyWeightDecay(v->value.f32(), n, config_.optimizer.learning_rate * scale,
                      config_.weight_decay);
   }
-  optimizer_->Apply(v->value.f32(), grad, n, scale, &v->slots);
+  if (grad.dtype == DType::kBFloat16) {
+    optimizer_->ApplyBFloat16(v->value.f32(), grad.bf16(), n, scale, &v->slots, &v->widened);
+  } else {
+    optimizer_->Apply(v->value.f32(), grad.f32(), n, scale, &v->slots);
+  }
   ++v->version;
 }
 

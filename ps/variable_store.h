@@ -183,15 +183,15 @@ class VariableStore {
     // Sync: sum of this step's gradients. Guarded by the store's sync_mu_,
     // which an attribute here cannot name (it is the outer object's member).
     std::vector<float> accumulator;
-    std::vector<float> widened GUARDED_BY(mu);  // async: a bfloat16 gradient as float32
+    std::vector<float> widened GUARDED_BY(mu);  // async: scratch for a bfloat16 gradient
     bool decays_weight = false;                 // fixed at Initialize: DecaysWeight
     bool moving_average = false;                // fixed at Initialize: a delta is added
   };
 
   // var -= update(grad) at the scheduled rate of global step `step` times
   // lr_scale (the staleness scale), weight decay first; a moving average's
-  // var += grad (its delta).
-  void ApplyUpdate(Variable* v, const float* grad, int64_t step, float lr_scale) const
+  // var += grad (its delta). grad is float32 or bfloat16, of v's shape.
+  void ApplyUpdate(Variable* v, const Gradient& grad, int64_t step, float lr_scale) const
       REQUIRES_SHARED(mu_) REQUIRES(v->mu);
 
   // Applies the average of the accumulated gradients and moves to the next

@@ -16,13 +16,15 @@ std::optional<std::string> NonFiniteStep(float loss, const std::vector<Tensor>& 
   for (size_t i = 0; i < grads.size(); ++i) {
     CHECK(grads[i].dtype() == DType::kFloat32) << variables[i].name;
     const int64_t n = grads[i].num_elements();
-    if (FirstNonFinite(grads[i].f32(), n) < n) {
-      std::ostringstream what;
-      what << "gradient of " << variables[i].name << " not finite (loss " << loss << ")";
-      return what.str();
-    }
+    if (FirstNonFinite(grads[i].f32(), n) < n) return GradientNotFinite(variables[i].name, loss);
   }
   return std::nullopt;
+}
+
+std::string GradientNotFinite(const std::string& variable, float loss) {
+  std::ostringstream what;
+  what << "gradient of " << variable << " not finite (loss " << loss << ")";
+  return what.str();
 }
 
 bool IsNonFiniteRefusal(const Status& status) {

@@ -21,6 +21,8 @@ namespace pst {
 // finite. grads[i] is the gradient of variables[i] (float32).
 std::optional<std::string> NonFiniteStep(float loss, const std::vector<Tensor>& grads,
                                          const std::vector<VariableSpec>& variables);
+// "gradient of <variable> not finite (loss 0.52)".
+std::string GradientNotFinite(const std::string& variable, float loss);
 
 // True when a ps refused a push because it holds non-finite values
 // (InvalidArgument naming them non-finite).

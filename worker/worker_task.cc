@@ -20,6 +20,7 @@
 #include "worker/chief_routes.h"
 #include "worker/divergence.h"
 #include "worker/gradient_clipping.h"
+#include "worker/gradient_streamer.h"
 
 namespace pst {
 namespace {
@@ -214,6 +215,8 @@ class Worker {
     identity.wire_dtype = options_.wire_dtype;
     identity.container = options_.container;
     ps_ = std::make_unique<PsClient>(transport_, options_.cluster, *placement_, identity);
+    streamer_ = std::make_unique<GradientStreamer>(ps_.get(), model_->variables(), variables_,
+                                                   options_.push_bucket_bytes);
     if (options_.ps_replicas > 1) {
       routes_ = std::make_unique<ChiefRoutes>(transport_, chief, placement_->num_shards());
       routes_->set_cluster_id(cluster_id);
@@ -257,13 +260,13 @@ class Worker {
     if (!pulled_) PST_RETURN_IF_ERROR(ps_->Pull(variables_, &params_));
     pulled_ = false;
     TakeWritableGradients(&grads_, &spare_grads_);
+    if (OverlapsPush()) return OverlappedStep(next, loss, diverged);
     PST_ASSIGN_OR_RETURN(*loss, model_->ComputeGradients(params_, next.batch, &grads_));
     Clip();
     *diverged = NonFiniteStep(*loss, grads_, model_->variables());
     if (*diverged) return PushSummary();
     SimulateDelay();
     if (options_.ssp) return ps_->Push(variables_, grads_, /*increment_global_step=*/true);
-    if (OverlapsPush()) return OverlappedPush();
     if (!options_.sync) {
       PST_ASSIGN_OR_RETURN(PushSummary pushed,
                            ps_->PushThenPull(variables_, grads_, /*increment_global_step=*/true,
@@ -282,21 +285,32 @@ class Worker {
     return options_.overlap && !options_.sync && !options_.ssp && rows_.empty();
   }
 
-  // The previous step's push acknowledged, then this one's sent with the
-  // next step's pull right behind it (PsClient::StartPushThenPull): its
-  // acknowledgement, which under --ps_replicas waits for the backups, comes
-  // while the next step computes. Returns the previous push's summary
-  // (global step -1 when there was none). When that push took the global
-  // step to the train steps, training is over and this step is not pushed.
-  StatusOr<PushSummary> OverlappedPush() {
-    PST_ASSIGN_OR_RETURN(std::optional<PushSummary> acked, ps_->FinishPush());
-    const PushSummary summary = acked.value_or(PushSummary());
-    if (summary.global_step >= train_steps_) return summary;
-    PST_RETURN_IF_ERROR(ps_->StartPushThenPull(variables_, grads_,
-                                               /*increment_global_step=*/true, variables_,
-                                               &params_));
-    pulled_ = true;
-    return summary;
+  // --overlap: the step's gradients pushed in parts as backprop makes them
+  // (GradientStreamer, --push_bucket_bytes), the next step's values pulled
+  // behind the parts; the push's acknowledgement, which under
+  // --ps_replicas waits for the backups, is collected at the next step's
+  // first part. Returns the previous push's summary (global step -1 when
+  // there was none); when it took the global step to the train steps,
+  // training is over and this step is not pushed. With --clip_norm the
+  // global norm needs the whole gradient: it goes out as one part.
+  StatusOr<PushSummary> OverlappedStep(const PipelineBatch& next, float* loss,
+                                       std::optional<std::string>* diverged) {
+    SimulateDelay();
+    streamer_->StartStep(&grads_, train_steps_);
+    const bool clips = options_.clip_norm > 0;
+    const StatusOr<float> computed =
+        clips ? model_->ComputeGradients(params_, next.batch, &grads_)
+              : model_->ComputeGradientsStreamed(
+                    params_, next.batch, &grads_,
+                    [this](int first, int end) { streamer_->Ready(first, end); });
+    if (computed.ok()) {
+      *loss = *computed;
+      if (clips) {
+        Clip();
+        streamer_->Ready(0, static_cast<int>(grads_.size()));
+      }
+    }
+    return streamer_->Finish(computed, &params_, &pulled_, diverged);
   }
 
   // --clip_norm: the step's gradient (variables and table rows) scaled down
@@ -522,6 +536,7 @@ class Worker {
   std::unique_ptr<HeartbeatSender> heartbeat_;
   std::unique_ptr<ChiefRoutes> routes_;  // --ps_replicas > 1; before ps_, which uses it
   std::unique_ptr<PsClient> ps_;
+  std::unique_ptr<GradientStreamer> streamer_;  // --overlap; uses ps_
   int64_t train_steps_ = 0;
   bool training_over_ = false;
   std::vector<Tensor> params_, grads_;

@@ -44,9 +44,13 @@ struct WorkerOptions {
   int64_t warmup_steps = 0;  // only worker 0 trains until the global step reaches this
   bool sync = false;         // take a token from the chief before each step
   bool ssp = false;          // ask the chief's leave before each step (bounded staleness)
-  // Async: a step's push is acknowledged while the next step computes
-  // (PsClient::StartPushThenPull); false: each step waits for it.
+  // Async: a step's gradients are pushed in parts as backprop makes them,
+  // and acknowledged while the next step computes (GradientStreamer);
+  // false: each step pushes once computed and waits for it.
   bool overlap = true;
+  // With overlap: a part goes out once its gradients hold this many bytes
+  // (PushBuckets); 0: each layer's as soon as it is ready.
+  int64_t push_bucket_bytes = int64_t{1} << 20;
   std::string container;       // --container: the job's named container on the ps
   int simulated_delay_ms = 0;  // sleep this long in each step before pushing (a straggler)
   int64_t simulated_delay_from_step = 0;  // ... from this local step on (a straggler later)

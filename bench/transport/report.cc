@@ -57,6 +57,12 @@ void PrintBFloat16Table(const std::vector<PullPushResult>& results,
   std::printf("conversion of %s, GB/s of float32: narrow %.1f, widen %.1f, memcpy %.1f\n",
               SizeLabel(conversion.bytes).c_str(), conversion.narrow, conversion.widen,
               conversion.memcpy);
+  std::printf(
+      "fused, GB/s of float32 (ratio to two passes): worker check+narrow %.1f -> "
+      "narrow-and-check %.1f (%.2fx); ps widen+sgd %.1f -> widen-and-apply %.1f (%.2fx)\n",
+      conversion.check_then_narrow, conversion.narrow_checked,
+      conversion.narrow_checked / conversion.check_then_narrow, conversion.widen_then_apply,
+      conversion.widen_and_apply, conversion.widen_and_apply / conversion.widen_then_apply);
 }
 
 void PrintLatencyTable(const std::vector<PullPushResult>& results, int repeats) {
@@ -113,6 +119,7 @@ void PrintPullPushTables(const std::vector<PullPushResult>& results,
 void PrintTrainingTable(const TrainingOptions& options, const TrainingResult& result) {
   const double cluster_eps = Median(result.cluster_eps);
   const double shm_eps = Median(result.cluster_shm_eps);
+  const double whole_eps = Median(result.cluster_whole_eps);
   const double local_eps = Median(result.local_eps);
   std::printf("\n== training: %s, batch %d ==\n", options.model.c_str(), options.batch_size);
   std::printf("data: %s\n", result.source.c_str());
@@ -123,17 +130,25 @@ void PrintTrainingTable(const TrainingOptions& options, const TrainingResult& re
               Join(result.cluster_eps, 1, "%.0f").c_str());
   std::printf("%-22s | %10.0f | %s\n", "... shm, overlap", shm_eps,
               Join(result.cluster_shm_eps, 1, "%.0f").c_str());
+  std::printf("%-22s | %10.0f | %s\n", "... each push whole", whole_eps,
+              Join(result.cluster_whole_eps, 1, "%.0f").c_str());
   std::printf("%-22s | %10.0f | %s\n", "one process (local)", local_eps,
               Join(result.local_eps, 1, "%.0f").c_str());
-  const bool same =
-      result.cluster_loss == result.local_loss && result.cluster_shm_loss == result.local_loss;
-  std::printf("last-step loss: cluster %.6f, shm %.6f, local %.6f (%s)\n", result.cluster_loss,
-              result.cluster_shm_loss, result.local_loss, same ? "identical" : "differ");
+  const bool same = result.cluster_loss == result.local_loss &&
+                    result.cluster_shm_loss == result.local_loss &&
+                    result.cluster_whole_loss == result.local_loss;
+  std::printf("last-step loss: cluster %.6f, shm %.6f, whole %.6f, local %.6f (%s)\n",
+              result.cluster_loss, result.cluster_shm_loss, result.cluster_whole_loss,
+              result.local_loss, same ? "identical" : "differ");
   std::printf(
       "cluster_vs_local_examples_ratio: %.2f (TCP, push acknowledged before the next step)\n",
       cluster_eps / local_eps);
   std::printf("cluster_shm_vs_local_examples_ratio: %.2f (shared memory, --overlap=on)\n",
               shm_eps / local_eps);
+  std::printf(
+      "streamed_vs_whole_push_examples_ratio: %.2f (gradients pushed as backprop makes "
+      "them, against each step's push sent whole)\n",
+      shm_eps / whole_eps);
 }
 
 }  // namespace pst

@@ -1,6 +1,11 @@
 #include "bench/transport/trainers.h"
 
+#include <glog/logging.h>
+
+#include <limits>
 #include <numeric>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "bench/check_ok.h"
@@ -29,11 +34,11 @@ float Trainer::Run(const std::vector<Batch>& batches, int64_t steps) {
 }
 
 ClusterTrainer::ClusterTrainer(const std::string& model_name, const std::vector<Tensor>& initial,
-                               int ps_threads, ShmOptions shm, bool overlap)
+                               int ps_threads, ShmOptions shm,
+                               std::optional<int64_t> overlap_bucket_bytes)
     : ps_(ps_threads, kBenchClusterId),
       context_(1),
       transport_(context_, shm),
-      overlap_(overlap),
       model_(MustMakeModel(model_name)) {
   PlacementOptions placement_options;
   placement_options.num_shards = 1;
@@ -48,6 +53,10 @@ ClusterTrainer::ClusterTrainer(const std::string& model_name, const std::vector<
   // Model variables are 1..n of the placement's list (0 is the global step).
   variables_.resize(model_->variables().size());
   std::iota(variables_.begin(), variables_.end(), 1);
+  if (overlap_bucket_bytes) {
+    streamer_ = std::make_unique<GradientStreamer>(client_.get(), model_->variables(), variables_,
+                                                   *overlap_bucket_bytes);
+  }
 }
 
 ClusterTrainer::~ClusterTrainer() {
@@ -64,15 +73,22 @@ int64_t ClusterTrainer::global_step() {
 
 float ClusterTrainer::Step(const Batch& batch) {
   if (!pulled_) CheckOk(client_->Pull(variables_, &params_), "pull");
-  if (overlap_) TakeWritableGradients(&grads_, &spare_grads_);
-  StatusOr<float> loss = model_->ComputeGradients(params_, batch, &grads_);
-  CheckOk(loss.status(), "ComputeGradients");
   pulled_ = true;
-  if (overlap_) {
-    global_step();  // the last step's push acknowledged
-    CheckOk(client_->StartPushThenPull(variables_, grads_, true, variables_, &params_), "push");
+  if (streamer_) {
+    TakeWritableGradients(&grads_, &spare_grads_);
+    streamer_->StartStep(&grads_, std::numeric_limits<int64_t>::max());
+    const StatusOr<float> loss = model_->ComputeGradientsStreamed(
+        params_, batch, &grads_, [this](int first, int end) { streamer_->Ready(first, end); });
+    bool pulled = false;
+    std::optional<std::string> diverged;
+    StatusOr<PushSummary> acked = streamer_->Finish(loss, &params_, &pulled, &diverged);
+    CheckOk(acked.status(), "push");
+    CHECK(pulled && !diverged) << diverged.value_or("");
+    if (acked->global_step >= 0) global_step_ = acked->global_step;
     return *loss;
   }
+  StatusOr<float> loss = model_->ComputeGradients(params_, batch, &grads_);
+  CheckOk(loss.status(), "ComputeGradients");
   StatusOr<PushSummary> pushed =
       client_->PushThenPull(variables_, grads_, true, variables_, &params_);
   CheckOk(pushed.status(), "push");

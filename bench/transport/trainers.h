@@ -1,10 +1,11 @@
-// The two training loops bench_transport compares: 1 ps + 1 worker over TCP
-// and the same model with the same optimizer in one process.
+// The training loops bench_transport compares: 1 ps + 1 worker, and the
+// same model with the same optimizer in one process.
 #ifndef PST_BENCH_TRANSPORT_TRAINERS_H_
 #define PST_BENCH_TRANSPORT_TRAINERS_H_
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -17,6 +18,7 @@
 #include "ps/ps_client.h"
 #include "transport/shm_options.h"
 #include "transport/zmq_transport.h"
+#include "worker/gradient_streamer.h"
 
 namespace pst {
 
@@ -34,15 +36,17 @@ class Trainer {
   uint64_t cursor_ = 0;
 };
 
-// 1 ps + 1 worker: the loop of async worker/worker_task.cc, ComputeGradients
-// then PushThenPull (the push, and the next step's pull of all model
-// variables right behind it), against an in-process ps. `shm`: over TCP
-// (ShmOptions()) or shared memory; `overlap`: as --overlap=on, the push's
-// acknowledgement collected during the next step (StartPushThenPull).
+// 1 ps + 1 worker: the loop of async worker/worker_task.cc against an
+// in-process ps. `shm`: over TCP (ShmOptions()) or shared memory. Without
+// `overlap_bucket_bytes`, as --overlap=off: ComputeGradients then
+// PushThenPull (the push, and the next step's pull of all model variables
+// right behind it). With it, as --overlap=on --push_bucket_bytes=N: the
+// gradients pushed as backprop makes them, the acknowledgement collected
+// during the next step (GradientStreamer).
 class ClusterTrainer : public Trainer {
  public:
   ClusterTrainer(const std::string& model_name, const std::vector<Tensor>& initial, int ps_threads,
-                 ShmOptions shm, bool overlap);
+                 ShmOptions shm, std::optional<int64_t> overlap_bucket_bytes);
   ~ClusterTrainer() override;
   // Once the push in flight (overlap) is acknowledged.
   int64_t global_step();
@@ -54,9 +58,9 @@ class ClusterTrainer : public Trainer {
   InProcessPs ps_;
   zmq::context_t context_;
   ZmqTransport transport_;
-  const bool overlap_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<PsClient> client_;
+  std::unique_ptr<GradientStreamer> streamer_;  // overlap only
   std::vector<int> variables_;
   std::vector<Tensor> params_, grads_, spare_grads_;
   bool pulled_ = false;  // params_ hold the values for the next step

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "bench/bench_timing.h"
@@ -14,6 +15,7 @@
 #include "common/clock.h"
 #include "model/initializer.h"
 #include "model/model_zoo.h"
+#include "worker/worker_task.h"
 
 namespace pst {
 
@@ -30,11 +32,12 @@ TrainingResult RunTrainingComparison(const TrainingOptions& options, const Timin
     initial.push_back(InitializeVariable(spec, /*seed=*/1));
   }
 
-  ClusterTrainer cluster(options.model, initial, options.ps_threads, ShmOptions(),
-                         /*overlap=*/false);
-  ClusterTrainer shared(options.model, initial, options.ps_threads,
-                        ShmOptions{ShmMode::kAuto, size_t{16} << 20, kDefaultMinShmPayloadBytes},
-                        /*overlap=*/true);
+  ClusterTrainer cluster(options.model, initial, options.ps_threads, ShmOptions(), std::nullopt);
+  const ShmOptions shm{ShmMode::kAuto, size_t{16} << 20, kDefaultMinShmPayloadBytes};
+  ClusterTrainer shared(options.model, initial, options.ps_threads, shm,
+                        WorkerOptions().push_bucket_bytes);
+  ClusterTrainer whole(options.model, initial, options.ps_threads, shm,
+                       std::numeric_limits<int64_t>::max());
   LocalTrainer local(options.model, initial);
   // Warm-up: the same number of steps for both, so that both then see the
   // same batches in the same order; its timing sizes the timed repeats.
@@ -48,6 +51,7 @@ TrainingResult RunTrainingComparison(const TrainingOptions& options, const Timin
   const double step_s = Seconds(SteadyClock().Now() - warm_start) / warmup_steps;
   local.Run(data.batches, warmup_steps);
   shared.Run(data.batches, warmup_steps);
+  whole.Run(data.batches, warmup_steps);
   const int64_t steps_per_slice =
       std::max<int64_t>(1, std::llround(plan.seconds_per_repeat / step_s / plan.slices));
   result.steps_per_repeat = steps_per_slice * plan.slices;
@@ -59,9 +63,11 @@ TrainingResult RunTrainingComparison(const TrainingOptions& options, const Timin
     std::vector<double>* eps;
     MonotonicClock::Duration time{};
   };
-  std::vector<Contender> contenders = {{&cluster, &result.cluster_loss, &result.cluster_eps},
-                                       {&shared, &result.cluster_shm_loss, &result.cluster_shm_eps},
-                                       {&local, &result.local_loss, &result.local_eps}};
+  std::vector<Contender> contenders = {
+      {&cluster, &result.cluster_loss, &result.cluster_eps},
+      {&shared, &result.cluster_shm_loss, &result.cluster_shm_eps},
+      {&whole, &result.cluster_whole_loss, &result.cluster_whole_eps},
+      {&local, &result.local_loss, &result.local_eps}};
   for (int rep = 0; rep < plan.repeats; ++rep) {
     for (Contender& c : contenders) c.time = {};
     for (int slice = 0; slice < plan.slices; ++slice) {
@@ -78,6 +84,7 @@ TrainingResult RunTrainingComparison(const TrainingOptions& options, const Timin
   const int64_t steps = warmup_steps + plan.repeats * result.steps_per_repeat;
   CHECK_EQ(cluster.global_step(), steps);
   CHECK_EQ(shared.global_step(), steps);
+  CHECK_EQ(whole.global_step(), steps);
   return result;
 }
 

@@ -22,11 +22,14 @@ struct TrainingResult {
   std::string source;  // of the batches
   int64_t steps_per_repeat = 0;
   // Examples/s per repeat: 1 ps + 1 worker over TCP with the push
-  // acknowledged before the next step; the same through shared memory with
-  // it acknowledged during the next step (--shm=auto --overlap=on, the
-  // defaults); one process.
-  std::vector<double> cluster_eps, cluster_shm_eps, local_eps;
-  float cluster_loss = 0, cluster_shm_loss = 0, local_loss = 0;  // of the last step
+  // acknowledged before the next step (--shm=off --overlap=off); the same
+  // through shared memory with the gradients pushed as backprop makes them
+  // and acknowledged during the next step (the defaults); the same with
+  // each step's push sent whole once computed (--push_bucket_bytes larger
+  // than the model); one process.
+  std::vector<double> cluster_eps, cluster_shm_eps, cluster_whole_eps, local_eps;
+  // Of the last step.
+  float cluster_loss = 0, cluster_shm_loss = 0, cluster_whole_loss = 0, local_loss = 0;
 };
 
 // A warm-up of at least 5 steps and `plan.warmup_s` also gives the step time

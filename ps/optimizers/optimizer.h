@@ -66,6 +66,12 @@ class Optimizer {
   // (or a restored copy of one); a mismatch is a CHECK failure.
   virtual void Apply(float* var, const float* grad, int64_t n, float lr_scale,
                      SlotSet* slots) const = 0;
+  // Apply for a gradient that came as bfloat16 (--wire_dtype=bfloat16):
+  // the same update of the widened gradient, counted once. This default
+  // widens into *scratch (resized) first; an optimizer may instead widen
+  // each element as it applies it, one pass fewer over the gradient.
+  virtual void ApplyBFloat16(float* var, const uint16_t* grad, int64_t n, float lr_scale,
+                             SlotSet* slots, std::vector<float>* scratch) const;
 
   // Row-sparse apply, for embedding tables (ps/sparse/): a row's optimizer
   // state is RowSlots() vectors of dim floats, stored slot after slot next

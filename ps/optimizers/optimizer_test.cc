@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/bfloat16.h"
+
 namespace pst {
 namespace {
 
@@ -183,6 +185,28 @@ TEST_P(AllOptimizersTest, UnalignedPointersGiveSameResult) {
   for (int i = 0; i < kN; ++i) {
     EXPECT_FLOAT_EQ(shifted_var[i + 1], aligned_var[i]) << "element " << i;
   }
+}
+
+// --wire_dtype=bfloat16: a narrowed gradient applied as the same update of
+// its widened values, counted once, whichever way an optimizer widens it.
+TEST_P(AllOptimizersTest, ABFloat16GradientIsAppliedAsItsWidenedValues) {
+  std::unique_ptr<Optimizer> optimizer = Make(Config(GetParam()));
+  constexpr int kN = 2 * 2048 + 37;  // blocks (SGD widens 2048 at a time), vectors, a tail
+  std::vector<uint16_t> narrow(kN);
+  std::vector<float> widened(kN), a(kN), b(kN), scratch;
+  for (int i = 0; i < kN; ++i) {
+    narrow[i] = FloatToBFloat16(std::sin(0.7f * static_cast<float>(i)));
+    widened[i] = BFloat16ToFloat(narrow[i]);
+    a[i] = b[i] = 0.1f * static_cast<float>(i) - 1.0f;
+  }
+  SlotSet slots_a = optimizer->CreateSlots(kN), slots_b = optimizer->CreateSlots(kN);
+  for (int step = 0; step < 2; ++step) {
+    optimizer->ApplyBFloat16(a.data(), narrow.data(), kN, 0.5f, &slots_a, &scratch);
+    optimizer->Apply(b.data(), widened.data(), kN, 0.5f, &slots_b);
+  }
+  EXPECT_EQ(slots_a.updates, 2);
+  for (int i = 0; i < kN; ++i) EXPECT_FLOAT_EQ(a[i], b[i]) << "element " << i;
+  EXPECT_NE(a, std::vector<float>(kN, 0.0f));
 }
 
 TEST_P(AllOptimizersTest, ConfigIsKept) {

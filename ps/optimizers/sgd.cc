@@ -2,6 +2,9 @@
 //   var -= lr * grad
 // No slots; the update count is still kept, like every optimizer's. A row
 // of an embedding table gets the same update (TF's ScatterSub).
+#include <algorithm>
+
+#include "common/bfloat16.h"
 #include "ps/optimizers/optimizer_internal.h"
 
 namespace pst {
@@ -29,6 +32,23 @@ class Sgd final : public Optimizer {
              SlotSet* slots) const override {
     CheckSlots(slots, {}, n);
     Update(var, grad, n, config_.learning_rate * lr_scale);
+    ++slots->updates;
+  }
+
+  // Widen-and-apply: each block of the gradient is widened into a buffer
+  // that stays in L1 and applied from there, so no widened copy of the
+  // whole gradient goes through memory.
+  void ApplyBFloat16(float* var, const uint16_t* grad, int64_t n, float lr_scale, SlotSet* slots,
+                     std::vector<float>* /*scratch*/) const override {
+    CheckSlots(slots, {}, n);
+    const float lr = config_.learning_rate * lr_scale;
+    constexpr int64_t kBlock = 2048;  // 8 KiB of float32
+    float widened[kBlock];
+    for (int64_t i = 0; i < n; i += kBlock) {
+      const int64_t m = std::min(kBlock, n - i);
+      BFloat16ToFloat(grad + i, widened, m);
+      Update(var + i, widened, m, lr);
+    }
     ++slots->updates;
   }
 

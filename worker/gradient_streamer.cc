@@ -1,0 +1,100 @@
+#include "worker/gradient_streamer.h"
+
+#include <glog/logging.h>
+
+#include <cmath>
+#include <utility>
+
+#include "worker/divergence.h"
+
+namespace pst {
+namespace {
+
+std::vector<int64_t> GradientBytes(const std::vector<VariableSpec>& variables) {
+  std::vector<int64_t> bytes;
+  for (const VariableSpec& spec : variables) {
+    bytes.push_back(NumElements(spec.shape) * static_cast<int64_t>(DTypeSize(spec.dtype)));
+  }
+  return bytes;
+}
+
+}  // namespace
+
+GradientStreamer::GradientStreamer(PsClient* ps, std::vector<VariableSpec> model_variables,
+                                   std::vector<int> placement_ids, int64_t bucket_bytes)
+    : ps_(ps),
+      model_variables_(std::move(model_variables)),
+      placement_ids_(std::move(placement_ids)),
+      buckets_(GradientBytes(model_variables_), bucket_bytes) {
+  CHECK_EQ(model_variables_.size(), placement_ids_.size());
+}
+
+void GradientStreamer::StartStep(const std::vector<Tensor>* grads, int64_t train_steps) {
+  grads_ = grads;
+  train_steps_ = train_steps;
+  state_ = State::kFirstReport;
+  acked_ = PushSummary();
+  error_ = Status::OK();
+  non_finite_.reset();
+  buckets_.StartStep();
+}
+
+void GradientStreamer::Ready(int first, int end) {
+  if (state_ == State::kFirstReport) {
+    StatusOr<std::optional<PushSummary>> acked = ps_->FinishPush();
+    if (!acked.ok()) {
+      error_ = acked.status();
+      state_ = State::kFailed;
+      return;
+    }
+    acked_ = acked->value_or(PushSummary());
+    state_ = acked_.global_step >= train_steps_ ? State::kOver : State::kSending;
+  }
+  if (state_ == State::kSending) SendReady(first, end);
+}
+
+void GradientStreamer::SendReady(int first, int end) {
+  const std::vector<int> part = buckets_.Ready(first, end);
+  if (part.empty()) return;
+  std::vector<int> variables;
+  std::vector<Tensor> grads;
+  for (const int v : part) {
+    variables.push_back(placement_ids_[v]);
+    grads.push_back((*grads_)[v]);  // shares the buffer: sent without a copy
+  }
+  std::optional<size_t> not_finite;
+  const Status sent = ps_->SendPushPart(variables, grads, buckets_.complete(), &not_finite);
+  if (!sent.ok()) {
+    error_ = sent;
+    state_ = State::kFailed;
+  } else if (not_finite) {
+    non_finite_ = model_variables_[part[*not_finite]].name;
+    state_ = State::kNonFinite;
+  }
+}
+
+StatusOr<PushSummary> GradientStreamer::Finish(const StatusOr<float>& computed,
+                                               std::vector<Tensor>* values, bool* pulled,
+                                               std::optional<std::string>* diverged) {
+  *pulled = false;
+  if (state_ == State::kFailed) return error_;
+  if (!computed.ok()) {
+    (void)ps_->FinishPush();  // what went out was computed before the failure
+    return computed.status();
+  }
+  if (state_ == State::kOver) return acked_;
+  const float loss = *computed;
+  if (non_finite_ || !std::isfinite(loss)) {
+    // Reported as a whole step's would be: the loss first.
+    *diverged =
+        std::isfinite(loss) ? GradientNotFinite(*non_finite_, loss) : NonFiniteStep(loss, {}, {});
+    PST_RETURN_IF_ERROR(ps_->FinishPush().status());
+    return acked_;
+  }
+  CHECK(buckets_.complete()) << "the model did not report every gradient";
+  PST_RETURN_IF_ERROR(ps_->PullBehindPush(placement_ids_, values));
+  *pulled = true;
+  return acked_;
+}
+
+}  // namespace pst
