@@ -130,7 +130,9 @@ Status PsClient::SendRounds(const std::vector<Round*>& rounds, ShardCalls* calls
   return router_->Send(channels, routed, &calls->routed);
 }
 
-Status PsClient::WaitShards(ShardCalls* calls, const std::vector<Round*>& rounds) {
+Status PsClient::WaitShards(ShardCalls* calls, const std::vector<Round*>& rounds,
+                            bool interruptible) {
+  const std::atomic<bool>* interrupt = interruptible ? interrupt_ : nullptr;
   std::vector<bool> needed;
   for (Round* round : calls->rounds) {
     const bool wanted = std::find(rounds.begin(), rounds.end(), round) != rounds.end();
@@ -142,9 +144,9 @@ Status PsClient::WaitShards(ShardCalls* calls, const std::vector<Round*>& rounds
   if (router_) {
     std::vector<Connection*> channels;
     for (auto& c : channels_) channels.push_back(c.get());
-    return router_->Wait(channels, &calls->routed, needed, deadline, interrupt_);
+    return router_->Wait(channels, &calls->routed, needed, deadline, interrupt);
   }
-  PST_RETURN_IF_ERROR(calls->direct.WaitAll(deadline, interrupt_, needed));
+  PST_RETURN_IF_ERROR(calls->direct.WaitAll(deadline, interrupt, needed));
   size_t call = 0;
   for (Round* round : calls->rounds) {
     for (size_t k = 0; k < channels_.size(); ++k) {
@@ -384,7 +386,12 @@ StatusOr<PushSummary> PsClient::SyncPush(const std::vector<int>& variables,
   PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
   Round round = PushRound(variables, grads, false, step, replicas);
   PST_RETURN_IF_ERROR(AddRowPushes(tables, row_grads, /*all_shards=*/true, &round));
-  PST_RETURN_IF_ERROR(CallShards({&round}));
+  // Not cut short by a signal: a worker leaving before every shard holds
+  // its push (its unsent messages dropped at exit) could leave the step
+  // applied on some shards only, a torn step no checkpoint can save.
+  ShardCalls calls;
+  PST_RETURN_IF_ERROR(SendShards({&round}, &calls));
+  PST_RETURN_IF_ERROR(WaitShards(&calls, {&round}, /*interruptible=*/false));
   return TakePushed(round);
 }
 

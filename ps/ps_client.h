@@ -35,7 +35,8 @@ struct ClientIdentity {
   int rpc_timeout_ms = 30000;
   size_t max_message_bytes = size_t{1} << 30;
   std::optional<CurveKeys> curve;  // the cluster's keys when CURVE is on
-  // Borrowed; once set (a signal), every wait ends with Aborted.
+  // Borrowed; once set (a signal), every wait but a sync push's ends with
+  // Aborted (SyncPush).
   const std::atomic<bool>* interrupt = nullptr;
   // How float32 values and gradients travel (--wire_dtype): kFloat32, or
   // kBFloat16 (half the bytes; the client narrows pushes and widens pulls,
@@ -174,7 +175,9 @@ class PsClient {
 
   // Sync mode: pushes grads[i] for variables[i] for the step of the
   // worker's token, which aggregates `replicas` gradients (0: the shards'
-  // configured N).
+  // configured N). A signal (ClientIdentity::interrupt) does not cut its
+  // wait short: every shard, or none, holds the push of a worker that
+  // leaves on one.
   StatusOr<PushSummary> SyncPush(const std::vector<int>& variables,
                                  const std::vector<Tensor>& grads, int64_t step, int replicas = 0);
   // With row gradients (see Push); every shard gets a push then, with no
@@ -290,8 +293,10 @@ class PsClient {
   // SendShards for the push in flight.
   Status SendRounds(const std::vector<Round*>& rounds, ShardCalls* calls);
   // Waits for the replies of the requests of `rounds` (of calls->rounds),
-  // into their Round::replies; the others stay in flight.
-  Status WaitShards(ShardCalls* calls, const std::vector<Round*>& rounds);
+  // into their Round::replies; the others stay in flight. Unless
+  // `interruptible` is false, ClientIdentity::interrupt cuts the wait short.
+  Status WaitShards(ShardCalls* calls, const std::vector<Round*>& rounds,
+                    bool interruptible = true);
   // SendShards, then WaitShards for all.
   Status CallShards(const std::vector<Round*>& rounds);
   // Every shard's init request.

@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <set>
+#include <thread>
 
 #include "common/testing/gate.h"
 #include "model/initializer.h"
@@ -291,12 +294,13 @@ class ScriptedShard {
   explicit ScriptedShard(Server::Handler handler)
       : server_(context_, Options(), std::move(handler)) {}
   Status Start() { return server_.Start(); }
-  std::unique_ptr<PsClient> Client() {
+  std::unique_ptr<PsClient> Client(const std::atomic<bool>* interrupt = nullptr) {
     const std::string& endpoint = server_.bound_endpoint();  // tcp://127.0.0.1:N
     ClusterSpec cluster;
     cluster.ps.push_back(*ParseHostPort("ps", endpoint.substr(endpoint.find("//") + 2)));
     ClientIdentity identity;
     identity.rpc_timeout_ms = 5000;
+    identity.interrupt = interrupt;
     return std::make_unique<PsClient>(
         transport_, cluster,
         Placement::Compute({{"b", DType::kFloat32, {4}}}, PlacementOptions{1}).value(), identity);
@@ -382,6 +386,38 @@ TEST(PsClientOverZmqTest, StartPushThenPullReturnsBeforeThePushIsAnswered) {
   ASSERT_TRUE(acked.ok()) << acked.status().ToString();
   ASSERT_TRUE(acked->has_value());
   EXPECT_EQ((*acked)->global_step, 7);
+}
+
+// A signal arriving while pushes wait for their replies: an async push's
+// wait ends at once, a sync push's waits for the reply (a worker leaving
+// mid-push must not leave its step on some shards only).
+TEST(PsClientOverZmqTest, ASignalCutsAnAsyncPushShortButNotASyncOne) {
+  std::atomic<bool> interrupt{false};
+  std::atomic<int> requests{0};
+  Gate async_reply, sync_reply;
+  ScriptedShard shard([&](const ReceivedMessage&, RequestContext&) {
+    const int n = requests++;
+    interrupt.store(true);  // the signal, while the push is on the shard
+    (n == 0 ? async_reply : sync_reply).Pass();
+    return PushReplyAt(3);
+  });
+  OpenOnExit open_async{async_reply}, open_sync{sync_reply};
+  ASSERT_TRUE(shard.Start().ok());
+  std::unique_ptr<PsClient> client = shard.Client(&interrupt);
+  const Tensor grad(DType::kFloat32, {4});
+  const StatusOr<PushSummary> async = client->Push({0}, {grad}, false);
+  EXPECT_EQ(async.status().code(), Code::kAborted) << async.status().ToString();
+  async_reply.Open();  // its late reply is dropped
+  interrupt.store(false);
+  std::thread answer([&sync_reply] {
+    // The reply goes once the client has had ample time to give up.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    sync_reply.Open();
+  });
+  const StatusOr<PushSummary> sync = client->SyncPush({0}, {grad}, /*step=*/0);
+  answer.join();
+  ASSERT_TRUE(sync.ok()) << sync.status().ToString();
+  EXPECT_EQ(sync->applied, 1u);
 }
 
 }  // namespace
