@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <glog/logging.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -10,9 +11,37 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <system_error>
+
+#include "common/mutex.h"
 
 namespace pst {
 namespace {
+
+// The folders MakeTestDir made, removed once every test of the binary has
+// passed; a failed run keeps them (its logs are there).
+class TestDirs : public ::testing::Environment {
+ public:
+  static void Add(const std::string& dir) {
+    MutexLock lock(mu_);
+    dirs_.push_back(dir);
+  }
+  void TearDown() override {
+    if (!::testing::UnitTest::GetInstance()->Passed()) return;
+    MutexLock lock(mu_);
+    for (const std::string& dir : dirs_) {
+      std::error_code ignored;  // a child still writing there: left behind
+      std::filesystem::remove_all(dir, ignored);
+    }
+    dirs_.clear();
+  }
+
+ private:
+  static inline Mutex mu_;
+  static inline std::vector<std::string> dirs_ GUARDED_BY(mu_);
+};
+[[maybe_unused]] ::testing::Environment* const kTestDirs =
+    ::testing::AddGlobalTestEnvironment(new TestDirs);
 
 // SO_REUSEADDR: a port whose old connections sit in TIME_WAIT still counts
 // as free; only a live listener makes bind fail.
@@ -99,6 +128,7 @@ std::string MakeTestDir(const std::string& name) {
           .string();
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  TestDirs::Add(dir);
   return dir;
 }
 
