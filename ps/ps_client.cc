@@ -1,6 +1,7 @@
 #include "ps/ps_client.h"
 
 #include <algorithm>
+#include <map>
 
 #include "common/bfloat16.h"
 #include "common/clock.h"
@@ -433,7 +434,7 @@ Status PsClient::SendPushPart(const std::vector<int>& variables, const std::vect
   }
   Round part = PushRound(variables, grads, increment_global_step, 0, 0, not_finite);
   if (not_finite && *not_finite) return Status::OK();  // nothing sent
-  if (!in_flight_) in_flight_ = std::make_unique<InFlightPush>(num_shards());
+  if (!in_flight_) in_flight_ = std::make_unique<InFlightPush>();
   InFlightPush& flight = *in_flight_;
   flight.parts.push_back(std::move(part));
   const Status sent = SendRounds({&flight.parts.back()}, &flight.calls);
@@ -443,18 +444,49 @@ Status PsClient::SendPushPart(const std::vector<int>& variables, const std::vect
 }
 
 Status PsClient::PullBehindPush(const std::vector<int>& variables, std::vector<Tensor>* values) {
+  PST_RETURN_IF_ERROR(SendPullBehindPush(variables));
+  return TakePullsBehindPush(variables, values);
+}
+
+Status PsClient::SendPullBehindPush(const std::vector<int>& variables) {
   if (!in_flight_ || in_flight_->pulled) {
     return FailedPrecondition("no push part in flight to pull behind");
   }
   InFlightPush& flight = *in_flight_;
+  PendingPull& pull = flight.pulls.emplace_back(num_shards());
+  pull.variables = variables;
+  pull.round = PullRound(variables, &pull.values, &pull.wanted);
+  const Status sent = SendRounds({&pull.round}, &flight.calls);
+  if (!sent.ok()) in_flight_.reset();
+  return sent;
+}
+
+Status PsClient::TakePullsBehindPush(const std::vector<int>& variables,
+                                     std::vector<Tensor>* values) {
+  if (!in_flight_ || in_flight_->pulled || in_flight_->pulls.empty()) {
+    return FailedPrecondition("no pull in flight behind a push");
+  }
+  InFlightPush& flight = *in_flight_;
   flight.pulled = true;
-  Wanted wanted;
-  flight.pull = PullRound(variables, values, &wanted);
-  Status pulled = SendRounds({&flight.pull}, &flight.calls);
-  if (pulled.ok()) pulled = WaitShards(&flight.calls, {&flight.pull});
-  if (pulled.ok()) pulled = TakePulled(flight.pull, wanted, values);
-  if (!pulled.ok()) in_flight_.reset();
-  return pulled;
+  std::vector<Round*> rounds;
+  for (PendingPull& pull : flight.pulls) rounds.push_back(&pull.round);
+  Status taken = WaitShards(&flight.calls, rounds);
+  std::map<int, Tensor*> pulled;  // by variable
+  for (PendingPull& pull : flight.pulls) {
+    if (taken.ok()) taken = TakePulled(pull.round, pull.wanted, &pull.values);
+    for (size_t i = 0; i < pull.variables.size(); ++i) pulled[pull.variables[i]] = &pull.values[i];
+  }
+  values->resize(variables.size());
+  for (size_t i = 0; i < variables.size() && taken.ok(); ++i) {
+    auto it = pulled.find(variables[i]);
+    if (it == pulled.end()) {
+      taken = InvalidArgument("variable " + std::to_string(variables[i]) + " was not pulled");
+    } else {
+      (*values)[i] = std::move(*it->second);
+    }
+  }
+  if (!taken.ok()) in_flight_.reset();
+  return taken;
 }
 
 StatusOr<std::optional<PushSummary>> PsClient::FinishPush() {

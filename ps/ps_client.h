@@ -170,6 +170,14 @@ class PsClient {
   Status SendPushPart(const std::vector<int>& variables, const std::vector<Tensor>& grads,
                       bool increment_global_step, std::optional<size_t>* not_finite = nullptr);
   Status PullBehindPush(const std::vector<int>& variables, std::vector<Tensor>* values);
+  // PullBehindPush in pieces, for each variable pulled as soon as its part
+  // is sent: SendPullBehindPush sends a pull of `variables` behind the
+  // parts sent so far, without waiting; its values include them as
+  // PushThenPull's do. TakePullsBehindPush waits for every such pull and
+  // puts variables[i]'s value, pulled by one of them, in (*values)[i]; the
+  // push then takes no more parts. On an error the push is abandoned.
+  Status SendPullBehindPush(const std::vector<int>& variables);
+  Status TakePullsBehindPush(const std::vector<int>& variables, std::vector<Tensor>* values);
   // Waits for the push left in flight (all its parts); nullopt when none is.
   StatusOr<std::optional<PushSummary>> FinishPush();
 
@@ -278,11 +286,18 @@ class PsClient {
   };
   // A push left in flight (SendPushPart, StartPushThenPull), and the pull
   // sent behind it.
+  // A pull sent behind a push in flight, and where its values go.
+  struct PendingPull {
+    explicit PendingPull(int shards) : round(shards) {}
+    Round round;
+    Wanted wanted;
+    std::vector<int> variables;
+    std::vector<Tensor> values;
+  };
   struct InFlightPush {
-    explicit InFlightPush(int shards) : pull(shards) {}
-    std::deque<Round> parts;  // a deque: calls point into its rounds
-    Round pull;
-    bool pulled = false;  // the pull went out: the push takes no more parts
+    std::deque<Round> parts;  // deques: calls point into their rounds
+    std::deque<PendingPull> pulls;
+    bool pulled = false;  // the pulls were taken: the push takes no more parts
     ShardCalls calls;
   };
   // channel.Send(request), refused while a push is in flight.

@@ -235,6 +235,33 @@ TEST_F(PsClientTest, APushSentInPartsIsOnePushWithThePullBehindIt) {
   EXPECT_EQ(PullW()[0], -1.0f);  // applied once
 }
 
+// A pull sent behind each part reads that part, and the pulls are taken
+// together, in the order the caller asks for.
+TEST_F(PsClientTest, APullBehindEachPartReadsItsPart) {
+  ASSERT_EQ(PullW().size(), 24u);
+  Tensor w_grad(DType::kFloat32, {6, 4}), b_grad(DType::kFloat32, {4});
+  for (int i = 0; i < 24; ++i) w_grad.f32()[i] = 1.0f;
+  for (int i = 0; i < 4; ++i) b_grad.f32()[i] = 2.0f;
+  ASSERT_TRUE(client_->SendPushPart({2}, {b_grad}, false).ok());
+  ASSERT_TRUE(client_->SendPullBehindPush({2}).ok());
+  ASSERT_TRUE(client_->SendPushPart({1}, {w_grad}, true).ok());
+  ASSERT_TRUE(client_->SendPullBehindPush({1}).ok());
+  std::vector<Tensor> values;
+  EXPECT_EQ(client_->TakePullsBehindPush({1, 0}, &values).code(), Code::kInvalidArgument)
+      << "the global step was not pulled";
+  // That abandoned the push: a new one, the same way.
+  ASSERT_TRUE(client_->SendPushPart({2}, {b_grad}, false).ok());
+  ASSERT_TRUE(client_->SendPullBehindPush({2}).ok());
+  ASSERT_TRUE(client_->SendPushPart({1}, {w_grad}, true).ok());
+  ASSERT_TRUE(client_->SendPullBehindPush({1}).ok());
+  ASSERT_TRUE(client_->TakePullsBehindPush({1, 2}, &values).ok());
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(values[0].f32()[i], i - 2.0f) << i;
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(values[1].f32()[i], -4.0f) << i;
+  auto acked = client_->FinishPush();
+  ASSERT_TRUE(acked.ok()) << acked.status().ToString();
+  EXPECT_EQ((*acked)->global_step, 2);
+}
+
 // A misshapen part is refused before it is sent: the parts in flight stay.
 TEST_F(PsClientTest, AMisshapenPartIsRefusedAndThePushGoesOn) {
   Tensor w_grad(DType::kFloat32, {6, 4});

@@ -63,13 +63,17 @@ void GradientStreamer::SendReady(int first, int end) {
     grads.push_back((*grads_)[v]);  // shares the buffer: sent without a copy
   }
   std::optional<size_t> not_finite;
-  const Status sent = ps_->SendPushPart(variables, grads, buckets_.complete(), &not_finite);
+  Status sent = ps_->SendPushPart(variables, grads, buckets_.complete(), &not_finite);
+  if (sent.ok() && not_finite) {
+    non_finite_ = model_variables_[part[*not_finite]].name;
+    state_ = State::kNonFinite;
+    return;
+  }
+  // The part's next values, on their way while backprop goes on.
+  if (sent.ok()) sent = ps_->SendPullBehindPush(variables);
   if (!sent.ok()) {
     error_ = sent;
     state_ = State::kFailed;
-  } else if (not_finite) {
-    non_finite_ = model_variables_[part[*not_finite]].name;
-    state_ = State::kNonFinite;
   }
 }
 
@@ -92,7 +96,7 @@ StatusOr<PushSummary> GradientStreamer::Finish(const StatusOr<float>& computed,
     return acked_;
   }
   CHECK(buckets_.complete()) << "the model did not report every gradient";
-  PST_RETURN_IF_ERROR(ps_->PullBehindPush(placement_ids_, values));
+  PST_RETURN_IF_ERROR(ps_->TakePullsBehindPush(placement_ids_, values));
   *pulled = true;
   return acked_;
 }

@@ -6,10 +6,12 @@
 // (PsClient::FinishPush: its global step may say training is over, and
 // then nothing of this step is sent), then sends each bucket of finite
 // gradients as a part of this step's push (PushBuckets,
-// PsClient::SendPushPart); the part that completes the step increments
-// the global step. Finish then pulls the next step's values behind the
-// parts (PsClient::PullBehindPush), whose acknowledgement is collected at
-// the next step's first report. A non-finite gradient (checked as its part
+// PsClient::SendPushPart), with the pull of its variables' next values
+// right behind it (PsClient::SendPullBehindPush), so they travel while
+// earlier layers are differentiated; the part that completes the step
+// increments the global step. Finish then takes the pulled values
+// (PsClient::TakePullsBehindPush); the push's acknowledgement is collected
+// at the next step's first report. A non-finite gradient (checked as its part
 // is built: PsClient::SendPushPart) stops the sending: the parts before it
 // were finite, so nothing non-finite reaches a ps.
 #ifndef PST_WORKER_GRADIENT_STREAMER_H_

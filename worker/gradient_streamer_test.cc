@@ -107,6 +107,23 @@ TEST_F(GradientStreamerTest, EachLayerGoesOutAsItIsReadyAndTheLastPartCountsTheS
   EXPECT_EQ(Now(0), 2.0);
 }
 
+// Each part's values are pulled right behind it, while the layers before
+// it are still being differentiated: what another worker pushes to them
+// after that reaches the next step's pull, not this one.
+TEST_F(GradientStreamerTest, EachPartsValuesArePulledRightBehindIt) {
+  auto streamer = Streamer(0);
+  streamer->StartStep(&grads_, 10);
+  streamer->Ready(2, 4);
+  Tensor other(DType::kFloat32, {2, 2});
+  for (int i = 0; i < 4; ++i) other.f32()[i] = 1.0f;
+  ASSERT_TRUE(observer_->Push({3}, {other}, false).ok());  // d1/w, another worker's
+  streamer->Ready(0, 2);
+  ASSERT_TRUE(Finish(*streamer).pulled);
+  EXPECT_EQ(values_[2].f32()[0], -1.0f);  // pulled before the other push
+  EXPECT_EQ(Now(3), -2.0);
+  EXPECT_EQ(values_[0].f32()[0], -1.0f);  // d0, pulled behind the last part
+}
+
 TEST_F(GradientStreamerTest, SmallLayersWaitForABucketToFill) {
   auto streamer = Streamer(1 << 20);
   streamer->StartStep(&grads_, 10);
