@@ -1,7 +1,5 @@
 #include "ps/embedding_tables.h"
 
-#include <glog/logging.h>
-
 #include <algorithm>
 #include <limits>
 
@@ -246,11 +244,7 @@ Status EmbeddingTables::Restore(const std::map<std::string, const Tensor*, std::
   // Import checks a table's rows before changing it. With several tables a
   // later refusal leaves the earlier ones restored and the error goes back
   // to the chief, which then restores an older checkpoint (every table).
-  for (auto& [table, rows] : loaded) {
-    PST_RETURN_IF_ERROR(table->Import(rows));
-    LOG(INFO) << "restored " << rows.ids.size() << " rows of table '" << table->config().name
-              << "'";
-  }
+  for (auto& [table, rows] : loaded) PST_RETURN_IF_ERROR(table->Import(rows));
   ClearAccumulators();
   return Status::OK();
 }

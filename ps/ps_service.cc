@@ -574,7 +574,12 @@ OutgoingMessage PsService::HandleRestore(const ReceivedMessage& request) {
   if (!status.ok()) {
     status = Status(status.code(), *path + ": " + status.message());
   } else {
+    // Here, not in the store's Restore: a backup restores every shipment.
     LOG(INFO) << "restored " << *path;
+    for (const TableLoad& table : (*c)->store.TableStats()) {
+      LOG(INFO) << "table '" << table.name << "' holds " << table.stats.rows_held
+                << " rows after the restore";
+    }
   }
   return ReplyTo(request, status);
 }

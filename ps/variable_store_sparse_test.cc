@@ -1,9 +1,11 @@
 // A store's embedding tables: pulls by id, async pushes (staleness per
 // row), the sync step's average against a one-process reference, refusals
 // that change nothing, and checkpoints of the rows that exist.
+#include <glog/logging.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ctime>
 #include <limits>
 #include <map>
 
@@ -29,12 +31,34 @@ struct RowGrad {
   }
 };
 
+// Counts the lines glog writes while it lives.
+class LogLines : public google::LogSink {
+ public:
+  LogLines() { google::AddLogSink(this); }
+  ~LogLines() override { google::RemoveLogSink(this); }
+  void send(google::LogSeverity, const char*, const char*, int, const std::tm*, const char* message,
+            size_t length) override {
+    ++count_;
+    last_.assign(message, length);
+  }
+  int count() const { return count_; }
+  const std::string& last() const { return last_; }
+
+ private:
+  int count_ = 0;
+  std::string last_;
+};
+
 class SparseStoreTest : public ::testing::Test {
  protected:
   void Init(TrainingMode mode = TrainingMode::kAsync, int replicas = 1,
             StalenessPolicy policy = StalenessPolicy::kApply, int64_t table_rows = 10) {
+    InitStore(&store_, mode, replicas, policy, table_rows, "sgd");
+  }
+  static void InitStore(VariableStore* store, TrainingMode mode, int replicas,
+                        StalenessPolicy policy, int64_t table_rows, const std::string& optimizer) {
     ShardConfig config;
-    config.optimizer.name = "sgd";
+    config.optimizer.name = optimizer;
     config.optimizer.learning_rate = 1.0f;
     config.mode = mode;
     config.replicas_to_aggregate = replicas;
@@ -46,14 +70,18 @@ class SparseStoreTest : public ::testing::Test {
     table.rows = table_rows;
     table.capacity = table_rows == 0 ? 100 : 0;
     table.seed = 5;
-    ASSERT_TRUE(store_.Initialize(config, {}, {table}).ok());
+    ASSERT_TRUE(store->Initialize(config, {}, {table}).ok());
   }
 
   std::vector<float> Rows(const std::vector<int64_t>& ids,
                           std::vector<int64_t>* versions = nullptr) {
+    return RowsOf(store_, ids, versions);
+  }
+  static std::vector<float> RowsOf(VariableStore& store, const std::vector<int64_t>& ids,
+                                   std::vector<int64_t>* versions = nullptr) {
     std::vector<PulledRows> out;
     const Status pulled =
-        store_.PullRows({{"t", ids.data(), static_cast<int64_t>(ids.size())}}, &out);
+        store.PullRows({{"t", ids.data(), static_cast<int64_t>(ids.size())}}, &out);
     EXPECT_TRUE(pulled.ok()) << pulled.ToString();
     if (!pulled.ok()) return {};
     if (versions) versions->assign(out[0].versions.i64(), out[0].versions.i64() + ids.size());
@@ -221,6 +249,41 @@ TEST_F(SparseStoreTest, SnapshotAndRestoreBringTheRowsBack) {
   const Status refused = store_.Restore(missing);
   EXPECT_EQ(refused.code(), Code::kDataLoss);
   EXPECT_NE(refused.message().find("t@rows"), std::string::npos);
+}
+
+// --ps_replicas: what a primary ships carries every table's rows, their
+// versions and their optimizer state (Adagrad's accumulators), so a backup
+// promoted after it trains on exactly as the primary would have; for a
+// fixed and for a dynamic table.
+TEST_F(SparseStoreTest, AReplicationShipmentCarriesTheRowsAndTheirOptimizerState) {
+  for (const int64_t table_rows : {int64_t{10}, int64_t{0}}) {
+    SCOPED_TRACE(table_rows == 0 ? "dynamic" : "fixed");
+    VariableStore primary, backup, reference;
+    for (VariableStore* s : {&primary, &backup, &reference}) {
+      InitStore(s, TrainingMode::kAsync, 1, StalenessPolicy::kApply, table_rows, "adagrad");
+    }
+    const RowGrad g{{2, 7}, {1, 2, 3, 4}, {0, 0}};
+    for (VariableStore* s : {&primary, &reference}) {
+      RowsOf(*s, {2, 7});  // creates a dynamic table's rows
+      ASSERT_TRUE(s->Push({}, false, {g.View()}).ok());
+    }
+    StatusOr<ShardState> shipped = primary.ReplicationSnapshot();
+    ASSERT_TRUE(shipped.ok()) << shipped.status().ToString();
+    {
+      // A backup takes a shipment every round: not a line of log each.
+      LogLines logged;
+      ASSERT_TRUE(backup.Restore(shipped->tensors).ok());
+      EXPECT_EQ(logged.count(), 0) << logged.last();
+    }
+    std::vector<int64_t> primary_versions, backup_versions;
+    EXPECT_EQ(RowsOf(backup, {2, 7}, &backup_versions), RowsOf(primary, {2, 7}, &primary_versions));
+    EXPECT_EQ(backup_versions, primary_versions);
+    // Promoted: the next push uses the accumulators the shipment carried.
+    const RowGrad next{{7}, {-1, 0.5f}, {1}};
+    ASSERT_TRUE(backup.Push({}, false, {next.View()}).ok());
+    ASSERT_TRUE(reference.Push({}, false, {next.View()}).ok());
+    EXPECT_EQ(RowsOf(backup, {2, 7}), RowsOf(reference, {2, 7}));
+  }
 }
 
 }  // namespace

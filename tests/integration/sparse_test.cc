@@ -204,8 +204,8 @@ TEST_F(SparseTest, AKilledPsGetsItsRowsBackFromTheCheckpoint) {
   std::smatch m;
   const std::string ps_log = restarted.Log();
   ASSERT_TRUE(std::regex_search(ps_log, m,
-                                std::regex("restored (\\d+) rows of table "
-                                           "'deep/embedding'")))
+                                std::regex("table 'deep/embedding' holds (\\d+) rows "
+                                           "after the restore")))
       << ps_log;
   EXPECT_GT(std::stoi(m[1].str()), 1000) << ps_log;
   ExpectNearBayes(log);
