@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <limits>
 
 #include "common/bfloat16.h"
@@ -574,7 +575,10 @@ Status VariableStore::Restore(const NamedTensors& snapshot) {
   PST_RETURN_IF_ERROR(tables_.Restore(by_name));
   for (Loaded& l : loaded) {
     MutexLock vlock(l.v->mu);
-    l.v->value = l.value->Clone();
+    // A backup restores every shipment: into its own buffer (no
+    // allocation) unless a pull's reply still holds it.
+    MakePrivate(&l.v->value);
+    std::memcpy(l.v->value.data(), l.value->data(), l.value->num_bytes());
     l.v->version = l.version;
     l.v->slots.updates = l.updates;
     for (size_t i = 0; i < l.slots.size(); ++i) {

@@ -338,6 +338,36 @@ TEST(VariableStoreCheckpointTest, SnapshotThenRestoreBringsBackValuesSlotsAndVer
   for (int i = 0; i < 3; ++i) EXPECT_EQ(a[0].tensor.f32()[i], b[0].tensor.f32()[i]);
 }
 
+// A restore writes into the store's own buffer, but never under a value a
+// pull handed out (a reply still being sent, or a worker's params).
+TEST(VariableStoreCheckpointTest, ARestoreLeavesAValuePulledBeforeItAlone) {
+  ShardConfig config;
+  VariableStore store;
+  std::vector<std::pair<std::string, Tensor>> values;
+  values.emplace_back("w", Filled({3}, 1.0f));
+  ASSERT_TRUE(store.Initialize(config, std::move(values)).ok());
+  auto snapshot = store.Snapshot();
+  ASSERT_TRUE(snapshot.ok());
+  Tensor g = Filled({3}, 10.0f);
+  ASSERT_TRUE(store.Push({View("w", g, 0)}, false).ok());
+  std::vector<VariableValue> held;
+  ASSERT_TRUE(store.Pull({"w"}, &held).ok());
+  const float trained = held[0].tensor.f32()[0];
+  ASSERT_NE(trained, 1.0f);
+  ASSERT_TRUE(store.Restore(*snapshot).ok());
+  EXPECT_EQ(held[0].tensor.f32()[0], trained);
+  std::vector<VariableValue> now;
+  ASSERT_TRUE(store.Pull({"w"}, &now).ok());
+  EXPECT_EQ(now[0].tensor.f32()[0], 1.0f);
+  // Nothing holds it now: the next restore writes in place, correctly.
+  held.clear();
+  now.clear();
+  ASSERT_TRUE(store.Push({View("w", g, 0)}, false).ok());
+  ASSERT_TRUE(store.Restore(*snapshot).ok());
+  ASSERT_TRUE(store.Pull({"w"}, &now).ok());
+  EXPECT_EQ(now[0].tensor.f32()[0], 1.0f);
+}
+
 TEST(VariableStoreCheckpointTest, PartMissingAVariableChangesNothing) {
   ShardConfig config;
   VariableStore store;
