@@ -28,6 +28,11 @@ int64_t FirstElement(const Slice& slice, const Shape& full) {
 
 }  // namespace
 
+bool PsClient::NeedsPrivateBuffer(int variable) const {
+  return placement_.SlicesOfVariable(variable).size() > 1 ||
+         Narrowed(placement_.variables()[variable].dtype);
+}
+
 bool PsClient::Narrowed(DType variable_dtype) const {
   return wire_dtype_ == DType::kBFloat16 && variable_dtype == DType::kFloat32;
 }
@@ -53,6 +58,7 @@ PsClient::PsClient(Transport& transport, const ClusterSpec& cluster, Placement p
   interrupt_ = identity.interrupt;
   index_ = identity.index;
   slice_versions_.assign(placement_.slices().size(), 0);
+  spare_values_.resize(placement_.variables().size());
   for (size_t i = 0; i < placement_.slices().size(); ++i) {
     if (placement_.slices()[i].name == kGlobalStepName) global_step_slice_ = i;
   }
@@ -173,10 +179,8 @@ PsClient::Round PsClient::PullRound(const std::vector<int>& variables, std::vect
   for (size_t i = 0; i < variables.size(); ++i) {
     const VariableSpec& spec = placement_.variables()[variables[i]];
     Tensor& value = (*values)[i];
-    const bool partitioned = placement_.SlicesOfVariable(variables[i]).size() > 1;
-    // Partitioned values are reassembled in place, bfloat16 ones widened in
-    // place: they need a private buffer (kept from the last pull when it is).
-    if ((partitioned || Narrowed(spec.dtype)) &&
+    // Kept from the last pull when it is private.
+    if (NeedsPrivateBuffer(variables[i]) &&
         (value.empty() || value.shape() != spec.shape || value.buffer().use_count() > 1)) {
       value = Tensor(spec.dtype, spec.shape);
     }
@@ -455,6 +459,7 @@ Status PsClient::SendPullBehindPush(const std::vector<int>& variables) {
   InFlightPush& flight = *in_flight_;
   PendingPull& pull = flight.pulls.emplace_back(num_shards());
   pull.variables = variables;
+  for (const int v : variables) pull.values.push_back(std::move(spare_values_[v]));
   pull.round = PullRound(variables, &pull.values, &pull.wanted);
   const Status sent = SendRounds({&pull.round}, &flight.calls);
   if (!sent.ok()) in_flight_.reset();
@@ -482,6 +487,8 @@ Status PsClient::TakePullsBehindPush(const std::vector<int>& variables,
     if (it == pulled.end()) {
       taken = InvalidArgument("variable " + std::to_string(variables[i]) + " was not pulled");
     } else {
+      // The last step's buffer, free now, serves the next pull of it.
+      if (NeedsPrivateBuffer(variables[i])) spare_values_[variables[i]] = std::move((*values)[i]);
       (*values)[i] = std::move(*it->second);
     }
   }

@@ -230,6 +230,9 @@ class PsClient {
  private:
   // Whether values of this dtype travel narrowed to bfloat16.
   bool Narrowed(DType variable_dtype) const;
+  // A pulled value is reassembled (partitioned) or widened (bfloat16) in
+  // place: it needs a buffer of its own, not the reply's.
+  bool NeedsPrivateBuffer(int variable) const;
 
   // One request per shard: requests[k] goes to shard k when send[k];
   // replies[k] answers it.
@@ -322,7 +325,10 @@ class PsClient {
 
   Placement placement_;
   std::vector<std::unique_ptr<Connection>> channels_;
-  std::unique_ptr<ReplicaRouter> router_;         // replicated shards only
+  std::unique_ptr<ReplicaRouter> router_;  // replicated shards only
+  // By variable: private buffers of values the caller of
+  // TakePullsBehindPush gave back, for the next pull of them.
+  std::vector<Tensor> spare_values_;
   std::unique_ptr<InFlightPush> in_flight_;       // see StartPushThenPull
   int32_t index_ = 0;                             // ClientIdentity::index
   const std::atomic<bool>* interrupt_ = nullptr;  // see ClientIdentity

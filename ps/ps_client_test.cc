@@ -262,6 +262,30 @@ TEST_F(PsClientTest, APullBehindEachPartReadsItsPart) {
   EXPECT_EQ((*acked)->global_step, 2);
 }
 
+// On a bfloat16 wire the values are widened into buffers of their own,
+// which the next steps' pulls behind parts reuse: each step reads its own.
+TEST_F(PsClientTest, PullsBehindPartsWidenEveryStepsValues) {
+  std::unique_ptr<PsClient> client =
+      shards_.Client(*placement_, kCluster, wire::Role::Worker, 0, "", DType::kBFloat16);
+  Tensor w_grad(DType::kFloat32, {6, 4}), b_grad(DType::kFloat32, {4});
+  for (int i = 0; i < 24; ++i) w_grad.f32()[i] = 1.0f;
+  for (int i = 0; i < 4; ++i) b_grad.f32()[i] = 0.5f;
+  std::vector<Tensor> values;
+  for (int step = 1; step <= 3; ++step) {
+    SCOPED_TRACE(step);
+    ASSERT_TRUE(client->SendPushPart({2}, {b_grad}, false).ok());
+    ASSERT_TRUE(client->SendPullBehindPush({2}).ok());
+    ASSERT_TRUE(client->SendPushPart({1}, {w_grad}, true).ok());
+    ASSERT_TRUE(client->SendPullBehindPush({1}).ok());
+    ASSERT_TRUE(client->TakePullsBehindPush({1, 2}, &values).ok());
+    ASSERT_TRUE(client->FinishPush().ok());
+    for (int i = 0; i < 24; ++i) {  // small integers: exact in bfloat16
+      EXPECT_EQ(values[0].f32()[i], static_cast<float>(i - step)) << i;
+    }
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(values[1].f32()[i], -0.5f * step) << i;
+  }
+}
+
 // A misshapen part is refused before it is sent: the parts in flight stay.
 TEST_F(PsClientTest, AMisshapenPartIsRefusedAndThePushGoesOn) {
   Tensor w_grad(DType::kFloat32, {6, 4});
