@@ -138,32 +138,7 @@ train_file="$data_dir/train.txt" test_file="$data_dir/test.txt"
 
 # --- TensorFlow's venv (as bench/peers/run.sh makes it) ---------------------
 py="$venv/bin/python"
-has() { [[ -x "$py" ]] && "$py" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$1') is None)" 2>/dev/null; }
-# install_tensorflow: 0 when tensorflow is in the venv, after `pip install`
-# of tensorflow-cpu, else tensorflow; else prints a one-line reason.
-install_tensorflow() {
-  if has tensorflow; then return 0; fi
-  if [[ "$install" == 0 ]]; then
-    echo "skip tensorflow: not in $venv (--no_install)"
-    return 1
-  fi
-  if [[ ! -x "$py" ]] && ! python3 -m venv "$venv"; then
-    echo "skip tensorflow: cannot make a venv in $venv (Debian: apt-get install python3-venv)"
-    return 1
-  fi
-  local package log start reason=""
-  for package in tensorflow-cpu tensorflow; do
-    log="$venv/install-$package.log" start=$SECONDS
-    echo "installing $package into $venv (log: $log)"
-    if "$py" -m pip install --disable-pip-version-check "$package" >"$log" 2>&1 && has tensorflow; then
-      echo "$package installed in $((SECONDS - start)) s; the venv holds $(du -sh "$venv" | cut -f1)"
-      return 0
-    fi
-    reason+="${reason:+; }pip install $package failed: $(grep -v '^ *$' "$log" | tail -1)"
-  done
-  echo "skip tensorflow: $reason"
-  return 1
-}
+source "$root/scripts/lib/peer_venv.sh"
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "machine: $(nproc) cores, $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2 | xargs)," \
@@ -177,7 +152,7 @@ cat >"$results/settings.json" <<EOF
 EOF
 
 # --- TensorFlow -------------------------------------------------------------------
-if ((run_tf)) && install_tensorflow; then
+if ((run_tf)) && venv_install tensorflow tensorflow tensorflow-cpu tensorflow; then
   echo "tensorflow: training (logs in $results/tf)"
   if "$py" "$here/ctr_tf.py" --train_file="$train_file" --test_file="$test_file" \
     --rows="$rows" --train_steps="$steps" --batch_size="$batch_size" \

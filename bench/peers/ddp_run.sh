@@ -139,35 +139,12 @@ rm -f "$results"/async-*.log "$results"/sync-*.log "$results"/async-*.json "$res
 
 # --- PyTorch's venv (as bench/peers/run.sh makes it) --------------------------
 py="$venv/bin/python"
-has() { [[ -x "$py" ]] && "$py" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$1') is None)" 2>/dev/null; }
-# install_torch: 0 when torch is in the venv, after `pip install torch`; else
-# prints a one-line reason.
-install_torch() {
-  if has torch; then return 0; fi
-  if [[ "$install" == 0 ]]; then
-    echo "skip ddp: no torch in $venv (--no_install)"
-    return 1
-  fi
-  if [[ ! -x "$py" ]] && ! python3 -m venv "$venv"; then
-    echo "skip ddp: cannot make a venv in $venv (Debian: apt-get install python3-venv)"
-    return 1
-  fi
-  local log="$venv/install-torch.log" start=$SECONDS
-  local extra=()
-  [[ -n "$torch_index_url" ]] && extra=(--index-url "$torch_index_url")
-  echo "installing torch into $venv (log: $log)"
-  if "$py" -m pip install --disable-pip-version-check torch "${extra[@]}" >"$log" 2>&1 &&
-    has torch; then
-    echo "torch installed in $((SECONDS - start)) s; the venv holds $(du -sh "$venv" | cut -f1)"
-    return 0
-  fi
-  echo "skip ddp: pip install torch failed: $(grep -v '^ *$' "$log" | tail -1)"
-  return 1
-}
+source "$root/scripts/lib/peer_venv.sh"
 run_systems=()
 for s in "${system_list[@]}"; do
   case "$s" in
-    ddp) install_torch && run_systems+=(ddp) ;;
+    ddp) venv_install ddp torch torch -- ${torch_index_url:+--index-url "$torch_index_url"} &&
+      run_systems+=(ddp) ;;
     *)
       if [[ ! -x "$bin/chief" || ! -x "$bin/ps" || ! -x "$bin/worker" ]] &&
         ! { echo "pstrain: building (no binaries in $bin)"

@@ -85,45 +85,13 @@ rm -f "$results"/bench_kernels-t*-b*.txt "$results"/bench_kernels-*.log \
 
 # --- the peers' venv ------------------------------------------------------
 py="$venv/bin/python"
-# Whether `module` can be found in the venv (not imported: tensorflow takes
-# seconds to import; peers.py reports a broken one as skipped).
-has() { [[ -x "$py" ]] && "$py" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$1') is None)" 2>/dev/null; }
-# install_peer NAME MODULE PACKAGE...: 0 when MODULE is in the venv, after
-# `pip install PACKAGE` for each PACKAGE in turn until one gives it; else a
-# one-line reason.
-install_peer() {
-  local name="$1" module="$2"
-  shift 2
-  if has "$module"; then return 0; fi
-  if [[ "$install" == 0 ]]; then
-    echo "skip $name: not in $venv (--no_install)"
-    return 1
-  fi
-  local package log start reason=""
-  local extra=()
-  [[ "$name" == torch && -n "$torch_index_url" ]] && extra=(--index-url "$torch_index_url")
-  for package in "$@"; do
-    log="$venv/install-$package.log" start=$SECONDS
-    echo "installing $package into $venv (log: $log)"
-    if "$py" -m pip install --disable-pip-version-check "$package" "${extra[@]}" >"$log" 2>&1 &&
-      has "$module"; then
-      echo "$package installed in $((SECONDS - start)) s; the venv holds $(du -sh "$venv" | cut -f1)"
-      return 0
-    fi
-    reason+="${reason:+; }pip install $package failed: $(grep -v '^ *$' "$log" | tail -1)"
-  done
-  echo "skip $name: $reason"
-  return 1
-}
+source "$root/scripts/lib/peer_venv.sh"
 ready_peers=()
-if [[ "$install" == 1 && ! -x "$py" ]]; then
-  python3 -m venv "$venv" ||
-    echo "skip every peer: cannot make a venv in $venv (Debian: apt-get install python3-venv)"
-fi
 for p in "${peer_list[@]}"; do
   case "$p" in
-    torch) install_peer torch torch torch && ready_peers+=(torch) ;;
-    tensorflow) install_peer tensorflow tensorflow tensorflow-cpu tensorflow &&
+    torch) venv_install torch torch torch -- ${torch_index_url:+--index-url "$torch_index_url"} &&
+      ready_peers+=(torch) ;;
+    tensorflow) venv_install tensorflow tensorflow tensorflow-cpu tensorflow &&
       ready_peers+=(tensorflow) ;;
   esac
 done
