@@ -199,6 +199,21 @@ INSTANTIATE_TEST_SUITE_P(CpuKernels, GradientCheckTest, ::testing::ValuesIn(Avai
                            return std::string(CpuKernelsName(info.param));
                          });
 
+// The same gradients within float rounding (1e-5 relative): bit equality
+// is not promised, as vectorised reductions peel unaligned heads, so their
+// summation order follows the buffers' alignment.
+void ExpectSameGradients(const Model& model, const std::vector<Tensor>& expected,
+                         const std::vector<Tensor>& actual) {
+  ASSERT_EQ(expected.size(), actual.size());
+  for (size_t v = 0; v < expected.size(); ++v) {
+    SCOPED_TRACE(model.variables()[v].name);
+    for (int64_t i = 0; i < expected[v].num_elements(); ++i) {
+      const float a = expected[v].f32()[i], b = actual[v].f32()[i];
+      ASSERT_NEAR(a, b, 1e-5f * std::max(1.0f, std::abs(a))) << "element " << i;
+    }
+  }
+}
+
 TEST(SequentialModelTest, GradientsAreOverwrittenNotAccumulated) {
   for (const char* name : {"mlp_relu", "cnn"}) {
     SCOPED_TRACE(name);
@@ -212,16 +227,8 @@ TEST(SequentialModelTest, GradientsAreOverwrittenNotAccumulated) {
     ASSERT_TRUE(model->ComputeGradients(params, RandomBatch(5, 784, 10, 3), &second).ok());
     const float loss2 = model->ComputeGradients(params, batch, &second).value();
     EXPECT_NEAR(loss1, loss2, 1e-6f * std::abs(loss1));
-    // Accumulating would double the gradients. Bit equality is not promised:
-    // vectorised reductions peel unaligned heads, so their summation order
-    // follows the (reallocated) buffers' alignment.
-    for (size_t v = 0; v < first.size(); ++v) {
-      SCOPED_TRACE(model->variables()[v].name);
-      for (int64_t i = 0; i < first[v].num_elements(); ++i) {
-        const float a = first[v].f32()[i], b = second[v].f32()[i];
-        ASSERT_NEAR(a, b, 1e-5f * std::max(1.0f, std::abs(a))) << "element " << i;
-      }
-    }
+    // Accumulating would double the gradients.
+    ExpectSameGradients(*model, first, second);
   }
 }
 
@@ -262,11 +269,8 @@ TEST(SequentialModelTest, StreamedGradientsAreReportedLayerByLayerAndFinal) {
       SCOPED_TRACE(model->variables()[v].name);
       ASSERT_EQ(at_report[v].num_bytes(), grads[v].num_bytes());
       EXPECT_EQ(std::memcmp(at_report[v].data(), grads[v].data(), grads[v].num_bytes()), 0);
-      for (int64_t i = 0; i < grads[v].num_elements(); ++i) {
-        const float a = whole[v].f32()[i], b = grads[v].f32()[i];
-        ASSERT_NEAR(a, b, 1e-5f * std::max(1.0f, std::abs(a))) << "element " << i;
-      }
     }
+    ExpectSameGradients(*model, whole, grads);
   }
 }
 
