@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/clock.h"
 #include "ps/replication/replicator.h"
 #include "transport/transport.h"
 
@@ -22,12 +23,19 @@ class TransportShipper : public BackupShipper {
   // index are this task's, the cluster id the replica's job's).
   TransportShipper(Transport* transport, std::vector<ChannelOptions> ps);
 
-  Status Ship(int backup, int shard, int64_t epoch, const ShardState& state) override;
+  Status Send(int backup, int shard, int64_t epoch, const ShardState& state) override;
+  Status Await(int backup) override;
 
  private:
+  // A backup's connection and the shipment it still owes an answer to.
+  struct Link {
+    std::unique_ptr<Connection> connection;
+    uint64_t request_id = 0;  // 0: none
+    MonotonicClock::TimePoint deadline;
+  };
   Transport* const transport_;
   const std::vector<ChannelOptions> ps_;
-  std::map<int, std::unique_ptr<Connection>> connections_;  // by ps task
+  std::map<int, Link> links_;  // by ps task
 };
 
 // The ShipRequest that carries `state` of `shard` at `epoch`.

@@ -144,8 +144,17 @@ Status Replicator::ShipRound(int64_t epoch, const std::vector<int>& backups, Wat
   StatusOr<ShardState> state = snapshot_();
   if (!state.ok()) return state.status();
   const uint64_t bytes = BytesOf(state->tensors);
-  for (int backup : backups) {
-    Status s = shipper_->Ship(backup, shard_, epoch, *state);
+  const Watermark watermark = state->watermark;
+  std::vector<Status> answers;
+  for (int backup : backups) answers.push_back(shipper_->Send(backup, shard_, epoch, *state));
+  // The snapshot shares the values (copy-on-write): held while the backups
+  // answer, it would make every push applied meanwhile copy the shard.
+  state = ShardState();
+  for (size_t i = 0; i < backups.size(); ++i) {
+    if (answers[i].ok()) answers[i] = shipper_->Await(backups[i]);
+  }
+  for (size_t i = 0; i < backups.size(); ++i) {
+    const Status& s = answers[i];
     if (s.code() == Code::kAborted) {
       on_deposed_();
       Close(FailedPrecondition("shard " + std::to_string(shard_) +
@@ -153,7 +162,7 @@ Status Replicator::ShipRound(int64_t epoch, const std::vector<int>& backups, Wat
       return s;
     }
     if (!s.ok()) {
-      LOG_EVERY_N(WARNING, 100) << "shard " << shard_ << ": shipping to backup ps:" << backup
+      LOG_EVERY_N(WARNING, 100) << "shard " << shard_ << ": shipping to backup ps:" << backups[i]
                                 << " failed: " << s.ToString();
       return s;
     }
@@ -163,7 +172,7 @@ Status Replicator::ShipRound(int64_t epoch, const std::vector<int>& backups, Wat
     ++rounds_;
     bytes_shipped_ += bytes * backups.size();
   }
-  *shipped = state->watermark;
+  *shipped = watermark;
   return Status::OK();
 }
 

@@ -53,10 +53,12 @@ struct ShardState {
 class BackupShipper {
  public:
   virtual ~BackupShipper() = default;
-  // Ships `state` of `shard` at `epoch` to ps task `backup`; OK once the
-  // backup holds it; Aborted when the backup holds a newer epoch (this
-  // primary was deposed).
-  virtual Status Ship(int backup, int shard, int64_t epoch, const ShardState& state) = 0;
+  // Sends `state` of `shard` at `epoch` to ps task `backup`. Once it
+  // returns, the shipment no longer needs `state`.
+  virtual Status Send(int backup, int shard, int64_t epoch, const ShardState& state) = 0;
+  // `backup`'s answer to the last Send: OK once it holds the state; Aborted
+  // when it holds a newer epoch (this primary was deposed).
+  virtual Status Await(int backup) = 0;
 };
 
 class Replicator {
@@ -114,7 +116,8 @@ class Replicator {
   void AskForRound() REQUIRES(mu_);
   // True when the shard's state now covers some waiting push.
   bool RoundDue() const REQUIRES(mu_);
-  // One round: snapshot, ship to every backup of the chain; OK when all hold it.
+  // One round: snapshot, send to every backup of the chain, let go of the
+  // snapshot, wait for their answers; OK when all hold it.
   Status ShipRound(int64_t epoch, const std::vector<int>& backups, Watermark* shipped);
   // Completes (outside the lock) the waiters `shipped` covers.
   void Complete(const Watermark& shipped);

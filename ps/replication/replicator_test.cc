@@ -5,6 +5,7 @@
 #include <atomic>
 #include <deque>
 #include <future>
+#include <map>
 #include <memory>
 
 namespace pst {
@@ -14,23 +15,28 @@ namespace {
 enum class Answer { kHold, kUnreachable, kNewerEpoch };
 
 // Records what it ships; answers as told (kHold once the queue is empty).
-// `gate` closed: every shipment waits until it opens.
+// `gate` closed: every answer waits until it opens.
 class FakeShipper : public BackupShipper {
  public:
-  Status Ship(int backup, int shard, int64_t epoch, const ShardState& state) override {
+  Status Send(int backup, int shard, int64_t epoch, const ShardState& state) override {
     MutexLock lock(mu_);
-    while (!open_) opened_.Wait(mu_);
     shipments_.push_back({backup, shard, epoch, state.watermark});
     Answer answer = Answer::kHold;
     if (!answers_.empty()) {
       answer = answers_.front();
       answers_.pop_front();
     }
+    owed_[backup] = answer;
     shipped_.NotifyAll();
-    switch (answer) {
+    return Status::OK();
+  }
+  Status Await(int backup) override {
+    MutexLock lock(mu_);
+    while (!open_) opened_.Wait(mu_);
+    switch (owed_[backup]) {
       case Answer::kHold: return Status::OK();
       case Answer::kUnreachable: return Unavailable("ps:" + std::to_string(backup) + " is gone");
-      case Answer::kNewerEpoch: return Aborted("ps:1 holds epoch " + std::to_string(epoch + 1));
+      case Answer::kNewerEpoch: return Aborted("ps:1 holds a newer epoch");
     }
     return Status::OK();
   }
@@ -67,6 +73,7 @@ class FakeShipper : public BackupShipper {
   CondVar opened_, shipped_;
   bool open_ = true;
   std::deque<Answer> answers_;
+  std::map<int, Answer> owed_;  // by backup: the answer to its last shipment
   std::vector<Shipment> shipments_;
 };
 
@@ -76,7 +83,7 @@ class ReplicatorTest : public ::testing::Test {
     replicator_ = std::make_unique<Replicator>(
         /*shard=*/3, &shipper_,
         [this]() -> StatusOr<ShardState> {
-          return ShardState{{{"w", Tensor(DType::kFloat32, {4})}}, {applied_.load(), 0}};
+          return ShardState{{{"w", values_}}, {applied_.load(), 0}};
         },
         [this] {
           return Watermark{applied_.load(), 0};
@@ -92,6 +99,7 @@ class ReplicatorTest : public ::testing::Test {
   }
 
   FakeShipper shipper_;
+  const Tensor values_{DType::kFloat32, {4}};  // what every snapshot shares
   std::atomic<uint64_t> applied_{0};
   std::atomic<bool> deposed_{false};
   std::unique_ptr<Replicator> replicator_;
@@ -121,6 +129,16 @@ TEST_F(ReplicatorTest, APushIsAcknowledgedOnceEveryBackupHoldsIt) {
   }
   EXPECT_EQ(shipped.back().watermark.applied, 1u);
   EXPECT_EQ(replicator_->bytes_shipped(), replicator_->rounds() * 2 * 16);
+}
+
+// A push applied while the backups answer writes the values in place: the
+// round no longer shares them (copy-on-write would copy the whole shard).
+TEST_F(ReplicatorTest, ARoundLetsGoOfItsSnapshotOnceSent) {
+  shipper_.Close();
+  replicator_->SetChain(1, {1, 2});
+  shipper_.AwaitShipments(2);  // sent; the answers wait at the gate
+  EXPECT_EQ(values_.buffer().use_count(), 1);
+  shipper_.Open();
 }
 
 // Pushes applied while a round is on its way are held by the next round,
