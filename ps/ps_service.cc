@@ -147,6 +147,9 @@ bool PsService::Quick(const ReceivedMessage& request) const {
   switch (request.type()) {
     case wire::MessageType::PullRequest:
     case wire::MessageType::ShardStatusRequest: return true;
+    // A backup's restore of a shipment is a copy under the replica's lock;
+    // the primary's round (and so its pushes' acknowledgements) waits on it.
+    case wire::MessageType::ShipRequest: return request.total_bytes() <= kQuickPushBytes;
     case wire::MessageType::PushRequest: {
       if (request.total_bytes() > kQuickPushBytes) return false;
       StatusOr<std::shared_ptr<Container>> c = Find(request);

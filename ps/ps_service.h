@@ -79,7 +79,8 @@ class PsService {
   OutgoingMessage Handle(const ReceivedMessage& request, std::string_view peer_address = {},
                          RequestContext* context = nullptr);
   // True for the requests that are quick to serve and never block: pulls,
-  // status and async pushes of at most kQuickPushBytes. A sync push may wait
+  // status, and async pushes and replication shipments of at most
+  // kQuickPushBytes. A sync push may wait
   // on sending the chief a notice; a larger push goes to the handler
   // threads, which apply several workers' pushes in parallel. What a ps
   // serves on its I/O thread (ServerOptions::serve_inline).

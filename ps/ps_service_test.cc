@@ -7,6 +7,7 @@
 
 #include "model/initializer.h"
 #include "ps/testing/in_process_shards.h"
+#include "ps/transport_shipper.h"
 
 namespace pst {
 namespace {
@@ -106,10 +107,10 @@ TEST_F(PsServiceTest, ServesNothingElse) {
   EXPECT_EQ(reply.status().code(), Code::kInvalidArgument) << reply.status().ToString();
 }
 
-// What a ps serves on its I/O thread: pulls, status and async pushes up to
-// kQuickPushBytes; never a sync push (it may notify the chief), a larger
-// push, nor init, save, restore, shutdown.
-TEST_F(PsServiceTest, QuickRequestsArePullsStatusAndSmallAsyncPushes) {
+// What a ps serves on its I/O thread: pulls, status, async pushes and
+// shipments up to kQuickPushBytes; never a sync push (it may notify the
+// chief), a larger push or shipment, nor init, save, restore, shutdown.
+TEST_F(PsServiceTest, QuickRequestsArePullsStatusAndSmallAsyncPushesAndShipments) {
   const auto quick = [this](const OutgoingMessage& m) {
     auto request = DecodeMessage(EncodeMessage(m, {1, kCluster, wire::Role::Worker, 0}), 1 << 30);
     EXPECT_TRUE(request.ok()) << request.status().ToString();
@@ -122,6 +123,11 @@ TEST_F(PsServiceTest, QuickRequestsArePullsStatusAndSmallAsyncPushes) {
   EXPECT_FALSE(quick(Push({static_cast<int64_t>(PsService::kQuickPushBytes / 4)}, 0.5f)));
   other.type = wire::MessageType::ShardStatusRequest;
   EXPECT_TRUE(quick(other));
+  const auto shipment = [](int64_t floats) {
+    return ShipRequestOf(0, 1, ShardState{{{"w", Tensor(DType::kFloat32, {floats})}}, {}});
+  };
+  EXPECT_TRUE(quick(shipment(3)));
+  EXPECT_FALSE(quick(shipment(static_cast<int64_t>(PsService::kQuickPushBytes / 4))));
   for (auto type : {wire::MessageType::InitRequest, wire::MessageType::SaveRequest,
                     wire::MessageType::RestoreRequest, wire::MessageType::LrLoweringsRequest,
                     wire::MessageType::ShutdownRequest}) {
