@@ -378,6 +378,7 @@ StatusOr<PushSummary> PsClient::Push(const std::vector<int>& variables,
                                      const std::vector<TableRows>& tables,
                                      const std::vector<Tensor>& row_grads) {
   PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
+  StartPush();
   Round round = PushRound(variables, grads, increment_global_step, 0, 0);
   PST_RETURN_IF_ERROR(AddRowPushes(tables, row_grads, /*all_shards=*/false, &round));
   PST_RETURN_IF_ERROR(CallShards({&round}));
@@ -389,6 +390,7 @@ StatusOr<PushSummary> PsClient::SyncPush(const std::vector<int>& variables,
                                          int replicas, const std::vector<TableRows>& tables,
                                          const std::vector<Tensor>& row_grads) {
   PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
+  StartPush();
   Round round = PushRound(variables, grads, false, step, replicas);
   PST_RETURN_IF_ERROR(AddRowPushes(tables, row_grads, /*all_shards=*/true, &round));
   // Not cut short by a signal: a worker leaving before every shard holds
@@ -412,6 +414,7 @@ StatusOr<PushSummary> PsClient::PushThenPull(const std::vector<int>& variables,
                                              std::vector<Tensor>* values) {
   PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
   // The push is built first: it carries the versions of the last pull.
+  StartPush();
   Round push = PushRound(variables, grads, increment_global_step, 0, 0);
   Wanted wanted;
   Round pull = PullRound(pull_variables, values, &wanted);
@@ -436,6 +439,7 @@ Status PsClient::SendPushPart(const std::vector<int>& variables, const std::vect
   if (in_flight_ && in_flight_->pulled) {
     return FailedPrecondition("a push is in flight: FinishPush() first");
   }
+  if (!in_flight_) StartPush();
   Round part = PushRound(variables, grads, increment_global_step, 0, 0, not_finite);
   if (not_finite && *not_finite) return Status::OK();  // nothing sent
   if (!in_flight_) in_flight_ = std::make_unique<InFlightPush>();
@@ -513,6 +517,10 @@ StatusOr<PushSummary> PsClient::SyncPush(const std::vector<int>& variables,
   return SyncPush(variables, grads, step, replicas, {}, {});
 }
 
+void PsClient::StartPush() {
+  if (router_) router_->StartPush();
+}
+
 Status PsClient::CheckGradients(const std::vector<int>& variables,
                                 const std::vector<Tensor>& grads) const {
   if (variables.size() != grads.size()) {
@@ -584,7 +592,8 @@ PsClient::Round PsClient::PushRound(const std::vector<int>& variables,
     if (!increment && replicas == 0 && !id.valid()) continue;
     round.requests[k].extras = [increment, replicas, id](flatbuffers::FlatBufferBuilder& fbb) {
       HeaderExtras extras;
-      extras.push = wire::CreatePushParams(fbb, increment, replicas, id.incarnation, id.sequence);
+      extras.push =
+          wire::CreatePushParams(fbb, increment, replicas, id.incarnation, id.sequence, id.part);
       return extras;
     };
   }

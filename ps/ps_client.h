@@ -270,6 +270,9 @@ class PsClient {
                       bool all_shards, Round* round);
   // InvalidArgument unless grads[i] has variables[i]'s dtype and shape.
   Status CheckGradients(const std::vector<int>& variables, const std::vector<Tensor>& grads) const;
+  // The push requests built from now on belong to a new push (their ids:
+  // ReplicaRouter::NextPushId).
+  void StartPush();
   // A push of checked gradients (`replicas`: see SyncPush). With
   // `not_finite` (see SendPushPart), a non-finite gradient stops it early:
   // *not_finite set, the round is not to be sent.

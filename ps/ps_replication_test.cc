@@ -105,16 +105,16 @@ class PsReplicationTest : public ::testing::Test {
     return client.Push(variables, grads, /*increment_global_step=*/true);
   }
   // A raw push of 0.25s to "c" (shard 0) at ps `task`, routed by `epoch`,
-  // with push id (worker 5, incarnation 7, `sequence`).
-  StatusOr<ReceivedMessage> RawPush(int task, int64_t epoch, uint64_t sequence) {
+  // with push id (worker 0, incarnation 7, `sequence`, `part`).
+  StatusOr<ReceivedMessage> RawPush(int task, int64_t epoch, uint64_t sequence, uint32_t part = 0) {
     OutgoingMessage m;
     m.type = wire::MessageType::PushRequest;
     Tensor g(DType::kFloat32, {3});
     for (int i = 0; i < 3; ++i) g.f32()[i] = 0.25f;
     m.tensors.push_back({"c", 0, g});
-    m.extras = [sequence](flatbuffers::FlatBufferBuilder& fbb) {
+    m.extras = [sequence, part](flatbuffers::FlatBufferBuilder& fbb) {
       HeaderExtras extras;
-      extras.push = wire::CreatePushParams(fbb, false, 0, 7, sequence);
+      extras.push = wire::CreatePushParams(fbb, false, 0, 7, sequence, part);
       return extras;
     };
     return shards_.Connect(task, kCluster)->Call(ReplicaRouter::Routed(m, 0, epoch));
@@ -171,6 +171,42 @@ TEST_F(PsReplicationTest, AnAcknowledgedPushRetriedAfterAFailoverIsNotAppliedAga
   EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{0.75, 0.75, 0.75}));
   ASSERT_TRUE(RawPush(1, 2, 2).ok());  // the next one applies
   EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{0.5, 0.5, 0.5}));
+}
+
+// A push streamed in parts: the shard applied part 1 before part 0 (part 0
+// waited for a handler thread). Part 0 still applies, and after a failover
+// the retries of both are acknowledged without applying them again.
+TEST_F(PsReplicationTest, APushsPartsApplyInAnyOrderAndOnce) {
+  ASSERT_TRUE(RawPush(0, 1, 1, /*part=*/1).ok());
+  StatusOr<ReceivedMessage> overtaken = RawPush(0, 1, 1, /*part=*/0);
+  ASSERT_TRUE(overtaken.ok()) << overtaken.status().ToString();
+  EXPECT_FALSE(overtaken->header().push_result()->duplicate());
+  EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{0.5, 0.5, 0.5}));
+  shards_.server(0).Stop();
+  Change({0, 2, 1, {}});
+  for (uint32_t part : {0u, 1u}) {
+    StatusOr<ReceivedMessage> retry = RawPush(1, 2, 1, part);
+    ASSERT_TRUE(retry.ok()) << retry.status().ToString();
+    EXPECT_TRUE(retry->header().push_result()->duplicate()) << "part " << part;
+  }
+  EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{0.5, 0.5, 0.5}));
+}
+
+// The ids a worker's pushes carry: one sequence per push and shard, a part
+// number per request of the push to that shard.
+TEST(ReplicaRouterIdsTest, APushsRequestsToAShardShareItsSequence) {
+  FakeRoutes routes(HomeChains());
+  ReplicaRouter router(&routes, /*worker=*/4);
+  router.StartPush();
+  const PushId a0 = router.NextPushId(0), a1 = router.NextPushId(0), b0 = router.NextPushId(2);
+  router.StartPush();
+  const PushId next = router.NextPushId(0);
+  EXPECT_EQ(a0.worker, 4);
+  EXPECT_EQ(a1.incarnation, a0.incarnation);
+  EXPECT_EQ(std::vector<uint64_t>({a0.sequence, a0.part, a1.sequence, a1.part}),
+            std::vector<uint64_t>({1, 0, 1, 1}));
+  EXPECT_EQ(std::vector<uint64_t>({b0.sequence, b0.part}), std::vector<uint64_t>({1, 0}));
+  EXPECT_EQ(std::vector<uint64_t>({next.sequence, next.part}), std::vector<uint64_t>({2, 0}));
 }
 
 // ps:0 was only paused: it missed its demotion. The push it takes by the old

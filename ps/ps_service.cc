@@ -422,8 +422,9 @@ OutgoingMessage PsService::HandlePush(const ReceivedMessage& request, RequestCon
     }
     const wire::PushParams* p = h.push();
     const bool increment = p != nullptr && p->increment_global_step();
-    const PushId id =
-        p != nullptr ? PushId{h.sender_index(), p->incarnation(), p->sequence()} : PushId{};
+    const PushId id = p != nullptr
+                          ? PushId{h.sender_index(), p->incarnation(), p->sequence(), p->part()}
+                          : PushId{};
     return c.store.Push(gradients, increment, sparse, id);
   }();
   if (!outcome.ok()) return ReplyTo(request, outcome.status());

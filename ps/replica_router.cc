@@ -41,7 +41,7 @@ Status ReplicaRouter::Refresh() {
     }
   }
   chains_ = std::move(chains);
-  sequences_.resize(chains_.size(), 0);
+  last_ids_.resize(chains_.size());
   return Status::OK();
 }
 
@@ -51,8 +51,14 @@ StatusOr<std::vector<ShardChain>> ReplicaRouter::Chains() {
 }
 
 PushId ReplicaRouter::NextPushId(int shard) {
-  if (static_cast<size_t>(shard) >= sequences_.size()) sequences_.resize(shard + 1, 0);
-  return PushId{worker_, incarnation_, ++sequences_[shard]};
+  if (static_cast<size_t>(shard) >= last_ids_.size()) last_ids_.resize(shard + 1);
+  LastId& last = last_ids_[shard];
+  if (last.push == pushes_started_) {
+    ++last.part;
+  } else {
+    last = LastId{last.sequence + 1, 0, pushes_started_};
+  }
+  return PushId{worker_, incarnation_, last.sequence, last.part};
 }
 
 OutgoingMessage ReplicaRouter::Routed(const OutgoingMessage& message, int shard, int64_t epoch) {

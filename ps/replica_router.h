@@ -51,7 +51,10 @@ class ReplicaRouter {
   // The chains as the source says them now (fetched again: for the
   // requests that reach every replica, which the chief sends).
   StatusOr<std::vector<ShardChain>> Chains();
-  // A push id for the next push to `shard`.
+  // The requests from now on belong to a new push.
+  void StartPush() { ++pushes_started_; }
+  // The id of the next request of the current push to `shard`: the shard's
+  // next sequence for the push's first request there, the next part after.
   PushId NextPushId(int shard);
 
   // One request to one shard, answered into *reply.
@@ -98,9 +101,16 @@ class ReplicaRouter {
   RouteSource* const source_;
   const int worker_;
   const WhenRefused when_refused_;
-  const uint64_t incarnation_;       // random, per process start
-  std::vector<uint64_t> sequences_;  // per shard: the last push id's
-  std::vector<ShardChain> chains_;   // by shard
+  const uint64_t incarnation_;  // random, per process start
+  // Per shard: the last push id given, and the push it belongs to.
+  struct LastId {
+    uint64_t sequence = 0;
+    uint32_t part = 0;
+    uint64_t push = UINT64_MAX;  // pushes_started_ then (none yet)
+  };
+  std::vector<LastId> last_ids_;
+  uint64_t pushes_started_ = 0;
+  std::vector<ShardChain> chains_;  // by shard
 };
 
 // True for the errors that a request routed to a replica that is not (or

@@ -1,50 +1,73 @@
 #include "ps/replication/push_ledger.h"
 
 #include <cstring>
+#include <string>
 
 namespace pst {
 
 bool PushLedger::Holds(const PushId& id) const {
-  auto it = last_.find(id.worker);
-  return id.valid() && it != last_.end() && it->second.incarnation == id.incarnation &&
-         id.sequence <= it->second.sequence;
+  auto it = newest_.find(id.worker);
+  if (!id.valid() || it == newest_.end() || it->second.incarnation != id.incarnation) return false;
+  const Newest& n = it->second;
+  return id.sequence < n.sequence || (id.sequence == n.sequence && n.parts.count(id.part) > 0);
 }
 
 void PushLedger::Record(const PushId& id) {
   if (!id.valid()) return;
-  Last& last = last_[id.worker];
-  if (last.incarnation != id.incarnation) last = Last{id.incarnation, 0};
-  if (id.sequence > last.sequence) last.sequence = id.sequence;
+  Newest& n = newest_[id.worker];
+  if (n.incarnation != id.incarnation) n = Newest{id.incarnation, 0, {}};
+  if (id.sequence > n.sequence) {
+    n.sequence = id.sequence;
+    n.parts.clear();
+  }
+  if (id.sequence == n.sequence) n.parts.insert(id.part);
 }
 
 Tensor PushLedger::ToTensor() const {
-  Tensor t(DType::kInt64, {static_cast<int64_t>(last_.size()), 3});
+  int64_t rows = 0;
+  for (const auto& [worker, n] : newest_) rows += static_cast<int64_t>(n.parts.size());
+  Tensor t(DType::kInt64, {rows, 4});
   int64_t* out = t.i64();
-  for (const auto& [worker, last] : last_) {
-    *out++ = worker;
-    std::memcpy(out++, &last.incarnation, sizeof(int64_t));
-    std::memcpy(out++, &last.sequence, sizeof(int64_t));
+  for (const auto& [worker, n] : newest_) {
+    for (const uint32_t part : n.parts) {
+      *out++ = worker;
+      std::memcpy(out++, &n.incarnation, sizeof(int64_t));
+      std::memcpy(out++, &n.sequence, sizeof(int64_t));
+      *out++ = part;
+    }
   }
   return t;
 }
 
 StatusOr<PushLedger> PushLedger::FromTensor(const Tensor& tensor) {
   const Shape& shape = tensor.shape();
-  if (tensor.dtype() != DType::kInt64 || shape.size() != 2 || shape[1] != 3) {
-    return DataLoss(std::string("a push ledger is int64 [workers, 3], got ") +
+  if (tensor.dtype() != DType::kInt64 || shape.size() != 2 || shape[1] != 4) {
+    return DataLoss(std::string("a push ledger is int64 [rows, 4], got ") +
                     DTypeName(tensor.dtype()) + ShapeToString(shape));
   }
   PushLedger ledger;
   const int64_t* in = tensor.i64();
-  for (int64_t i = 0; i < shape[0]; ++i, in += 3) {
-    if (in[0] < 0 || in[0] > (int64_t{1} << 30) || ledger.last_.count(static_cast<int>(in[0]))) {
-      return DataLoss("a push ledger names worker " + std::to_string(in[0]) +
-                      " twice or out of range");
+  for (int64_t i = 0; i < shape[0]; ++i, in += 4) {
+    PushId id;
+    std::memcpy(&id.incarnation, &in[1], sizeof(int64_t));
+    std::memcpy(&id.sequence, &in[2], sizeof(int64_t));
+    const bool in_range = in[0] >= 0 && in[0] <= (int64_t{1} << 30) && in[3] >= 0 &&
+                          in[3] <= int64_t{UINT32_MAX} && id.sequence > 0;
+    if (!in_range) {
+      return DataLoss("a push ledger row out of range (worker " + std::to_string(in[0]) +
+                      ", part " + std::to_string(in[3]) + ")");
     }
-    Last last;
-    std::memcpy(&last.incarnation, &in[1], sizeof(int64_t));
-    std::memcpy(&last.sequence, &in[2], sizeof(int64_t));
-    ledger.last_[static_cast<int>(in[0])] = last;
+    id.worker = static_cast<int>(in[0]);
+    id.part = static_cast<uint32_t>(in[3]);
+    auto it = ledger.newest_.find(id.worker);
+    const bool same_push = it == ledger.newest_.end() ||
+                           (it->second.incarnation == id.incarnation &&
+                            it->second.sequence == id.sequence && !it->second.parts.count(id.part));
+    if (!same_push) {
+      return DataLoss("a push ledger names worker " + std::to_string(id.worker) +
+                      " with two newest pushes or a part twice");
+    }
+    ledger.Record(id);
   }
   return ledger;
 }

@@ -2,11 +2,15 @@
 // worker's push retried after a failover is acknowledged without being
 // applied twice (exactly-once retries).
 //
-// A push id is (worker, incarnation, sequence): the incarnation is drawn at
-// random when a worker process starts, so a restarted worker's sequence
-// starting again from 1 is not taken for a repeat; a worker has one push in
-// flight per shard at a time, so its sequence numbers reach a shard in
-// order and one number per worker is enough to remember.
+// A push id is (worker, incarnation, sequence, part): the incarnation is
+// drawn at random when a worker process starts, so a restarted worker's
+// sequence starting again from 1 is not taken for a repeat. A push streamed
+// in parts sends a shard several requests with one sequence and parts 0,
+// 1, ...; the shard may apply them in any order (a large part waits for a
+// handler thread while a small one is applied at once). A worker sends a
+// push's first part only once every part of its previous push was
+// acknowledged, so only the parts of its newest push can be missing: the
+// ledger remembers, per worker, that push's sequence and the parts held.
 //
 // The ledger travels with the shard's state (VariableStore's replication
 // snapshot and checkpoints), so a backup promoted to primary knows every
@@ -18,6 +22,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 
 #include "common/status.h"
 #include "common/tensor.h"
@@ -28,30 +33,33 @@ struct PushId {
   int worker = 0;
   uint64_t incarnation = 0;
   uint64_t sequence = 0;  // from 1; 0: the push carries no id
+  uint32_t part = 0;      // of a push streamed in parts, from 0
   bool valid() const { return sequence > 0; }
 };
 
 class PushLedger {
  public:
-  // True when the push `id` names is held already (the same worker
-  // incarnation's sequence at or below the last one recorded).
+  // True when the push part `id` names is held already: an earlier push of
+  // the same worker incarnation, or a part of its newest push recorded.
   bool Holds(const PushId& id) const;
   // Records `id` as held.
   void Record(const PushId& id);
-  size_t workers() const { return last_.size(); }
+  size_t workers() const { return newest_.size(); }
 
-  // As an int64 tensor [workers, 3]: worker, incarnation (its bits),
-  // sequence.
+  // As an int64 tensor [rows, 4], a row per part held of each worker's
+  // newest push: worker, incarnation (its bits), sequence, part.
   Tensor ToTensor() const;
   // DataLoss for a tensor of another shape or type, or impossible values.
   static StatusOr<PushLedger> FromTensor(const Tensor& tensor);
 
  private:
-  struct Last {
+  // A worker's newest push: every earlier one is held.
+  struct Newest {
     uint64_t incarnation = 0;
     uint64_t sequence = 0;
+    std::set<uint32_t> parts;  // held
   };
-  std::map<int, Last> last_;  // by worker
+  std::map<int, Newest> newest_;  // by worker
 };
 
 }  // namespace pst

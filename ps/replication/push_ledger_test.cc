@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace pst {
 namespace {
 
@@ -25,6 +27,26 @@ TEST(PushLedgerTest, ARestartedWorkerStartsAfresh) {
   EXPECT_FALSE(ledger.Holds({2, 101, 2}));
 }
 
+// A push streamed in parts: a shard may apply part 1 before part 0 (one
+// waits for a handler thread, the other is served at once); part 0 then
+// still applies, and once the next push starts, the whole earlier one is
+// held.
+TEST(PushLedgerTest, APushsPartsAreHeldInAnyOrder) {
+  PushLedger ledger;
+  ledger.Record({0, 7, 1, 0});
+  ledger.Record({0, 7, 2, 1});
+  EXPECT_FALSE(ledger.Holds({0, 7, 2, 0}));
+  EXPECT_TRUE(ledger.Holds({0, 7, 2, 1}));
+  EXPECT_TRUE(ledger.Holds({0, 7, 1, 0}));
+  EXPECT_TRUE(ledger.Holds({0, 7, 1, 5}));  // an earlier push: all of it
+  ledger.Record({0, 7, 2, 0});
+  EXPECT_TRUE(ledger.Holds({0, 7, 2, 0}));
+  EXPECT_FALSE(ledger.Holds({0, 7, 2, 2}));
+  ledger.Record({0, 7, 3, 2});
+  EXPECT_TRUE(ledger.Holds({0, 7, 2, 2}));
+  EXPECT_FALSE(ledger.Holds({0, 7, 3, 0}));
+}
+
 TEST(PushLedgerTest, APushWithoutIdIsNeverHeld) {
   PushLedger ledger;
   ledger.Record({0, 0, 0});
@@ -35,24 +57,35 @@ TEST(PushLedgerTest, APushWithoutIdIsNeverHeld) {
 TEST(PushLedgerTest, RoundTripsThroughATensor) {
   PushLedger ledger;
   ledger.Record({0, 0xFFFFFFFFFFFFFFF0ull, 9});  // incarnations use all 64 bits
-  ledger.Record({5, 3, 4});
+  ledger.Record({5, 3, 4, 2});
+  ledger.Record({5, 3, 4, 0});
   StatusOr<PushLedger> back = PushLedger::FromTensor(ledger.ToTensor());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->workers(), 2u);
   EXPECT_TRUE(back->Holds({0, 0xFFFFFFFFFFFFFFF0ull, 9}));
   EXPECT_FALSE(back->Holds({0, 0xFFFFFFFFFFFFFFF0ull, 10}));
-  EXPECT_TRUE(back->Holds({5, 3, 4}));
+  EXPECT_TRUE(back->Holds({5, 3, 4, 0}));
+  EXPECT_FALSE(back->Holds({5, 3, 4, 1}));
+  EXPECT_TRUE(back->Holds({5, 3, 4, 2}));
 }
 
 TEST(PushLedgerTest, RefusesAMalformedTensor) {
-  EXPECT_EQ(PushLedger::FromTensor(Tensor(DType::kFloat32, {1, 3})).status().code(),
-            Code::kDataLoss);
-  EXPECT_EQ(PushLedger::FromTensor(Tensor(DType::kInt64, {2, 2})).status().code(), Code::kDataLoss);
-  Tensor twice(DType::kInt64, {2, 3});  // worker 0 twice
-  EXPECT_EQ(PushLedger::FromTensor(twice).status().code(), Code::kDataLoss);
-  Tensor negative(DType::kInt64, {1, 3});
-  negative.i64()[0] = -1;
-  EXPECT_EQ(PushLedger::FromTensor(negative).status().code(), Code::kDataLoss);
+  const auto refused = [](const Tensor& t) {
+    return PushLedger::FromTensor(t).status().code() == Code::kDataLoss;
+  };
+  EXPECT_TRUE(refused(Tensor(DType::kFloat32, {1, 4})));
+  EXPECT_TRUE(refused(Tensor(DType::kInt64, {2, 3})));
+  const auto rows = [](std::vector<int64_t> values) {
+    Tensor t(DType::kInt64, {static_cast<int64_t>(values.size() / 4), 4});
+    for (size_t i = 0; i < values.size(); ++i) t.i64()[i] = values[i];
+    return t;
+  };
+  EXPECT_FALSE(refused(rows({0, 7, 3, 0, 0, 7, 3, 1})));
+  EXPECT_TRUE(refused(rows({0, 7, 3, 1, 0, 7, 3, 1})));  // a part twice
+  EXPECT_TRUE(refused(rows({0, 7, 3, 0, 0, 7, 4, 1})));  // two newest pushes
+  EXPECT_TRUE(refused(rows({-1, 7, 3, 0})));
+  EXPECT_TRUE(refused(rows({0, 7, 0, 0})));  // no sequence
+  EXPECT_TRUE(refused(rows({0, 7, 3, -1})));
 }
 
 }  // namespace
