@@ -32,7 +32,7 @@ GradientStreamer::GradientStreamer(PsClient* ps, std::vector<VariableSpec> model
 void GradientStreamer::StartStep(const std::vector<Tensor>* grads, int64_t train_steps) {
   grads_ = grads;
   train_steps_ = train_steps;
-  state_ = State::kFirstReport;
+  state_ = State::kFirstPart;
   acked_ = PushSummary();
   error_ = Status::OK();
   non_finite_.reset();
@@ -40,7 +40,12 @@ void GradientStreamer::StartStep(const std::vector<Tensor>* grads, int64_t train
 }
 
 void GradientStreamer::Ready(int first, int end) {
-  if (state_ == State::kFirstReport) {
+  if (state_ != State::kFirstPart && state_ != State::kSending) return;
+  const std::vector<int> part = buckets_.Ready(first, end);
+  if (part.empty()) return;
+  if (state_ == State::kFirstPart) {
+    // As late as it can be: the acknowledgement (under --ps_replicas, once
+    // the backups hold the push) has had the backward pass so far to come.
     StatusOr<std::optional<PushSummary>> acked = ps_->FinishPush();
     if (!acked.ok()) {
       error_ = acked.status();
@@ -49,13 +54,12 @@ void GradientStreamer::Ready(int first, int end) {
     }
     acked_ = acked->value_or(PushSummary());
     state_ = acked_.global_step >= train_steps_ ? State::kOver : State::kSending;
+    if (state_ == State::kOver) return;
   }
-  if (state_ == State::kSending) SendReady(first, end);
+  Send(part);
 }
 
-void GradientStreamer::SendReady(int first, int end) {
-  const std::vector<int> part = buckets_.Ready(first, end);
-  if (part.empty()) return;
+void GradientStreamer::Send(const std::vector<int>& part) {
   std::vector<int> variables;
   std::vector<Tensor> grads;
   for (const int v : part) {

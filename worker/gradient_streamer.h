@@ -2,18 +2,18 @@
 // model's backward pass makes the gradients (wait-free backpropagation).
 //
 // A step goes: StartStep; the model's Model::GradientsReady reports reach
-// Ready, which at the first report collects the previous step's push
-// (PsClient::FinishPush: its global step may say training is over, and
-// then nothing of this step is sent), then sends each bucket of finite
-// gradients as a part of this step's push (PushBuckets,
-// PsClient::SendPushPart), with the pull of its variables' next values
-// right behind it (PsClient::SendPullBehindPush), so they travel while
-// earlier layers are differentiated; the part that completes the step
-// increments the global step. Finish then takes the pulled values
+// Ready, which groups them into buckets (PushBuckets). Once the first bucket
+// is full it collects the previous step's push (PsClient::FinishPush: its
+// global step may say training is over, and then nothing of this step is
+// sent), then sends each bucket of finite gradients as a part of this
+// step's push (PsClient::SendPushPart), with the pull of its variables'
+// next values right behind it (PsClient::SendPullBehindPush), so they
+// travel while earlier layers are differentiated; the part that completes
+// the step increments the global step. Finish then takes the pulled values
 // (PsClient::TakePullsBehindPush); the push's acknowledgement is collected
-// at the next step's first report. A non-finite gradient (checked as its part
-// is built: PsClient::SendPushPart) stops the sending: the parts before it
-// were finite, so nothing non-finite reaches a ps.
+// when the next step's first part is ready. A non-finite gradient (checked
+// as its part is built: PsClient::SendPushPart) stops the sending: the
+// parts before it were finite, so nothing non-finite reaches a ps.
 #ifndef PST_WORKER_GRADIENT_STREAMER_H_
 #define PST_WORKER_GRADIENT_STREAMER_H_
 
@@ -52,8 +52,9 @@ class GradientStreamer {
                                bool* pulled, std::optional<std::string>* diverged);
 
  private:
-  enum class State { kFirstReport, kSending, kOver, kNonFinite, kFailed };
-  void SendReady(int first, int end);
+  enum class State { kFirstPart, kSending, kOver, kNonFinite, kFailed };
+  // Sends a full bucket (model variable indices) and pulls behind it.
+  void Send(const std::vector<int>& part);
 
   PsClient* const ps_;
   const std::vector<VariableSpec> model_variables_;
@@ -61,7 +62,7 @@ class GradientStreamer {
   PushBuckets buckets_;
   const std::vector<Tensor>* grads_ = nullptr;
   int64_t train_steps_ = 0;
-  State state_ = State::kFirstReport;
+  State state_ = State::kFirstPart;
   PushSummary acked_;                      // the previous push's
   Status error_;                           // kFailed
   std::optional<std::string> non_finite_;  // kNonFinite: the variable

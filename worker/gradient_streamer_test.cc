@@ -96,7 +96,7 @@ TEST_F(GradientStreamerTest, EachLayerGoesOutAsItIsReadyAndTheLastPartCountsTheS
   EXPECT_EQ(values_[0].f32()[0], -1.0f);  // the next step's values, pushes included
   EXPECT_EQ(values_[3].f32()[0], -1.0f);
 
-  // The next step's first report collects the push before it.
+  // The next step's first part collects the push before it.
   streamer->StartStep(&grads_, 10);
   streamer->Ready(2, 4);
   streamer->Ready(0, 2);
@@ -133,6 +133,26 @@ TEST_F(GradientStreamerTest, SmallLayersWaitForABucketToFill) {
   EXPECT_EQ(Now(3), -1.0);
   EXPECT_EQ(Now(1), -1.0);
   EXPECT_TRUE(Finish(*streamer).pulled);
+}
+
+// The previous push is collected when this step's first part is ready, not
+// at the first report: its acknowledgement (under --ps_replicas, once the
+// backups hold it) has the backward pass until then to come.
+TEST_F(GradientStreamerTest, ThePreviousPushIsCollectedWhenTheFirstPartIsReady) {
+  auto streamer = Streamer(1 << 20);
+  streamer->StartStep(&grads_, 10);
+  streamer->Ready(2, 4);
+  streamer->Ready(0, 2);
+  ASSERT_TRUE(Finish(*streamer).pulled);
+  streamer->StartStep(&grads_, 10);
+  streamer->Ready(2, 4);  // fills no bucket
+  std::vector<Tensor> values;
+  EXPECT_EQ(worker_->Pull({1}, &values).code(), Code::kFailedPrecondition);  // still in flight
+  streamer->Ready(0, 2);
+  Finished second = Finish(*streamer);
+  ASSERT_TRUE(second.summary.ok()) << second.summary.status().ToString();
+  EXPECT_EQ(second.summary->global_step, 1);
+  EXPECT_EQ(Now(0), 2.0);
 }
 
 // The push before this step took the global step to the train steps: this
