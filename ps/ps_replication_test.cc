@@ -192,6 +192,24 @@ TEST_F(PsReplicationTest, APushsPartsApplyInAnyOrderAndOnce) {
   EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{0.5, 0.5, 0.5}));
 }
 
+// The chief tells the replicas and the workers of a new chain at once: a
+// worker routed by it first is refused by a primary that has not adopted
+// it yet. The routes do not change again; the push goes through once the
+// primary holds the chain.
+TEST_F(PsReplicationTest, APushRefusedByAReplicaBehindTheRoutesGoesThroughOnceItCatchesUp) {
+  const ShardChain next{0, 2, 0, {1}};
+  routes_.Set(next);  // the replicas do not know epoch 2 yet
+  auto worker = Client(&routes_);
+  std::future<StatusOr<PushSummary>> push =
+      std::async(std::launch::async, [&] { return PushOnes(*worker, {3}); });
+  EXPECT_EQ(push.wait_for(std::chrono::milliseconds(600)), std::future_status::timeout);
+  ASSERT_TRUE(chief_->SendChains({next}, Deadline()).ok());
+  ASSERT_EQ(push.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  StatusOr<PushSummary> pushed = push.get();
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{0.75, 0.75, 0.75}));
+}
+
 // The ids a worker's pushes carry: one sequence per push and shard, a part
 // number per request of the push to that shard.
 TEST(ReplicaRouterIdsTest, APushsRequestsToAShardShareItsSequence) {

@@ -142,9 +142,19 @@ Status ReplicaRouter::Wait(const std::vector<Connection*>& channels, Calls* call
       if (refused_here && unchanged && is_needed(i) && when_refused_ == WhenRefused::kFail) {
         return pending.status(i);
       }
-      if (!waiting || unchanged) continue;
-      LOG(INFO) << "shard " << now.shard << ": routed again to ps:" << now.primary << " (epoch "
-                << now.epoch << ")";
+      // Refused under routes that did not change: the replica may not have
+      // adopted the chain the routes name yet (the chief tells the
+      // replicas and the workers at once), so ask it again. A refused
+      // request was not applied.
+      if (!waiting || (unchanged && !refused_here)) continue;
+      if (unchanged) {
+        LOG_EVERY_N(INFO, 20) << "shard " << now.shard << ": sent again to ps:" << now.primary
+                              << " (epoch " << now.epoch
+                              << "), which refused it: " << pending.status(i).message();
+      } else {
+        LOG(INFO) << "shard " << now.shard << ": routed again to ps:" << now.primary << " (epoch "
+                  << now.epoch << ")";
+      }
       pending.Reopen(i);
       PST_RETURN_IF_ERROR(SendOne(channels, i, true, calls));
     }
