@@ -144,8 +144,8 @@ Status ReplicaRouter::Wait(const std::vector<Connection*>& channels, Calls* call
       }
       // Refused under routes that did not change: the replica may not have
       // adopted the chain the routes name yet (the chief tells the
-      // replicas and the workers at once), so ask it again. A refused
-      // request was not applied.
+      // replicas and the workers at once), so ask it again. Sending a push
+      // again is safe: its id makes it apply once.
       if (!waiting || (unchanged && !refused_here)) continue;
       if (unchanged) {
         LOG_EVERY_N(INFO, 20) << "shard " << now.shard << ": sent again to ps:" << now.primary
