@@ -103,7 +103,7 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
       if (h.report() == nullptr) {
         return Error(reply_type, InvalidArgument("report request without a report"));
       }
-      state_->RecordReport(worker, *h.report());
+      state_->RecordReport(worker, h.step(), *h.report());
       if (ssp_ != nullptr && h.report()->done()) ssp_->WorkerLeft(worker, h.step());
       return StateReply(wire::MessageType::ReportReply);
     case wire::MessageType::ClockRequest:

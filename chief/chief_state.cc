@@ -49,6 +49,7 @@ wire::ClusterState ChiefState::RecordJoin(int worker) {
   if (state_ == wire::ClusterState::Training) {
     w.joined = true;
     w.left = false;
+    w.reported_step = -1;
   }
   MarkAlive(WorkerName(worker), clock_.Now(), &w.dead, &w.last_seen);
   return state_;
@@ -109,9 +110,10 @@ std::vector<std::string> ChiefState::DeclareSilentTasksDead(std::chrono::millise
   return dead;
 }
 
-void ChiefState::RecordReport(int worker, const wire::Report& report) {
+void ChiefState::RecordReport(int worker, int64_t step, const wire::Report& report) {
   MutexLock lock(mu_);
   WorkerInfo& w = workers_[worker];
+  w.reported_step = step;
   MarkAlive(WorkerName(worker), clock_.Now(), &w.dead, &w.last_seen);
   if (!std::isfinite(report.loss()) && non_finite_loss_.empty()) {
     non_finite_loss_ =
@@ -170,6 +172,23 @@ bool ChiefState::EveryWorkerHeardFrom() const {
     if (!w.heard) return false;
   }
   return true;
+}
+
+std::vector<int> ChiefState::WorkersShortOf(int64_t step) const {
+  MutexLock lock(mu_);
+  std::vector<int> short_of;
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    const WorkerInfo& w = workers_[i];
+    if (w.joined && !w.left && !w.dead && w.reported_step < step) {
+      short_of.push_back(static_cast<int>(i));
+    }
+  }
+  return short_of;
+}
+
+void ChiefState::ForgetReportedSteps() {
+  MutexLock lock(mu_);
+  for (WorkerInfo& w : workers_) w.reported_step = -1;
 }
 
 int ChiefState::live_workers() const {

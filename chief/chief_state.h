@@ -25,6 +25,9 @@ struct WorkerInfo {
   bool dead = false;  // silent for longer than the heartbeat timeout
   int64_t reports = 0;
   int64_t examples = 0;
+  // The global step of its last report (async: after its last push was
+  // acknowledged); -1 before its first report since it joined.
+  int64_t reported_step = -1;
   std::chrono::steady_clock::time_point last_seen;
 };
 
@@ -70,7 +73,8 @@ class ChiefState {
   void RecordSeen(int worker);
   // A heartbeat from a ps or a worker (`role` is Ps or Worker).
   void RecordHeartbeat(wire::Role role, int index);
-  void RecordReport(int worker, const wire::Report& report);
+  // `step`: the global step the report carries (the request header's).
+  void RecordReport(int worker, int64_t step, const wire::Report& report);
 
   ReportWindow TakeWindow();
   // "" while every reported training loss was finite; else what the first
@@ -88,6 +92,14 @@ class ChiefState {
   // that it is over and exits 0, instead of waiting --join_timeout_ms for a
   // chief that is gone and failing.
   bool EveryWorkerHeardFrom() const;
+  // The live workers (joined, neither gone nor dead) whose last report
+  // carries a global step below `step`. Async: an empty answer for
+  // --train_steps means every live worker holds at the end with its last
+  // push acknowledged, so no push is on its way to a shard.
+  std::vector<int> WorkersShortOf(int64_t step) const;
+  // Forgets every worker's reported step (the cluster went back to an
+  // earlier step: what they reported is no longer where they are).
+  void ForgetReportedSteps();
   // A restarted chief knows the workers still running from the run before
   // it only once they speak (Adopt), which each does within a heartbeat
   // interval. For `window` from now, EveryWorkerDone() is false, so that a

@@ -85,8 +85,8 @@ TEST_F(ChiefStateTest, WorkerFollowedFromJoinUntilItLeaves) {
   // One that said goodbye is never declared dead.
   flatbuffers::FlatBufferBuilder fbb;
   fbb.Finish(wire::CreateReport(fbb, 0, 0, 0, 0, 0, 0, /*done=*/true));
-  state.RecordReport(0, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
-  state.RecordReport(1, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
+  state.RecordReport(0, 0, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
+  state.RecordReport(1, 0, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
   Silence();
   EXPECT_TRUE(state.DeclareSilentTasksDead(kTimeout).empty());
   EXPECT_TRUE(state.EveryWorkerDone());
@@ -106,7 +106,7 @@ TEST_F(ChiefStateTest, AWorkerThatAskedBeforeTrainingOpenedIsWaitedForAtTheEnd) 
   EXPECT_EQ(state.live_workers(), 1);
   flatbuffers::FlatBufferBuilder fbb;
   fbb.Finish(wire::CreateReport(fbb, 0, 0, 0, 0, 0, 0, /*done=*/true));
-  state.RecordReport(0, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
+  state.RecordReport(0, 0, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
   state.set_state(wire::ClusterState::Stopping);
   EXPECT_FALSE(state.EveryWorkerDone());  // worker:1 has not heard
   // Told training is over: it leaves without training, so no goodbye.
@@ -142,7 +142,7 @@ TEST_F(ChiefStateTest, RemembersTheFirstNonFiniteLoss) {
   const auto report = [&state](int worker, float loss, bool done) {
     flatbuffers::FlatBufferBuilder fbb;
     fbb.Finish(wire::CreateReport(fbb, loss, 100, 0, 0, 0, 0, done));
-    state.RecordReport(worker, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
+    state.RecordReport(worker, 0, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
   };
   report(0, 0.5f, false);
   EXPECT_EQ(state.non_finite_loss(), "");
@@ -177,7 +177,7 @@ TEST_F(ChiefStateTest, ARestartedChiefWaitsForTheEarlierRunsWorkersToSpeak) {
   EXPECT_FALSE(state.EveryWorkerDone());  // the window is over; worker:1 has not left
   flatbuffers::FlatBufferBuilder fbb;
   fbb.Finish(wire::CreateReport(fbb, 0, 0, 0, 0, 0, 0, /*done=*/true));
-  state.RecordReport(1, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
+  state.RecordReport(1, 0, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
   EXPECT_TRUE(state.EveryWorkerDone());  // worker:0 never spoke: it had already gone
 }
 
@@ -189,6 +189,37 @@ TEST_F(ChiefStateTest, TheEarlierWorkersWindowEndsOnItsOwn) {
   EXPECT_FALSE(state.EveryWorkerDone());
   clock_.Advance(milliseconds(1));
   EXPECT_TRUE(state.EveryWorkerDone());
+}
+
+// Async, at the end: the chief knows which live workers have not yet
+// reported a global step at --train_steps (their last push may still be on
+// its way). One that left, died or rejoined counts as it is now.
+TEST_F(ChiefStateTest, WorkersShortOfTheEndAreTheLiveOnesThatHaveNotReportedIt) {
+  ChiefState state(1, 100, /*num_workers=*/3, /*num_ps=*/1, "", clock_);
+  state.set_state(wire::ClusterState::Training);
+  for (int w = 0; w < 3; ++w) state.RecordJoin(w);
+  EXPECT_EQ(state.WorkersShortOf(100), (std::vector<int>{0, 1, 2}));
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(wire::CreateReport(fbb, 0, 0, 0, 0, 0, 0, /*done=*/false));
+  const wire::Report& report = *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer());
+  state.RecordReport(0, 101, report);
+  state.RecordReport(1, 99, report);
+  EXPECT_EQ(state.WorkersShortOf(100), (std::vector<int>{1, 2}));
+  state.RecordReport(1, 100, report);
+  EXPECT_EQ(state.WorkersShortOf(100), std::vector<int>{2});
+  // worker:2 falls silent: declared dead, it pushes no more.
+  clock_.Advance(milliseconds(1));
+  state.RecordHeartbeat(wire::Role::Worker, 0);
+  state.RecordHeartbeat(wire::Role::Worker, 1);
+  clock_.Advance(kTimeout);
+  EXPECT_EQ(state.DeclareSilentTasksDead(kTimeout), std::vector<std::string>{"worker:2"});
+  EXPECT_TRUE(state.WorkersShortOf(100).empty());
+  // Restarted, it joins again and trains: short of the end until it says so.
+  state.RecordJoin(2);
+  EXPECT_EQ(state.WorkersShortOf(100), std::vector<int>{2});
+  // The cluster went back to a checkpoint: nobody is at the end any more.
+  state.ForgetReportedSteps();
+  EXPECT_EQ(state.WorkersShortOf(100), (std::vector<int>{0, 1, 2}));
 }
 
 }  // namespace

@@ -85,6 +85,8 @@ Status ChiefTimeline::FollowTraining() {
                       start_step_);
   int64_t step = start_step_;
   bool final_save_tried = false;
+  bool final_cut_ready = false;  // async: see AsyncPushesSettled
+  std::optional<MonotonicClock::TimePoint> end_reached;
   auto next_probe = clock_.Now();
   while (!stop_.load()) {
     std::string trouble;
@@ -127,7 +129,10 @@ Status ChiefTimeline::FollowTraining() {
       cadence.Logged(step);
     }
     const bool done = step >= options_.train_steps;
-    if (!done) final_save_tried = false;
+    if (!done) {
+      final_save_tried = final_cut_ready = false;
+      end_reached.reset();
+    }
     reporter_.ShowProgress(now, last_progress_, done);
     if (done) {
       // The workers wait for the final checkpoint (sync: SyncCoordinator;
@@ -137,6 +142,11 @@ Status ChiefTimeline::FollowTraining() {
       // Once per arrival at the end: a save that failed for good is logged
       // by SaveFinal and not retried.
       if (checkpoints_.enabled() && step != checkpoints_.last_saved_step() && !final_save_tried) {
+        if (!sync_ && !final_cut_ready) {
+          final_cut_ready = AsyncPushesSettled(now, &end_reached);
+          if (!final_cut_ready) pause_(kLookInterval);
+          continue;  // reads the step again: the last pushes may have moved it
+        }
         final_save_tried = true;
         PST_RETURN_IF_ERROR(RecoverIfPsFailed(checkpoints_.SaveFinal(step)));
         continue;  // the next look ends the run, or trains the rolled-back steps
@@ -261,6 +271,23 @@ double ChiefTimeline::ProbedStaleness() const {
   return CountsOf(keeper_.probed(), num_workers(), sync_ != nullptr).staleness_mean();
 }
 
+// Async: a push on its way as the global step passed --train_steps lands on
+// each shard at its own time, so a checkpoint taken then could count it on
+// one shard and not on another. A worker reports holding at the end only
+// once its last push is acknowledged, so the final checkpoint waits for
+// every live worker to report that, for at most --rpc_timeout_ms.
+bool ChiefTimeline::AsyncPushesSettled(MonotonicClock::TimePoint now,
+                                       std::optional<MonotonicClock::TimePoint>* end_reached) {
+  if (!*end_reached) *end_reached = now;
+  const std::vector<int> short_of = state_.WorkersShortOf(options_.train_steps);
+  if (short_of.empty()) return true;
+  if (now - **end_reached < std::chrono::milliseconds(options_.rpc_timeout_ms)) return false;
+  LOG(WARNING) << "worker:" << short_of.front() << " has not reported reaching --train_steps "
+               << "within --rpc_timeout_ms: the final checkpoint may miss its last push on some "
+                  "shards";
+  return true;
+}
+
 Status ChiefTimeline::RecoverIfPsFailed(const Status& status) {
   if (!IsPsFailure(status)) return status;
   return Recover(status.ToString());
@@ -268,6 +295,7 @@ Status ChiefTimeline::RecoverIfPsFailed(const Status& status) {
 
 Status ChiefTimeline::Recover(const std::string& why) {
   PST_ASSIGN_OR_RETURN(start_step_, keeper_.Recover(why));
+  state_.ForgetReportedSteps();
   checkpoints_.Restart(start_step_, clock_.Now());
   return Status::OK();
 }

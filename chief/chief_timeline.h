@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "chief/best_model_keeper.h"
@@ -82,6 +83,10 @@ class ChiefTimeline {
   double ProbedStaleness() const;
   // A request that failed for a lost ps leads to Recover(); other errors
   // are returned.
+  // Async, at the end: true once the final checkpoint can be taken (see
+  // the .cc). `end_reached`: when the end was first seen (set here).
+  bool AsyncPushesSettled(MonotonicClock::TimePoint now,
+                          std::optional<MonotonicClock::TimePoint>* end_reached);
   Status RecoverIfPsFailed(const Status& status);
   Status Recover(const std::string& why);
   void SayIfTooFewWorkers();

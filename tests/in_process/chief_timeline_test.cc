@@ -268,7 +268,7 @@ TEST_F(ChiefTimelineTest, ANonFiniteLossStopsTheClusterAndFailsTheRun) {
     if (worker_->global_step() != 12) return;
     flatbuffers::FlatBufferBuilder fbb;
     fbb.Finish(wire::CreateReport(fbb, std::nanf(""), 100));
-    state_->RecordReport(0, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
+    state_->RecordReport(0, 12, *flatbuffers::GetRoot<wire::Report>(fbb.GetBufferPointer()));
   };
   const Status ran = OpenAndRun();
   EXPECT_EQ(ran.code(), Code::kAborted) << ran.ToString();
