@@ -1,6 +1,6 @@
 // Checkpoints with real processes: a new cluster resumes from the newest
-// checkpoint; an async final checkpoint is one cut of the pushes; torn or corrupt checkpoints are skipped with a warning; a
-// checkpoint of another placement is refused.
+// checkpoint; an async final checkpoint is one cut of the pushes; torn or corrupt checkpoints are
+// skipped with a warning; a checkpoint of another placement is refused.
 #include <filesystem>
 #include <fstream>
 
