@@ -9,7 +9,14 @@
 
 namespace pst {
 
-InProcessPs::InProcessPs(int num_threads, uint64_t cluster_id) : context_(1) {
+zmq::context_t NamedZmqContext(int prefix) {
+  zmq::context_t context(1);
+  context.set(zmq::ctxopt::thread_name_prefix, prefix);  // before its threads start
+  return context;
+}
+
+InProcessPs::InProcessPs(int num_threads, uint64_t cluster_id)
+    : context_(NamedZmqContext(kPsZmqThreadPrefix)) {
   ServerOptions options;
   options.name = "ps:0";
   options.endpoint = "tcp://127.0.0.1:*";

@@ -15,6 +15,14 @@
 
 namespace pst {
 
+// ZeroMQ names a context's I/O threads "<prefix>/ZMQbg/IO/<n>"
+// (ZMQ_THREAD_NAME_PREFIX): the in-process ps's context and its clients'
+// take these, so a benchmark can tell their threads apart.
+constexpr int kPsZmqThreadPrefix = 1;
+constexpr int kClientZmqThreadPrefix = 2;
+// A context of one I/O thread, its threads named with `prefix`.
+zmq::context_t NamedZmqContext(int prefix);
+
 class InProcessPs {
  public:
   // Serves clients of `cluster_id` only.

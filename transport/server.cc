@@ -8,6 +8,8 @@
 #include <climits>
 #include <sstream>
 
+#include "common/thread_name.h"
+
 namespace pst {
 namespace {
 
@@ -269,6 +271,7 @@ bool RpcServer::Serve(Job& job, std::vector<zmq::message_t>* reply) {
 }
 
 void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socket_t& monitor) {
+  NameThisThread("rpc-io");
   zmq::pollitem_t items[] = {{router.handle(), 0, ZMQ_POLLIN, 0},
                              {replies.handle(), 0, ZMQ_POLLIN, 0},
                              {monitor.handle(), 0, ZMQ_POLLIN, 0}};
@@ -329,6 +332,7 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
 }
 
 void RpcServer::HandlerLoop(int /*thread_index*/) {
+  NameThisThread("rpc-handler");
   zmq::socket_t out(context_, zmq::socket_type::push);
   out.set(zmq::sockopt::linger, 0);
   out.connect(inproc_endpoint_);

@@ -10,6 +10,8 @@
 namespace pst {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 std::vector<int64_t> GradientBytes(const std::vector<VariableSpec>& variables) {
   std::vector<int64_t> bytes;
   for (const VariableSpec& spec : variables) {
@@ -30,6 +32,8 @@ GradientStreamer::GradientStreamer(PsClient* ps, std::vector<VariableSpec> model
 }
 
 void GradientStreamer::StartStep(const std::vector<Tensor>* grads, int64_t train_steps) {
+  step_start_ = Clock::now();
+  phases_.StartStep();
   grads_ = grads;
   train_steps_ = train_steps;
   state_ = State::kFirstPart;
@@ -46,7 +50,9 @@ void GradientStreamer::Ready(int first, int end) {
   if (state_ == State::kFirstPart) {
     // As late as it can be: the acknowledgement (under --ps_replicas, once
     // the backups hold the push) has had the backward pass so far to come.
+    const auto asked = Clock::now();
     StatusOr<std::optional<PushSummary>> acked = ps_->FinishPush();
+    phases_.Add(StepPhases::kAcknowledgement, Clock::now() - asked);
     if (!acked.ok()) {
       error_ = acked.status();
       state_ = State::kFailed;
@@ -56,7 +62,9 @@ void GradientStreamer::Ready(int first, int end) {
     state_ = acked_.global_step >= train_steps_ ? State::kOver : State::kSending;
     if (state_ == State::kOver) return;
   }
+  const auto sending = Clock::now();
   Send(part);
+  phases_.Add(StepPhases::kSending, Clock::now() - sending);
 }
 
 void GradientStreamer::Send(const std::vector<int>& part) {
@@ -100,7 +108,11 @@ StatusOr<PushSummary> GradientStreamer::Finish(const StatusOr<float>& computed,
     return acked_;
   }
   CHECK(buckets_.complete()) << "the model did not report every gradient";
+  const auto waiting = Clock::now();
   PST_RETURN_IF_ERROR(ps_->TakePullsBehindPush(placement_ids_, values));
+  const auto now = Clock::now();
+  phases_.Add(StepPhases::kPull, now - waiting);
+  phases_.EndStep(now - step_start_);
   *pulled = true;
   return acked_;
 }

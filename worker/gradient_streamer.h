@@ -17,6 +17,7 @@
 #ifndef PST_WORKER_GRADIENT_STREAMER_H_
 #define PST_WORKER_GRADIENT_STREAMER_H_
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,6 +28,7 @@
 #include "common/variable_spec.h"
 #include "ps/ps_client.h"
 #include "worker/push_buckets.h"
+#include "worker/step_phases.h"
 
 namespace pst {
 
@@ -51,6 +53,9 @@ class GradientStreamer {
   StatusOr<PushSummary> Finish(const StatusOr<float>& computed, std::vector<Tensor>* values,
                                bool* pulled, std::optional<std::string>* diverged);
 
+  // Of the steps pushed whole so far.
+  const StepPhases& phases() const { return phases_; }
+
  private:
   enum class State { kFirstPart, kSending, kOver, kNonFinite, kFailed };
   // Sends a full bucket (model variable indices) and pulls behind it.
@@ -66,6 +71,8 @@ class GradientStreamer {
   PushSummary acked_;                      // the previous push's
   Status error_;                           // kFailed
   std::optional<std::string> non_finite_;  // kNonFinite: the variable
+  std::chrono::steady_clock::time_point step_start_;
+  StepPhases phases_;
 };
 
 }  // namespace pst

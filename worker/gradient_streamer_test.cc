@@ -173,6 +173,12 @@ TEST_F(GradientStreamerTest, AStepAfterTheLastIsNotPushed) {
   EXPECT_EQ(Now(0), 1.0);
   EXPECT_EQ(Now(3), -1.0);
   EXPECT_TRUE(worker_->Pull({1}, &values_).ok());  // nothing in flight
+  // Only the step pushed whole counts in the step's phases.
+  const StepPhases& phases = streamer->phases();
+  EXPECT_EQ(phases.steps(), 1);
+  EXPECT_GT(phases.Mean(StepPhases::kSending), 0);
+  EXPECT_GT(phases.Mean(StepPhases::kPull), 0);
+  EXPECT_GE(phases.MeanComputing(), 0);
 }
 
 // The parts before a non-finite gradient went out (they were finite); the

@@ -91,6 +91,9 @@ class Worker {
     PST_RETURN_IF_ERROR(trained);
     LOG(INFO) << me_ << " stops after " << local_steps_ << " local steps (global step "
               << last_report_.step << ")";
+    if (streamer_->phases().steps() > 0) {
+      LOG(INFO) << me_ << " step time: " << streamer_->phases().Describe();
+    }
     if (options_.clip_norm > 0) {
       LOG(INFO) << me_ << " clipped the gradient to --clip_norm=" << options_.clip_norm << " in "
                 << clipping_.clipped << " of " << clipping_.steps << " steps";

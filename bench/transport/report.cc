@@ -1,8 +1,12 @@
 #include "bench/transport/report.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <thread>
 
 #include "bench/bench_stats.h"
+#include "bench/in_process_ps.h"
 
 namespace pst {
 namespace {
@@ -96,6 +100,46 @@ void PrintRepeatsTable(const std::vector<PullPushResult>& results) {
   }
 }
 
+// What each thread of bench_transport is, by its name.
+std::string ThreadLabel(const std::string& name) {
+  const std::string ps_zmq = std::to_string(kPsZmqThreadPrefix) + "/ZMQbg/";
+  const std::string client_zmq = std::to_string(kClientZmqThreadPrefix) + "/ZMQbg/";
+  if (name == "bench_transport") return "worker: training thread";
+  if (name.rfind(client_zmq, 0) == 0) return "worker: ZeroMQ " + name.substr(client_zmq.size());
+  if (name == "rpc-io") return "ps: I/O thread (serves pulls, small pushes)";
+  if (name == "rpc-handler") return "ps: handler threads";
+  if (name.rfind(ps_zmq, 0) == 0) return "ps: ZeroMQ " + name.substr(ps_zmq.size());
+  return name;
+}
+
+// The defaults' trainer: the training thread's wall time per step by phase,
+// then every thread's CPU time per step.
+void PrintStepBreakdown(const TrainingResult& result) {
+  const StepPhases& p = result.shm_phases;
+  if (p.steps() == 0) return;
+  std::printf("\n== where a step goes: 1 ps + 1 worker, shared memory, --overlap=on ==\n");
+  std::printf("%lld steps; ms per step\n", static_cast<long long>(p.steps()));
+  std::printf("%-44s | %8s\n", "worker's training thread, wall time", "ms");
+  std::printf("%-44s | %8.3f\n", "computing (forward, backward, the rest)", p.MeanComputing());
+  std::printf("%-44s | %8.3f\n", "waiting for the last push's acknowledgement",
+              p.Mean(StepPhases::kAcknowledgement));
+  std::printf("%-44s | %8.3f\n", "sending the push's parts and pulls",
+              p.Mean(StepPhases::kSending));
+  std::printf("%-44s | %8.3f\n", "waiting for the pulled values", p.Mean(StepPhases::kPull));
+  std::printf("%-44s | %8.3f\n", "the step", p.MeanStep());
+  std::printf("%-44s | %8s\n", "CPU time by thread", "ms");
+  double all = 0;
+  for (const auto& [name, seconds] : result.shm_thread_cpu) {
+    const double ms = seconds * 1e3 / static_cast<double>(p.steps());
+    if (ms < 0.0005) continue;
+    all += ms;
+    std::printf("%-44s | %8.3f\n", ThreadLabel(name).c_str(), ms);
+  }
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  std::printf("%-44s | %8.3f (the step's wall time times %u cores: %.3f)\n", "all threads", all,
+              cores, cores * p.MeanStep());
+}
+
 }  // namespace
 
 std::string SizeLabel(size_t bytes) {
@@ -149,6 +193,7 @@ void PrintTrainingTable(const TrainingOptions& options, const TrainingResult& re
       "streamed_vs_whole_push_examples_ratio: %.2f (gradients pushed as backprop makes "
       "them, against each step's push sent whole)\n",
       shm_eps / whole_eps);
+  PrintStepBreakdown(result);
 }
 
 }  // namespace pst

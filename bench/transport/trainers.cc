@@ -37,7 +37,7 @@ ClusterTrainer::ClusterTrainer(const std::string& model_name, const std::vector<
                                int ps_threads, ShmOptions shm,
                                std::optional<int64_t> overlap_bucket_bytes)
     : ps_(ps_threads, kBenchClusterId),
-      context_(1),
+      context_(NamedZmqContext(kClientZmqThreadPrefix)),
       transport_(context_, shm),
       model_(MustMakeModel(model_name)) {
   PlacementOptions placement_options;

@@ -50,6 +50,8 @@ class ClusterTrainer : public Trainer {
   ~ClusterTrainer() override;
   // Once the push in flight (overlap) is acknowledged.
   int64_t global_step();
+  // Where the training thread's steps went (overlap only, else nullptr).
+  const StepPhases* phases() const { return streamer_ ? &streamer_->phases() : nullptr; }
 
  protected:
   float Step(const Batch& batch) override;

@@ -68,19 +68,24 @@ TrainingResult RunTrainingComparison(const TrainingOptions& options, const Timin
       {&shared, &result.cluster_shm_loss, &result.cluster_shm_eps},
       {&whole, &result.cluster_whole_loss, &result.cluster_whole_eps},
       {&local, &result.local_loss, &result.local_eps}};
+  const StepPhases phases_before = *shared.phases();
   for (int rep = 0; rep < plan.repeats; ++rep) {
     for (Contender& c : contenders) c.time = {};
     for (int slice = 0; slice < plan.slices; ++slice) {
       for (size_t turn = 0; turn < contenders.size(); ++turn) {
         Contender& c = contenders[(rep + slice + turn) % contenders.size()];
+        const ThreadCpu cpu_before = SampleThreadCpu();
         const auto start = SteadyClock().Now();
         *c.loss = c.trainer->Run(data.batches, steps_per_slice);
         c.time += SteadyClock().Now() - start;
+        if (c.trainer == &shared)
+          AddThreadCpu(SampleThreadCpu(), cpu_before, &result.shm_thread_cpu);
       }
     }
     const double examples = static_cast<double>(result.steps_per_repeat * batch_size);
     for (Contender& c : contenders) c.eps->push_back(examples / Seconds(c.time));
   }
+  result.shm_phases = shared.phases()->Since(phases_before);
   const int64_t steps = warmup_steps + plan.repeats * result.steps_per_repeat;
   CHECK_EQ(cluster.global_step(), steps);
   CHECK_EQ(shared.global_step(), steps);

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "bench/transport/thread_cpu.h"
 #include "bench/transport/timing_plan.h"
+#include "worker/step_phases.h"
 
 namespace pst {
 
@@ -30,6 +32,11 @@ struct TrainingResult {
   std::vector<double> cluster_eps, cluster_shm_eps, cluster_whole_eps, local_eps;
   // Of the last step.
   float cluster_loss = 0, cluster_shm_loss = 0, cluster_whole_loss = 0, local_loss = 0;
+  // The defaults' trainer (shared memory, streamed), over the timed
+  // repeats: where its training thread's steps went, and every thread's
+  // CPU time by name.
+  StepPhases shm_phases;
+  ThreadCpu shm_thread_cpu;
 };
 
 // A warm-up of at least 5 steps and `plan.warmup_s` also gives the step time
