@@ -4,7 +4,7 @@
 // generator's Bayes-optimal test AUC; a fixed table too large to pull whole
 // moving as many bytes per step as a small one; a dynamic table that never
 // holds more rows than its capacity; a killed ps whose rows come back from
-// the checkpoint.
+// the checkpoint, or, with --ps_replicas=2, from its shards' backups.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -208,6 +208,35 @@ TEST_F(SparseTest, AKilledPsGetsItsRowsBackFromTheCheckpoint) {
                                            "after the restore")))
       << ps_log;
   EXPECT_GT(std::stoi(m[1].str()), 1000) << ps_log;
+  ExpectNearBayes(log);
+}
+
+// --ps_replicas=2 (3 ps, no --checkpoint_dir): a ps SIGKILLed in training
+// costs no row and no rollback. Its shards' backups, which the primaries
+// shipped every table's rows and their optimizer state, take over, and the
+// model still reaches the Bayes-optimal AUC.
+TEST_F(SparseTest, AKilledPsLosesNoRowWithReplicatedShards) {
+  LocalCluster cluster(3, 2, TestDir());
+  std::vector<std::string> flags = Flags(cluster.dir(), 2000);
+  flags.insert(flags.end(),
+               {"--embedding_capacity=200000", "--ps_replicas=2", "--rpc_timeout_ms=5000",
+                "--heartbeat_timeout_ms=3000", "--log_every_steps=20"});
+  cluster.StartAll(flags);
+  ChildProcess& chief = cluster.task("chief");
+  for (int i = 0; i < 6000 && ReportValue(chief.Log(), "Step: ").value_or(0) < 600; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  ASSERT_GE(ReportValue(chief.Log(), "Step: ").value_or(0), 600) << chief.Log();
+  cluster.task("ps", 1).Signal(SIGKILL);
+  const std::vector<TaskExit> exits = cluster.WaitAll(seconds(400));
+  for (const TaskExit& e : exits) {
+    if (e.name == "ps-1") continue;  // killed
+    EXPECT_EQ(e.code, 0) << DescribeExits(exits) << "\n" << chief.Log();
+  }
+  const std::string log = chief.Log();
+  EXPECT_NE(log.find("ps:1 lost"), std::string::npos) << log;
+  EXPECT_NE(log.find("shard 1 epoch 2: primary ps:2"), std::string::npos) << log;
+  EXPECT_EQ(log.find("training resumes at global step"), std::string::npos) << log;
   ExpectNearBayes(log);
 }
 
