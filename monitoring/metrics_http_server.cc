@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "common/clock.h"
+#include "common/thread_name.h"
 
 namespace pst {
 namespace {
@@ -142,6 +143,7 @@ bool MetricsHttpServer::WaitFor(int fd, short events, MonotonicClock::TimePoint 
 }
 
 void MetricsHttpServer::Loop() {
+  NameThisThread("metrics-http");
   for (;;) {
     pollfd fds[2] = {{listener_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) {

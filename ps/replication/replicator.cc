@@ -6,6 +6,8 @@
 #include <iterator>
 #include <utility>
 
+#include "common/thread_name.h"
+
 namespace pst {
 namespace {
 
@@ -116,6 +118,7 @@ bool Replicator::RoundDue() const {
 }
 
 void Replicator::Run() {
+  NameThisThread("replicator");
   for (;;) {
     int64_t epoch;
     std::vector<int> backups;
