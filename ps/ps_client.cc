@@ -435,12 +435,36 @@ Status PsClient::StartPushThenPull(const std::vector<int>& variables,
 
 Status PsClient::SendPushPart(const std::vector<int>& variables, const std::vector<Tensor>& grads,
                               bool increment_global_step, std::optional<size_t>* not_finite) {
+  return SendPart(variables, grads, increment_global_step, not_finite, /*pull_back=*/false);
+}
+
+Status PsClient::SendPushPartAndPull(const std::vector<int>& variables,
+                                     const std::vector<Tensor>& grads, bool increment_global_step,
+                                     std::optional<size_t>* not_finite) {
+  std::optional<size_t> unchecked;
+  if (not_finite == nullptr) not_finite = &unchecked;
+  PST_RETURN_IF_ERROR(SendPart(variables, grads, increment_global_step, not_finite,
+                               /*pull_back=*/router_ == nullptr));
+  if (*not_finite) return Status::OK();  // nothing sent
+  if (router_) return SendPullBehindPush(variables);
+  InFlightPush& flight = *in_flight_;
+  PendingPull& pull = flight.pulls.emplace_back(num_shards());
+  pull.variables = variables;
+  for (const int v : variables) pull.values.push_back(std::move(spare_values_[v]));
+  pull.round = PullRound(variables, &pull.values, &pull.wanted);  // for `wanted`; not sent
+  pull.carrier = &flight.parts.back();
+  return Status::OK();
+}
+
+Status PsClient::SendPart(const std::vector<int>& variables, const std::vector<Tensor>& grads,
+                          bool increment_global_step, std::optional<size_t>* not_finite,
+                          bool pull_back) {
   PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
   if (in_flight_ && in_flight_->pulled) {
     return FailedPrecondition("a push is in flight: FinishPush() first");
   }
   if (!in_flight_) StartPush();
-  Round part = PushRound(variables, grads, increment_global_step, 0, 0, not_finite);
+  Round part = PushRound(variables, grads, increment_global_step, 0, 0, not_finite, pull_back);
   if (not_finite && *not_finite) return Status::OK();  // nothing sent
   if (!in_flight_) in_flight_ = std::make_unique<InFlightPush>();
   InFlightPush& flight = *in_flight_;
@@ -478,11 +502,19 @@ Status PsClient::TakePullsBehindPush(const std::vector<int>& variables,
   InFlightPush& flight = *in_flight_;
   flight.pulled = true;
   std::vector<Round*> rounds;
-  for (PendingPull& pull : flight.pulls) rounds.push_back(&pull.round);
+  for (PendingPull& pull : flight.pulls)
+    rounds.push_back(pull.carrier ? pull.carrier : &pull.round);
   Status taken = WaitShards(&flight.calls, rounds);
   std::map<int, Tensor*> pulled;  // by variable
   for (PendingPull& pull : flight.pulls) {
-    if (taken.ok()) taken = TakePulled(pull.round, pull.wanted, &pull.values);
+    if (pull.carrier && taken.ok()) {
+      // Its push results first: taking the values takes the replies.
+      taken = AddPushed(*pull.carrier, &flight.taken);
+      flight.taken_parts.push_back(pull.carrier);
+    }
+    if (taken.ok()) {
+      taken = TakePulled(pull.carrier ? *pull.carrier : pull.round, pull.wanted, &pull.values);
+    }
     for (size_t i = 0; i < pull.variables.size(); ++i) pulled[pull.variables[i]] = &pull.values[i];
   }
   values->resize(variables.size());
@@ -504,9 +536,12 @@ StatusOr<std::optional<PushSummary>> PsClient::FinishPush() {
   if (!in_flight_) return std::optional<PushSummary>();
   const std::unique_ptr<InFlightPush> flight = std::move(in_flight_);
   std::vector<Round*> parts;
-  for (Round& part : flight->parts) parts.push_back(&part);
+  for (Round& part : flight->parts) {
+    const auto& taken = flight->taken_parts;
+    if (std::find(taken.begin(), taken.end(), &part) == taken.end()) parts.push_back(&part);
+  }
   PST_RETURN_IF_ERROR(WaitShards(&flight->calls, parts));
-  PushSummary summary;
+  PushSummary summary = flight->taken;
   for (const Round* part : parts) PST_RETURN_IF_ERROR(AddPushed(*part, &summary));
   return std::optional<PushSummary>(summary);
 }
@@ -543,11 +578,13 @@ Status PsClient::CheckGradients(const std::vector<int>& variables,
 
 PsClient::Round PsClient::PushRound(const std::vector<int>& variables,
                                     const std::vector<Tensor>& grads, bool increment_global_step,
-                                    int64_t step, int replicas, std::optional<size_t>* not_finite) {
+                                    int64_t step, int replicas, std::optional<size_t>* not_finite,
+                                    bool pull_back) {
   Round round(num_shards());
   for (auto& r : round.requests) {
     r.type = wire::MessageType::PushRequest;
     r.step = step;
+    if (pull_back) r.pull_dtype = wire_dtype_;
   }
   for (size_t i = 0; i < variables.size(); ++i) {
     const int64_t n = grads[i].num_elements();
@@ -589,11 +626,12 @@ PsClient::Round PsClient::PushRound(const std::vector<int>& variables,
     const bool increment = k == step_shard;
     const PushId id = router_ ? router_->NextPushId(k) : PushId{};
     // Without any, no parameters: the messages stay as they were.
-    if (!increment && replicas == 0 && !id.valid()) continue;
-    round.requests[k].extras = [increment, replicas, id](flatbuffers::FlatBufferBuilder& fbb) {
+    if (!increment && replicas == 0 && !id.valid() && !pull_back) continue;
+    round.requests[k].extras = [increment, replicas, id,
+                                pull_back](flatbuffers::FlatBufferBuilder& fbb) {
       HeaderExtras extras;
-      extras.push =
-          wire::CreatePushParams(fbb, increment, replicas, id.incarnation, id.sequence, id.part);
+      extras.push = wire::CreatePushParams(fbb, increment, replicas, id.incarnation, id.sequence,
+                                           id.part, pull_back);
       return extras;
     };
   }

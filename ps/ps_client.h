@@ -177,6 +177,14 @@ class PsClient {
   // puts variables[i]'s value, pulled by one of them, in (*values)[i]; the
   // push then takes no more parts. On an error the push is abandoned.
   Status SendPullBehindPush(const std::vector<int>& variables);
+  // SendPushPart, then SendPullBehindPush of the same variables. Unless
+  // routed by chains (--ps_replicas), the pull rides in the push: each
+  // shard answers the part with its values after applying it, so the two
+  // are one exchange. (A replicated push's reply waits for the backups,
+  // which the pull must not.)
+  Status SendPushPartAndPull(const std::vector<int>& variables, const std::vector<Tensor>& grads,
+                             bool increment_global_step,
+                             std::optional<size_t>* not_finite = nullptr);
   Status TakePullsBehindPush(const std::vector<int>& variables, std::vector<Tensor>* values);
   // Waits for the push left in flight (all its parts); nullopt when none is.
   StatusOr<std::optional<PushSummary>> FinishPush();
@@ -275,10 +283,14 @@ class PsClient {
   void StartPush();
   // A push of checked gradients (`replicas`: see SyncPush). With
   // `not_finite` (see SendPushPart), a non-finite gradient stops it early:
-  // *not_finite set, the round is not to be sent.
+  // *not_finite set, the round is not to be sent. With `pull_back`, each
+  // shard's reply also carries its slices' values after the push.
   Round PushRound(const std::vector<int>& variables, const std::vector<Tensor>& grads,
                   bool increment_global_step, int64_t step, int replicas,
-                  std::optional<size_t>* not_finite = nullptr);
+                  std::optional<size_t>* not_finite = nullptr, bool pull_back = false);
+  // SendPushPart's work; see PushRound for `pull_back`.
+  Status SendPart(const std::vector<int>& variables, const std::vector<Tensor>& grads,
+                  bool increment_global_step, std::optional<size_t>* not_finite, bool pull_back);
   StatusOr<PushSummary> TakePushed(const Round& round);
   // Adds round's push results to *summary.
   Status AddPushed(const Round& round, PushSummary* summary);
@@ -295,7 +307,8 @@ class PsClient {
   // A pull sent behind a push in flight, and where its values go.
   struct PendingPull {
     explicit PendingPull(int shards) : round(shards) {}
-    Round round;
+    Round round;               // sent, unless the values ride in `carrier`
+    Round* carrier = nullptr;  // the push part whose replies carry the values
     Wanted wanted;
     std::vector<int> variables;
     std::vector<Tensor> values;
@@ -305,6 +318,10 @@ class PsClient {
     std::deque<PendingPull> pulls;
     bool pulled = false;  // the pulls were taken: the push takes no more parts
     ShardCalls calls;
+    // Parts whose replies were taken with the values they carried, and
+    // their results.
+    std::vector<const Round*> taken_parts;
+    PushSummary taken;
   };
   // channel.Send(request), refused while a push is in flight.
   StatusOr<uint64_t> SendTo(Connection& channel, const OutgoingMessage& request);

@@ -262,6 +262,43 @@ TEST_F(PsClientTest, APullBehindEachPartReadsItsPart) {
   EXPECT_EQ((*acked)->global_step, 2);
 }
 
+// Unreplicated, a part's pull rides in the part itself: each shard answers
+// the push with its slices' values after applying it. The values and the
+// push's results are those of a part with a pull sent behind it, with one
+// request fewer per shard.
+TEST_F(PsClientTest, APullCarriedByItsPartReadsItWithoutARequestOfItsOwn) {
+  ASSERT_EQ(PullW().size(), 24u);
+  Tensor w_grad(DType::kFloat32, {6, 4}), b_grad(DType::kFloat32, {4});
+  for (int i = 0; i < 24; ++i) w_grad.f32()[i] = 1.0f;
+  for (int i = 0; i < 4; ++i) b_grad.f32()[i] = 2.0f;
+  const auto bytes_in = [this] {
+    return shards_.server(0).bytes_in() + shards_.server(1).bytes_in();
+  };
+  uint64_t before = bytes_in();
+  ASSERT_TRUE(client_->SendPushPart({2}, {b_grad}, false).ok());
+  ASSERT_TRUE(client_->SendPullBehindPush({2}).ok());
+  ASSERT_TRUE(client_->SendPushPart({1}, {w_grad}, true).ok());
+  ASSERT_TRUE(client_->SendPullBehindPush({1}).ok());
+  std::vector<Tensor> values;
+  ASSERT_TRUE(client_->TakePullsBehindPush({1, 2}, &values).ok());
+  ASSERT_TRUE(client_->FinishPush().ok());
+  const uint64_t pulled_behind = bytes_in() - before;
+  before = bytes_in();
+  ASSERT_TRUE(client_->SendPushPartAndPull({2}, {b_grad}, false).ok());
+  ASSERT_TRUE(client_->SendPushPartAndPull({1}, {w_grad}, true).ok());
+  ASSERT_TRUE(client_->TakePullsBehindPush({1, 2}, &values).ok());
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(values[0].f32()[i], i - 2.0f) << i;
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(values[1].f32()[i], -4.0f) << i;
+  auto acked = client_->FinishPush();
+  ASSERT_TRUE(acked.ok()) << acked.status().ToString();
+  ASSERT_TRUE(acked->has_value());
+  EXPECT_EQ((*acked)->global_step, 2);
+  EXPECT_EQ((*acked)->applied, 4u);  // w's three slices and b
+  // The same gradients and versions: only the pull requests are missing.
+  EXPECT_LT(bytes_in() - before, pulled_behind);
+  EXPECT_EQ(PullW()[0], -2.0f);
+}
+
 // On a bfloat16 wire the values are widened into buffers of their own,
 // which the next steps' pulls behind parts reuse: each step reads its own.
 TEST_F(PsClientTest, PullsBehindPartsWidenEveryStepsValues) {
@@ -282,6 +319,26 @@ TEST_F(PsClientTest, PullsBehindPartsWidenEveryStepsValues) {
     for (int i = 0; i < 24; ++i) {  // small integers: exact in bfloat16
       EXPECT_EQ(values[0].f32()[i], static_cast<float>(i - step)) << i;
     }
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(values[1].f32()[i], -0.5f * step) << i;
+  }
+}
+
+// The same with the pulls carried by the parts: the shards narrow the
+// values they send back as they would a pull's.
+TEST_F(PsClientTest, PullsCarriedByPartsWidenEveryStepsValues) {
+  std::unique_ptr<PsClient> client =
+      shards_.Client(*placement_, kCluster, wire::Role::Worker, 0, "", DType::kBFloat16);
+  Tensor w_grad(DType::kFloat32, {6, 4}), b_grad(DType::kFloat32, {4});
+  for (int i = 0; i < 24; ++i) w_grad.f32()[i] = 1.0f;
+  for (int i = 0; i < 4; ++i) b_grad.f32()[i] = 0.5f;
+  std::vector<Tensor> values;
+  for (int step = 1; step <= 3; ++step) {
+    SCOPED_TRACE(step);
+    ASSERT_TRUE(client->SendPushPartAndPull({2}, {b_grad}, false).ok());
+    ASSERT_TRUE(client->SendPushPartAndPull({1}, {w_grad}, true).ok());
+    ASSERT_TRUE(client->TakePullsBehindPush({1, 2}, &values).ok());
+    ASSERT_TRUE(client->FinishPush().ok());
+    for (int i = 0; i < 24; ++i) EXPECT_EQ(values[0].f32()[i], static_cast<float>(i - step)) << i;
     for (int i = 0; i < 4; ++i) EXPECT_EQ(values[1].f32()[i], -0.5f * step) << i;
   }
 }

@@ -357,14 +357,39 @@ OutgoingMessage PsService::HandleShutdown(const ReceivedMessage& request) {
   return ReplyTo(request);
 }
 
+namespace {
+
+Status CheckPullDType(wire::DataType pull_dtype) {
+  if (pull_dtype == wire::DataType::Float32 || pull_dtype == wire::DataType::BFloat16) {
+    return Status::OK();
+  }
+  return InvalidArgument("a pull cannot ask for dtype " +
+                         std::to_string(static_cast<int>(pull_dtype)));
+}
+
+}  // namespace
+
+Status PsService::AddPulledValues(Container& c, const std::vector<std::string>& names,
+                                  wire::DataType pull_dtype, OutgoingMessage* reply) {
+  std::vector<VariableValue> values;
+  PST_RETURN_IF_ERROR(c.store.Pull(names, &values));
+  ++c.pulls;
+  reply->tensors.reserve(reply->tensors.size() + values.size());
+  for (VariableValue& v : values) {
+    // Narrowed outside every lock: a pulled value is a copy-on-write share
+    // that no apply writes into.
+    if (pull_dtype == wire::DataType::BFloat16 && v.tensor.dtype() == DType::kFloat32) {
+      v.tensor = ToBFloat16(v.tensor);
+    }
+    reply->tensors.push_back({std::move(v.name), v.version, std::move(v.tensor)});
+  }
+  return Status::OK();
+}
+
 OutgoingMessage PsService::HandlePull(const ReceivedMessage& request) {
   OutgoingMessage reply = ReplyTo(request);
   const wire::DataType pull_dtype = request.header().pull_dtype();
-  if (pull_dtype != wire::DataType::Float32 && pull_dtype != wire::DataType::BFloat16) {
-    reply.status = InvalidArgument("a pull cannot ask for dtype " +
-                                   std::to_string(static_cast<int>(pull_dtype)));
-    return reply;
-  }
+  if (reply.status = CheckPullDType(pull_dtype); !reply.status.ok()) return reply;
   std::vector<std::string> names;
   if (const auto* wanted = request.header().names()) {
     for (const auto* n : *wanted) names.push_back(n->str());
@@ -379,22 +404,14 @@ OutgoingMessage PsService::HandlePull(const ReceivedMessage& request) {
     reply.status = row_requests.status();
     return reply;
   }
-  std::vector<VariableValue> values;
   std::vector<PulledRows> rows;
-  reply.status = (*c)->store.Pull(names, &values);
+  reply.status = AddPulledValues(**c, names, pull_dtype, &reply);
   if (reply.status.ok() && !row_requests->empty()) {
     reply.status = (*c)->store.PullRows(*row_requests, &rows);
   }
-  if (!reply.status.ok()) return reply;
-  ++(*c)->pulls;
-  reply.tensors.reserve(values.size());
-  for (VariableValue& v : values) {
-    // Narrowed outside every lock: a pulled value is a copy-on-write share
-    // that no apply writes into.
-    if (pull_dtype == wire::DataType::BFloat16 && v.tensor.dtype() == DType::kFloat32) {
-      v.tensor = ToBFloat16(v.tensor);
-    }
-    reply.tensors.push_back({std::move(v.name), v.version, std::move(v.tensor)});
+  if (!reply.status.ok()) {
+    reply.tensors.clear();
+    return reply;
   }
   for (PulledRows& r : rows) {
     Tensor values = pull_dtype == wire::DataType::BFloat16 ? ToBFloat16(r.rows) : r.rows;
@@ -437,7 +454,16 @@ OutgoingMessage PsService::HandlePush(const ReceivedMessage& request, RequestCon
       c.chief->ShardApplied(outcome->completed_step);
     }
   }
-  return PushReply(request, *outcome);
+  OutgoingMessage reply = PushReply(request, *outcome);
+  if (h.push() != nullptr && h.push()->pull_back()) {
+    // Applied: what it pulls back is what a pull behind it would read.
+    std::vector<std::string> names;
+    for (const Gradient& g : gradients) names.emplace_back(g.name);
+    Status pulled = CheckPullDType(h.pull_dtype());
+    if (pulled.ok()) pulled = AddPulledValues(c, names, h.pull_dtype(), &reply);
+    if (!pulled.ok()) return ReplyTo(request, pulled);
+  }
+  return reply;
 }
 
 OutgoingMessage PsService::ReplyWhenReplicated(const ReceivedMessage& request,

@@ -127,6 +127,10 @@ class PsService {
                             std::vector<std::pair<std::string, Tensor>> values,
                             const std::vector<EmbeddingTableConfig>& tables);
   OutgoingMessage HandlePull(const ReceivedMessage& request);
+  // The values (and versions) of `names` in `c`, as a pull in `pull_dtype`
+  // answers them, into reply->tensors.
+  static Status AddPulledValues(Container& c, const std::vector<std::string>& names,
+                                wire::DataType pull_dtype, OutgoingMessage* reply);
   OutgoingMessage HandlePush(const ReceivedMessage& request, RequestContext* context);
   // A push to a replicated shard is acknowledged once its backups hold it.
   OutgoingMessage ReplyWhenReplicated(const ReceivedMessage& request, RequestContext* context,

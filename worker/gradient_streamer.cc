@@ -75,14 +75,14 @@ void GradientStreamer::Send(const std::vector<int>& part) {
     grads.push_back((*grads_)[v]);  // shares the buffer: sent without a copy
   }
   std::optional<size_t> not_finite;
-  Status sent = ps_->SendPushPart(variables, grads, buckets_.complete(), &not_finite);
+  // The part's next values come back with it (or right behind it), on
+  // their way while backprop goes on.
+  const Status sent = ps_->SendPushPartAndPull(variables, grads, buckets_.complete(), &not_finite);
   if (sent.ok() && not_finite) {
     non_finite_ = model_variables_[part[*not_finite]].name;
     state_ = State::kNonFinite;
     return;
   }
-  // The part's next values, on their way while backprop goes on.
-  if (sent.ok()) sent = ps_->SendPullBehindPush(variables);
   if (!sent.ok()) {
     error_ = sent;
     state_ = State::kFailed;

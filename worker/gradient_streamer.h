@@ -6,14 +6,14 @@
 // is full it collects the previous step's push (PsClient::FinishPush: its
 // global step may say training is over, and then nothing of this step is
 // sent), then sends each bucket of finite gradients as a part of this
-// step's push (PsClient::SendPushPart), with the pull of its variables'
-// next values right behind it (PsClient::SendPullBehindPush), so they
-// travel while earlier layers are differentiated; the part that completes
-// the step increments the global step. Finish then takes the pulled values
-// (PsClient::TakePullsBehindPush); the push's acknowledgement is collected
-// when the next step's first part is ready. A non-finite gradient (checked
-// as its part is built: PsClient::SendPushPart) stops the sending: the
-// parts before it were finite, so nothing non-finite reaches a ps.
+// step's push with its variables' next values pulled back by it
+// (PsClient::SendPushPartAndPull; under --ps_replicas, by a pull right
+// behind it), so they travel while earlier layers are differentiated; the
+// part that completes the step increments the global step. Finish then
+// takes the pulled values (PsClient::TakePullsBehindPush); the push's
+// acknowledgement is collected when the next step's first part is ready.
+// A non-finite gradient (checked as its part is built) stops the sending:
+// the parts before it were finite, so nothing non-finite reaches a ps.
 #ifndef PST_WORKER_GRADIENT_STREAMER_H_
 #define PST_WORKER_GRADIENT_STREAMER_H_
 
