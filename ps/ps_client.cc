@@ -502,8 +502,9 @@ Status PsClient::TakePullsBehindPush(const std::vector<int>& variables,
   InFlightPush& flight = *in_flight_;
   flight.pulled = true;
   std::vector<Round*> rounds;
-  for (PendingPull& pull : flight.pulls)
+  for (PendingPull& pull : flight.pulls) {
     rounds.push_back(pull.carrier ? pull.carrier : &pull.round);
+  }
   Status taken = WaitShards(&flight.calls, rounds);
   std::map<int, Tensor*> pulled;  // by variable
   for (PendingPull& pull : flight.pulls) {

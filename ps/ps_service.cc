@@ -432,6 +432,11 @@ OutgoingMessage PsService::HandlePush(const ReceivedMessage& request, RequestCon
   if (Status parsed = GradientsOf(request, &gradients, &sparse); !parsed.ok()) {
     return ReplyTo(request, parsed);
   }
+  // Checked before the push applies: a refusal must mean nothing applied.
+  const bool pull_back = h.push() != nullptr && h.push()->pull_back();
+  if (pull_back) {
+    if (Status dtype = CheckPullDType(h.pull_dtype()); !dtype.ok()) return ReplyTo(request, dtype);
+  }
   StatusOr<PushOutcome> outcome = [&]() -> StatusOr<PushOutcome> {
     if (c.store.mode() == TrainingMode::kSync) {
       const int replicas = h.push() != nullptr ? h.push()->replicas_to_aggregate() : 0;
@@ -455,13 +460,13 @@ OutgoingMessage PsService::HandlePush(const ReceivedMessage& request, RequestCon
     }
   }
   OutgoingMessage reply = PushReply(request, *outcome);
-  if (h.push() != nullptr && h.push()->pull_back()) {
+  if (pull_back) {
     // Applied: what it pulls back is what a pull behind it would read.
     std::vector<std::string> names;
     for (const Gradient& g : gradients) names.emplace_back(g.name);
-    Status pulled = CheckPullDType(h.pull_dtype());
-    if (pulled.ok()) pulled = AddPulledValues(c, names, h.pull_dtype(), &reply);
-    if (!pulled.ok()) return ReplyTo(request, pulled);
+    if (Status pulled = AddPulledValues(c, names, h.pull_dtype(), &reply); !pulled.ok()) {
+      return ReplyTo(request, pulled);
+    }
   }
   return reply;
 }

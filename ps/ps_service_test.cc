@@ -71,6 +71,34 @@ TEST_F(PsServiceTest, PullReturnsTheValueAndPushAppliesTheGradient) {
   EXPECT_EQ(Value(), (std::vector<float>{0.5, 1.5, 2.5, 3.5, 4.5, 5.5}));
 }
 
+// PushParams.pull_back: the reply carries the values right after the push,
+// in the dtype asked for; a dtype no pull may ask for is refused before
+// anything is applied.
+TEST_F(PsServiceTest, APushThatPullsBackIsAnsweredWithTheValuesItMade) {
+  Init();
+  OutgoingMessage push = Push({2, 3}, 0.5f);
+  push.extras = [](flatbuffers::FlatBufferBuilder& fbb) {
+    HeaderExtras extras;
+    extras.push = wire::CreatePushParams(fbb, /*increment_global_step=*/false, 0, 0, 0, 0,
+                                         /*pull_back=*/true);
+    return extras;
+  };
+  auto reply = shards_.Connect(0, kCluster)->Call(push);
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  ASSERT_NE(reply->header().push_result(), nullptr);
+  EXPECT_EQ(reply->header().push_result()->applied(), 1u);
+  ASSERT_EQ(reply->tensors().size(), 1u);
+  const TensorView& w = reply->tensors()[0];
+  EXPECT_EQ(w.name, "w");
+  EXPECT_EQ(w.version, 1);
+  EXPECT_EQ(std::vector<float>(w.f32(), w.f32() + 6),
+            (std::vector<float>{0.5, 1.5, 2.5, 3.5, 4.5, 5.5}));
+  push.pull_dtype = DType::kInt64;
+  auto refused = shards_.Connect(0, kCluster)->Call(push);
+  EXPECT_EQ(refused.status().code(), Code::kInvalidArgument) << refused.status().ToString();
+  EXPECT_EQ(Value(), (std::vector<float>{0.5, 1.5, 2.5, 3.5, 4.5, 5.5}));
+}
+
 TEST_F(PsServiceTest, BadShapeIsRefusedAndTheValueUnchanged) {
   Init();
   auto reply = shards_.Connect(0, kCluster)->Call(Push({3, 2}, 0.5f));

@@ -78,8 +78,9 @@ TrainingResult RunTrainingComparison(const TrainingOptions& options, const Timin
         const auto start = SteadyClock().Now();
         *c.loss = c.trainer->Run(data.batches, steps_per_slice);
         c.time += SteadyClock().Now() - start;
-        if (c.trainer == &shared)
+        if (c.trainer == &shared) {
           AddThreadCpu(SampleThreadCpu(), cpu_before, &result.shm_thread_cpu);
+        }
       }
     }
     const double examples = static_cast<double>(result.steps_per_repeat * batch_size);
