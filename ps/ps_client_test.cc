@@ -301,45 +301,34 @@ TEST_F(PsClientTest, APullCarriedByItsPartReadsItWithoutARequestOfItsOwn) {
 
 // On a bfloat16 wire the values are widened into buffers of their own,
 // which the next steps' pulls behind parts reuse: each step reads its own.
-TEST_F(PsClientTest, PullsBehindPartsWidenEveryStepsValues) {
-  std::unique_ptr<PsClient> client =
-      shards_.Client(*placement_, kCluster, wire::Role::Worker, 0, "", DType::kBFloat16);
+// The same when the parts carry the pulls: the shards narrow the values
+// they send back as they would a pull's.
+TEST_F(PsClientTest, PullsBehindOrCarriedByPartsWidenEveryStepsValues) {
   Tensor w_grad(DType::kFloat32, {6, 4}), b_grad(DType::kFloat32, {4});
   for (int i = 0; i < 24; ++i) w_grad.f32()[i] = 1.0f;
   for (int i = 0; i < 4; ++i) b_grad.f32()[i] = 0.5f;
-  std::vector<Tensor> values;
-  for (int step = 1; step <= 3; ++step) {
-    SCOPED_TRACE(step);
-    ASSERT_TRUE(client->SendPushPart({2}, {b_grad}, false).ok());
-    ASSERT_TRUE(client->SendPullBehindPush({2}).ok());
-    ASSERT_TRUE(client->SendPushPart({1}, {w_grad}, true).ok());
-    ASSERT_TRUE(client->SendPullBehindPush({1}).ok());
-    ASSERT_TRUE(client->TakePullsBehindPush({1, 2}, &values).ok());
-    ASSERT_TRUE(client->FinishPush().ok());
-    for (int i = 0; i < 24; ++i) {  // small integers: exact in bfloat16
-      EXPECT_EQ(values[0].f32()[i], static_cast<float>(i - step)) << i;
+  int step = 0;  // both ways push to the same shards, one after the other
+  for (const bool carried : {false, true}) {
+    SCOPED_TRACE(carried ? "carried by the parts" : "pulled behind the parts");
+    std::unique_ptr<PsClient> client =
+        shards_.Client(*placement_, kCluster, wire::Role::Worker, 0, "", DType::kBFloat16);
+    const auto send = [&](int variable, const Tensor& grad, bool increment) {
+      if (carried) return client->SendPushPartAndPull({variable}, {grad}, increment);
+      const Status sent = client->SendPushPart({variable}, {grad}, increment);
+      return sent.ok() ? client->SendPullBehindPush({variable}) : sent;
+    };
+    std::vector<Tensor> values;
+    for (int i = 0; i < 3; ++i) {
+      SCOPED_TRACE(++step);
+      ASSERT_TRUE(send(2, b_grad, false).ok());
+      ASSERT_TRUE(send(1, w_grad, true).ok());
+      ASSERT_TRUE(client->TakePullsBehindPush({1, 2}, &values).ok());
+      ASSERT_TRUE(client->FinishPush().ok());
+      for (int k = 0; k < 24; ++k) {  // small integers: exact in bfloat16
+        EXPECT_EQ(values[0].f32()[k], static_cast<float>(k - step)) << k;
+      }
+      for (int k = 0; k < 4; ++k) EXPECT_EQ(values[1].f32()[k], -0.5f * step) << k;
     }
-    for (int i = 0; i < 4; ++i) EXPECT_EQ(values[1].f32()[i], -0.5f * step) << i;
-  }
-}
-
-// The same with the pulls carried by the parts: the shards narrow the
-// values they send back as they would a pull's.
-TEST_F(PsClientTest, PullsCarriedByPartsWidenEveryStepsValues) {
-  std::unique_ptr<PsClient> client =
-      shards_.Client(*placement_, kCluster, wire::Role::Worker, 0, "", DType::kBFloat16);
-  Tensor w_grad(DType::kFloat32, {6, 4}), b_grad(DType::kFloat32, {4});
-  for (int i = 0; i < 24; ++i) w_grad.f32()[i] = 1.0f;
-  for (int i = 0; i < 4; ++i) b_grad.f32()[i] = 0.5f;
-  std::vector<Tensor> values;
-  for (int step = 1; step <= 3; ++step) {
-    SCOPED_TRACE(step);
-    ASSERT_TRUE(client->SendPushPartAndPull({2}, {b_grad}, false).ok());
-    ASSERT_TRUE(client->SendPushPartAndPull({1}, {w_grad}, true).ok());
-    ASSERT_TRUE(client->TakePullsBehindPush({1, 2}, &values).ok());
-    ASSERT_TRUE(client->FinishPush().ok());
-    for (int i = 0; i < 24; ++i) EXPECT_EQ(values[0].f32()[i], static_cast<float>(i - step)) << i;
-    for (int i = 0; i < 4; ++i) EXPECT_EQ(values[1].f32()[i], -0.5f * step) << i;
   }
 }
 
