@@ -32,6 +32,8 @@ class FakeShipper : public BackupShipper {
   }
   Status Await(int backup) override {
     MutexLock lock(mu_);
+    ++awaits_;
+    awaited_.NotifyAll();
     while (!open_) opened_.Wait(mu_);
     switch (owed_[backup]) {
       case Answer::kHold: return Status::OK();
@@ -62,6 +64,11 @@ class FakeShipper : public BackupShipper {
     MutexLock lock(mu_);
     return shipments_;
   }
+  // Waits until the replicator has asked for at least `n` answers.
+  void AwaitAnswersAsked(int n) {
+    MutexLock lock(mu_);
+    while (awaits_ < n) awaited_.Wait(mu_);
+  }
   // Waits until at least `n` shipments were attempted.
   void AwaitShipments(size_t n) {
     MutexLock lock(mu_);
@@ -70,7 +77,8 @@ class FakeShipper : public BackupShipper {
 
  private:
   mutable Mutex mu_;
-  CondVar opened_, shipped_;
+  CondVar opened_, shipped_, awaited_;
+  int awaits_ = 0;
   bool open_ = true;
   std::deque<Answer> answers_;
   std::map<int, Answer> owed_;  // by backup: the answer to its last shipment
@@ -136,7 +144,9 @@ TEST_F(ReplicatorTest, APushIsAcknowledgedOnceEveryBackupHoldsIt) {
 TEST_F(ReplicatorTest, ARoundLetsGoOfItsSnapshotOnceSent) {
   shipper_.Close();
   replicator_->SetChain(1, {1, 2});
-  shipper_.AwaitShipments(2);  // sent; the answers wait at the gate
+  // Sent, and the answers asked for (they wait at the gate): the round
+  // lets go of its snapshot before it asks.
+  shipper_.AwaitAnswersAsked(1);
   EXPECT_EQ(values_.buffer().use_count(), 1);
   shipper_.Open();
 }
