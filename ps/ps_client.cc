@@ -28,6 +28,16 @@ int64_t FirstElement(const Slice& slice, const Shape& full) {
 
 }  // namespace
 
+void PushSummary::Add(const PushSummary& later) {
+  applied += later.applied;
+  dropped += later.dropped;
+  scaled += later.scaled;
+  max_staleness = std::max(max_staleness, later.max_staleness);
+  if (later.global_step >= 0) global_step = later.global_step;
+  stale_shards += later.stale_shards;
+  duplicate_shards += later.duplicate_shards;
+}
+
 bool PsClient::NeedsPrivateBuffer(int variable) const {
   return placement_.SlicesOfVariable(variable).size() > 1 ||
          Narrowed(placement_.variables()[variable].dtype);
@@ -39,7 +49,7 @@ bool PsClient::Narrowed(DType variable_dtype) const {
 
 PsClient::PsClient(Transport& transport, const ClusterSpec& cluster, Placement placement,
                    ClientIdentity identity)
-    : placement_(std::move(placement)), wire_dtype_(identity.wire_dtype) {
+    : placement_(std::move(placement)), transport_(transport), wire_dtype_(identity.wire_dtype) {
   CHECK(wire_dtype_ == DType::kFloat32 || wire_dtype_ == DType::kBFloat16);
   CHECK_EQ(static_cast<size_t>(placement_.num_shards()), cluster.ps.size());
   for (size_t k = 0; k < cluster.ps.size(); ++k) {
@@ -54,6 +64,7 @@ PsClient::PsClient(Transport& transport, const ClusterSpec& cluster, Placement p
     options.curve = identity.curve;
     options.container = identity.container;
     channels_.push_back(transport.Connect(options));
+    channel_options_.push_back(options);
   }
   interrupt_ = identity.interrupt;
   index_ = identity.index;
@@ -66,6 +77,26 @@ PsClient::PsClient(Transport& transport, const ClusterSpec& cluster, Placement p
 
 void PsClient::set_cluster_id(uint64_t id) {
   for (auto& c : channels_) c->set_cluster_id(id);
+  for (auto& c : second_lane_) c->set_cluster_id(id);
+}
+
+std::vector<Connection*> PsClient::Lane(int lane) {
+  if (lane == 1 && second_lane_.empty()) {
+    for (size_t k = 0; k < channels_.size(); ++k) {
+      ChannelOptions options = channel_options_[k];
+      options.cluster_id = channels_[k]->cluster_id();
+      second_lane_.push_back(transport_.Connect(options));
+    }
+  }
+  std::vector<Connection*> channels;
+  for (auto& c : lane == 1 ? second_lane_ : channels_) channels.push_back(c.get());
+  return channels;
+}
+
+size_t PsClient::max_pushes_in_flight() const { return router_ ? PushLedger::kPushesInFlight : 1; }
+
+PsClient::InFlightPush* PsClient::Open() {
+  return flights_.empty() || flights_.back()->pulled ? nullptr : flights_.back().get();
 }
 
 void PsClient::RouteByChains(RouteSource* routes, WhenRefused when_refused) {
@@ -108,12 +139,12 @@ Status PsClient::CallEveryReplica(const Round& round, MonotonicClock::TimePoint 
 
 StatusOr<uint64_t> PsClient::SendTo(Connection& channel, const OutgoingMessage& request) {
   // Its replies would be drained, and the push's dropped with them.
-  if (in_flight_) return FailedPrecondition("a push is in flight: FinishPush() first");
+  if (!flights_.empty()) return FailedPrecondition("a push is in flight: FinishPush() first");
   return channel.Send(request);
 }
 
 Status PsClient::SendShards(const std::vector<Round*>& rounds, ShardCalls* calls) {
-  if (in_flight_) return FailedPrecondition("a push is in flight: FinishPush() first");
+  if (!flights_.empty()) return FailedPrecondition("a push is in flight: FinishPush() first");
   return SendRounds(rounds, calls);
 }
 
@@ -121,20 +152,18 @@ Status PsClient::SendRounds(const std::vector<Round*>& rounds, ShardCalls* calls
   calls->rounds.insert(calls->rounds.end(), rounds.begin(), rounds.end());
   std::vector<ReplicaRouter::Request> routed;
   for (Round* round : rounds) {
-    for (size_t k = 0; k < channels_.size(); ++k) {
+    for (size_t k = 0; k < calls->channels.size(); ++k) {
       if (!round->send[k]) continue;
       if (router_) {
         routed.push_back({static_cast<int>(k), &round->requests[k], &round->replies[k]});
         continue;
       }
-      PST_ASSIGN_OR_RETURN(uint64_t id, channels_[k]->Send(round->requests[k]));
-      calls->direct.Add(channels_[k].get(), id);
+      PST_ASSIGN_OR_RETURN(uint64_t id, calls->channels[k]->Send(round->requests[k]));
+      calls->direct.Add(calls->channels[k], id);
     }
   }
   if (!router_) return Status::OK();
-  std::vector<Connection*> channels;
-  for (auto& c : channels_) channels.push_back(c.get());
-  return router_->Send(channels, routed, &calls->routed);
+  return router_->Send(calls->channels, routed, &calls->routed);
 }
 
 Status PsClient::WaitShards(ShardCalls* calls, const std::vector<Round*>& rounds,
@@ -148,11 +177,7 @@ Status PsClient::WaitShards(ShardCalls* calls, const std::vector<Round*>& rounds
     }
   }
   const auto deadline = channels_[0]->DefaultDeadline();
-  if (router_) {
-    std::vector<Connection*> channels;
-    for (auto& c : channels_) channels.push_back(c.get());
-    return router_->Wait(channels, &calls->routed, needed, deadline, interrupt);
-  }
+  if (router_) return router_->Wait(calls->channels, &calls->routed, needed, deadline, interrupt);
   PST_RETURN_IF_ERROR(calls->direct.WaitAll(deadline, interrupt, needed));
   size_t call = 0;
   for (Round* round : calls->rounds) {
@@ -166,7 +191,7 @@ Status PsClient::WaitShards(ShardCalls* calls, const std::vector<Round*>& rounds
 }
 
 Status PsClient::CallShards(const std::vector<Round*>& rounds) {
-  ShardCalls calls;
+  ShardCalls calls(Lane(0));
   PST_RETURN_IF_ERROR(SendShards(rounds, &calls));
   return WaitShards(&calls, rounds);
 }
@@ -396,7 +421,7 @@ StatusOr<PushSummary> PsClient::SyncPush(const std::vector<int>& variables,
   // Not cut short by a signal: a worker leaving before every shard holds
   // its push (its unsent messages dropped at exit) could leave the step
   // applied on some shards only, a torn step no checkpoint can save.
-  ShardCalls calls;
+  ShardCalls calls(Lane(0));
   PST_RETURN_IF_ERROR(SendShards({&round}, &calls));
   PST_RETURN_IF_ERROR(WaitShards(&calls, {&round}, /*interruptible=*/false));
   return TakePushed(round);
@@ -428,7 +453,9 @@ Status PsClient::StartPushThenPull(const std::vector<int>& variables,
                                    const std::vector<Tensor>& grads, bool increment_global_step,
                                    const std::vector<int>& pull_variables,
                                    std::vector<Tensor>* values) {
-  if (in_flight_) return FailedPrecondition("a push is in flight: FinishPush() first");
+  if (Open() != nullptr || flights_.size() >= max_pushes_in_flight()) {
+    return FailedPrecondition("a push is in flight: FinishPush() first");
+  }
   PST_RETURN_IF_ERROR(SendPushPart(variables, grads, increment_global_step));
   return PullBehindPush(pull_variables, values);
 }
@@ -447,7 +474,7 @@ Status PsClient::SendPushPartAndPull(const std::vector<int>& variables,
                                /*pull_back=*/router_ == nullptr));
   if (*not_finite) return Status::OK();  // nothing sent
   if (router_) return SendPullBehindPush(variables);
-  InFlightPush& flight = *in_flight_;
+  InFlightPush& flight = *Open();
   PendingPull& pull = flight.pulls.emplace_back(num_shards());
   pull.variables = variables;
   for (const int v : variables) pull.values.push_back(std::move(spare_values_[v]));
@@ -460,18 +487,23 @@ Status PsClient::SendPart(const std::vector<int>& variables, const std::vector<T
                           bool increment_global_step, std::optional<size_t>* not_finite,
                           bool pull_back) {
   PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
-  if (in_flight_ && in_flight_->pulled) {
+  const bool starts = Open() == nullptr;
+  if (starts && flights_.size() >= max_pushes_in_flight()) {
     return FailedPrecondition("a push is in flight: FinishPush() first");
   }
-  if (!in_flight_) StartPush();
+  if (starts) StartPush();
   Round part = PushRound(variables, grads, increment_global_step, 0, 0, not_finite, pull_back);
   if (not_finite && *not_finite) return Status::OK();  // nothing sent
-  if (!in_flight_) in_flight_ = std::make_unique<InFlightPush>();
-  InFlightPush& flight = *in_flight_;
+  if (starts) {
+    // The lane the push before it (if still in flight) does not use.
+    const int lane = flights_.empty() ? 0 : 1 - flights_.back()->lane;
+    flights_.push_back(std::make_unique<InFlightPush>(lane, Lane(lane)));
+  }
+  InFlightPush& flight = *flights_.back();
   flight.parts.push_back(std::move(part));
   const Status sent = SendRounds({&flight.parts.back()}, &flight.calls);
   // Abandoned, parts sent before included, as a failed PushThenPull's push.
-  if (!sent.ok()) in_flight_.reset();
+  if (!sent.ok()) Abandon();
   return sent;
 }
 
@@ -481,25 +513,23 @@ Status PsClient::PullBehindPush(const std::vector<int>& variables, std::vector<T
 }
 
 Status PsClient::SendPullBehindPush(const std::vector<int>& variables) {
-  if (!in_flight_ || in_flight_->pulled) {
-    return FailedPrecondition("no push part in flight to pull behind");
-  }
-  InFlightPush& flight = *in_flight_;
+  if (Open() == nullptr) return FailedPrecondition("no push part in flight to pull behind");
+  InFlightPush& flight = *Open();
   PendingPull& pull = flight.pulls.emplace_back(num_shards());
   pull.variables = variables;
   for (const int v : variables) pull.values.push_back(std::move(spare_values_[v]));
   pull.round = PullRound(variables, &pull.values, &pull.wanted);
   const Status sent = SendRounds({&pull.round}, &flight.calls);
-  if (!sent.ok()) in_flight_.reset();
+  if (!sent.ok()) Abandon();
   return sent;
 }
 
 Status PsClient::TakePullsBehindPush(const std::vector<int>& variables,
                                      std::vector<Tensor>* values) {
-  if (!in_flight_ || in_flight_->pulled || in_flight_->pulls.empty()) {
+  if (Open() == nullptr || Open()->pulls.empty()) {
     return FailedPrecondition("no pull in flight behind a push");
   }
-  InFlightPush& flight = *in_flight_;
+  InFlightPush& flight = *Open();
   flight.pulled = true;
   std::vector<Round*> rounds;
   for (PendingPull& pull : flight.pulls) {
@@ -529,21 +559,48 @@ Status PsClient::TakePullsBehindPush(const std::vector<int>& variables,
       (*values)[i] = std::move(*it->second);
     }
   }
-  if (!taken.ok()) in_flight_.reset();
+  if (!taken.ok()) Abandon();
   return taken;
 }
 
-StatusOr<std::optional<PushSummary>> PsClient::FinishPush() {
-  if (!in_flight_) return std::optional<PushSummary>();
-  const std::unique_ptr<InFlightPush> flight = std::move(in_flight_);
+Status PsClient::FinishOldest(PushSummary* summary) {
+  const std::unique_ptr<InFlightPush> flight = std::move(flights_.front());
+  flights_.pop_front();
   std::vector<Round*> parts;
   for (Round& part : flight->parts) {
     const auto& taken = flight->taken_parts;
     if (std::find(taken.begin(), taken.end(), &part) == taken.end()) parts.push_back(&part);
   }
-  PST_RETURN_IF_ERROR(WaitShards(&flight->calls, parts));
-  PushSummary summary = flight->taken;
-  for (const Round* part : parts) PST_RETURN_IF_ERROR(AddPushed(*part, &summary));
+  Status finished = WaitShards(&flight->calls, parts);
+  PST_RETURN_IF_ERROR(finished);
+  summary->Add(flight->taken);
+  for (const Round* part : parts) PST_RETURN_IF_ERROR(AddPushed(*part, summary));
+  return Status::OK();
+}
+
+StatusOr<std::optional<PushSummary>> PsClient::FinishPush() {
+  if (flights_.empty()) return std::optional<PushSummary>();
+  PushSummary summary;
+  while (!flights_.empty()) {
+    if (Status s = FinishOldest(&summary); !s.ok()) {
+      Abandon();
+      return s;
+    }
+  }
+  return std::optional<PushSummary>(summary);
+}
+
+StatusOr<std::optional<PushSummary>> PsClient::MakeRoomForPush() {
+  if (Open() == nullptr && flights_.size() < max_pushes_in_flight()) {
+    return std::optional<PushSummary>();
+  }
+  PushSummary summary;
+  while (Open() != nullptr || flights_.size() >= max_pushes_in_flight()) {
+    if (Status s = FinishOldest(&summary); !s.ok()) {
+      Abandon();
+      return s;
+    }
+  }
   return std::optional<PushSummary>(summary);
 }
 
@@ -650,13 +707,8 @@ Status PsClient::AddPushed(const Round& round, PushSummary* summary) {
     if (!round.send[k]) continue;
     const wire::PushResult* r = round.replies[k].header().push_result();
     if (r == nullptr) return Internal("ps:" + std::to_string(k) + " sent no push result");
-    summary->applied += r->applied();
-    summary->dropped += r->dropped();
-    summary->scaled += r->scaled();
-    summary->max_staleness = std::max(summary->max_staleness, r->max_staleness());
-    if (r->global_step() >= 0) summary->global_step = r->global_step();
-    summary->stale_shards += r->stale();
-    summary->duplicate_shards += r->duplicate();
+    summary->Add(PushSummary{r->applied(), r->dropped(), r->scaled(), r->max_staleness(),
+                             r->global_step(), r->stale(), r->duplicate()});
   }
   return Status::OK();
 }
@@ -879,12 +931,15 @@ StatusOr<int64_t> PsClient::GlobalStep() {
   return values[0].i64()[0];
 }
 
-void TakeWritableGradients(std::vector<Tensor>* grads, std::vector<Tensor>* spare) {
+void TakeWritableGradients(std::vector<Tensor>* grads, std::vector<std::vector<Tensor>>* spares) {
   auto shared = [](const std::vector<Tensor>& tensors) {
     return std::any_of(tensors.begin(), tensors.end(),
                        [](const Tensor& t) { return t.buffer().use_count() > 1; });
   };
-  if (shared(*grads)) std::swap(*grads, *spare);
+  for (std::vector<Tensor>& spare : *spares) {
+    if (!shared(*grads)) return;
+    std::swap(*grads, spare);
+  }
   if (shared(*grads)) grads->clear();
 }
 

@@ -69,6 +69,8 @@ struct PushSummary {
   // Sync mode: shards that dropped the push as stale / as a duplicate.
   uint32_t stale_shards = 0;
   uint32_t duplicate_shards = 0;
+  // Adds a later push's (or part's) results.
+  void Add(const PushSummary& later);
 };
 
 // The rows of one embedding table (placement().tables()[table]) that a
@@ -149,10 +151,11 @@ class PsClient {
   // Async mode, --overlap: PushThenPull's requests, but it returns as soon
   // as the pull's replies are in, leaving the push in flight: its replies
   // (under --ps_replicas, sent once every backup holds it) are collected by
-  // FinishPush, so the caller computes its next step meanwhile. Every other
-  // call fails with FailedPrecondition until FinishPush. On an error the
-  // push is abandoned (as a failed PushThenPull's is) and *values are
-  // unspecified.
+  // FinishPush or MakeRoomForPush, so the caller computes its next step
+  // meanwhile. Up to max_pushes_in_flight() pushes may be in flight; every
+  // call but the next push's fails with FailedPrecondition until
+  // FinishPush. On an error every push in flight is abandoned (as a failed
+  // PushThenPull's is) and *values are unspecified.
   Status StartPushThenPull(const std::vector<int>& variables, const std::vector<Tensor>& grads,
                            bool increment_global_step, const std::vector<int>& pull_variables,
                            std::vector<Tensor>* values);
@@ -186,8 +189,17 @@ class PsClient {
                              bool increment_global_step,
                              std::optional<size_t>* not_finite = nullptr);
   Status TakePullsBehindPush(const std::vector<int>& variables, std::vector<Tensor>* values);
-  // Waits for the push left in flight (all its parts); nullopt when none is.
+  // Waits for every push left in flight (all their parts), the oldest
+  // first; nullopt when none is.
   StatusOr<std::optional<PushSummary>> FinishPush();
+  // How many pushes may be in flight at once: under --ps_replicas two
+  // (PushLedger::kPushesInFlight), so a push's acknowledgement, which waits
+  // for the backups, has a whole further step to come; otherwise one (its
+  // acknowledgement comes with the pull behind it).
+  size_t max_pushes_in_flight() const;
+  // Waits for the oldest pushes in flight until another may start (see
+  // FinishPush); nullopt when there was room already.
+  StatusOr<std::optional<PushSummary>> MakeRoomForPush();
 
   // Sync mode: pushes grads[i] for variables[i] for the step of the
   // worker's token, which aggregates `replicas` gradients (0: the shards'
@@ -296,8 +308,10 @@ class PsClient {
   Status AddPushed(const Round& round, PushSummary* summary);
 
   // Requests sent to the shards, not all answered yet, in the order of the
-  // rounds that sent them.
+  // rounds that sent them, over `channels` (one per shard).
   struct ShardCalls {
+    explicit ShardCalls(std::vector<Connection*> to) : channels(std::move(to)) {}
+    std::vector<Connection*> channels;
     std::vector<Round*> rounds;
     PendingCalls direct;          // unreplicated shards
     ReplicaRouter::Calls routed;  // --ps_replicas
@@ -314,6 +328,11 @@ class PsClient {
     std::vector<Tensor> values;
   };
   struct InFlightPush {
+    explicit InFlightPush(int lane_index, std::vector<Connection*> channels)
+        : lane(lane_index), calls(std::move(channels)) {}
+    // Which set of connections it uses: two pushes in flight use two, so
+    // that waiting for one's replies never drops the other's.
+    int lane = 0;
     std::deque<Round> parts;  // deques: calls point into their rounds
     std::deque<PendingPull> pulls;
     bool pulled = false;  // the pulls were taken: the push takes no more parts
@@ -323,6 +342,15 @@ class PsClient {
     std::vector<const Round*> taken_parts;
     PushSummary taken;
   };
+  // The connections of lane `lane` (0: channels_; 1: made at first use).
+  std::vector<Connection*> Lane(int lane);
+  // The push in flight that takes parts and pulls now (not yet pulled);
+  // null when none.
+  InFlightPush* Open();
+  // Abandons every push in flight (after an error of one).
+  void Abandon() { flights_.clear(); }
+  // Waits for the oldest push in flight; adds its results to *summary.
+  Status FinishOldest(PushSummary* summary);
   // channel.Send(request), refused while a push is in flight.
   StatusOr<uint64_t> SendTo(Connection& channel, const OutgoingMessage& request);
   // Sends every round's requests, one round after the other, adding them
@@ -344,25 +372,30 @@ class PsClient {
   Status CallEveryReplica(const Round& round, MonotonicClock::TimePoint deadline);
 
   Placement placement_;
+  Transport& transport_;
   std::vector<std::unique_ptr<Connection>> channels_;
-  std::unique_ptr<ReplicaRouter> router_;  // replicated shards only
+  std::vector<ChannelOptions> channel_options_;           // channels_'s, by shard
+  std::vector<std::unique_ptr<Connection>> second_lane_;  // see InFlightPush::lane
+  std::unique_ptr<ReplicaRouter> router_;                 // replicated shards only
   // By variable: private buffers of values the caller of
   // TakePullsBehindPush gave back, for the next pull of them.
   std::vector<Tensor> spare_values_;
-  std::unique_ptr<InFlightPush> in_flight_;       // see StartPushThenPull
-  int32_t index_ = 0;                             // ClientIdentity::index
-  const std::atomic<bool>* interrupt_ = nullptr;  // see ClientIdentity
-  const DType wire_dtype_;                        // see ClientIdentity
+  std::deque<std::unique_ptr<InFlightPush>> flights_;  // oldest first; see StartPushThenPull
+  int32_t index_ = 0;                                  // ClientIdentity::index
+  const std::atomic<bool>* interrupt_ = nullptr;       // see ClientIdentity
+  const DType wire_dtype_;                             // see ClientIdentity
   std::vector<int64_t> slice_versions_;
   int global_step_slice_ = -1;
 };
 
 // For a caller of StartPushThenPull whose model writes gradients in place:
 // makes *grads writable. A push in flight still holds the last step's (an
-// in-process ps may read them from there), so *spare, the step before's,
-// is swapped in; when that is still held too, *grads is emptied for the
-// model to allocate afresh.
-void TakeWritableGradients(std::vector<Tensor>* grads, std::vector<Tensor>* spare);
+// in-process ps may read them from there), so a set of *spares (earlier
+// steps') that no push holds any more is swapped in; when every one is
+// still held too, *grads is emptied for the model to allocate afresh. With
+// PsClient::max_pushes_in_flight() spares the buffers go round without
+// allocating.
+void TakeWritableGradients(std::vector<Tensor>* grads, std::vector<std::vector<Tensor>>* spares);
 
 }  // namespace pst
 

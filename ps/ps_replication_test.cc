@@ -173,6 +173,57 @@ TEST_F(PsReplicationTest, AnAcknowledgedPushRetriedAfterAFailoverIsNotAppliedAga
   EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{0.5, 0.5, 0.5}));
 }
 
+// A worker keeps two pushes in flight (PushLedger::kPushesInFlight): the
+// second goes out, and its pull comes back, while the first still waits
+// for the backups; a third waits for room.
+TEST_F(PsReplicationTest, TwoPushesOfAWorkerAreInFlightAtOnce) {
+  shards_.server(1).Stop();  // shard 0's backup: no push to it is acknowledged
+  auto worker = Client(&routes_);
+  EXPECT_EQ(worker->max_pushes_in_flight(), 2u);
+  Tensor g(DType::kFloat32, {3});
+  for (int i = 0; i < 3; ++i) g.f32()[i] = 0.25f;
+  std::vector<Tensor> values;
+  ASSERT_TRUE(worker->StartPushThenPull({3}, {g}, false, {3}, &values).ok());
+  EXPECT_EQ(values[0].f32()[0], 0.75f);
+  ASSERT_TRUE(worker->StartPushThenPull({3}, {g}, false, {3}, &values).ok());
+  EXPECT_EQ(values[0].f32()[0], 0.5f);
+  EXPECT_EQ(worker->StartPushThenPull({3}, {g}, false, {3}, &values).code(),
+            Code::kFailedPrecondition);
+  std::future<StatusOr<std::optional<PushSummary>>> acked =
+      std::async(std::launch::async, [&] { return worker->FinishPush(); });
+  EXPECT_EQ(acked.wait_for(std::chrono::milliseconds(3 * kShipTimeoutMs)),
+            std::future_status::timeout);
+  Change({0, 2, 0, {}});  // the chief takes the backup out
+  StatusOr<std::optional<PushSummary>> summary = acked.get();
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  ASSERT_TRUE(summary->has_value());
+  EXPECT_EQ((*summary)->applied, 2u);
+  EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{0.5, 0.5, 0.5}));
+}
+
+// Two pushes in flight when the primary was lost: the new primary may get
+// the newer one first (the worker's waits send them again in any order).
+// The older one still applies, once; a repeat of either is acknowledged
+// without applying it again.
+TEST_F(PsReplicationTest, TwoPushesInFlightRetriedInAnyOrderApplyOnce) {
+  ASSERT_TRUE(RawPush(0, 1, 1).ok());
+  shards_.server(0).Stop();
+  Change({0, 2, 1, {}});
+  StatusOr<ReceivedMessage> newer = RawPush(1, 2, 3);
+  ASSERT_TRUE(newer.ok()) << newer.status().ToString();
+  EXPECT_FALSE(newer->header().push_result()->duplicate());
+  StatusOr<ReceivedMessage> older = RawPush(1, 2, 2);
+  ASSERT_TRUE(older.ok()) << older.status().ToString();
+  EXPECT_FALSE(older->header().push_result()->duplicate());
+  EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{0.25, 0.25, 0.25}));
+  for (uint64_t sequence : {1, 2, 3}) {
+    StatusOr<ReceivedMessage> retry = RawPush(1, 2, sequence);
+    ASSERT_TRUE(retry.ok()) << retry.status().ToString();
+    EXPECT_TRUE(retry->header().push_result()->duplicate()) << "push " << sequence;
+  }
+  EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{0.25, 0.25, 0.25}));
+}
+
 // A push streamed in parts: the shard applied part 1 before part 0 (part 0
 // waited for a handler thread). Part 0 still applies, and after a failover
 // the retries of both are acknowledged without applying them again.

@@ -49,9 +49,10 @@ void GradientStreamer::Ready(int first, int end) {
   if (part.empty()) return;
   if (state_ == State::kFirstPart) {
     // As late as it can be: the acknowledgement (under --ps_replicas, once
-    // the backups hold the push) has had the backward pass so far to come.
+    // the backups hold the push) has had the backward pass so far to come
+    // (under --ps_replicas, of the push before the last: two are in flight).
     const auto asked = Clock::now();
-    StatusOr<std::optional<PushSummary>> acked = ps_->FinishPush();
+    StatusOr<std::optional<PushSummary>> acked = ps_->MakeRoomForPush();
     phases_.Add(StepPhases::kAcknowledgement, Clock::now() - asked);
     if (!acked.ok()) {
       error_ = acked.status();
@@ -59,8 +60,20 @@ void GradientStreamer::Ready(int first, int end) {
       return;
     }
     acked_ = acked->value_or(PushSummary());
-    state_ = acked_.global_step >= train_steps_ ? State::kOver : State::kSending;
-    if (state_ == State::kOver) return;
+    if (acked_.global_step >= train_steps_) {
+      // Over. A push still in flight is collected too: the worker reports
+      // holding only once everything it sent is acknowledged.
+      StatusOr<std::optional<PushSummary>> rest = ps_->FinishPush();
+      if (!rest.ok()) {
+        error_ = rest.status();
+        state_ = State::kFailed;
+        return;
+      }
+      if (*rest) acked_.Add(**rest);
+      state_ = State::kOver;
+      return;
+    }
+    state_ = State::kSending;
   }
   const auto sending = Clock::now();
   Send(part);

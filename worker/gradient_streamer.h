@@ -3,10 +3,11 @@
 //
 // A step goes: StartStep; the model's Model::GradientsReady reports reach
 // Ready, which groups them into buckets (PushBuckets). Once the first bucket
-// is full it collects the previous step's push (PsClient::FinishPush: its
-// global step may say training is over, and then nothing of this step is
-// sent), then sends each bucket of finite gradients as a part of this
-// step's push with its variables' next values pulled back by it
+// is full it collects the previous step's push (PsClient::MakeRoomForPush;
+// under --ps_replicas the push of the step before that, two being in
+// flight: its global step may say training is over, and then nothing of
+// this step is sent and every push in flight is collected), then sends each bucket of finite
+// gradients as a part of this step's push with its variables' next values pulled back by it
 // (PsClient::SendPushPartAndPull; under --ps_replicas, by a pull right
 // behind it), so they travel while earlier layers are differentiated; the
 // part that completes the step increments the global step. Finish then

@@ -225,6 +225,7 @@ class Worker {
       routes_->set_cluster_id(cluster_id);
       ps_->RouteByChains(routes_.get());
     }
+    spare_grads_.resize(ps_->max_pushes_in_flight());
     return Status::OK();
   }
 
@@ -543,9 +544,10 @@ class Worker {
   int64_t train_steps_ = 0;
   bool training_over_ = false;
   std::vector<Tensor> params_, grads_;
-  std::vector<Tensor> spare_grads_;  // --overlap: see TakeWritableGradients
-  std::vector<TableRows> rows_;      // a click model's rows, one per table
-  bool pulled_ = false;              // params_ hold the values for the next step
+  // --overlap: see TakeWritableGradients (one set per push in flight).
+  std::vector<std::vector<Tensor>> spare_grads_;
+  std::vector<TableRows> rows_;  // a click model's rows, one per table
+  bool pulled_ = false;          // params_ hold the values for the next step
   TrainingReport last_report_;
   SyncCounts sync_;
   ClipCounts clipping_;

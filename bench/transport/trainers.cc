@@ -50,6 +50,7 @@ ClusterTrainer::ClusterTrainer(const std::string& model_name, const std::vector<
   std::vector<Tensor> values = {Tensor(DType::kInt64, {})};  // global step 0
   for (const Tensor& t : initial) values.push_back(t.Clone());
   CheckOk(client_->Initialize(SgdConfig(), values), "initialize");
+  spare_grads_.resize(client_->max_pushes_in_flight());
   // Model variables are 1..n of the placement's list (0 is the global step).
   variables_.resize(model_->variables().size());
   std::iota(variables_.begin(), variables_.end(), 1);

@@ -64,8 +64,9 @@ class ClusterTrainer : public Trainer {
   std::unique_ptr<PsClient> client_;
   std::unique_ptr<GradientStreamer> streamer_;  // overlap only
   std::vector<int> variables_;
-  std::vector<Tensor> params_, grads_, spare_grads_;
-  bool pulled_ = false;  // params_ hold the values for the next step
+  std::vector<Tensor> params_, grads_;
+  std::vector<std::vector<Tensor>> spare_grads_;  // see TakeWritableGradients
+  bool pulled_ = false;                           // params_ hold the values for the next step
   int64_t global_step_ = 0;
 };
 

@@ -29,22 +29,36 @@ TEST(PushLedgerTest, ARestartedWorkerStartsAfresh) {
 
 // A push streamed in parts: a shard may apply part 1 before part 0 (one
 // waits for a handler thread, the other is served at once); part 0 then
-// still applies, and once the next push starts, the whole earlier one is
-// held.
+// still applies.
 TEST(PushLedgerTest, APushsPartsAreHeldInAnyOrder) {
   PushLedger ledger;
-  ledger.Record({0, 7, 1, 0});
   ledger.Record({0, 7, 2, 1});
   EXPECT_FALSE(ledger.Holds({0, 7, 2, 0}));
   EXPECT_TRUE(ledger.Holds({0, 7, 2, 1}));
-  EXPECT_TRUE(ledger.Holds({0, 7, 1, 0}));
-  EXPECT_TRUE(ledger.Holds({0, 7, 1, 5}));  // an earlier push: all of it
   ledger.Record({0, 7, 2, 0});
   EXPECT_TRUE(ledger.Holds({0, 7, 2, 0}));
   EXPECT_FALSE(ledger.Holds({0, 7, 2, 2}));
-  ledger.Record({0, 7, 3, 2});
-  EXPECT_TRUE(ledger.Holds({0, 7, 2, 2}));
-  EXPECT_FALSE(ledger.Holds({0, 7, 3, 0}));
+}
+
+// Two pushes of a worker in flight at once (PushLedger::kPushesInFlight):
+// the newer one's parts may arrive before the older one's, which still
+// apply; a push two before the newest is held whole.
+TEST(PushLedgerTest, TheTwoNewestPushesAreHeldByTheirParts) {
+  PushLedger ledger;
+  ledger.Record({0, 7, 1, 0});
+  ledger.Record({0, 7, 1, 1});
+  ledger.Record({0, 7, 3, 0});  // push 3 overtook push 2: none of 2 is held
+  EXPECT_FALSE(ledger.Holds({0, 7, 2, 0}));
+  EXPECT_TRUE(ledger.Holds({0, 7, 1, 5}));  // two before the newest: all of it
+  ledger.Record({0, 7, 2, 1});
+  EXPECT_TRUE(ledger.Holds({0, 7, 2, 1}));
+  EXPECT_FALSE(ledger.Holds({0, 7, 2, 0}));
+  EXPECT_TRUE(ledger.Holds({0, 7, 3, 0}));
+  EXPECT_FALSE(ledger.Holds({0, 7, 3, 1}));
+  ledger.Record({0, 7, 4, 0});  // push 3's parts are now the previous push's
+  EXPECT_TRUE(ledger.Holds({0, 7, 3, 0}));
+  EXPECT_FALSE(ledger.Holds({0, 7, 3, 1}));
+  EXPECT_TRUE(ledger.Holds({0, 7, 2, 0}));  // two before: whole
 }
 
 TEST(PushLedgerTest, APushWithoutIdIsNeverHeld) {
@@ -59,6 +73,7 @@ TEST(PushLedgerTest, RoundTripsThroughATensor) {
   ledger.Record({0, 0xFFFFFFFFFFFFFFF0ull, 9});  // incarnations use all 64 bits
   ledger.Record({5, 3, 4, 2});
   ledger.Record({5, 3, 4, 0});
+  ledger.Record({5, 3, 5, 1});
   StatusOr<PushLedger> back = PushLedger::FromTensor(ledger.ToTensor());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->workers(), 2u);
@@ -67,6 +82,9 @@ TEST(PushLedgerTest, RoundTripsThroughATensor) {
   EXPECT_TRUE(back->Holds({5, 3, 4, 0}));
   EXPECT_FALSE(back->Holds({5, 3, 4, 1}));
   EXPECT_TRUE(back->Holds({5, 3, 4, 2}));
+  EXPECT_TRUE(back->Holds({5, 3, 5, 1}));
+  EXPECT_FALSE(back->Holds({5, 3, 5, 0}));
+  EXPECT_TRUE(back->Holds({5, 3, 3, 7}));
 }
 
 TEST(PushLedgerTest, RefusesAMalformedTensor) {
@@ -81,8 +99,11 @@ TEST(PushLedgerTest, RefusesAMalformedTensor) {
     return t;
   };
   EXPECT_FALSE(refused(rows({0, 7, 3, 0, 0, 7, 3, 1})));
-  EXPECT_TRUE(refused(rows({0, 7, 3, 1, 0, 7, 3, 1})));  // a part twice
-  EXPECT_TRUE(refused(rows({0, 7, 3, 0, 0, 7, 4, 1})));  // two newest pushes
+  EXPECT_TRUE(refused(rows({0, 7, 3, 1, 0, 7, 3, 1})));              // a part twice
+  EXPECT_FALSE(refused(rows({0, 7, 3, 0, 0, 7, 4, 1})));             // the two newest pushes
+  EXPECT_TRUE(refused(rows({0, 7, 3, 0, 0, 7, 5, 1})));              // not one after the other
+  EXPECT_TRUE(refused(rows({0, 7, 4, 0, 0, 7, 3, 1})));              // the newer first
+  EXPECT_TRUE(refused(rows({0, 7, 3, 0, 0, 7, 4, 0, 0, 7, 5, 0})));  // three
   EXPECT_TRUE(refused(rows({-1, 7, 3, 0})));
   EXPECT_TRUE(refused(rows({0, 7, 0, 0})));  // no sequence
   EXPECT_TRUE(refused(rows({0, 7, 3, -1})));
