@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/initializer.h"
@@ -16,6 +17,8 @@
 
 namespace pst {
 namespace {
+
+using namespace std::chrono_literals;
 
 constexpr uint64_t kCluster = 9;
 
@@ -220,6 +223,57 @@ TEST_F(GradientStreamerTest, AFailedStepReturnsItsErrorWithNothingInFlight) {
   EXPECT_EQ(failed.status().message(), "the device failed");
   EXPECT_FALSE(pulled);
   EXPECT_TRUE(worker_->Pull({1}, &values_).ok());
+}
+
+// Replicated shards: the chains stay as placed (shard k: ps:k, backed up
+// by the other).
+class FixedRoutes : public RouteSource {
+ public:
+  StatusOr<std::vector<ShardChain>> FetchRoutes() override { return Chains(); }
+  static std::vector<ShardChain> Chains() { return {{0, 1, 0, {1}}, {1, 1, 1, {0}}}; }
+};
+
+// Under --ps_replicas a worker keeps two pushes in flight: a step's first
+// part collects the push two steps back. When that one ends training, the
+// push still in flight is collected too before the step returns, so the
+// worker reports holding only what every replica holds.
+TEST(ReplicatedGradientStreamerTest, TheEndCollectsEveryPushInFlight) {
+  InProcessShards shards(2, nullptr, nullptr, {}, /*replicated=*/true);
+  const std::vector<VariableSpec> variables = {{"w", DType::kFloat32, {2}}};
+  PlacementOptions options;
+  options.num_shards = 2;
+  const Placement placement = Placement::Compute(WithGlobalStep(variables), options).value();
+  FixedRoutes routes;
+  auto chief = shards.Client(placement, kCluster, wire::Role::Chief);
+  chief->RouteByChains(&routes);
+  ShardConfig config;
+  config.optimizer.learning_rate = 1.0f;
+  config.global_step_variable = kGlobalStepName;
+  ASSERT_TRUE(
+      chief->Initialize(config, {Tensor(DType::kInt64, {}), Tensor(DType::kFloat32, {2})}).ok());
+  ASSERT_TRUE(chief->SendChains(FixedRoutes::Chains(), SteadyClock().Now() + 2s).ok());
+  auto worker = shards.Client(placement, kCluster);
+  worker->RouteByChains(&routes);
+  ASSERT_EQ(worker->max_pushes_in_flight(), 2u);
+  std::vector<Tensor> values;
+  ASSERT_TRUE(worker->Pull({1}, &values).ok());
+  Tensor grad(DType::kFloat32, {2});
+  const std::vector<Tensor> grads = {grad};
+  GradientStreamer streamer(worker.get(), variables, {1}, 0);
+  const auto step = [&] {
+    streamer.StartStep(&grads, /*train_steps=*/1);
+    streamer.Ready(0, 1);
+    bool pulled = false;
+    std::optional<std::string> diverged;
+    StatusOr<PushSummary> summary = streamer.Finish(0.5f, &values, &pulled, &diverged);
+    EXPECT_TRUE(summary.ok()) << summary.status().ToString();
+    return std::make_pair(summary.ok() ? summary->global_step : -2, pulled);
+  };
+  EXPECT_EQ(step(), std::make_pair(int64_t{-1}, true));  // push 1 sent
+  EXPECT_EQ(step(), std::make_pair(int64_t{-1}, true));  // push 2 sent, 1 not collected yet
+  // Push 1 says the end: push 2 is collected with it, nothing is sent.
+  EXPECT_EQ(step(), std::make_pair(int64_t{2}, false));
+  EXPECT_TRUE(worker->Pull({1}, &values).ok());  // nothing in flight
 }
 
 }  // namespace
