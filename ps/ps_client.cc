@@ -571,8 +571,7 @@ Status PsClient::FinishOldest(PushSummary* summary) {
     const auto& taken = flight->taken_parts;
     if (std::find(taken.begin(), taken.end(), &part) == taken.end()) parts.push_back(&part);
   }
-  Status finished = WaitShards(&flight->calls, parts);
-  PST_RETURN_IF_ERROR(finished);
+  PST_RETURN_IF_ERROR(WaitShards(&flight->calls, parts));
   summary->Add(flight->taken);
   for (const Round* part : parts) PST_RETURN_IF_ERROR(AddPushed(*part, summary));
   return Status::OK();
