@@ -577,10 +577,10 @@ Status PsClient::FinishOldest(PushSummary* summary) {
   return Status::OK();
 }
 
-StatusOr<std::optional<PushSummary>> PsClient::FinishPush() {
-  if (flights_.empty()) return std::optional<PushSummary>();
+StatusOr<std::optional<PushSummary>> PsClient::FinishPushesBeyond(size_t keep) {
+  if (Open() == nullptr && flights_.size() <= keep) return std::optional<PushSummary>();
   PushSummary summary;
-  while (!flights_.empty()) {
+  while (Open() != nullptr || flights_.size() > keep) {
     if (Status s = FinishOldest(&summary); !s.ok()) {
       Abandon();
       return s;
@@ -589,18 +589,10 @@ StatusOr<std::optional<PushSummary>> PsClient::FinishPush() {
   return std::optional<PushSummary>(summary);
 }
 
+StatusOr<std::optional<PushSummary>> PsClient::FinishPush() { return FinishPushesBeyond(0); }
+
 StatusOr<std::optional<PushSummary>> PsClient::MakeRoomForPush() {
-  if (Open() == nullptr && flights_.size() < max_pushes_in_flight()) {
-    return std::optional<PushSummary>();
-  }
-  PushSummary summary;
-  while (Open() != nullptr || flights_.size() >= max_pushes_in_flight()) {
-    if (Status s = FinishOldest(&summary); !s.ok()) {
-      Abandon();
-      return s;
-    }
-  }
-  return std::optional<PushSummary>(summary);
+  return FinishPushesBeyond(max_pushes_in_flight() - 1);
 }
 
 StatusOr<PushSummary> PsClient::SyncPush(const std::vector<int>& variables,

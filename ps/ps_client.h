@@ -351,6 +351,9 @@ class PsClient {
   void Abandon() { flights_.clear(); }
   // Waits for the oldest push in flight; adds its results to *summary.
   Status FinishOldest(PushSummary* summary);
+  // Waits for the oldest pushes in flight until at most `keep` are, none of
+  // them still taking parts; nullopt when there was nothing to wait for.
+  StatusOr<std::optional<PushSummary>> FinishPushesBeyond(size_t keep);
   // channel.Send(request), refused while a push is in flight.
   StatusOr<uint64_t> SendTo(Connection& channel, const OutgoingMessage& request);
   // Sends every round's requests, one round after the other, adding them

@@ -6,15 +6,16 @@
 // is full it collects the previous step's push (PsClient::MakeRoomForPush;
 // under --ps_replicas the push of the step before that, two being in
 // flight: its global step may say training is over, and then nothing of
-// this step is sent and every push in flight is collected), then sends each bucket of finite
-// gradients as a part of this step's push with its variables' next values pulled back by it
-// (PsClient::SendPushPartAndPull; under --ps_replicas, by a pull right
-// behind it), so they travel while earlier layers are differentiated; the
-// part that completes the step increments the global step. Finish then
-// takes the pulled values (PsClient::TakePullsBehindPush); the push's
-// acknowledgement is collected when the next step's first part is ready.
-// A non-finite gradient (checked as its part is built) stops the sending:
-// the parts before it were finite, so nothing non-finite reaches a ps.
+// this step is sent and every push in flight is collected), then sends
+// each bucket of finite gradients as a part of this step's push with its
+// variables' next values pulled back by it (PsClient::SendPushPartAndPull;
+// under --ps_replicas, by a pull right behind it), so they travel while
+// earlier layers are differentiated; the part that completes the step
+// increments the global step. Finish then takes the pulled values
+// (PsClient::TakePullsBehindPush); the push's acknowledgement is collected
+// when a later step's first part is ready. A non-finite gradient (checked
+// as its part is built) stops the sending: the parts before it were
+// finite, so nothing non-finite reaches a ps.
 #ifndef PST_WORKER_GRADIENT_STREAMER_H_
 #define PST_WORKER_GRADIENT_STREAMER_H_
 
