@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include "transport/socket_wait.h"
+
 namespace pst {
 
 Channel::Channel(zmq::context_t& context, ChannelOptions options, ShmOptions shm)
@@ -48,17 +50,13 @@ StatusOr<ReceivedMessage> Channel::ReadOne() {
 std::vector<bool> Channel::Poll(const std::vector<Connection*>& connections,
                                 const std::vector<bool>& wanted,
                                 std::chrono::milliseconds timeout) {
-  const size_t n = connections.size();
-  std::vector<zmq::pollitem_t> items(n);
-  for (size_t i = 0; i < n; ++i) {
-    auto* channel = dynamic_cast<Channel*>(connections[i]);
+  std::vector<zmq::socket_t*> sockets;
+  for (Connection* connection : connections) {
+    auto* channel = dynamic_cast<Channel*>(connection);
     CHECK(channel != nullptr) << "a wait over connections of different transports";
-    items[i] = {channel->socket().handle(), 0, static_cast<short>(wanted[i] ? ZMQ_POLLIN : 0), 0};
+    sockets.push_back(&channel->socket());
   }
-  zmq::poll(items.data(), n, timeout);
-  std::vector<bool> ready(n);
-  for (size_t i = 0; i < n; ++i) ready[i] = (items[i].revents & ZMQ_POLLIN) != 0;
-  return ready;
+  return WaitForMessages(sockets, wanted, timeout);
 }
 
 }  // namespace pst

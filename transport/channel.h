@@ -30,7 +30,7 @@ class Channel : public Connection {
 
  protected:
   Status Post(const OutgoingMessage& request, const Envelope& envelope) override;
-  // zmq::poll over the channels' sockets.
+  // Waits for a message on the channels' sockets (WaitForMessages).
   std::vector<bool> Poll(const std::vector<Connection*>& connections,
                          const std::vector<bool>& wanted,
                          std::chrono::milliseconds timeout) override;

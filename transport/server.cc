@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/thread_name.h"
+#include "transport/socket_wait.h"
 
 namespace pst {
 namespace {
@@ -272,32 +273,39 @@ bool RpcServer::Serve(Job& job, std::vector<zmq::message_t>* reply) {
 
 void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socket_t& monitor) {
   NameThisThread("rpc-io");
-  zmq::pollitem_t items[] = {{router.handle(), 0, ZMQ_POLLIN, 0},
-                             {replies.handle(), 0, ZMQ_POLLIN, 0},
-                             {monitor.handle(), 0, ZMQ_POLLIN, 0}};
+  enum { kRouter, kReplies, kMonitor };
+  SocketWaiter waiter({&router, &replies, &monitor});
+  const std::vector<bool> every_socket = {true, true, true};
+  // While stopping, new requests are not read: waiting on the router then
+  // would wake this thread for nothing until the last reply is out.
+  const std::vector<bool> all_but_router = {false, true, true};
   // Set when much memory may have been freed; acted on once idle, so a
   // burst is followed by one trim, not one per event.
   bool trim_due = false;
   for (;;) {
-    if (zmq::poll(items, 3, std::chrono::milliseconds(50)) == 0) {
+    if (!waiter.Wait(stopping_.load() ? all_but_router : every_socket,
+                     std::chrono::milliseconds(50))) {
       // Idle: forget the shared-memory rings of clients that are gone.
       shm_peers_.DropGone();
       if (trim_due) GiveBackFreedMemory();
       trim_due = false;
     }
-    if (items[2].revents & ZMQ_POLLIN) {
-      while (!RecvMultipart(monitor).empty()) {
+    if (waiter.TakeLook(kMonitor)) {
+      bool closed = false;
+      while (!RecvMultipart(monitor).empty()) closed = true;
+      if (closed) {
+        shm_peers_.DropGone();
+        trim_due = true;
       }
-      shm_peers_.DropGone();
-      trim_due = true;
     }
-    if (items[1].revents & ZMQ_POLLIN) {
+    if (waiter.TakeLook(kReplies)) {
       for (;;) {
         std::vector<zmq::message_t> reply = RecvMultipart(replies);
         if (reply.empty()) break;
         zmq::message_t routing_id = std::move(reply[0]);
         reply.erase(reply.begin());
         SendReply(router, routing_id, reply);
+        waiter.Touched(kRouter);
         MutexLock lock(mu_);
         --jobs_in_flight_;
       }
@@ -308,7 +316,7 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
       if (jobs_.empty() && jobs_in_flight_ == 0) break;
       continue;
     }
-    if (items[0].revents & ZMQ_POLLIN) {
+    if (waiter.TakeLook(kRouter)) {
       std::vector<zmq::message_t> request;
       bool too_large = false;
       std::deque<Job> inline_jobs;
@@ -321,6 +329,8 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
         std::vector<zmq::message_t> reply;
         if (Serve(job, &reply)) SendReply(router, job.routing_id, reply);
       }
+      // It was read until it had nothing, but replies went out since.
+      if (!inline_jobs.empty()) waiter.Touched(kRouter);
     }
   }
   router.close();
