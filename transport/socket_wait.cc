@@ -34,18 +34,26 @@ bool SocketWaiter::Wait(const std::vector<bool>& wanted, std::chrono::millisecon
   CHECK_EQ(wanted.size(), fds_.size());
   waiting_.clear();
   waiting_index_.clear();
+  bool marked = false;
   for (size_t i = 0; i < fds_.size(); ++i) {
     if (!wanted[i]) continue;
-    if (to_look_at_[i]) return true;
-    waiting_.push_back(fds_[i]);
-    waiting_index_.push_back(i);
+    if (to_look_at_[i]) {
+      marked = true;
+    } else {
+      waiting_.push_back(fds_[i]);
+      waiting_index_.push_back(i);
+    }
   }
+  // With a socket marked the others are still polled, without sleeping:
+  // a socket that stays busy must not keep the others from being read.
   // EINTR counts as a timeout: the caller's loop comes back.
-  if (::poll(waiting_.data(), waiting_.size(), Millis(timeout)) <= 0) return false;
-  for (size_t k = 0; k < waiting_.size(); ++k) {
-    if (waiting_[k].revents != 0) to_look_at_[waiting_index_[k]] = true;
+  const int fired = ::poll(waiting_.data(), waiting_.size(), marked ? 0 : Millis(timeout));
+  if (fired > 0) {
+    for (size_t k = 0; k < waiting_.size(); ++k) {
+      if (waiting_[k].revents != 0) to_look_at_[waiting_index_[k]] = true;
+    }
   }
-  return true;
+  return marked || fired > 0;
 }
 
 std::vector<bool> WaitForMessages(const std::vector<zmq::socket_t*>& sockets,

@@ -41,9 +41,9 @@ class SocketWaiter {
   // reads it until it has nothing).
   bool TakeLook(size_t i);
 
-  // Returns true at once when a wanted socket is to be looked at.
-  // Otherwise sleeps until a wanted socket's descriptor fires (it is then
-  // to be looked at) or `timeout` passes; false on timeout. Sockets not
+  // Marks the wanted sockets whose descriptors fired. Sleeps for that
+  // until one fires or `timeout` passes, unless a wanted socket is marked
+  // already; true when one is marked now, false on timeout. Sockets not
   // wanted are left alone, their marks kept.
   bool Wait(const std::vector<bool>& wanted, std::chrono::milliseconds timeout);
 

@@ -129,6 +129,19 @@ TEST_F(SocketWaitTest, ATouchedSocketIsLookedAtBeforeSleeping) {
   EXPECT_EQ(Drain(0), "announced");
 }
 
+// A socket that is marked again and again (a busy router) must not keep
+// the others from being read.
+TEST_F(SocketWaitTest, AFiredSocketIsSeenWhileAnotherIsMarked) {
+  SocketWaiter waiter({&receivers_[0], &receivers_[1]});
+  LookAtBoth(waiter);
+  Send(1, "reply");
+  waiter.Touched(0);
+  EXPECT_TRUE(waiter.Wait({true, true}, kForever));
+  EXPECT_TRUE(waiter.TakeLook(0));
+  EXPECT_TRUE(waiter.TakeLook(1));
+  EXPECT_EQ(Drain(1), "reply");
+}
+
 TEST_F(SocketWaitTest, AMarkOnASocketNotWantedIsKept) {
   SocketWaiter waiter({&receivers_[0], &receivers_[1]});
   waiter.TakeLook(1);
