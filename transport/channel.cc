@@ -22,7 +22,10 @@ Channel::Channel(zmq::context_t& context, ChannelOptions options, ShmOptions shm
 
 Status Channel::Post(const OutgoingMessage& request, const Envelope& envelope) {
   std::vector<zmq::message_t> frames = EncodeMessage(request, envelope);
-  if (shm_) frames = shm_->Outgoing(std::move(frames), envelope.request_id, envelope.cluster_id);
+  if (shm_) {
+    frames = shm_->Outgoing(std::move(frames), envelope.request_id, envelope.cluster_id);
+    if (shm_->SendOverBell(frames)) return Status::OK();
+  }
   for (size_t i = 0; i < frames.size(); ++i) {
     auto flags = i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
     if (!socket_.send(frames[i], flags)) {
@@ -35,6 +38,11 @@ Status Channel::Post(const OutgoingMessage& request, const Envelope& envelope) {
 }
 
 StatusOr<ReceivedMessage> Channel::ReadOne() {
+  if (shm_) {
+    PST_ASSIGN_OR_RETURN(std::optional<ReceivedMessage> from_bell,
+                         shm_->ReadFromBell(options().max_message_bytes));
+    if (from_bell) return std::move(*from_bell);
+  }
   std::vector<zmq::message_t> frames;
   zmq::message_t frame;
   do {
@@ -51,12 +59,14 @@ std::vector<bool> Channel::Poll(const std::vector<Connection*>& connections,
                                 const std::vector<bool>& wanted,
                                 std::chrono::milliseconds timeout) {
   std::vector<zmq::socket_t*> sockets;
+  std::vector<int> bells;
   for (Connection* connection : connections) {
     auto* channel = dynamic_cast<Channel*>(connection);
     CHECK(channel != nullptr) << "a wait over connections of different transports";
     sockets.push_back(&channel->socket());
+    bells.push_back(channel->shm_ ? channel->shm_->reply_bell_fd() : -1);
   }
-  return WaitForMessages(sockets, wanted, timeout);
+  return WaitForMessages(sockets, bells, wanted, timeout);
 }
 
 }  // namespace pst

@@ -1,6 +1,7 @@
 // Channel: the ZeroMQ Connection, one DEALER socket to one server (see
 // transport.h for the contract); with shared memory on, tensor payloads to a
-// server on this host go through a ShmClientLink instead of the socket.
+// server on this host go through a ShmClientLink instead of the socket, and
+// once the link's bells work, the headers too.
 //
 // Thread safety: none. A Channel (and its socket) is owned by one thread.
 #ifndef PST_TRANSPORT_CHANNEL_H_
@@ -25,12 +26,16 @@ class Channel : public Connection {
   zmq::socket_t& socket() { return socket_; }
   // Whether tensor payloads go through shared memory now.
   bool shm_attached() const { return shm_ && shm_->attached(); }
-  // Reads one message from the socket and decodes it.
+  // Whether requests' headers go through the link's bell now.
+  bool shm_bells_in_use() const { return shm_ && shm_->bells_in_use(); }
+  // Reads one message from the link's reply bell or the socket and decodes
+  // it.
   StatusOr<ReceivedMessage> ReadOne() override;
 
  protected:
   Status Post(const OutgoingMessage& request, const Envelope& envelope) override;
-  // Waits for a message on the channels' sockets (WaitForMessages).
+  // Waits for a message on the channels' sockets and reply bells
+  // (WaitForMessages).
   std::vector<bool> Poll(const std::vector<Connection*>& connections,
                          const std::vector<bool>& wanted,
                          std::chrono::milliseconds timeout) override;

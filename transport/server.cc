@@ -210,19 +210,18 @@ bool RpcServer::ReceiveRequest(zmq::socket_t& router, std::vector<zmq::message_t
   return true;
 }
 
-void RpcServer::OnRequest(zmq::socket_t& router, std::vector<zmq::message_t> frames, bool too_large,
-                          std::deque<Job>* inline_jobs) {
-  if (frames.size() < 2) return;  // a routing id with nothing after it
-  zmq::message_t routing_id = std::move(frames[0]);
-  frames.erase(frames.begin());
-  std::string peer_address = PeerAddress(frames[0]);
+void RpcServer::OnRequest(zmq::socket_t& router, zmq::message_t routing_id,
+                          std::string peer_address, std::vector<zmq::message_t> frames,
+                          bool too_large, std::deque<Job>* inline_jobs) {
+  if (frames.empty()) return;  // a routing id with nothing after it
   // A shared-memory ref in front is taken off here; the payload it names
   // is read in place.
   const size_t header_bytes = frames.size() > 1 ? frames[1].size() : 0;
   StatusOr<std::optional<ReceivedMessage>> in_place = std::optional<ReceivedMessage>();
   if (!too_large) {
-    in_place = shm_peers_.Incoming(std::string(routing_id.data<char>(), routing_id.size()), &frames,
-                                   cluster_id_.load(), options_.max_message_bytes);
+    in_place =
+        shm_peers_.Incoming(std::string(routing_id.data<char>(), routing_id.size()), peer_address,
+                            &frames, cluster_id_.load(), options_.max_message_bytes);
   }
   const uint64_t request_id = frames.empty() ? 0 : RequestIdOf(frames[0]);
   StatusOr<ReceivedMessage> request = MessageTooLarge(options_.max_message_bytes);
@@ -254,11 +253,16 @@ void RpcServer::OnRequest(zmq::socket_t& router, std::vector<zmq::message_t> fra
   jobs_cv_.NotifyOne();
 }
 
-void RpcServer::SendReply(zmq::socket_t& router, zmq::message_t& routing_id,
+bool RpcServer::SendReply(zmq::socket_t& router, zmq::message_t& routing_id,
                           std::vector<zmq::message_t>& frames) {
-  bytes_out_ +=
-      shm_peers_.Outgoing(std::string(routing_id.data<char>(), routing_id.size()), &frames);
+  const std::string route(routing_id.data<char>(), routing_id.size());
+  bytes_out_ += shm_peers_.Outgoing(route, &frames);
+  if (shm_peers_.SendOverBell(route, frames)) {
+    for (const zmq::message_t& frame : frames) bytes_out_ += frame.size();
+    return false;
+  }
   bytes_out_ += SendFrames(router, &routing_id, frames);
+  return true;
 }
 
 bool RpcServer::Serve(Job& job, std::vector<zmq::message_t>* reply) {
@@ -282,9 +286,14 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
   // Set when much memory may have been freed; acted on once idle, so a
   // burst is followed by one trim, not one per event.
   bool trim_due = false;
+  // The request bells of the clients on this host (ShmServerPeers), polled
+  // beside the sockets; not while stopping, as the router.
+  std::vector<pollfd> bells;
   for (;;) {
+    bells.clear();
+    if (!stopping_.load()) shm_peers_.AddBellFds(&bells);
     if (!waiter.Wait(stopping_.load() ? all_but_router : every_socket,
-                     std::chrono::milliseconds(50))) {
+                     std::chrono::milliseconds(50), &bells)) {
       // Idle: forget the shared-memory rings of clients that are gone.
       shm_peers_.DropGone();
       if (trim_due) GiveBackFreedMemory();
@@ -304,8 +313,7 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
         if (reply.empty()) break;
         zmq::message_t routing_id = std::move(reply[0]);
         reply.erase(reply.begin());
-        SendReply(router, routing_id, reply);
-        waiter.Touched(kRouter);
+        if (SendReply(router, routing_id, reply)) waiter.Touched(kRouter);
         MutexLock lock(mu_);
         --jobs_in_flight_;
       }
@@ -316,22 +324,35 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
       if (jobs_.empty() && jobs_in_flight_ == 0) break;
       continue;
     }
+    std::deque<Job> inline_jobs;
     if (waiter.TakeLook(kRouter)) {
       std::vector<zmq::message_t> request;
       bool too_large = false;
-      std::deque<Job> inline_jobs;
       while (ReceiveRequest(router, &request, &too_large)) {
         trim_due |= too_large;
-        OnRequest(router, std::move(request), too_large, &inline_jobs);
+        if (request.size() < 2) continue;  // a routing id with nothing after it
+        zmq::message_t routing_id = std::move(request[0]);
+        request.erase(request.begin());
+        std::string peer_address = PeerAddress(request[0]);
+        OnRequest(router, std::move(routing_id), std::move(peer_address), std::move(request),
+                  too_large, &inline_jobs);
       }
-      for (Job& job : inline_jobs) {
-        --inline_queued_;
-        std::vector<zmq::message_t> reply;
-        if (Serve(job, &reply)) SendReply(router, job.routing_id, reply);
-      }
-      // It was read until it had nothing, but replies went out since.
-      if (!inline_jobs.empty()) waiter.Touched(kRouter);
     }
+    for (ShmServerPeers::BellRequest& request : shm_peers_.TakeBellRequests(bells)) {
+      for (const zmq::message_t& frame : request.frames) bytes_in_ += frame.size();
+      ++requests_through_bells_;
+      OnRequest(router, zmq::message_t(request.routing_id.data(), request.routing_id.size()),
+                std::move(request.peer_address), std::move(request.frames),
+                /*too_large=*/false, &inline_jobs);
+    }
+    bool sent_on_router = false;
+    for (Job& job : inline_jobs) {
+      --inline_queued_;
+      std::vector<zmq::message_t> reply;
+      if (Serve(job, &reply)) sent_on_router |= SendReply(router, job.routing_id, reply);
+    }
+    // It was read until it had nothing, but replies went out on it since.
+    if (sent_on_router) waiter.Touched(kRouter);
   }
   router.close();
   replies.close();

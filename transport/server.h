@@ -71,6 +71,8 @@ class RpcServer : public Server {
   void set_cluster_id(uint64_t id) override { cluster_id_.store(id); }
   uint64_t bytes_in() const override { return bytes_in_.load(); }
   uint64_t bytes_out() const override { return bytes_out_.load(); }
+  // Requests whose header came through a client's bell, not ZeroMQ.
+  uint64_t requests_through_bells() const { return requests_through_bells_.load(); }
   // Requests received and not yet being served right now: queued for a
   // handler thread, or for the I/O thread (served inline).
   size_t queue_depth() const override;
@@ -88,16 +90,18 @@ class RpcServer : public Server {
   // ready. Frames past max_message_bytes are released as they are taken:
   // then only the routing id and the header are kept, and *too_large is set.
   bool ReceiveRequest(zmq::socket_t& router, std::vector<zmq::message_t>* frames, bool* too_large);
-  // Verifies a request, then queues it for a handler thread or, when served
-  // inline, in *inline_jobs.
-  void OnRequest(zmq::socket_t& router, std::vector<zmq::message_t> frames, bool too_large,
-                 std::deque<Job>* inline_jobs);
+  // Verifies a request (its frames after the routing id, from the router
+  // or a client's bell), then queues it for a handler thread or, when
+  // served inline, in *inline_jobs.
+  void OnRequest(zmq::socket_t& router, zmq::message_t routing_id, std::string peer_address,
+                 std::vector<zmq::message_t> frames, bool too_large, std::deque<Job>* inline_jobs);
   // Runs the handler on `job` on this thread: false when it deferred the
   // reply, else true with the reply's frames in *reply.
   bool Serve(Job& job, std::vector<zmq::message_t>* reply);
   // Sends a reply's frames to `routing_id`, its payload through that
-  // client's reply ring when it has one.
-  void SendReply(zmq::socket_t& router, zmq::message_t& routing_id,
+  // client's reply ring when it has one, and the rest through its reply
+  // bell when it has one. true when it went on the router.
+  bool SendReply(zmq::socket_t& router, zmq::message_t& routing_id,
                  std::vector<zmq::message_t>& frames);
   // Refusals carry cluster id 0: a stranger must not learn the cluster's.
   void SendRefusal(zmq::socket_t& router, zmq::message_t routing_id, const Status& status,
@@ -113,6 +117,7 @@ class RpcServer : public Server {
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> bytes_in_{0};
   std::atomic<uint64_t> bytes_out_{0};
+  std::atomic<uint64_t> requests_through_bells_{0};
 
   mutable Mutex mu_;
   CondVar jobs_cv_;

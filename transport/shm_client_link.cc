@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "transport/bell_frames.h"
 #include "transport/bind_address.h"
 #include "transport/shm/stale_segments.h"
 #include "transport/shm_ref.h"
@@ -61,6 +62,25 @@ void ShmClientLink::Reset() {
   next_sequence_ = 0;
   offer_request_id_ = 0;
   attached_ = false;
+  DropBells();
+}
+
+void ShmClientLink::MakeBells() {
+  StatusOr<std::unique_ptr<ShmBell>> request = ShmBell::Create(request_segment_->name() + ".bell");
+  StatusOr<std::unique_ptr<ShmBell>> reply =
+      request.ok() ? ShmBell::Create(reply_ring_ + ".bell") : request.status();
+  if (!reply.ok()) {
+    LOG(WARNING) << "headers to " << peer_name_ << " go over TCP: " << reply.status().ToString();
+    return;
+  }
+  request_bell_ = std::move(request).value();
+  reply_bell_ = std::move(reply).value();
+}
+
+void ShmClientLink::DropBells() {
+  request_bell_.reset();
+  reply_bell_.reset();
+  bells_confirmed_ = false;
 }
 
 bool ShmClientLink::Ready(uint64_t cluster_id) {
@@ -93,6 +113,7 @@ bool ShmClientLink::Ready(uint64_t cluster_id) {
   request_segment_ = std::move(request).value();
   request_writer_ = std::move(writer).value();
   reply_inbox_ = std::move(inbox).value();
+  MakeBells();
   return true;
 }
 
@@ -105,6 +126,10 @@ void ShmClientLink::MarkAttached() {
   // /dev/shm is one a SIGKILL cannot leave behind.
   request_segment_->Unlink();
   reply_inbox_->Unlink();
+  if (request_bell_) {
+    request_bell_->Unlink();
+    reply_bell_->Unlink();
+  }
 }
 
 ShmRef ShmClientLink::Ref(ShmRefKind kind, uint64_t sequence) const {
@@ -132,6 +157,28 @@ std::vector<zmq::message_t> ShmClientLink::Outgoing(std::vector<zmq::message_t> 
   sent.push_back(EncodeShmRef(Ref(ShmRefKind::kPayload, **sequence)));
   sent.push_back(std::move(frames[0]));
   return sent;
+}
+
+bool ShmClientLink::SendOverBell(const std::vector<zmq::message_t>& frames) {
+  // A server that is gone reads no bell; ZeroMQ keeps the request for the
+  // one that takes its place.
+  if (!bells_confirmed_ || !attached_ || request_writer_->ReaderGone()) return false;
+  return SendFramesOverBell(*request_bell_, frames);
+}
+
+StatusOr<std::optional<ReceivedMessage>> ShmClientLink::ReadFromBell(size_t max_message_bytes) {
+  if (!reply_bell_) return std::optional<ReceivedMessage>();
+  StatusOr<std::optional<std::vector<zmq::message_t>>> frames = ReceiveFramesFromBell(*reply_bell_);
+  if (!frames.ok()) {
+    LOG(WARNING) << "headers to " << peer_name_
+                 << " go over TCP from now on: " << frames.status().ToString();
+    DropBells();
+    return frames.status();
+  }
+  if (!*frames) return std::optional<ReceivedMessage>();
+  bells_confirmed_ = true;
+  PST_ASSIGN_OR_RETURN(ReceivedMessage message, Incoming(std::move(**frames), max_message_bytes));
+  return std::optional<ReceivedMessage>(std::move(message));
 }
 
 StatusOr<ReceivedMessage> ShmClientLink::Incoming(std::vector<zmq::message_t> frames,

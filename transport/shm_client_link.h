@@ -4,7 +4,10 @@
 // header. Made when the channel first sends a tensor to a server on this
 // host; the server attaches both rings when it takes the offer that rides
 // on a request; from then on payloads go through the rings, and over TCP
-// whenever one does not fit.
+// whenever one does not fit. Once the server has attached, it answers
+// through the reply bell (shm_bell.h); after the first answer that came
+// that way, the short frames of each request (the ref and the header, or a
+// header alone) go through the request bell instead of ZeroMQ.
 //
 // Thread safety: none; used by its Channel's thread. Messages decoded from
 // the reply ring may be dropped on any thread.
@@ -13,12 +16,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
 
 #include "common/status.h"
 #include "transport/message.h"
+#include "transport/shm/shm_bell.h"
 #include "transport/shm/shm_ring.h"
 #include "transport/shm/shm_segment.h"
 #include "transport/shm_options.h"
@@ -44,8 +49,20 @@ class ShmClientLink {
   // when it starts with a ref.
   StatusOr<ReceivedMessage> Incoming(std::vector<zmq::message_t> frames, size_t max_message_bytes);
 
+  // Sends the frames Outgoing returned through the request bell: false
+  // when they go over ZeroMQ instead (no bell yet, the server is gone, too
+  // long, or the pipe is full).
+  bool SendOverBell(const std::vector<zmq::message_t>& frames);
+  // The next message the server sent through the reply bell, decoded as
+  // Incoming does; nullopt when none waits.
+  StatusOr<std::optional<ReceivedMessage>> ReadFromBell(size_t max_message_bytes);
+  // The reply bell's descriptor, readable when a message waits; -1: none.
+  int reply_bell_fd() const { return reply_bell_ ? reply_bell_->fd() : -1; }
+
   // Whether payloads go through the rings now (the server attached).
   bool attached() const { return attached_; }
+  // Whether requests' headers go through the request bell now.
+  bool bells_in_use() const { return bells_confirmed_; }
 
  private:
   // Makes the two segments for `cluster_id`; false (logged once) when this
@@ -58,6 +75,10 @@ class ShmClientLink {
   // The server took the offer: payloads go through the rings from now on.
   void MarkAttached();
   ShmRef Ref(ShmRefKind kind, uint64_t sequence) const;
+  // Makes the two bells beside the segments; without them (logged) only
+  // the payloads skip ZeroMQ.
+  void MakeBells();
+  void DropBells();
 
   const ShmOptions options_;
   const std::string peer_name_;
@@ -75,6 +96,10 @@ class ShmClientLink {
   // or a later one with no server attached means the server declined.
   uint64_t offer_request_id_ = 0;
   bool attached_ = false;
+  std::unique_ptr<ShmBell> request_bell_;
+  std::unique_ptr<ShmBell> reply_bell_;
+  // A message came through the reply bell: the server reads the request bell.
+  bool bells_confirmed_ = false;
 };
 
 }  // namespace pst

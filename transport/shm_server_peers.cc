@@ -2,8 +2,10 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <utility>
 
+#include "transport/bell_frames.h"
 #include "transport/shm/shm_name.h"
 
 namespace pst {
@@ -48,15 +50,32 @@ StatusOr<std::shared_ptr<ShmServerPeers::Peer>> ShmServerPeers::Attach(const Shm
   PST_ASSIGN_OR_RETURN(std::unique_ptr<ShmSegment> replies,
                        ShmSegment::Open(ref.reply_ring, cluster_id));
   auto peer = std::make_shared<Peer>();
+  StatusOr<std::unique_ptr<ShmBell>> request_bell = ShmBell::Open(ref.request_ring + ".bell");
+  StatusOr<std::unique_ptr<ShmBell>> reply_bell =
+      request_bell.ok() ? ShmBell::Open(ref.reply_ring + ".bell") : request_bell.status();
+  if (reply_bell.ok()) {
+    peer->request_bell = std::move(request_bell).value();
+    peer->reply_bell = std::move(reply_bell).value();
+  } else {
+    LOG(WARNING) << server_name_ << ": headers from the client of " << ref.request_ring
+                 << " go over TCP: " << reply_bell.status().ToString();
+  }
   PST_ASSIGN_OR_RETURN(peer->replies, ShmRingWriter::Attach(*replies));
   peer->reply_segment = std::move(replies);
   PST_ASSIGN_OR_RETURN(peer->requests, ShmInbox::Attach(std::move(requests)));
   return peer;
 }
 
+void ShmServerPeers::Route(const std::string& routing_id, const std::string& peer_address,
+                           const std::shared_ptr<Peer>& peer) {
+  routes_[routing_id] = peer;
+  peer->routing_id = routing_id;
+  peer->peer_address = peer_address;
+}
+
 StatusOr<std::optional<ReceivedMessage>> ShmServerPeers::Incoming(
-    const std::string& routing_id, std::vector<zmq::message_t>* frames, uint64_t cluster_id,
-    size_t max_message_bytes) {
+    const std::string& routing_id, const std::string& peer_address,
+    std::vector<zmq::message_t>* frames, uint64_t cluster_id, size_t max_message_bytes) {
   if (frames->empty() || !IsShmRef(frames->front())) return std::optional<ReceivedMessage>();
   StatusOr<ShmRef> ref = DecodeShmRef(frames->front());
   frames->erase(frames->begin());
@@ -67,7 +86,7 @@ StatusOr<std::optional<ReceivedMessage>> ShmServerPeers::Incoming(
   if (ref->kind == ShmRefKind::kOffer) {
     if (options_.mode == ShmMode::kOff) return std::optional<ReceivedMessage>();
     if (known != peers_.end()) {
-      routes_[routing_id] = known->second;
+      Route(routing_id, peer_address, known->second);
       return std::optional<ReceivedMessage>();
     }
     StatusOr<std::shared_ptr<Peer>> peer = Attach(*ref, cluster_id);
@@ -81,14 +100,14 @@ StatusOr<std::optional<ReceivedMessage>> ShmServerPeers::Incoming(
       return std::optional<ReceivedMessage>();
     }
     peers_[ref->request_ring] = *peer;
-    routes_[routing_id] = *peer;
+    Route(routing_id, peer_address, *peer);
     return std::optional<ReceivedMessage>();
   }
   if (known == peers_.end()) {
     return FailedPrecondition("payload in shared-memory segment " + ref->request_ring +
                               ", which was never offered");
   }
-  routes_[routing_id] = known->second;
+  Route(routing_id, peer_address, known->second);
   PST_ASSIGN_OR_RETURN(ReceivedMessage message,
                        known->second->requests->Decode(std::move(frames->front()), ref->sequence,
                                                        max_message_bytes));
@@ -116,6 +135,45 @@ size_t ShmServerPeers::Outgoing(const std::string& routing_id,
   sent.push_back(std::move(frames->front()));
   *frames = std::move(sent);
   return bytes;
+}
+
+bool ShmServerPeers::SendOverBell(const std::string& routing_id,
+                                  const std::vector<zmq::message_t>& frames) {
+  auto route = routes_.find(routing_id);
+  if (route == routes_.end() || !route->second->reply_bell) return false;
+  return SendFramesOverBell(*route->second->reply_bell, frames);
+}
+
+void ShmServerPeers::AddBellFds(std::vector<pollfd>* fds) const {
+  for (const auto& [name, peer] : peers_) {
+    if (peer->request_bell) fds->push_back({peer->request_bell->fd(), POLLIN, 0});
+  }
+}
+
+std::vector<ShmServerPeers::BellRequest> ShmServerPeers::TakeBellRequests(
+    const std::vector<pollfd>& fds) {
+  std::vector<BellRequest> requests;
+  for (const auto& [name, peer] : peers_) {
+    if (!peer->request_bell) continue;
+    const int fd = peer->request_bell->fd();
+    const bool fired = std::any_of(fds.begin(), fds.end(),
+                                   [fd](const pollfd& p) { return p.fd == fd && p.revents != 0; });
+    if (!fired) continue;
+    for (;;) {
+      StatusOr<std::optional<std::vector<zmq::message_t>>> frames =
+          ReceiveFramesFromBell(*peer->request_bell);
+      if (!frames.ok()) {
+        LOG(WARNING) << server_name_ << ": " << frames.status().ToString()
+                     << "; that client's headers go over TCP from now on";
+        peer->request_bell.reset();
+        peer->reply_bell.reset();
+        break;
+      }
+      if (!*frames) break;
+      requests.push_back({peer->routing_id, peer->peer_address, std::move(*frames).value()});
+    }
+  }
+  return requests;
 }
 
 void ShmServerPeers::DropGone() {

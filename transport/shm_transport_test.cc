@@ -124,6 +124,42 @@ TEST_F(ShmTransportTest, TensorsGoThroughTheRingsAndAreReadInPlaceOnBothSides) {
   }
 }
 
+// Once the server answered through the reply bell, requests' headers go
+// through the request bell: ZeroMQ carries none of them, in either
+// direction, replies sent from the handler threads included.
+TEST_F(ShmTransportTest, HeadersGoThroughTheBellsOnceTheServerAnsweredThroughOne) {
+  StartServer(ShmMode::kAuto);
+  auto channel = Connect();
+  CallAndCheck(*channel, 1000, 1.0f);  // the offer, over TCP; answered by bell
+  ASSERT_TRUE(channel->shm_attached());
+  EXPECT_TRUE(channel->shm_bells_in_use());
+  EXPECT_EQ(server_->requests_through_bells(), 0u);
+  EXPECT_TRUE(ShmEntriesOf(cluster_id_).empty()) << "the bells' names go with the segments'";
+  for (int i = 0; i < 10; ++i) {
+    ReceivedMessage reply = CallAndCheck(*channel, 1000 + i, 2.0f + i);
+    EXPECT_TRUE(request_in_place_.load()) << i;
+    EXPECT_TRUE(InSegment(reply.tensors()[0].data)) << i;
+  }
+  // A wait over several connections (a worker's over its ps shards) wakes
+  // for the bell: it reads only the connections its poll saw ready.
+  for (int i = 0; i < 10; ++i) {
+    StatusOr<uint64_t> id = channel->Send(Request(1000, 5.0f + i));
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    PendingCalls calls;
+    calls.Add(channel.get(), *id);
+    const Status waited = calls.WaitAll(SteadyClock().Now() + std::chrono::seconds(30));
+    ASSERT_TRUE(waited.ok()) << waited.ToString();
+    EXPECT_TRUE(Holds(calls.replies()[0].tensors()[0], 1000, 6.0f + i));
+  }
+  EXPECT_EQ(server_->requests_through_bells(), 20u);
+  // A payload the ring cannot hold goes over TCP, header and all, and the
+  // bells carry the next one again.
+  CallAndCheck(*channel, 512 << 10, 3.0f);
+  EXPECT_EQ(server_->requests_through_bells(), 20u);
+  CallAndCheck(*channel, 1000, 4.0f);
+  EXPECT_EQ(server_->requests_through_bells(), 21u);
+}
+
 // Small payloads stay on TCP (ZeroMQ's zero-copy frames beat the ring's
 // copy there), in both directions; larger ones use the rings.
 TEST_F(ShmTransportTest, APayloadBelowTheMinimumGoesOverTcp) {
@@ -195,9 +231,9 @@ TEST_F(ShmTransportTest, AServerRefusesTheRingsOfAnotherCluster) {
   const uint64_t foreign = AnotherClusterId();
   ShmClientLink link(ShmOptions{ShmMode::kAuto, 4096}, "echo:0", "tcp://127.0.0.1:1");
   std::vector<zmq::message_t> frames = OfferFrames(link, foreign);
-  ASSERT_EQ(ShmEntriesOf(foreign).size(), 2u);
+  ASSERT_EQ(ShmEntriesOf(foreign).size(), 4u);  // two segments, two bells
   ShmServerPeers peers(ShmOptions{ShmMode::kAuto, 4096}, "ps:0");
-  auto taken = peers.Incoming("route", &frames, cluster_id_, 1 << 20);
+  auto taken = peers.Incoming("route", "", &frames, cluster_id_, 1 << 20);
   ASSERT_TRUE(taken.ok()) << taken.status().ToString();
   EXPECT_FALSE(taken->has_value());  // the ref is taken off, the rest decodes as usual
   EXPECT_EQ(frames.size(), 3u);
@@ -205,13 +241,13 @@ TEST_F(ShmTransportTest, AServerRefusesTheRingsOfAnotherCluster) {
 
   // The same offer to a server of that cluster is taken.
   std::vector<zmq::message_t> again = OfferFrames(link, foreign);
-  ASSERT_TRUE(peers.Incoming("route", &again, foreign, 1 << 20).ok());
+  ASSERT_TRUE(peers.Incoming("route", "", &again, foreign, 1 << 20).ok());
   EXPECT_EQ(peers.num_peers(), 1u);
 }
 
 TEST_F(ShmTransportTest, TheNextStartOfAJobRemovesTheSegmentsOfAKilledTask) {
   // A task that offers its rings and is SIGKILLed before the server took
-  // them: its names stay in /dev/shm.
+  // them: its names (two segments, two bells) stay in /dev/shm.
   ForkedChild task([&](int ready_fd) {
     ShmClientLink link(ShmOptions{ShmMode::kAuto, 4096}, "ps:0", "tcp://127.0.0.1:1");
     if (OfferFrames(link, cluster_id_).size() != 4) return 1;
@@ -220,13 +256,13 @@ TEST_F(ShmTransportTest, TheNextStartOfAJobRemovesTheSegmentsOfAKilledTask) {
   });
   ASSERT_TRUE(task.WaitReady());
   task.Kill();
-  ASSERT_EQ(ShmEntriesOf(cluster_id_).size(), 2u);
+  ASSERT_EQ(ShmEntriesOf(cluster_id_).size(), 4u);
   // The next task of the job removes them before making its own.
   {
     ShmClientLink link(ShmOptions{ShmMode::kAuto, 4096}, "ps:0", "tcp://127.0.0.1:1");
     OfferFrames(link, cluster_id_);
     const std::vector<std::string> entries = ShmEntriesOf(cluster_id_);
-    ASSERT_EQ(entries.size(), 2u);
+    ASSERT_EQ(entries.size(), 4u);
     for (const std::string& entry : entries) {
       EXPECT_EQ(entry.find("-" + std::to_string(task.pid()) + "-"), std::string::npos) << entry;
     }

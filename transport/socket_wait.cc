@@ -30,7 +30,8 @@ bool SocketWaiter::TakeLook(size_t i) {
   return look;
 }
 
-bool SocketWaiter::Wait(const std::vector<bool>& wanted, std::chrono::milliseconds timeout) {
+bool SocketWaiter::Wait(const std::vector<bool>& wanted, std::chrono::milliseconds timeout,
+                        std::vector<pollfd>* also) {
   CHECK_EQ(wanted.size(), fds_.size());
   waiting_.clear();
   waiting_index_.clear();
@@ -44,20 +45,25 @@ bool SocketWaiter::Wait(const std::vector<bool>& wanted, std::chrono::millisecon
       waiting_index_.push_back(i);
     }
   }
+  const size_t sockets = waiting_.size();
+  if (also != nullptr) waiting_.insert(waiting_.end(), also->begin(), also->end());
   // With a socket marked the others are still polled, without sleeping:
   // a socket that stays busy must not keep the others from being read.
   // EINTR counts as a timeout: the caller's loop comes back.
   const int fired = ::poll(waiting_.data(), waiting_.size(), marked ? 0 : Millis(timeout));
-  if (fired > 0) {
-    for (size_t k = 0; k < waiting_.size(); ++k) {
-      if (waiting_[k].revents != 0) to_look_at_[waiting_index_[k]] = true;
+  for (size_t k = 0; k < waiting_.size(); ++k) {
+    const short revents = fired > 0 ? waiting_[k].revents : 0;
+    if (k >= sockets) {
+      (*also)[k - sockets].revents = revents;
+    } else if (revents != 0) {
+      to_look_at_[waiting_index_[k]] = true;
     }
   }
   return marked || fired > 0;
 }
 
 std::vector<bool> WaitForMessages(const std::vector<zmq::socket_t*>& sockets,
-                                  const std::vector<bool>& wanted,
+                                  const std::vector<int>& bells, const std::vector<bool>& wanted,
                                   std::chrono::milliseconds timeout) {
   const size_t n = sockets.size();
   std::vector<bool> ready(n, false);
@@ -71,6 +77,14 @@ std::vector<bool> WaitForMessages(const std::vector<zmq::socket_t*>& sockets,
     fds.push_back({SocketFd(*sockets[i]), POLLIN, 0});
     index.push_back(i);
   }
+  // The bells are polled after the sockets: fds[k] for k < num_sockets is
+  // socket index[k]'s, the rest are bells.
+  const size_t num_sockets = index.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (!wanted[i] || bells[i] < 0) continue;
+    fds.push_back({bells[i], POLLIN, 0});
+    index.push_back(i);
+  }
   if (any || fds.empty()) return ready;
   const auto deadline = SteadyClock().Now() + timeout;
   for (;;) {
@@ -79,8 +93,9 @@ std::vector<bool> WaitForMessages(const std::vector<zmq::socket_t*>& sockets,
     if (::poll(fds.data(), fds.size(), Millis(left)) > 0) {
       for (size_t k = 0; k < fds.size(); ++k) {
         if (fds[k].revents == 0) continue;
-        ready[index[k]] = HasMessage(*sockets[index[k]]);
-        any |= ready[index[k]];
+        const bool has = k >= num_sockets || HasMessage(*sockets[index[k]]);
+        ready[index[k]] = ready[index[k]] || has;
+        any |= has;
       }
       if (any) return ready;
     }

@@ -43,9 +43,11 @@ class SocketWaiter {
 
   // Marks the wanted sockets whose descriptors fired. Sleeps for that
   // until one fires or `timeout` passes, unless a wanted socket is marked
-  // already; true when one is marked now, false on timeout. Sockets not
-  // wanted are left alone, their marks kept.
-  bool Wait(const std::vector<bool>& wanted, std::chrono::milliseconds timeout);
+  // already; true when one is marked now or an `also` descriptor fired,
+  // false on timeout. Sockets not wanted are left alone, their marks kept.
+  // `also` (may be null): more descriptors to wait on, their revents set.
+  bool Wait(const std::vector<bool>& wanted, std::chrono::milliseconds timeout,
+            std::vector<pollfd>* also = nullptr);
 
  private:
   std::vector<pollfd> fds_;
@@ -57,9 +59,11 @@ class SocketWaiter {
 // zmq::poll for messages on `sockets`, with one look at each socket fewer:
 // asks each wanted socket whether it has a message, and if none has,
 // sleeps on their descriptors and asks again those that fired, until one
-// has or `timeout` passes. ready[i]: socket i has a message.
+// has or `timeout` passes. bells[i] (-1: none) is another descriptor of
+// socket i's connection, readable when a message waits there. ready[i]:
+// socket i has a message, or bells[i] is readable.
 std::vector<bool> WaitForMessages(const std::vector<zmq::socket_t*>& sockets,
-                                  const std::vector<bool>& wanted,
+                                  const std::vector<int>& bells, const std::vector<bool>& wanted,
                                   std::chrono::milliseconds timeout);
 
 }  // namespace pst

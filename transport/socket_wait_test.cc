@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <string>
@@ -66,7 +67,7 @@ TEST_F(SocketWaitTest, AMessageWhoseSignalWasTakenIsStillFound) {
   Send(0, "early");
   ASSERT_TRUE(HasMessage(receivers_[0]));
   ASSERT_FALSE(DescriptorFires(0));
-  const std::vector<bool> ready = WaitForMessages({&receivers_[0]}, {true}, kForever);
+  const std::vector<bool> ready = WaitForMessages({&receivers_[0]}, {-1}, {true}, kForever);
   EXPECT_TRUE(ready[0]);
   EXPECT_EQ(Drain(0), "early");
 }
@@ -77,7 +78,7 @@ TEST_F(SocketWaitTest, WaitForMessagesWakesWhenOneArrives) {
     Send(1, "late");
   });
   const std::vector<bool> ready =
-      WaitForMessages({&receivers_[0], &receivers_[1]}, {true, true}, kForever);
+      WaitForMessages({&receivers_[0], &receivers_[1]}, {-1, -1}, {true, true}, kForever);
   sender.join();
   EXPECT_FALSE(ready[0]);
   EXPECT_TRUE(ready[1]);
@@ -87,9 +88,32 @@ TEST_F(SocketWaitTest, WaitForMessagesWakesWhenOneArrives) {
 TEST_F(SocketWaitTest, WaitForMessagesIgnoresSocketsNotWantedAndTimesOut) {
   Send(0, "unwanted");
   const std::vector<bool> ready =
-      WaitForMessages({&receivers_[0], &receivers_[1]}, {false, true}, milliseconds(10));
+      WaitForMessages({&receivers_[0], &receivers_[1]}, {-1, -1}, {false, true}, milliseconds(10));
   EXPECT_FALSE(ready[0]);
   EXPECT_FALSE(ready[1]);
+}
+
+// A connection's bell (a pipe here) makes it ready as its socket would, and
+// only when wanted.
+TEST_F(SocketWaitTest, WaitForMessagesWakesForABell) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  EXPECT_FALSE(WaitForMessages({&receivers_[0], &receivers_[1]}, {-1, pipe_fds[0]}, {true, false},
+                               milliseconds(10))[0]);
+  std::thread ringer([&] {
+    std::this_thread::sleep_for(milliseconds(20));
+    ASSERT_EQ(::write(pipe_fds[1], "x", 1), 1);
+  });
+  const std::vector<bool> ready =
+      WaitForMessages({&receivers_[0], &receivers_[1]}, {-1, pipe_fds[0]}, {true, true}, kForever);
+  ringer.join();
+  EXPECT_FALSE(ready[0]);
+  EXPECT_TRUE(ready[1]);
+  const std::vector<bool> unwanted = WaitForMessages(
+      {&receivers_[0], &receivers_[1]}, {-1, pipe_fds[0]}, {true, false}, milliseconds(10));
+  EXPECT_FALSE(unwanted[1]) << "a bell of a connection not wanted";
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
 }
 
 TEST_F(SocketWaitTest, WaiterLooksAtEverySocketFirst) {
@@ -140,6 +164,32 @@ TEST_F(SocketWaitTest, AFiredSocketIsSeenWhileAnotherIsMarked) {
   EXPECT_TRUE(waiter.TakeLook(0));
   EXPECT_TRUE(waiter.TakeLook(1));
   EXPECT_EQ(Drain(1), "reply");
+}
+
+TEST_F(SocketWaitTest, WaiterWakesForAnotherDescriptorAndSaysWhichFired) {
+  SocketWaiter waiter({&receivers_[0], &receivers_[1]});
+  LookAtBoth(waiter);
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  std::vector<pollfd> also = {{pipe_fds[0], POLLIN, 0}};
+  EXPECT_FALSE(waiter.Wait({true, true}, milliseconds(10), &also));
+  EXPECT_EQ(also[0].revents, 0);
+  std::thread ringer([&] {
+    std::this_thread::sleep_for(milliseconds(20));
+    ASSERT_EQ(::write(pipe_fds[1], "x", 1), 1);
+  });
+  EXPECT_TRUE(waiter.Wait({true, true}, kForever, &also));
+  ringer.join();
+  EXPECT_NE(also[0].revents & POLLIN, 0);
+  EXPECT_FALSE(waiter.TakeLook(0));
+  EXPECT_FALSE(waiter.TakeLook(1));
+  // Polled even while a socket is marked, without sleeping.
+  waiter.Touched(0);
+  also[0].revents = 0;
+  EXPECT_TRUE(waiter.Wait({true, true}, kForever, &also));
+  EXPECT_NE(also[0].revents & POLLIN, 0);
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
 }
 
 TEST_F(SocketWaitTest, AMarkOnASocketNotWantedIsKept) {

@@ -1,6 +1,7 @@
 // ZmqTransport: the real transport, ZeroMQ over TCP (Channel, RpcServer),
-// with tensor payloads through shared memory between tasks on one host
-// unless `shm` says off (docs/SHARED_MEMORY.md).
+// with tensor payloads through shared memory between tasks on one host,
+// and then their headers through bells, unless `shm` says off
+// (docs/SHARED_MEMORY.md).
 //
 // Thread safety: Connect and Listen are thread-safe (the context is).
 #ifndef PST_TRANSPORT_ZMQ_TRANSPORT_H_

@@ -46,7 +46,9 @@ StatusOr<int> CleanStaleSegments(uint64_t cluster_id) {
       if (errno == ENOENT) continue;  // another task of the job cleaned it first
       return FileError("cannot stat " + path, errno);
     }
-    if (!S_ISREG(info.st_mode) || info.st_uid != ::geteuid()) continue;
+    // A segment, or the named pipe beside it (shm_bell.h).
+    const bool ours = S_ISREG(info.st_mode) || S_ISFIFO(info.st_mode);
+    if (!ours || info.st_uid != ::geteuid()) continue;
     if (::shm_unlink(("/" + entry).c_str()) != 0) {
       if (errno == ENOENT) continue;
       return FileError("cannot remove stale shared-memory segment " + path, errno);
