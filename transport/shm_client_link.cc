@@ -139,7 +139,7 @@ ShmRef ShmClientLink::Ref(ShmRefKind kind, uint64_t sequence) const {
 std::vector<zmq::message_t> ShmClientLink::Outgoing(std::vector<zmq::message_t> frames,
                                                     uint64_t request_id, uint64_t cluster_id) {
   const size_t bytes = InPlacePayloadBytes(frames, 1);
-  if (bytes == 0 || bytes < options_.min_payload_bytes || !Ready(cluster_id)) return frames;
+  if (bytes == 0 || !Ready(cluster_id)) return frames;
   if (!attached_ && request_writer_->ReaderAttached()) MarkAttached();
   if (!attached_) {
     if (offer_request_id_ == 0) offer_request_id_ = request_id;

@@ -27,7 +27,6 @@ StatusOr<ShmMode> ParseShmMode(const std::string& text) {
 ShmOptions DefaultShmOptions() {
   ShmOptions options;
   options.mode = DefaultMode().load();
-  options.min_payload_bytes = kDefaultMinShmPayloadBytes;
   return options;
 }
 

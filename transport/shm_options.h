@@ -21,15 +21,7 @@ struct ShmOptions {
   // tensors), taken from /dev/shm when the connection first carries one; a
   // message larger than a ring goes over TCP.
   size_t ring_bytes = size_t{16} << 20;
-  // A message whose tensors take fewer bytes goes over TCP: below about
-  // 64 KiB the ring's copy costs more than ZeroMQ's zero-copy frames save
-  // (bench_transport: a 4 KiB pull + push round 1.1-1.2x slower through
-  // the ring, a 1 MiB one 9 % faster).
-  size_t min_payload_bytes = 0;
 };
-
-// DefaultShmOptions' min_payload_bytes.
-constexpr size_t kDefaultMinShmPayloadBytes = size_t{64} << 10;
 
 // "auto" or "off"; InvalidArgument naming --shm otherwise.
 StatusOr<ShmMode> ParseShmMode(const std::string& text);

@@ -63,7 +63,7 @@ class ShmTransportTest : public ShmTest {
  protected:
   // An echo server: the reply carries the request's tensors plus one; it
   // records whether the request's payload was read in place.
-  void StartServer(ShmMode mode, size_t ring_bytes = size_t{1} << 20, size_t min_payload = 0) {
+  void StartServer(ShmMode mode, size_t ring_bytes = size_t{1} << 20) {
     ServerOptions options;
     options.name = "echo:0";
     options.endpoint = "tcp://127.0.0.1:*";
@@ -81,17 +81,16 @@ class ShmTransportTest : public ShmTest {
           }
           return reply;
         },
-        ShmOptions{mode, ring_bytes, min_payload});
+        ShmOptions{mode, ring_bytes});
     ASSERT_TRUE(server_->Start().ok());
   }
-  std::unique_ptr<Channel> Connect(size_t ring_bytes = size_t{1} << 20, size_t min_payload = 0) {
+  std::unique_ptr<Channel> Connect(size_t ring_bytes = size_t{1} << 20) {
     ChannelOptions options;
     options.peer_name = "echo:0";
     options.endpoint = server_->bound_endpoint();
     options.cluster_id = cluster_id_;
     options.rpc_timeout_ms = 10000;
-    return std::make_unique<Channel>(context_, options,
-                                     ShmOptions{ShmMode::kAuto, ring_bytes, min_payload});
+    return std::make_unique<Channel>(context_, options, ShmOptions{ShmMode::kAuto, ring_bytes});
   }
   // A call whose reply must hold the request's values plus one.
   ReceivedMessage CallAndCheck(Channel& channel, int64_t elements, float value) {
@@ -158,23 +157,6 @@ TEST_F(ShmTransportTest, HeadersGoThroughTheBellsOnceTheServerAnsweredThroughOne
   EXPECT_EQ(server_->requests_through_bells(), 20u);
   CallAndCheck(*channel, 1000, 4.0f);
   EXPECT_EQ(server_->requests_through_bells(), 21u);
-}
-
-// Small payloads stay on TCP (ZeroMQ's zero-copy frames beat the ring's
-// copy there), in both directions; larger ones use the rings.
-TEST_F(ShmTransportTest, APayloadBelowTheMinimumGoesOverTcp) {
-  StartServer(ShmMode::kAuto, size_t{1} << 20, kDefaultMinShmPayloadBytes);
-  auto channel = Connect(size_t{1} << 20, kDefaultMinShmPayloadBytes);
-  ReceivedMessage small = CallAndCheck(*channel, 1000, 1.0f);  // 4 KB: no offer either
-  EXPECT_FALSE(channel->shm_attached());
-  CallAndCheck(*channel, 32 << 10, 2.0f);  // 128 KiB: offers the rings
-  ASSERT_TRUE(channel->shm_attached());
-  ReceivedMessage large = CallAndCheck(*channel, 32 << 10, 3.0f);
-  EXPECT_TRUE(request_in_place_.load());
-  EXPECT_TRUE(InSegment(large.tensors()[0].data));
-  small = CallAndCheck(*channel, 1000, 4.0f);
-  EXPECT_FALSE(request_in_place_.load());
-  EXPECT_FALSE(InSegment(small.tensors()[0].data));
 }
 
 TEST_F(ShmTransportTest, APayloadLargerThanTheRingGoesOverTcp) {

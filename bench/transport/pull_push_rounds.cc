@@ -50,8 +50,6 @@ std::vector<PullPushResult> RunPullPushRounds(const std::vector<size_t>& sizes,
   InProcessPs ps(ps_threads, kBenchClusterId);
   zmq::context_t client_context(1);
   ZmqTransport client_transport(client_context, ShmOptions());  // TCP only
-  // Every size through the rings, below --shm's 64 KiB minimum too: the
-  // path itself, where the tasks would send a small one over TCP.
   ZmqTransport shm_transport(client_context, ShmOptions{ShmMode::kAuto, size_t{16} << 20});
   PsClient client(client_transport, ps.Cluster(), std::move(placement).value(), BenchIdentity());
   CheckOk(client.Initialize(SgdConfig(), initial), "initialize");

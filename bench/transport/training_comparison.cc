@@ -33,7 +33,7 @@ TrainingResult RunTrainingComparison(const TrainingOptions& options, const Timin
   }
 
   ClusterTrainer cluster(options.model, initial, options.ps_threads, ShmOptions(), std::nullopt);
-  const ShmOptions shm{ShmMode::kAuto, size_t{16} << 20, kDefaultMinShmPayloadBytes};
+  const ShmOptions shm{ShmMode::kAuto, size_t{16} << 20};
   ClusterTrainer shared(options.model, initial, options.ps_threads, shm,
                         WorkerOptions().push_bucket_bytes);
   ClusterTrainer whole(options.model, initial, options.ps_threads, shm,
