@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -51,12 +52,30 @@ StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(std::vector<std::str
   return std::unique_ptr<ChildProcess>(new ChildProcess(pid, log_path));
 }
 
+namespace {
+
+// Unlinks "/dev/shm/pst-<cluster id>-<pid>-<purpose>" (segments and bells).
+void RemoveSharedMemoryOf(pid_t pid) {
+  const std::string mark = "-" + std::to_string(pid) + "-";
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("pst-", 0) == 0 && name.find(mark) != std::string::npos) {
+      std::filesystem::remove(entry.path(), error);
+    }
+  }
+}
+
+}  // namespace
+
 ChildProcess::~ChildProcess() {
   if (!exit_code_) {
     ::kill(pid_, SIGKILL);
     int status;
     ::waitpid(pid_, &status, 0);
+    exit_code_ = 128 + SIGKILL;
   }
+  if (*exit_code_ >= 128) RemoveSharedMemoryOf(pid_);
 }
 
 std::optional<int> ChildProcess::Wait(std::chrono::milliseconds timeout) {

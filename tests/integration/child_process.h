@@ -1,6 +1,9 @@
 // ChildProcess: a program started by a test, with its output in a log file.
 // The destructor kills it (SIGKILL, by PID) if it is still running, so a
-// failing test never leaves processes behind.
+// failing test never leaves processes behind; and of a child that a signal
+// ended, it removes the shared-memory names left in /dev/shm, which the
+// product leaves to the next start of the same job (docs/SHARED_MEMORY.md),
+// a start that a test's killed job never gets.
 #ifndef PST_TESTS_INTEGRATION_CHILD_PROCESS_H_
 #define PST_TESTS_INTEGRATION_CHILD_PROCESS_H_
 
