@@ -19,6 +19,27 @@ using std::chrono::milliseconds;
 // on a message and does not fails the test after this.
 constexpr milliseconds kForever{30000};
 
+// A pipe standing in for a connection's bell: readable once rung.
+class PipeBell {
+ public:
+  PipeBell() { EXPECT_EQ(::pipe(fds_), 0); }
+  ~PipeBell() {
+    ::close(fds_[0]);
+    ::close(fds_[1]);
+  }
+  int fd() const { return fds_[0]; }
+  // Rings it from another thread after 20 ms; join the thread returned.
+  std::thread RingLater() {
+    return std::thread([this] {
+      std::this_thread::sleep_for(milliseconds(20));
+      EXPECT_EQ(::write(fds_[1], "x", 1), 1);
+    });
+  }
+
+ private:
+  int fds_[2] = {-1, -1};
+};
+
 class SocketWaitTest : public ::testing::Test {
  protected:
   // Two connected pairs: senders_[i] -> receivers_[i].
@@ -96,24 +117,18 @@ TEST_F(SocketWaitTest, WaitForMessagesIgnoresSocketsNotWantedAndTimesOut) {
 // A connection's bell (a pipe here) makes it ready as its socket would, and
 // only when wanted.
 TEST_F(SocketWaitTest, WaitForMessagesWakesForABell) {
-  int pipe_fds[2];
-  ASSERT_EQ(::pipe(pipe_fds), 0);
-  EXPECT_FALSE(WaitForMessages({&receivers_[0], &receivers_[1]}, {-1, pipe_fds[0]}, {true, false},
+  PipeBell bell;
+  EXPECT_FALSE(WaitForMessages({&receivers_[0], &receivers_[1]}, {-1, bell.fd()}, {true, false},
                                milliseconds(10))[0]);
-  std::thread ringer([&] {
-    std::this_thread::sleep_for(milliseconds(20));
-    ASSERT_EQ(::write(pipe_fds[1], "x", 1), 1);
-  });
+  std::thread ringer = bell.RingLater();
   const std::vector<bool> ready =
-      WaitForMessages({&receivers_[0], &receivers_[1]}, {-1, pipe_fds[0]}, {true, true}, kForever);
+      WaitForMessages({&receivers_[0], &receivers_[1]}, {-1, bell.fd()}, {true, true}, kForever);
   ringer.join();
   EXPECT_FALSE(ready[0]);
   EXPECT_TRUE(ready[1]);
   const std::vector<bool> unwanted = WaitForMessages(
-      {&receivers_[0], &receivers_[1]}, {-1, pipe_fds[0]}, {true, false}, milliseconds(10));
+      {&receivers_[0], &receivers_[1]}, {-1, bell.fd()}, {true, false}, milliseconds(10));
   EXPECT_FALSE(unwanted[1]) << "a bell of a connection not wanted";
-  ::close(pipe_fds[0]);
-  ::close(pipe_fds[1]);
 }
 
 TEST_F(SocketWaitTest, WaiterLooksAtEverySocketFirst) {
@@ -169,15 +184,11 @@ TEST_F(SocketWaitTest, AFiredSocketIsSeenWhileAnotherIsMarked) {
 TEST_F(SocketWaitTest, WaiterWakesForAnotherDescriptorAndSaysWhichFired) {
   SocketWaiter waiter({&receivers_[0], &receivers_[1]});
   LookAtBoth(waiter);
-  int pipe_fds[2];
-  ASSERT_EQ(::pipe(pipe_fds), 0);
-  std::vector<pollfd> also = {{pipe_fds[0], POLLIN, 0}};
+  PipeBell bell;
+  std::vector<pollfd> also = {{bell.fd(), POLLIN, 0}};
   EXPECT_FALSE(waiter.Wait({true, true}, milliseconds(10), &also));
   EXPECT_EQ(also[0].revents, 0);
-  std::thread ringer([&] {
-    std::this_thread::sleep_for(milliseconds(20));
-    ASSERT_EQ(::write(pipe_fds[1], "x", 1), 1);
-  });
+  std::thread ringer = bell.RingLater();
   EXPECT_TRUE(waiter.Wait({true, true}, kForever, &also));
   ringer.join();
   EXPECT_NE(also[0].revents & POLLIN, 0);
@@ -188,8 +199,6 @@ TEST_F(SocketWaitTest, WaiterWakesForAnotherDescriptorAndSaysWhichFired) {
   also[0].revents = 0;
   EXPECT_TRUE(waiter.Wait({true, true}, kForever, &also));
   EXPECT_NE(also[0].revents & POLLIN, 0);
-  ::close(pipe_fds[0]);
-  ::close(pipe_fds[1]);
 }
 
 TEST_F(SocketWaitTest, AMarkOnASocketNotWantedIsKept) {
