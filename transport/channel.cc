@@ -44,6 +44,7 @@ StatusOr<ReceivedMessage> Channel::ReadOne() {
     if (from_bell) return std::move(*from_bell);
   }
   std::vector<zmq::message_t> frames;
+  frames.reserve(4);  // a header and a few tensors without regrowing
   zmq::message_t frame;
   do {
     if (!socket_.recv(frame, zmq::recv_flags::dontwait)) {
@@ -58,8 +59,11 @@ StatusOr<ReceivedMessage> Channel::ReadOne() {
 std::vector<bool> Channel::Poll(const std::vector<Connection*>& connections,
                                 const std::vector<bool>& wanted,
                                 std::chrono::milliseconds timeout) {
-  std::vector<zmq::socket_t*> sockets;
-  std::vector<int> bells;
+  // Kept from call to call on this thread: a client waits for every reply.
+  thread_local std::vector<zmq::socket_t*> sockets;
+  thread_local std::vector<int> bells;
+  sockets.clear();
+  bells.clear();
   for (Connection* connection : connections) {
     auto* channel = dynamic_cast<Channel*>(connection);
     CHECK(channel != nullptr) << "a wait over connections of different transports";

@@ -78,30 +78,35 @@ StatusOr<ReceivedMessage> Connection::Call(const OutgoingMessage& request) {
 }
 
 void PendingCalls::Add(Connection* connection, uint64_t request_id) {
+  if (calls_.empty()) {
+    // One allocation each for a few shards' calls, not one per growth.
+    constexpr size_t kFew = 4;
+    connections_.reserve(kFew);
+    replies_.reserve(kFew);
+    calls_.reserve(kFew);
+  }
   connections_.push_back(connection);
-  request_ids_.push_back(request_id);
   replies_.emplace_back();
-  done_.push_back(false);
-  statuses_.emplace_back();
+  calls_.push_back({request_id, false, Status::OK()});
   ++remaining_;
 }
 
 void PendingCalls::Redirect(size_t i, Connection* connection, uint64_t request_id) {
   connections_[i] = connection;
-  request_ids_[i] = request_id;
+  calls_[i].request_id = request_id;
 }
 
 void PendingCalls::Reopen(size_t i) {
-  if (!done_[i]) return;
-  done_[i] = false;
-  statuses_[i] = Status::OK();
+  if (!calls_[i].done) return;
+  calls_[i].done = false;
+  calls_[i].status = Status::OK();
   ++remaining_;
 }
 
 std::string PendingCalls::Silent(const std::vector<bool>& needed) const {
   std::string silent;
   for (size_t i = 0; i < connections_.size(); ++i) {
-    if (done_[i] || (!needed.empty() && !needed[i])) continue;
+    if (calls_[i].done || (!needed.empty() && !needed[i])) continue;
     if (!silent.empty()) silent += ", ";
     silent += connections_[i]->peer_name() + " (" + connections_[i]->endpoint() + ")";
   }
@@ -114,8 +119,8 @@ Status PendingCalls::WaitAll(MonotonicClock::TimePoint deadline, const std::atom
   if (missing > 0) {
     return DeadlineExceeded("no reply from " + Silent(needed) + " before the deadline");
   }
-  for (size_t i = 0; i < statuses_.size(); ++i) {
-    if ((needed.empty() || needed[i]) && !statuses_[i].ok()) return statuses_[i];
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    if ((needed.empty() || needed[i]) && !calls_[i].status.ok()) return calls_[i].status;
   }
   return Status::OK();
 }
@@ -127,24 +132,33 @@ StatusOr<size_t> PendingCalls::WaitSome(MonotonicClock::TimePoint deadline,
   auto missing = [&] {
     if (needed.empty()) return remaining_;
     size_t count = 0;
-    for (size_t i = 0; i < n; ++i) count += needed[i] && !done_[i];
+    for (size_t i = 0; i < n; ++i) count += needed[i] && !calls_[i].done;
     return count;
   };
+  // Whether a call on `connection` still waits for its reply.
+  auto waits_on = [&](const Connection* connection) {
+    for (size_t i = 0; i < n; ++i) {
+      if (!calls_[i].done && connections_[i] == connection) return true;
+    }
+    return false;
+  };
+  std::vector<bool> wanted(n);
   while (missing() > 0) {
     if (interrupt != nullptr && interrupt->load()) return Aborted("interrupted by a signal");
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock().Now());
     if (left.count() <= 0) return missing();
-    std::vector<bool> wanted(n);
-    for (size_t i = 0; i < n; ++i) wanted[i] = !done_[i];
+    for (size_t i = 0; i < n; ++i) wanted[i] = !calls_[i].done;
     if (interrupt != nullptr) left = std::min(left, std::chrono::milliseconds(100));
     const std::vector<bool> ready = connections_[0]->Poll(connections_, wanted, left);
     for (size_t i = 0; i < n; ++i) {
-      if (done_[i] || !ready[i]) continue;
+      if (calls_[i].done || !ready[i]) continue;
       Connection* connection = connections_[i];
-      // Drain what is ready. Replies may answer any of this connection's
-      // pending requests, or an abandoned one (then they are dropped).
-      for (;;) {
+      // Read until none of this connection's calls waits. Replies may
+      // answer any of them, or an abandoned request (then they are
+      // dropped); one left in the socket is read by the next wait. Not
+      // reading until the socket is empty saves a look that finds nothing.
+      while (waits_on(connection)) {
         StatusOr<ReceivedMessage> reply = connection->ReadOne();
         if (!reply.ok()) {
           if (reply.status().code() == Code::kUnavailable) break;  // drained
@@ -153,12 +167,14 @@ StatusOr<size_t> PendingCalls::WaitSome(MonotonicClock::TimePoint deadline,
           continue;
         }
         for (size_t j = 0; j < n; ++j) {
-          if (done_[j] || connections_[j] != connection || request_ids_[j] != reply->request_id()) {
+          Call& call = calls_[j];
+          if (call.done || connections_[j] != connection ||
+              call.request_id != reply->request_id()) {
             continue;
           }
-          statuses_[j] = connection->ReplyError(*reply);
+          call.status = connection->ReplyError(*reply);
           replies_[j] = std::move(reply).value();
-          done_[j] = true;
+          call.done = true;
           --remaining_;
           break;
         }

@@ -25,40 +25,42 @@ Shape ReadShape(const flatbuffers::Vector<int64_t>& dims) {
 }
 
 Status CheckDescriptor(const wire::TensorDesc* desc, size_t index, size_t frame_bytes) {
-  const std::string where = "tensor " + std::to_string(index);
+  // The labels are built only for an error: this runs for every tensor of
+  // every message.
+  auto where = [index] { return "tensor " + std::to_string(index); };
   if (desc == nullptr || desc->name() == nullptr || desc->name()->size() == 0) {
-    return InvalidArgument(where + " has no name");
+    return InvalidArgument(where() + " has no name");
   }
-  const std::string named = where + " '" + desc->name()->str() + "'";
+  auto named = [&] { return where() + " '" + desc->name()->str() + "'"; };
   const StatusOr<DType> dtype = FromWire(desc->dtype());
-  if (!dtype.ok()) return InvalidArgument(named + " has " + dtype.status().message());
-  if (desc->shape() == nullptr) return InvalidArgument(named + " has no shape");
+  if (!dtype.ok()) return InvalidArgument(named() + " has " + dtype.status().message());
+  if (desc->shape() == nullptr) return InvalidArgument(named() + " has no shape");
   if (desc->role() > wire::TensorRole::MAX) {
-    return InvalidArgument(named + " has unknown role " +
+    return InvalidArgument(named() + " has unknown role " +
                            std::to_string(static_cast<int>(desc->role())));
   }
   if (desc->shape()->size() > kMaxRank) {
-    return InvalidArgument(named + " has rank " + std::to_string(desc->shape()->size()) + " > " +
+    return InvalidArgument(named() + " has rank " + std::to_string(desc->shape()->size()) + " > " +
                            std::to_string(kMaxRank));
   }
   uint64_t elements = 1;
-  for (int64_t d : ReadShape(*desc->shape())) {
+  for (int64_t d : *desc->shape()) {
     if (d < 0 || d > kMaxDim) {
-      return InvalidArgument(named + " has bad dimension " + std::to_string(d));
+      return InvalidArgument(named() + " has bad dimension " + std::to_string(d));
     }
     // Checked before multiplying, so the product cannot wrap around.
     if (d != 0 && elements > static_cast<uint64_t>(kMaxDim) / static_cast<uint64_t>(d)) {
-      return InvalidArgument(named + " has too many elements");
+      return InvalidArgument(named() + " has too many elements");
     }
     elements *= static_cast<uint64_t>(d);
   }
   const uint64_t expected = elements * DTypeSize(*dtype);
   if (desc->byte_length() != expected) {
-    return InvalidArgument(named + " declares " + std::to_string(desc->byte_length()) +
+    return InvalidArgument(named() + " declares " + std::to_string(desc->byte_length()) +
                            " bytes but its shape needs " + std::to_string(expected));
   }
   if (frame_bytes != expected) {
-    return InvalidArgument(named + " frame holds " + std::to_string(frame_bytes) +
+    return InvalidArgument(named() + " frame holds " + std::to_string(frame_bytes) +
                            " bytes, descriptor says " + std::to_string(expected));
   }
   return Status::OK();
@@ -92,7 +94,10 @@ StatusOr<DType> FromWire(wire::DataType dtype) {
 
 std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
                                           const Envelope& envelope) {
-  flatbuffers::FlatBufferBuilder fbb(256 + 64 * message.tensors.size());
+  // Kept from message to message on this thread, with its buffer: the
+  // header is copied into its frame below.
+  thread_local flatbuffers::FlatBufferBuilder fbb(1024);
+  fbb.Clear();
   std::vector<flatbuffers::Offset<wire::TensorDesc>> descs;
   descs.reserve(message.tensors.size());
   for (const OutTensor& t : message.tensors) {

@@ -192,6 +192,7 @@ bool RpcServer::ReceiveRequest(zmq::socket_t& router, std::vector<zmq::message_t
   *too_large = false;
   zmq::message_t frame;
   if (!router.recv(frame, zmq::recv_flags::dontwait)) return false;
+  frames->reserve(4);  // routing id, header, tensors: one allocation
   bool more = frame.more();
   frames->push_back(std::move(frame));  // the routing id, from ZeroMQ
   size_t cost = 0;
@@ -212,7 +213,7 @@ bool RpcServer::ReceiveRequest(zmq::socket_t& router, std::vector<zmq::message_t
 
 void RpcServer::OnRequest(zmq::socket_t& router, zmq::message_t routing_id,
                           std::string peer_address, std::vector<zmq::message_t> frames,
-                          bool too_large, std::deque<Job>* inline_jobs) {
+                          bool too_large, std::vector<Job>* inline_jobs) {
   if (frames.empty()) return;  // a routing id with nothing after it
   // A shared-memory ref in front is taken off here; the payload it names
   // is read in place.
@@ -224,15 +225,13 @@ void RpcServer::OnRequest(zmq::socket_t& router, zmq::message_t routing_id,
                             &frames, cluster_id_.load(), options_.max_message_bytes);
   }
   const uint64_t request_id = frames.empty() ? 0 : RequestIdOf(frames[0]);
-  StatusOr<ReceivedMessage> request = MessageTooLarge(options_.max_message_bytes);
-  if (!in_place.ok()) {
-    request = in_place.status();
-  } else if (*in_place) {
-    request = std::move(**in_place);
-    bytes_in_ += request->total_bytes() - header_bytes;  // the frames are counted
-  } else if (!too_large) {
-    request = DecodeMessage(std::move(frames), options_.max_message_bytes);
-  }
+  StatusOr<ReceivedMessage> request = [&]() -> StatusOr<ReceivedMessage> {
+    if (too_large) return MessageTooLarge(options_.max_message_bytes);
+    if (!in_place.ok()) return in_place.status();
+    if (!*in_place) return DecodeMessage(std::move(frames), options_.max_message_bytes);
+    bytes_in_ += (*in_place)->total_bytes() - header_bytes;  // the frames are counted
+    return std::move(**in_place);
+  }();
   Status status =
       request.ok() ? CheckClusterId(options_, cluster_id_.load(), *request) : request.status();
   if (!status.ok()) {
@@ -289,6 +288,8 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
   // The request bells of the clients on this host (ShmServerPeers), polled
   // beside the sockets; not while stopping, as the router.
   std::vector<pollfd> bells;
+  // Kept across passes, so that a pass allocates nothing for it.
+  std::vector<Job> inline_jobs;
   for (;;) {
     bells.clear();
     if (!stopping_.load()) shm_peers_.AddBellFds(&bells);
@@ -324,7 +325,6 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
       if (jobs_.empty() && jobs_in_flight_ == 0) break;
       continue;
     }
-    std::deque<Job> inline_jobs;
     if (waiter.TakeLook(kRouter)) {
       std::vector<zmq::message_t> request;
       bool too_large = false;
@@ -351,8 +351,11 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
       std::vector<zmq::message_t> reply;
       if (Serve(job, &reply)) sent_on_router |= SendReply(router, job.routing_id, reply);
     }
-    // It was read until it had nothing, but replies went out on it since.
-    if (sent_on_router) waiter.Touched(kRouter);
+    // Now: a request read from a ring holds its space there until dropped.
+    inline_jobs.clear();
+    // It was read until it had nothing, but replies went out on it since:
+    // one look now, cheaper than a pass that polls the other sockets first.
+    if (sent_on_router && HasMessage(router)) waiter.Touched(kRouter);
   }
   router.close();
   replies.close();

@@ -94,7 +94,7 @@ class RpcServer : public Server {
   // or a client's bell), then queues it for a handler thread or, when
   // served inline, in *inline_jobs.
   void OnRequest(zmq::socket_t& router, zmq::message_t routing_id, std::string peer_address,
-                 std::vector<zmq::message_t> frames, bool too_large, std::deque<Job>* inline_jobs);
+                 std::vector<zmq::message_t> frames, bool too_large, std::vector<Job>* inline_jobs);
   // Runs the handler on `job` on this thread: false when it deferred the
   // reply, else true with the reply's frames in *reply.
   bool Serve(Job& job, std::vector<zmq::message_t>* reply);

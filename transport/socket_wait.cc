@@ -67,8 +67,11 @@ std::vector<bool> WaitForMessages(const std::vector<zmq::socket_t*>& sockets,
                                   std::chrono::milliseconds timeout) {
   const size_t n = sockets.size();
   std::vector<bool> ready(n, false);
-  std::vector<pollfd> fds;
-  std::vector<size_t> index;
+  // Kept from call to call on this thread: a client waits for every reply.
+  thread_local std::vector<pollfd> fds;
+  thread_local std::vector<size_t> index;
+  fds.clear();
+  index.clear();
   bool any = false;
   for (size_t i = 0; i < n; ++i) {
     if (!wanted[i]) continue;

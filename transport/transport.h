@@ -105,9 +105,9 @@ class PendingCalls {
   // Call i (not answered yet) is now `request_id` on `connection`: the
   // request was sent again elsewhere; a late reply to the old one is dropped.
   void Redirect(size_t i, Connection* connection, uint64_t request_id);
-  bool answered(size_t i) const { return done_[i]; }
+  bool answered(size_t i) const { return calls_[i].done; }
   // The reply's status of an answered call (its error, prefixed with the peer).
-  const Status& status(size_t i) const { return statuses_[i]; }
+  const Status& status(size_t i) const { return calls_[i].status; }
   // Marks answered call i as waiting again (it is about to be redirected).
   void Reopen(size_t i);
   std::vector<ReceivedMessage>& replies() { return replies_; }
@@ -117,10 +117,13 @@ class PendingCalls {
   std::string Silent(const std::vector<bool>& needed) const;
 
   std::vector<Connection*> connections_;
-  std::vector<uint64_t> request_ids_;
   std::vector<ReceivedMessage> replies_;
-  std::vector<bool> done_;
-  std::vector<Status> statuses_;
+  struct Call {
+    uint64_t request_id = 0;
+    bool done = false;
+    Status status;  // of the reply, once done
+  };
+  std::vector<Call> calls_;
   size_t remaining_ = 0;
 };
 
