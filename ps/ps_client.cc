@@ -267,6 +267,7 @@ Status PsClient::Pull(const std::vector<int>& variables, std::vector<Tensor>* va
 }
 
 PsClient::ShardPositions PsClient::SplitByShard(const std::vector<TableRows>& tables) const {
+  if (tables.empty()) return {};  // a dense model's pulls and pushes
   const uint64_t shards = static_cast<uint64_t>(num_shards());
   ShardPositions positions(tables.size(), std::vector<std::vector<int64_t>>(shards));
   for (size_t t = 0; t < tables.size(); ++t) {
@@ -280,6 +281,7 @@ PsClient::ShardPositions PsClient::SplitByShard(const std::vector<TableRows>& ta
 
 std::vector<size_t> PsClient::AddRowPulls(const std::vector<TableRows>& tables,
                                           const ShardPositions& positions, Round* round) {
+  if (tables.empty()) return {};  // TakePulled reads it as no rows
   std::vector<size_t> row_tensors(num_shards(), 0);
   for (size_t t = 0; t < tables.size(); ++t) {
     const std::string& name = placement_.tables()[tables[t].table].name;
@@ -301,6 +303,7 @@ std::vector<size_t> PsClient::AddRowPulls(const std::vector<TableRows>& tables,
 
 Status PsClient::TakePulledRows(const Round& round, const Wanted& wanted,
                                 const ShardPositions& positions, std::vector<TableRows>* tables) {
+  if (tables->empty()) return Status::OK();
   std::vector<size_t> next(num_shards());
   for (int k = 0; k < num_shards(); ++k) next[k] = wanted[k].size();
   for (size_t t = 0; t < tables->size(); ++t) {

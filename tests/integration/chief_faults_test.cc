@@ -6,6 +6,7 @@
 #include <sys/mount.h>
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -106,6 +107,22 @@ class ChiefFaultsTest : public SyntheticDataTest {
       if (e.name == name) return e.code;
     }
     return -2;
+  }
+  // The step of the newest complete checkpoint in `dir` once it is at
+  // least `step` (waits up to a minute); -1 when none comes.
+  static int64_t WaitForCheckpointFrom(const std::string& dir, int64_t step) {
+    for (int i = 0; i < 3000; ++i) {
+      int64_t newest = -1;
+      std::error_code error;
+      for (const auto& entry : fs::directory_iterator(dir, error)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind("ckpt-", 0) != 0 || !fs::exists(entry.path() / "manifest")) continue;
+        newest = std::max<int64_t>(newest, std::stoll(name.substr(5)));
+      }
+      if (newest >= step) return newest;
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    return -1;
   }
   // Every checkpoint folder left in `dir` is complete.
   static void ExpectOnlyCompleteCheckpoints(const std::string& dir) {
@@ -320,6 +337,12 @@ TEST_F(ChiefFaultsTest, StepsTrainedAgainAfterARollbackAreReported) {
   cluster.StartAll(flags);
   ChildProcess& chief = cluster.task("chief");
   WaitForStep(chief, 250);
+  // A loaded chief may take the checkpoint due at step 200 late, at the
+  // step it last reported or after: the ps is killed once that checkpoint
+  // is saved and training went past it, so that the rollback goes back.
+  const int64_t saved = WaitForCheckpointFrom(dir + "/ckpt", 200);
+  ASSERT_GE(saved, 200) << chief.Log();
+  WaitForStep(chief, static_cast<int>(saved) + 1);
   const int reached = static_cast<int>(ReportValue(chief.Log(), "Step: ").value_or(0));
   cluster.task("ps", 1).Signal(SIGKILL);
   ASSERT_TRUE(WaitForLog(chief, "pausing training")) << chief.Log();
