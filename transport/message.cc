@@ -44,7 +44,8 @@ Status CheckDescriptor(const wire::TensorDesc* desc, size_t index, size_t frame_
                            std::to_string(kMaxRank));
   }
   uint64_t elements = 1;
-  for (int64_t d : *desc->shape()) {
+  // ReadShape copies the dimensions out: a peer's buffer need not align them.
+  for (int64_t d : ReadShape(*desc->shape())) {
     if (d < 0 || d > kMaxDim) {
       return InvalidArgument(named() + " has bad dimension " + std::to_string(d));
     }
