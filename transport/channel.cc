@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
+
 #include "transport/socket_wait.h"
 
 namespace pst {
@@ -45,30 +47,71 @@ StatusOr<ReceivedMessage> Channel::ReadOne() {
   }
   std::vector<zmq::message_t> frames;
   frames.reserve(4);  // a header and a few tensors without regrowing
+  if (first_frame_) {
+    frames.push_back(std::move(*first_frame_));
+    first_frame_.reset();
+  }
   zmq::message_t frame;
-  do {
+  // The rest of a message arrives with its first frame.
+  while (frames.empty() || frames.back().more()) {
     if (!socket_.recv(frame, zmq::recv_flags::dontwait)) {
       return Unavailable("no message ready from " + peer_name());
     }
     frames.push_back(std::move(frame));
-  } while (frames.back().more());
+  }
   if (shm_) return shm_->Incoming(std::move(frames), options().max_message_bytes);
   return DecodeMessage(std::move(frames), options().max_message_bytes);
+}
+
+bool Channel::ReceiveFirstFrame(std::chrono::milliseconds timeout) {
+  zmq::message_t frame;
+  const int64_t millis = std::clamp<int64_t>(timeout.count(), 0, INT32_MAX);
+  socket_.set(zmq::sockopt::rcvtimeo, static_cast<int>(millis));
+  try {
+    if (!socket_.recv(frame)) return false;  // timed out
+  } catch (const zmq::error_t& e) {
+    if (e.num() == EINTR) return false;  // the caller's loop comes back
+    throw;
+  }
+  first_frame_ = std::move(frame);
+  return true;
 }
 
 std::vector<bool> Channel::Poll(const std::vector<Connection*>& connections,
                                 const std::vector<bool>& wanted,
                                 std::chrono::milliseconds timeout) {
   // Kept from call to call on this thread: a client waits for every reply.
+  thread_local std::vector<Channel*> channels;
   thread_local std::vector<zmq::socket_t*> sockets;
   thread_local std::vector<int> bells;
+  channels.clear();
   sockets.clear();
   bells.clear();
-  for (Connection* connection : connections) {
-    auto* channel = dynamic_cast<Channel*>(connection);
+  bool kept_frame = false;
+  for (size_t i = 0; i < connections.size(); ++i) {
+    auto* channel = dynamic_cast<Channel*>(connections[i]);
     CHECK(channel != nullptr) << "a wait over connections of different transports";
-    sockets.push_back(&channel->socket());
+    channels.push_back(channel);
+    sockets.push_back(&channel->socket_);
     bells.push_back(channel->shm_ ? channel->shm_->reply_bell_fd() : -1);
+    kept_frame |= wanted[i] && channel->first_frame_.has_value();
+  }
+  // A message already begun is ready; its socket may show nothing more.
+  if (kept_frame) {
+    std::vector<bool> ready(connections.size());
+    for (size_t i = 0; i < ready.size(); ++i) {
+      ready[i] = wanted[i] && channels[i]->first_frame_.has_value();
+    }
+    return ready;
+  }
+  const auto waited = std::find(wanted.begin(), wanted.end(), true);
+  const bool one_socket =
+      waited != wanted.end() && std::find(waited + 1, wanted.end(), true) == wanted.end();
+  const size_t only = waited - wanted.begin();
+  if (one_socket && bells[only] < 0) {
+    std::vector<bool> ready(connections.size());
+    ready[only] = channels[only]->ReceiveFirstFrame(timeout);
+    return ready;
   }
   return WaitForMessages(sockets, bells, wanted, timeout);
 }

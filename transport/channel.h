@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <vector>
 #include <zmq.hpp>
 
@@ -23,7 +24,6 @@ class Channel : public Connection {
   // `context` is borrowed and must outlive the channel.
   Channel(zmq::context_t& context, ChannelOptions options, ShmOptions shm = ShmOptions());
 
-  zmq::socket_t& socket() { return socket_; }
   // Whether tensor payloads go through shared memory now.
   bool shm_attached() const { return shm_ && shm_->attached(); }
   // Whether requests' headers go through the link's bell now.
@@ -41,8 +41,15 @@ class Channel : public Connection {
                          std::chrono::milliseconds timeout) override;
 
  private:
+  // Waits up to `timeout` for a message on the socket alone, with ZeroMQ's
+  // own blocking receive: two system calls fewer than polling its
+  // descriptor, as that needs a look at the socket before and after. The
+  // message's first frame is kept in first_frame_ for ReadOne.
+  bool ReceiveFirstFrame(std::chrono::milliseconds timeout);
+
   zmq::socket_t socket_;
   std::unique_ptr<ShmClientLink> shm_;  // null with shared memory off
+  std::optional<zmq::message_t> first_frame_;
 };
 
 }  // namespace pst

@@ -224,7 +224,10 @@ void RpcServer::OnRequest(zmq::socket_t& router, zmq::message_t routing_id,
         shm_peers_.Incoming(std::string(routing_id.data<char>(), routing_id.size()), peer_address,
                             &frames, cluster_id_.load(), options_.max_message_bytes);
   }
-  const uint64_t request_id = frames.empty() ? 0 : RequestIdOf(frames[0]);
+  // A reference to the header, not a copy, for the request id of a
+  // refusal: it is read again only then.
+  zmq::message_t header_frame;
+  if (!frames.empty()) header_frame.copy(frames[0]);
   StatusOr<ReceivedMessage> request = [&]() -> StatusOr<ReceivedMessage> {
     if (too_large) return MessageTooLarge(options_.max_message_bytes);
     if (!in_place.ok()) return in_place.status();
@@ -236,7 +239,8 @@ void RpcServer::OnRequest(zmq::socket_t& router, zmq::message_t routing_id,
       request.ok() ? CheckClusterId(options_, cluster_id_.load(), *request) : request.status();
   if (!status.ok()) {
     VLOG(1) << options_.name << " refused a request: " << status.ToString();
-    SendRefusal(router, std::move(routing_id), status, request_id);
+    SendRefusal(router, std::move(routing_id), status,
+                request.ok() ? request->request_id() : RequestIdOf(header_frame));
     return;
   }
   Job job{std::move(routing_id), std::move(request).value(), std::move(peer_address)};
@@ -336,6 +340,9 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
         std::string peer_address = PeerAddress(request[0]);
         OnRequest(router, std::move(routing_id), std::move(peer_address), std::move(request),
                   too_large, &inline_jobs);
+        // Served before the next read, which then also takes in what
+        // arrived while the reply went out (a look the loop needs anyway).
+        ServeInline(router, &inline_jobs);
       }
     }
     for (ShmServerPeers::BellRequest& request : shm_peers_.TakeBellRequests(bells)) {
@@ -345,17 +352,9 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
                 std::move(request.peer_address), std::move(request.frames),
                 /*too_large=*/false, &inline_jobs);
     }
-    bool sent_on_router = false;
-    for (Job& job : inline_jobs) {
-      --inline_queued_;
-      std::vector<zmq::message_t> reply;
-      if (Serve(job, &reply)) sent_on_router |= SendReply(router, job.routing_id, reply);
-    }
-    // Now: a request read from a ring holds its space there until dropped.
-    inline_jobs.clear();
-    // It was read until it had nothing, but replies went out on it since:
-    // one look now, cheaper than a pass that polls the other sockets first.
-    if (sent_on_router && HasMessage(router)) waiter.Touched(kRouter);
+    // The router was read until it had nothing, but replies went out on it
+    // since: one look now, cheaper than a pass that polls the others first.
+    if (ServeInline(router, &inline_jobs) && HasMessage(router)) waiter.Touched(kRouter);
   }
   router.close();
   replies.close();
@@ -363,6 +362,18 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
   MutexLock lock(stopped_mu_);
   stopped_ = true;
   stopped_cv_.NotifyAll();
+}
+
+bool RpcServer::ServeInline(zmq::socket_t& router, std::vector<Job>* inline_jobs) {
+  bool sent_on_router = false;
+  for (Job& job : *inline_jobs) {
+    --inline_queued_;
+    std::vector<zmq::message_t> reply;
+    if (Serve(job, &reply)) sent_on_router |= SendReply(router, job.routing_id, reply);
+  }
+  // Now: a request read from a ring holds its space there until dropped.
+  inline_jobs->clear();
+  return sent_on_router;
 }
 
 void RpcServer::HandlerLoop(int /*thread_index*/) {

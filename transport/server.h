@@ -98,6 +98,8 @@ class RpcServer : public Server {
   // Runs the handler on `job` on this thread: false when it deferred the
   // reply, else true with the reply's frames in *reply.
   bool Serve(Job& job, std::vector<zmq::message_t>* reply);
+  // Serves and clears *inline_jobs; true when a reply went on the router.
+  bool ServeInline(zmq::socket_t& router, std::vector<Job>* inline_jobs);
   // Sends a reply's frames to `routing_id`, its payload through that
   // client's reply ring when it has one, and the rest through its reply
   // bell when it has one. true when it went on the router.

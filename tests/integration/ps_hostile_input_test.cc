@@ -85,6 +85,19 @@ TEST_F(PsHostileInputTest, TruncatedHeader) {
   EXPECT_EQ(NextReply().status().code(), Code::kInvalidArgument);
 }
 
+// The header verifies but the message does not decode: the refusal still
+// answers the request by its id, so the client is not left waiting.
+TEST_F(PsHostileInputTest, MissingTensorFrameIsRefusedUnderItsRequestId) {
+  auto frames = Push("w", {4, 4});
+  frames.pop_back();
+  SendFrames(std::move(frames));
+  ReceivedMessage reply = NextReply();
+  EXPECT_EQ(reply.request_id(), 7u);
+  EXPECT_EQ(reply.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(reply.status().message().find("declares 1 tensors"), std::string::npos)
+      << reply.status().message();
+}
+
 TEST_F(PsHostileInputTest, WrongShapeTensor) {
   SendFrames(Push("w", {2, 8}));
   ReceivedMessage reply = NextReply();
