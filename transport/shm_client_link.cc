@@ -57,6 +57,9 @@ void ShmClientLink::Disable(const std::string& why) {
 void ShmClientLink::Reset() {
   request_writer_.reset();
   request_segment_.reset();
+  // Now, not when the last reply read from it is dropped: the server
+  // stops writing to the ring and ringing its bell.
+  if (reply_inbox_) reply_inbox_->Detach();
   reply_inbox_.reset();
   reply_ring_.clear();
   next_sequence_ = 0;
@@ -170,9 +173,12 @@ StatusOr<std::optional<ReceivedMessage>> ShmClientLink::ReadFromBell(size_t max_
   if (!reply_bell_) return std::optional<ReceivedMessage>();
   StatusOr<std::optional<std::vector<zmq::message_t>>> frames = ReceiveFramesFromBell(*reply_bell_);
   if (!frames.ok()) {
-    LOG(WARNING) << "headers to " << peer_name_
-                 << " go over TCP from now on: " << frames.status().ToString();
-    DropBells();
+    // The records behind a malformed one cannot be told apart. Leaving the
+    // rings (the reply ring's reader detaches) stops the server ringing
+    // this bell; the next request offers new segments and bells.
+    LOG(WARNING) << "shared memory to " << peer_name_
+                 << " starts over: " << frames.status().ToString();
+    Reset();
     return frames.status();
   }
   if (!*frames) return std::optional<ReceivedMessage>();

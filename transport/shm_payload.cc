@@ -67,6 +67,11 @@ void ShmInbox::Release(uint64_t sequence) {
   reader_->Release(sequence);
 }
 
+void ShmInbox::Detach() {
+  MutexLock lock(mu_);
+  reader_->Detach();
+}
+
 bool ShmInbox::WriterGone() const {
   MutexLock lock(mu_);
   return reader_->WriterGone();

@@ -51,6 +51,9 @@ class ShmInbox : public std::enable_shared_from_this<ShmInbox> {
 
   // True once the writer detached or its process is gone.
   bool WriterGone() const;
+  // Tells the writer to stop (ShmRingReader::Detach): the client then
+  // starts over with new segments.
+  void Detach();
   const std::string& name() const { return segment_->name(); }
 
  private:

@@ -119,7 +119,11 @@ size_t ShmServerPeers::Outgoing(const std::string& routing_id,
   const size_t bytes = InPlacePayloadBytes(*frames, 1);
   if (bytes == 0) return 0;
   auto route = routes_.find(routing_id);
-  if (route == routes_.end() || !route->second->replies) return 0;
+  // A client that has left its rings reads the payload over TCP.
+  if (route == routes_.end() || !route->second->replies ||
+      route->second->replies->ReaderDetached()) {
+    return 0;
+  }
   Peer& peer = *route->second;
   StatusOr<std::optional<uint64_t>> sequence =
       WritePayload(*peer.replies, *frames, &peer.next_reply_sequence);
@@ -141,6 +145,9 @@ bool ShmServerPeers::SendOverBell(const std::string& routing_id,
                                   const std::vector<zmq::message_t>& frames) {
   auto route = routes_.find(routing_id);
   if (route == routes_.end() || !route->second->reply_bell) return false;
+  // A client that has left its rings no longer reads this bell.
+  const Peer& peer = *route->second;
+  if (peer.replies && peer.replies->ReaderDetached()) return false;
   return SendFramesOverBell(*route->second->reply_bell, frames);
 }
 
@@ -163,8 +170,12 @@ std::vector<ShmServerPeers::BellRequest> ShmServerPeers::TakeBellRequests(
       StatusOr<std::optional<std::vector<zmq::message_t>>> frames =
           ReceiveFramesFromBell(*peer->request_bell);
       if (!frames.ok()) {
+        // The records behind a malformed one cannot be told apart. Both
+        // sides must stop using these bells: detached, the request ring
+        // tells the client to start over with new segments and bells.
         LOG(WARNING) << server_name_ << ": " << frames.status().ToString()
-                     << "; that client's headers go over TCP from now on";
+                     << "; that client's shared memory starts over";
+        peer->requests->Detach();
         peer->request_bell.reset();
         peer->reply_bell.reset();
         break;

@@ -6,10 +6,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "transport/channel.h"
@@ -200,6 +203,71 @@ TEST_F(ShmTransportTest, AServerWithSharedMemoryOffKeepsTheClientOnTcp) {
   EXPECT_FALSE(channel->shm_attached());
   // The declined rings are gone at once.
   EXPECT_TRUE(ShmEntriesOf(cluster_id_).empty());
+}
+
+// The descriptors this process holds on named pipes whose names end with
+// `suffix` (".req.bell", ".rep.bell"). Both ends of the test's connection
+// are in this process: a bell in use has two.
+std::vector<int> BellFds(const std::string& suffix) {
+  std::vector<int> fds;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    const std::string target = std::filesystem::read_symlink(entry.path(), error).string();
+    if (!error && target.find("/dev/shm/pst-") != std::string::npos &&
+        target.find(suffix) != std::string::npos) {
+      fds.push_back(std::stoi(entry.path().filename().string()));
+    }
+  }
+  return fds;
+}
+
+// Writes a record whose length no record has into the bell on `fd`.
+void RingMalformed(int fd) {
+  const uint32_t length = 0xffffffffu;
+  ASSERT_EQ(::write(fd, &length, sizeof(length)), static_cast<ssize_t>(sizeof(length)));
+}
+
+// What follows a malformed record in a bell cannot be framed, so the side
+// that finds one and the side that rings must both leave those bells: the
+// client starts over with new rings and bells, and no call is lost to a
+// bell nobody reads.
+TEST_F(ShmTransportTest, AMalformedRequestBellRecordMakesTheClientStartOver) {
+  StartServer(ShmMode::kAuto);
+  auto channel = Connect();
+  CallAndCheck(*channel, 1000, 1.0f);
+  CallAndCheck(*channel, 1000, 2.0f);
+  ASSERT_TRUE(channel->shm_bells_in_use());
+  const uint64_t through_bells = server_->requests_through_bells();
+  const std::vector<int> bell = BellFds(".req.bell");
+  ASSERT_EQ(bell.size(), 2u);
+  RingMalformed(bell[0]);
+  // The server closes its end once it has detached from the request ring.
+  for (int i = 0; i < 3000 && BellFds(".req.bell").size() > 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(BellFds(".req.bell").size(), 1u) << "the server kept its bell";
+  for (int i = 0; i < 5; ++i) CallAndCheck(*channel, 1000, 3.0f + i);
+  EXPECT_TRUE(channel->shm_attached());
+  EXPECT_TRUE(channel->shm_bells_in_use()) << "new bells";
+  EXPECT_GT(server_->requests_through_bells(), through_bells);
+}
+
+TEST_F(ShmTransportTest, AMalformedReplyBellRecordMakesTheClientStartOver) {
+  StartServer(ShmMode::kAuto);
+  auto channel = Connect();
+  CallAndCheck(*channel, 1000, 1.0f);
+  CallAndCheck(*channel, 1000, 2.0f);
+  ASSERT_TRUE(channel->shm_bells_in_use());
+  const std::vector<int> bell = BellFds(".rep.bell");
+  ASSERT_EQ(bell.size(), 2u);
+  RingMalformed(bell[0]);
+  StatusOr<ReceivedMessage> read = channel->ReadOne();
+  EXPECT_EQ(read.status().code(), Code::kDataLoss) << read.status().ToString();
+  for (int i = 0; i < 5; ++i) {
+    ReceivedMessage reply = CallAndCheck(*channel, 1000, 3.0f + i);
+    if (i > 0) EXPECT_TRUE(InSegment(reply.tensors()[0].data)) << "new rings, " << i;
+  }
+  EXPECT_TRUE(channel->shm_bells_in_use()) << "new bells";
 }
 
 // The frames of a request offering `link`'s rings, as a Channel sends them.

@@ -118,6 +118,10 @@ void ShmRingWriter::Commit() {
 
 bool ShmRingWriter::ReaderGone() const { return Gone(ring_.reader_pid); }
 
+bool ShmRingWriter::ReaderDetached() const {
+  return ring_.reader_pid.load(std::memory_order_acquire) == kDetached;
+}
+
 bool ShmRingWriter::ReaderAttached() const {
   return ring_.reader_pid.load(std::memory_order_acquire) != 0;
 }
@@ -133,7 +137,9 @@ ShmRingReader::ShmRingReader(ShmSegment& segment)
       data_(segment.data()),
       capacity_(segment.capacity()) {}
 
-ShmRingReader::~ShmRingReader() { ring_.reader_pid.store(kDetached, std::memory_order_release); }
+ShmRingReader::~ShmRingReader() { Detach(); }
+
+void ShmRingReader::Detach() { ring_.reader_pid.store(kDetached, std::memory_order_release); }
 
 StatusOr<std::optional<ShmMessage>> ShmRingReader::TryRead() {
   while (true) {

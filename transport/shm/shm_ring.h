@@ -78,6 +78,9 @@ class ShmRingWriter {
   bool ReaderGone() const;
   // True once a reader has attached, even if it is gone since.
   bool ReaderAttached() const;
+  // True once the reader has marked itself detached; unlike ReaderGone(),
+  // no system call.
+  bool ReaderDetached() const;
 
  private:
   explicit ShmRingWriter(ShmSegment& segment);
@@ -118,6 +121,9 @@ class ShmRingReader {
   // True once the writer has detached or its process no longer exists: no
   // message will follow those already readable.
   bool WriterGone() const;
+  // Marks the reader detached now, as its destruction does: the writer
+  // stops writing to this ring. What it holds stays readable.
+  void Detach();
 
  private:
   explicit ShmRingReader(ShmSegment& segment);
