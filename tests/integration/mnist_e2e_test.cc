@@ -39,7 +39,7 @@ class MnistEndToEndTest : public ::testing::Test {
 };
 
 TEST_F(MnistEndToEndTest, AsyncTwoPsTwoWorkersReaches97Percent) {
-  EXPECT_GE(Train(2, 2, {"--train_steps=3000", "--eval_every_steps=1000"}), 0.97);
+  EXPECT_GE(Train(2, 2, {"--train_steps=5000", "--eval_every_steps=2500"}), 0.97);
 }
 
 TEST_F(MnistEndToEndTest, SyncTwoPsThreeWorkersOneSpareReaches97Percent) {
