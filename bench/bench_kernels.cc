@@ -22,7 +22,8 @@
 //       gradient scale).
 //     Each is reported as microseconds per call, GFLOP/s and GB/s (bytes of
 //     its inputs and outputs, each counted once, over the time).
-//  2. Training examples/s of --models (mlp_relu and cnn) in one process, on each of
+//  2. Training examples/s of --models (zoo names or .spec files; default
+//     mlp_relu and cnn) in one process, on each of
 //     those back ends: per step
 //     Model::ComputeGradients on a batch of 64 synthetic examples (uniform
 //     pixels, random labels; 8 batches cycled), then plain SGD on the params.
@@ -39,10 +40,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <initializer_list>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +55,7 @@
 #include "bench/bench_timing.h"
 #include "common/batch.h"
 #include "common/clock.h"
+#include "common/input_shape.h"
 #include "common/split.h"
 #include "common/tensor.h"
 #include "kernels/kernels.h"
@@ -64,7 +68,8 @@ DEFINE_double(train_repeat_s, 1.0, "Seconds per timed repeat of a training loop"
 DEFINE_int32(batch_size, 64, "Batch size of the kernels and training steps");
 DEFINE_int32(intra_op_threads, 1, "Threads of each oneDNN kernel call");
 DEFINE_string(models, "mlp_relu,cnn",
-              "Models of the training table, comma-separated (model zoo names)");
+              "Models of the training table, comma-separated: model zoo names, or "
+              "paths of model spec files (ending in .spec)");
 DEFINE_bool(kernel_table, true, "Print the kernels table (false: only the training table)");
 
 namespace pst {
@@ -317,10 +322,34 @@ void RunKernels(const std::vector<BackEnd>& back_ends) {
   }
 }
 
-// Examples/s of ComputeGradients + SGD for `model_name` on `back_end`.
-double TrainingExamplesPerSecond(const std::string& model_name, const BackEnd& back_end) {
-  StatusOr<std::unique_ptr<Model>> made = MakeModel(
-      model_name, /*input_dim=*/784, /*num_classes=*/10, back_end.device, back_end.options);
+// The model name --models' entry `entry` stands for: a zoo name as it is,
+// a .spec file's text as SpecModelName.
+std::string ModelName(const std::string& entry) {
+  const std::string suffix = ".spec";
+  if (entry.size() < suffix.size() ||
+      entry.compare(entry.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return entry;
+  }
+  std::ifstream in(entry);
+  CHECK(in) << entry << ": cannot read the model spec";
+  std::stringstream text;
+  text << in.rdbuf();
+  return SpecModelName(text.str());
+}
+
+// A spec file by its name less folders and ".spec".
+std::string DisplayName(const std::string& entry) {
+  const std::string name = entry.substr(entry.find_last_of('/') + 1);
+  return name.substr(0, name.rfind(".spec"));
+}
+
+// Examples/s of ComputeGradients + SGD for model `name` on `back_end`.
+double TrainingExamplesPerSecond(const std::string& name, const BackEnd& back_end) {
+  // MNIST's 28x28 images (a spec's convolutions need their shape; a zoo
+  // model takes the 784 features as that image).
+  const InputShape input = IsSpecModel(name) ? InputShape({28, 28, 1}) : InputShape(784);
+  StatusOr<std::unique_ptr<Model>> made =
+      MakeModel(name, input, /*num_classes=*/10, back_end.device, back_end.options);
   CHECK(made.ok()) << made.status().ToString();
   Model& model = **made;
   std::vector<Tensor> params, grads;
@@ -362,7 +391,7 @@ int Main() {
   if (FLAGS_kernel_table) RunKernels(back_ends);
   std::printf(
       "\ntraining, batch %d, synthetic data, ComputeGradients + SGD, "
-      "%d oneDNN thread(s), median of %d repeats:\n%-10s",
+      "%d oneDNN thread(s), median of %d repeats:\n%-14s",
       FLAGS_batch_size, FLAGS_intra_op_threads, FLAGS_repeats, "model");
   for (const BackEnd& back_end : back_ends) {
     std::printf(" %21s %10s", (back_end.name + " examples/s").c_str(), "ms/step");
@@ -370,9 +399,10 @@ int Main() {
   std::printf("\n");
   double mlp_relu_cpu = 0;
   for (const std::string& model : SplitCommas(FLAGS_models)) {
-    std::printf("%-10s", model.c_str());
+    std::printf("%-14s", DisplayName(model).c_str());
+    const std::string name = ModelName(model);
     for (size_t d = 0; d < back_ends.size(); ++d) {
-      const double eps = TrainingExamplesPerSecond(model, back_ends[d]);
+      const double eps = TrainingExamplesPerSecond(name, back_ends[d]);
       std::printf(" %21.0f %10.2f", eps, 1e3 * FLAGS_batch_size / eps);
       if (model == "mlp_relu" && d == 0) mlp_relu_cpu = eps;  // default cpu
     }

@@ -78,6 +78,11 @@ void CpuKernels::Multiply(const float* a, const float* b, float* y, int64_t n) {
   ArrayMap(y, n) = ConstArrayMap(a, n) * ConstArrayMap(b, n);
 }
 
+void CpuKernels::ScaledSum(float alpha, const float* a, float beta, const float* b, float* y,
+                           int64_t n) {
+  ArrayMap(y, n) = alpha * ConstArrayMap(a, n) + beta * ConstArrayMap(b, n);
+}
+
 namespace {
 
 // Host memory: the CPU back end's "device" memory, 64-byte aligned (a cache

@@ -42,6 +42,8 @@ class CpuKernels : public Kernels {
 
   void Multiply(const float* a, const float* b, float* y, int64_t n) override;
   void Copy(const float* x, float* y, int64_t n) override;
+  void ScaledSum(float alpha, const float* a, float beta, const float* b, float* y,
+                 int64_t n) override;
 
   // In cpu_conv_kernels.cc.
   void Conv2DForward(const float* x, const float* w, const float* b, float* y,
@@ -54,6 +56,15 @@ class CpuKernels : public Kernels {
                          int64_t width, int64_t channels) override;
   void MaxPool2x2Backward(const float* dy, const int32_t* argmax, float* dx, int64_t batch,
                           int64_t height, int64_t width, int64_t channels) override;
+
+  void ColumnMoments(const float* x, float* mean, float* variance, int64_t rows,
+                     int64_t channels) override;
+  void BatchNormForward(const float* x, const float* mean, const float* variance,
+                        const float* gamma, const float* beta, double epsilon, float* y,
+                        int64_t rows, int64_t channels) override;
+  void BatchNormBackward(const float* x, const float* dy, const float* mean, const float* variance,
+                         const float* gamma, double epsilon, float* dgamma, float* dbeta, float* dx,
+                         int64_t rows, int64_t channels) override;
 
   float SoftmaxCrossEntropy(const float* logits, const int32_t* labels, float* dlogits,
                             int64_t batch, int64_t classes) override;

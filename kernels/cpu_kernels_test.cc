@@ -155,6 +155,36 @@ TEST(CpuKernelsTest, MultiplyAndCopy) {
   EXPECT_EQ(copy, a);
 }
 
+TEST(CpuKernelsTest, ScaledSum) {
+  CpuKernels kernels;
+  const int64_t n = 1001;
+  auto a = RandomVector(n, -1, 1, 19);
+  auto b = RandomVector(n, -1, 1, 20);
+  std::vector<float> y(n);
+  kernels.ScaledSum(0.25f, a.data(), -3.0f, b.data(), y.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(y[i], 0.25 * a[i] - 3.0 * b[i], 1e-6) << i;
+  }
+}
+
+// Columns of mean 1e4 and standard deviation about 0.9: E[x^2] - mean^2
+// in float would lose every digit of the variance.
+TEST(CpuKernelsTest, ColumnMomentsSumAboutTheMean) {
+  CpuKernels kernels;
+  const int64_t rows = 1000, channels = 3;
+  const auto x = RandomVector(rows * channels, 1e4f - 1.5f, 1e4f + 1.5f, 21);
+  std::vector<float> mean(channels), variance(channels);
+  kernels.ColumnMoments(x.data(), mean.data(), variance.data(), rows, channels);
+  for (int64_t c = 0; c < channels; ++c) {
+    double sum = 0, squares = 0;
+    for (int64_t r = 0; r < rows; ++r) sum += x[r * channels + c];
+    const double m = sum / rows;
+    for (int64_t r = 0; r < rows; ++r) squares += std::pow(x[r * channels + c] - m, 2);
+    EXPECT_NEAR(mean[c], m, 1e-3) << c;
+    EXPECT_NEAR(variance[c], squares / rows, 1e-6 * squares / rows) << c;
+  }
+}
+
 // Float64 softmax cross-entropy: the mean loss and (softmax - onehot) / B.
 double ReferenceSoftmaxCrossEntropy(const std::vector<float>& logits,
                                     const std::vector<int32_t>& labels, int64_t B, int64_t C,

@@ -128,6 +128,9 @@ class Kernels {
   virtual void Multiply(const float* a, const float* b, float* y, int64_t n) = 0;
   // x and y are (N): y = x.
   virtual void Copy(const float* x, float* y, int64_t n) = 0;
+  // a, b and y are (N): y = alpha * a + beta * b element-wise.
+  virtual void ScaledSum(float alpha, const float* a, float beta, const float* b, float* y,
+                         int64_t n) = 0;
 
   // x is (B,H,W,C), w is (R,S,C,K), b is (K), y is (B,P,Q,K):
   // y[n,p,q,k] = b[k] + sum over r,s,c of
@@ -155,6 +158,30 @@ class Kernels {
   // zero elsewhere.
   virtual void MaxPool2x2Backward(const float* dy, const int32_t* argmax, float* dx, int64_t batch,
                                   int64_t height, int64_t width, int64_t channels) = 0;
+
+  // Batch normalization, per column of the (ROWS,C) matrix x over its rows
+  // (NHWC makes a convolution's output a (B*H*W, C) matrix); ROWS >= 1.
+  // mean and variance are (C): each column's mean and biased variance
+  // (divided by ROWS), the variance summed about the mean (not E[x^2] -
+  // mean^2, which cancels when |mean| >> std).
+  virtual void ColumnMoments(const float* x, float* mean, float* variance, int64_t rows,
+                             int64_t channels) = 0;
+  // x and y are (ROWS,C), the rest (C): y = x * scale + shift per column,
+  // scale = gamma * inv_std and shift = beta - mean * scale, where inv_std =
+  // 1 / sqrt(max(variance, 0) + epsilon) (a negative variance, as stale
+  // moving averages can give, counts as 0).
+  virtual void BatchNormForward(const float* x, const float* mean, const float* variance,
+                                const float* gamma, const float* beta, double epsilon, float* y,
+                                int64_t rows, int64_t channels) = 0;
+  // The gradients of a BatchNormForward whose mean and variance were x's
+  // ColumnMoments (training). With xhat = (x - mean) * inv_std: dbeta (C) =
+  // column sums of dy, dgamma (C) = column sums of dy * xhat, and unless dx
+  // is null, dx (ROWS,C) = gamma * inv_std / ROWS * (ROWS * dy - dbeta -
+  // xhat * dgamma) (the mean and variance depend on every x of a column).
+  virtual void BatchNormBackward(const float* x, const float* dy, const float* mean,
+                                 const float* variance, const float* gamma, double epsilon,
+                                 float* dgamma, float* dbeta, float* dx, int64_t rows,
+                                 int64_t channels) = 0;
 
   // logits is (B,C), labels is (B) with values in [0,C), dlogits is (B,C).
   // Returns the mean over the batch of -log softmax(logits)[label]. Unless

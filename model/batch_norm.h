@@ -28,14 +28,15 @@
 // batch norm does) and averages the replicas' deltas weighted by slice
 // size, as it does gradients.
 //
-// The Kernels interface has no per-channel reductions, so the math runs on
-// the host: on the buffers themselves for a host-memory back end, staged
-// through CopyToHost/CopyToDevice otherwise (a GPU kernel is a later
-// optimization). Not thread-safe; `kernels` is borrowed and must outlive it.
+// All of it runs on the back end's kernels (ColumnMoments, BatchNormForward,
+// BatchNormBackward, ScaledSum for the deltas), in its memory: a step copies
+// nothing to the host. Not thread-safe; `kernels` is borrowed and must
+// outlive it.
 #ifndef PST_MODEL_BATCH_NORM_H_
 #define PST_MODEL_BATCH_NORM_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -77,20 +78,12 @@ class BatchNorm : public Layer {
   int64_t channels() const { return channels_; }
   const BatchNormOptions& options() const { return options_; }
   // The latest training Forward's batch mean and biased variance (what it
-  // normalized with). CHECKs that there was one.
-  const BatchNormStatistics& batch_statistics() const;
+  // normalized with), copied to the host. CHECKs that there was one.
+  BatchNormStatistics batch_statistics() const;
 
  private:
-  // gamma_ and beta_ from params (the copies work on any back end).
-  void ReadScaleAndOffset(const float* const* params);
-  // The moving statistics in params, on the host.
-  BatchNormStatistics ReadMoving(const float* const* params);
-  // What the moving statistics `moving` should gain from the latest
-  // training Forward (see above).
-  BatchNormStatistics MovingAverageDelta(const BatchNormStatistics& moving) const;
-  // A host view of the device buffer `p` of n floats: p itself on a host
-  // back end, else its copy in *staging.
-  const float* HostView(const float* p, int64_t n, std::vector<float>* staging);
+  float* batch_mean() { return batch_moments_->f32(); }
+  float* batch_variance() { return batch_moments_->f32() + channels_; }
 
   const std::string name_;
   const InputShape shape_;
@@ -98,12 +91,11 @@ class BatchNorm : public Layer {
   const BatchNormOptions options_;
   Kernels& kernels_;
 
-  BatchNormStatistics batch_;  // of the latest training Forward
-  int64_t batch_rows_ = 0;     // its B*H*W; 0 when there was none
-  std::vector<float> gamma_, beta_, inv_std_;
   int64_t reserved_batch_ = 0;
-  // Host copies of device buffers (unused on a host back end).
-  std::vector<float> staged_in_, staged_out_;
+  // The latest training Forward's mean then variance (2C floats), in the
+  // back end's memory; allocated by the first Reserve().
+  std::unique_ptr<DeviceBuffer> batch_moments_;
+  int64_t batch_rows_ = 0;  // its B*H*W; 0 when there was none
 };
 
 }  // namespace pst

@@ -175,6 +175,14 @@ void FakeDeviceKernels::Multiply(const float* a, const float* b, float* y, int64
   }
 }
 
+void FakeDeviceKernels::ScaledSum(float alpha, const float* a, float beta, const float* b, float* y,
+                                  int64_t n) {
+  const char* k = "ScaledSum";
+  if (OnDevice(k, "a", a, n) && OnDevice(k, "b", b, n) && OnDevice(k, "y", y, n)) {
+    cpu_.ScaledSum(alpha, a, beta, b, y, n);
+  }
+}
+
 void FakeDeviceKernels::Copy(const float* x, float* y, int64_t n) {
   if (OnDevice("Copy", "x", x, n) && OnDevice("Copy", "y", y, n)) {
     cpu_.Copy(x, y, n);
@@ -243,6 +251,41 @@ void FakeDeviceKernels::MaxPool2x2Backward(const float* dy, const int32_t* argma
   if (OnDevice(k, "dy", dy, out) && OnDevice(k, "argmax", argmax, out) &&
       OnDevice(k, "dx", dx, in)) {
     cpu_.MaxPool2x2Backward(dy, argmax, dx, batch, height, width, channels);
+  }
+}
+
+void FakeDeviceKernels::ColumnMoments(const float* x, float* mean, float* variance, int64_t rows,
+                                      int64_t channels) {
+  const char* k = "ColumnMoments";
+  if (OnDevice(k, "x", x, rows * channels) && OnDevice(k, "mean", mean, channels) &&
+      OnDevice(k, "variance", variance, channels)) {
+    cpu_.ColumnMoments(x, mean, variance, rows, channels);
+  }
+}
+
+void FakeDeviceKernels::BatchNormForward(const float* x, const float* mean, const float* variance,
+                                         const float* gamma, const float* beta, double epsilon,
+                                         float* y, int64_t rows, int64_t channels) {
+  const char* k = "BatchNormForward";
+  if (OnDevice(k, "x", x, rows * channels) && OnDevice(k, "mean", mean, channels) &&
+      OnDevice(k, "variance", variance, channels) && OnDevice(k, "gamma", gamma, channels) &&
+      OnDevice(k, "beta", beta, channels) && OnDevice(k, "y", y, rows * channels)) {
+    cpu_.BatchNormForward(x, mean, variance, gamma, beta, epsilon, y, rows, channels);
+  }
+}
+
+void FakeDeviceKernels::BatchNormBackward(const float* x, const float* dy, const float* mean,
+                                          const float* variance, const float* gamma, double epsilon,
+                                          float* dgamma, float* dbeta, float* dx, int64_t rows,
+                                          int64_t channels) {
+  const char* k = "BatchNormBackward";
+  if (OnDevice(k, "x", x, rows * channels) && OnDevice(k, "dy", dy, rows * channels) &&
+      OnDevice(k, "mean", mean, channels) && OnDevice(k, "variance", variance, channels) &&
+      OnDevice(k, "gamma", gamma, channels) && OnDevice(k, "dgamma", dgamma, channels) &&
+      OnDevice(k, "dbeta", dbeta, channels) &&
+      (dx == nullptr || OnDevice(k, "dx", dx, rows * channels))) {
+    cpu_.BatchNormBackward(x, dy, mean, variance, gamma, epsilon, dgamma, dbeta, dx, rows,
+                           channels);
   }
 }
 

@@ -66,6 +66,8 @@ class FakeDeviceKernels : public Kernels {
   void ReluBackward(const float* x, const float* dy, float* dx, int64_t n) override;
   void Multiply(const float* a, const float* b, float* y, int64_t n) override;
   void Copy(const float* x, float* y, int64_t n) override;
+  void ScaledSum(float alpha, const float* a, float beta, const float* b, float* y,
+                 int64_t n) override;
   void Conv2DForward(const float* x, const float* w, const float* b, float* y,
                      const Conv2DShape& shape, int64_t batch) override;
   void Conv2DBackwardInput(const float* dy, const float* w, float* dx, const Conv2DShape& shape,
@@ -76,6 +78,14 @@ class FakeDeviceKernels : public Kernels {
                          int64_t width, int64_t channels) override;
   void MaxPool2x2Backward(const float* dy, const int32_t* argmax, float* dx, int64_t batch,
                           int64_t height, int64_t width, int64_t channels) override;
+  void ColumnMoments(const float* x, float* mean, float* variance, int64_t rows,
+                     int64_t channels) override;
+  void BatchNormForward(const float* x, const float* mean, const float* variance,
+                        const float* gamma, const float* beta, double epsilon, float* y,
+                        int64_t rows, int64_t channels) override;
+  void BatchNormBackward(const float* x, const float* dy, const float* mean, const float* variance,
+                         const float* gamma, double epsilon, float* dgamma, float* dbeta, float* dx,
+                         int64_t rows, int64_t channels) override;
   float SoftmaxCrossEntropy(const float* logits, const int32_t* labels, float* dlogits,
                             int64_t batch, int64_t classes) override;
   int64_t ArgmaxCorrect(const float* logits, const int32_t* labels, int64_t batch,

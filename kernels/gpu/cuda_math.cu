@@ -84,6 +84,11 @@ struct Product {
   __device__ float operator()(float a, float b) const { return a * b; }
 };
 
+struct LinearCombination {
+  float alpha, beta;
+  __device__ float operator()(float a, float b) const { return alpha * a + beta * b; }
+};
+
 template <typename Op>
 Status Map(cudaStream_t stream, const float* x, float* y, int64_t n, Op op) {
   if (n <= 0) return Status::OK();
@@ -261,6 +266,11 @@ Status CudaReluBackward(cudaStream_t stream, const float* x, const float* dy, fl
 
 Status CudaMultiply(cudaStream_t stream, const float* a, const float* b, float* y, int64_t n) {
   return Zip(stream, a, b, y, n, Product());
+}
+
+Status CudaScaledSum(cudaStream_t stream, float alpha, const float* a, float beta, const float* b,
+                     float* y, int64_t n) {
+  return Zip(stream, a, b, y, n, LinearCombination{alpha, beta});
 }
 
 Status CudaMaxPool2x2Forward(cudaStream_t stream, const float* x, float* y, int32_t* argmax,

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/gpu/cuda_batch_norm.h"
 #include "kernels/gpu/cuda_check.h"
 #include "kernels/gpu/cuda_math.h"
 #include "kernels/gpu/gpu_conv_cudnn.h"
@@ -61,6 +62,8 @@ class GpuKernels : public Kernels {
 
   void Multiply(const float* a, const float* b, float* y, int64_t n) override;
   void Copy(const float* x, float* y, int64_t n) override;
+  void ScaledSum(float alpha, const float* a, float beta, const float* b, float* y,
+                 int64_t n) override;
 
   void Conv2DForward(const float* x, const float* w, const float* b, float* y,
                      const Conv2DShape& shape, int64_t batch) override;
@@ -72,6 +75,15 @@ class GpuKernels : public Kernels {
                          int64_t width, int64_t channels) override;
   void MaxPool2x2Backward(const float* dy, const int32_t* argmax, float* dx, int64_t batch,
                           int64_t height, int64_t width, int64_t channels) override;
+
+  void ColumnMoments(const float* x, float* mean, float* variance, int64_t rows,
+                     int64_t channels) override;
+  void BatchNormForward(const float* x, const float* mean, const float* variance,
+                        const float* gamma, const float* beta, double epsilon, float* y,
+                        int64_t rows, int64_t channels) override;
+  void BatchNormBackward(const float* x, const float* dy, const float* mean, const float* variance,
+                         const float* gamma, double epsilon, float* dgamma, float* dbeta, float* dx,
+                         int64_t rows, int64_t channels) override;
 
   float SoftmaxCrossEntropy(const float* logits, const int32_t* labels, float* dlogits,
                             int64_t batch, int64_t classes) override;
@@ -105,6 +117,8 @@ class GpuKernels : public Kernels {
   int64_t ones_count_ = 0;                  // leading elements of ones_ set to 1
   std::unique_ptr<DeviceBuffer> filter_;    // a KRSC filter or its gradient
   std::unique_ptr<DeviceBuffer> row_loss_;  // SoftmaxCrossEntropy's (B)
+  std::unique_ptr<DeviceBuffer> bn_sums_;   // batch norm's 4C doubles
+  std::unique_ptr<DeviceBuffer> bn_scale_;  // and 2C floats
   std::unique_ptr<DeviceBuffer> correct_;   // ArgmaxCorrect's counter
   Status error_;                            // the first failure since the last TakeError()
 };
@@ -267,6 +281,11 @@ void GpuKernels::Multiply(const float* a, const float* b, float* y, int64_t n) {
   Run("Multiply", [&] { return CudaMultiply(stream_, a, b, y, n); });
 }
 
+void GpuKernels::ScaledSum(float alpha, const float* a, float beta, const float* b, float* y,
+                           int64_t n) {
+  Run("ScaledSum", [&] { return CudaScaledSum(stream_, alpha, a, beta, b, y, n); });
+}
+
 void GpuKernels::Copy(const float* x, float* y, int64_t n) {
   Run("Copy", [&]() -> Status {
     if (n <= 0) return Status::OK();
@@ -330,6 +349,36 @@ void GpuKernels::MaxPool2x2Backward(const float* dy, const int32_t* argmax, floa
                                     int64_t channels) {
   Run("MaxPool2x2Backward", [&] {
     return CudaMaxPool2x2Backward(stream_, dy, argmax, dx, batch, height, width, channels);
+  });
+}
+
+void GpuKernels::ColumnMoments(const float* x, float* mean, float* variance, int64_t rows,
+                               int64_t channels) {
+  Run("ColumnMoments", [&]() -> Status {
+    PST_RETURN_IF_ERROR(memory_->Reserve(4 * channels * sizeof(double), &bn_sums_));
+    return CudaColumnMoments(stream_, x, mean, variance, static_cast<double*>(bn_sums_->data()),
+                             rows, channels);
+  });
+}
+
+void GpuKernels::BatchNormForward(const float* x, const float* mean, const float* variance,
+                                  const float* gamma, const float* beta, double epsilon, float* y,
+                                  int64_t rows, int64_t channels) {
+  Run("BatchNormForward", [&]() -> Status {
+    PST_RETURN_IF_ERROR(memory_->Reserve(2 * channels * sizeof(float), &bn_scale_));
+    return CudaBatchNormForward(stream_, x, mean, variance, gamma, beta, epsilon, y,
+                                bn_scale_->f32(), rows, channels);
+  });
+}
+
+void GpuKernels::BatchNormBackward(const float* x, const float* dy, const float* mean,
+                                   const float* variance, const float* gamma, double epsilon,
+                                   float* dgamma, float* dbeta, float* dx, int64_t rows,
+                                   int64_t channels) {
+  Run("BatchNormBackward", [&]() -> Status {
+    PST_RETURN_IF_ERROR(memory_->Reserve(4 * channels * sizeof(double), &bn_sums_));
+    return CudaBatchNormBackward(stream_, x, dy, mean, variance, gamma, epsilon, dgamma, dbeta, dx,
+                                 static_cast<double*>(bn_sums_->data()), rows, channels);
   });
 }
 

@@ -255,6 +255,17 @@ TEST_F(GpuKernelsTest, ReluMultiplyAndCopyAreExact) {
   EXPECT_EQ(Download(gcopy, n), x);
 }
 
+TEST_F(GpuKernelsTest, ScaledSumMatchesCpu) {
+  const int64_t n = 100'003;
+  const auto a = RandomVector(n, -1, 1, 35);
+  const auto b = RandomVector(n, -1, 1, 36);
+  std::vector<float> y(n);
+  cpu_.ScaledSum(0.1f, a.data(), -0.99f, b.data(), y.data(), n);
+  float* gy = Make<float>(n);
+  gpu_->ScaledSum(0.1f, Upload(a), -0.99f, Upload(b), gy, n);
+  EXPECT_LT(NormwiseRelError(Download(gy, n), ToDouble(y)), kElementwiseTol);
+}
+
 TEST_F(GpuKernelsTest, EmptyCallsAreOk) {
   gpu_->ReluForward(nullptr, nullptr, 0);
   gpu_->Copy(nullptr, nullptr, 0);
@@ -368,6 +379,81 @@ TEST_P(GpuMaxPoolTest, MatchesCpuExactlyWithTies) {
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuMaxPoolTest,
                          ::testing::Values(PoolShape{1, 2, 2, 1}, PoolShape{3, 5, 7, 2},
                                            PoolShape{64, 24, 24, 20}, PoolShape{4, 8, 9, 50}));
+
+struct NormShape {
+  int64_t rows, channels;
+  float offset;  // x is uniform in [offset - 1, offset + 2)
+};
+
+void PrintTo(const NormShape& s, std::ostream* os) {
+  *os << s.rows << "x" << s.channels << " offset " << s.offset;
+}
+
+class GpuBatchNormTest : public GpuKernelsTest, public ::testing::WithParamInterface<NormShape> {};
+
+// The moments, a forward pass on them and its gradients, against the CPU
+// (both sum in double); outputs start as NaN, so each must be written.
+TEST_P(GpuBatchNormTest, MatchesCpu) {
+  const auto [R, C, offset] = GetParam();
+  const double epsilon = 1e-3;
+  const auto x = RandomVector(R * C, offset - 1, offset + 2, 30);
+  const auto dy = RandomVector(R * C, -1, 1, 31);
+  const auto gamma = RandomVector(C, 0.5f, 1.5f, 32);
+  const auto beta = RandomVector(C, -1, 1, 33);
+  std::vector<float> mean(C), variance(C), y(R * C), dgamma(C), dbeta(C), dx(R * C);
+  cpu_.ColumnMoments(x.data(), mean.data(), variance.data(), R, C);
+  cpu_.BatchNormForward(x.data(), mean.data(), variance.data(), gamma.data(), beta.data(), epsilon,
+                        y.data(), R, C);
+  cpu_.BatchNormBackward(x.data(), dy.data(), mean.data(), variance.data(), gamma.data(), epsilon,
+                         dgamma.data(), dbeta.data(), dx.data(), R, C);
+
+  const auto nans = [](int64_t n) {
+    return std::vector<float>(n, std::numeric_limits<float>::quiet_NaN());
+  };
+  const float *gx = Upload(x), *ggamma = Upload(gamma);
+  float *gmean = Upload(nans(C)), *gvariance = Upload(nans(C)), *gy = Upload(nans(R * C));
+  float *gdgamma = Upload(nans(C)), *gdbeta = Upload(nans(C)), *gdx = Upload(nans(R * C));
+  gpu_->ColumnMoments(gx, gmean, gvariance, R, C);
+  gpu_->BatchNormForward(gx, gmean, gvariance, ggamma, Upload(beta), epsilon, gy, R, C);
+  gpu_->BatchNormBackward(gx, Upload(dy), gmean, gvariance, ggamma, epsilon, gdgamma, gdbeta, gdx,
+                          R, C);
+  EXPECT_LT(NormwiseRelError(Download(gmean, C), ToDouble(mean)), kElementwiseTol);
+  EXPECT_LT(NormwiseRelError(Download(gvariance, C), ToDouble(variance)), kElementwiseTol);
+  EXPECT_LT(NormwiseRelError(Download(gy, R * C), ToDouble(y)), kElementwiseTol);
+  EXPECT_LT(NormwiseRelError(Download(gdgamma, C), ToDouble(dgamma)), kElementwiseTol);
+  EXPECT_LT(NormwiseRelError(Download(gdbeta, C), ToDouble(dbeta)), kElementwiseTol);
+  EXPECT_LT(NormwiseRelError(Download(gdx, R * C), ToDouble(dx)), kElementwiseTol);
+
+  // Without dx: the same scale and shift gradients, dx untouched.
+  float* untouched = Upload(nans(R * C));
+  gpu_->BatchNormBackward(gx, Upload(dy), gmean, gvariance, ggamma, epsilon, gdgamma, gdbeta,
+                          nullptr, R, C);
+  EXPECT_LT(NormwiseRelError(Download(gdgamma, C), ToDouble(dgamma)), kElementwiseTol);
+  for (float v : Download(untouched, R * C)) ASSERT_TRUE(std::isnan(v));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuBatchNormTest,
+                         ::testing::Values(NormShape{1, 5, 0}, NormShape{7, 3, 0},
+                                           NormShape{100, 500, 0}, NormShape{64 * 24 * 24, 20, 0},
+                                           // |mean| >> std: two passes keep the variance
+                                           NormShape{5000, 50, 1000}));
+
+// An inference pass normalizes with given (moving) statistics; a negative
+// variance, as stale async deltas can leave, counts as 0.
+TEST_F(GpuKernelsTest, BatchNormForwardTakesMovingStatisticsAndClampsVariance) {
+  const int64_t R = 33, C = 4;
+  const auto x = RandomVector(R * C, -1, 1, 34);
+  const std::vector<float> mean = {0.5f, -0.25f, 0, 1}, variance = {2, -0.5f, 0, 1},
+                           gamma = {1, 2, 0.5f, 1}, beta = {0, 1, -1, 0.5f};
+  std::vector<float> y(R * C);
+  cpu_.BatchNormForward(x.data(), mean.data(), variance.data(), gamma.data(), beta.data(), 1e-3,
+                        y.data(), R, C);
+  float* gy = Make<float>(R * C);
+  gpu_->BatchNormForward(Upload(x), Upload(mean), Upload(variance), Upload(gamma), Upload(beta),
+                         1e-3, gy, R, C);
+  EXPECT_LT(NormwiseRelError(Download(gy, R * C), ToDouble(y)), kElementwiseTol);
+  for (float v : Download(gy, R * C)) ASSERT_TRUE(std::isfinite(v));
+}
 
 struct SoftmaxShape {
   int64_t batch, classes;

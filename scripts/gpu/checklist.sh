@@ -11,7 +11,8 @@
 #     on the GPU and as a ps worker's step (--host_params), and the table
 #     of pstrain / PyTorch ratios (ratio_table.py).
 #  4. A sync cnn cluster on the GPU (1 ps, 2 workers on gpu:0, N=2) trained
-#     to its test accuracy; one worker with in-graph replicas (gpu:0,gpu:0).
+#     to its test accuracy; one worker with in-graph replicas (gpu:0,gpu:0);
+#     the cnn with batch norm (examples/mnist_cnn_bn.spec), sync, N=2.
 #  5. compute-sanitizer memcheck over gpu_kernels_test.
 #  6. --gpu_memory_fraction: a model that does not fit is a clear error.
 #  7. CPU scaling: async mlp_relu, 1 ps, 1/2/4/8 workers (PST_SCALE_WORKERS),
@@ -89,6 +90,11 @@ if want 4; then
     --run_dir="$work/runs/replicas" --quiet -- --device=gpu:0,gpu:0 --data_dir="$mnist" \
     >"$out/4_replicas.log" 2>&1
   say "4 one worker, --device=gpu:0,gpu:0, 1000 async steps: exit $?: $(final "$out/4_replicas.log")"
+  cluster --num_ps=1 --num_workers=2 --mode=sync --replicas_to_aggregate=2 --train_steps=1500 \
+    --run_dir="$work/runs/sync_cnn_bn" --quiet -- --device=gpu:0 --data_dir="$mnist" \
+    --model_spec="$root/examples/mnist_cnn_bn.spec" --optimizer=momentum --learning_rate=0.05 \
+    --lr_schedule=cosine --lr_decay_steps=1500 >"$out/4_sync_cnn_bn.log" 2>&1
+  say "4 sync cnn with batch norm on gpu:0, N=2, 1500 steps: exit $?: $(final "$out/4_sync_cnn_bn.log")"
 fi
 
 if want 6; then
