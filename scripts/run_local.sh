@@ -178,6 +178,7 @@ launch() {  # launch INDEX: (re)starts task INDEX, appending to its log
   # exec: the task replaces the background subshell, so $! is the task.
   eval "exec ${commands[$1]}" >&"$log_fd" 2>&1 &
   pids[$1]=$!
+  started_pids+=("$!")
   started_at[$1]=$SECONDS
   exec {log_fd}>&-
   write_pid_file
@@ -202,6 +203,18 @@ start_task() {  # start_task NAME HOST BINARY [FLAGS...]
 
 declare -A done_rc restarts restart_at failures_in_a_row
 started_at=()
+started_pids=()  # every task ever started, restarts too
+# A task killed by a signal leaves its shared-memory names in /dev/shm
+# ("pst-<cluster id>-<pid>-<purpose>"); the tasks leave them to the next
+# start of the same job, which a finished run never gets. Called once every
+# task has been reaped; a PID that lives again is someone else's: skipped.
+remove_shared_memory() {
+  local pid
+  for pid in "${started_pids[@]}"; do
+    kill -0 "$pid" 2>/dev/null && continue
+    rm -f /dev/shm/pst-*-"$pid"-* 2>/dev/null
+  done
+}
 # PIDs of the tasks still running (reaped ones are skipped: their PIDs may
 # belong to someone else by now).
 live_pids() {
@@ -221,7 +234,7 @@ stop_all() {
   done
   for pid in $(live_pids); do kill -KILL "$pid" 2>/dev/null; done
 }
-trap 'echo "run_local.sh: interrupted, stopping every task" >&2; stop_all; wait; exit 130' INT TERM
+trap 'echo "run_local.sh: interrupted, stopping every task" >&2; stop_all; wait; remove_shared_memory; exit 130' INT TERM
 
 echo "run_local.sh: ${ps_hosts:-$num_ps ps}, $num_workers workers; logs and metrics in $run_dir" >&2
 tensorboard_hint="run_local.sh: to plot it: tensorboard --logdir=$logdir (run $(basename "$run_dir"))"
@@ -281,6 +294,7 @@ while :; do
       echo "run_local.sh: stopping every task" >&2
       stop_all
       wait
+      remove_shared_memory
       exit "$rc"
     fi
   done
@@ -310,6 +324,7 @@ if ((alive)); then
   stop_all
 fi
 wait
+remove_shared_memory
 echo "run_local.sh: chief exited $chief_rc; run folder $run_dir" >&2
 echo "$tensorboard_hint" >&2
 exit "$chief_rc"
