@@ -104,6 +104,15 @@ class ShmTransportTest : public ShmTest {
     EXPECT_TRUE(Holds(reply->tensors()[1], 3, value + 1));
     return std::move(reply).value();
   }
+  // A channel to a new kAuto server that has made two calls, the second
+  // through the bells (which the caller checks: shm_bells_in_use()).
+  std::unique_ptr<Channel> ConnectThroughBells() {
+    StartServer(ShmMode::kAuto);
+    auto channel = Connect();
+    CallAndCheck(*channel, 1000, 1.0f);
+    CallAndCheck(*channel, 1000, 2.0f);
+    return channel;
+  }
 
   zmq::context_t context_{1};
   std::unique_ptr<RpcServer> server_;
@@ -232,10 +241,7 @@ void RingMalformed(int fd) {
 // client starts over with new rings and bells, and no call is lost to a
 // bell nobody reads.
 TEST_F(ShmTransportTest, AMalformedRequestBellRecordMakesTheClientStartOver) {
-  StartServer(ShmMode::kAuto);
-  auto channel = Connect();
-  CallAndCheck(*channel, 1000, 1.0f);
-  CallAndCheck(*channel, 1000, 2.0f);
+  auto channel = ConnectThroughBells();
   ASSERT_TRUE(channel->shm_bells_in_use());
   const uint64_t through_bells = server_->requests_through_bells();
   const std::vector<int> bell = BellFds(".req.bell");
@@ -253,10 +259,7 @@ TEST_F(ShmTransportTest, AMalformedRequestBellRecordMakesTheClientStartOver) {
 }
 
 TEST_F(ShmTransportTest, AMalformedReplyBellRecordMakesTheClientStartOver) {
-  StartServer(ShmMode::kAuto);
-  auto channel = Connect();
-  CallAndCheck(*channel, 1000, 1.0f);
-  CallAndCheck(*channel, 1000, 2.0f);
+  auto channel = ConnectThroughBells();
   ASSERT_TRUE(channel->shm_bells_in_use());
   const std::vector<int> bell = BellFds(".rep.bell");
   ASSERT_EQ(bell.size(), 2u);
