@@ -19,7 +19,12 @@
 //       and mlp_relu's first hidden layer, batch 64;
 //     - softmax cross-entropy with its gradient at (B,C) = (64,10) and
 //       (64,1000), counted as 5 flops per logit (max, subtract, exp, sum,
-//       gradient scale).
+//       gradient scale);
+//     - batch norm (mnist_cnn_bn.spec's layers: after conv0, B*24*24 rows of
+//       20 channels; after conv1, B*8*8 rows of 50; after dense0, B rows of
+//       500): the column moments (4 flops per element: add, subtract,
+//       square, add), the forward pass (2) and the backward pass with dx
+//       (10: two sums, then dx).
 //     Each is reported as microseconds per call, GFLOP/s and GB/s (bytes of
 //     its inputs and outputs, each counted once, over the time).
 //  2. Training examples/s of --models (zoo names or .spec files; default
@@ -264,6 +269,33 @@ void AddSoftmaxCase(Kernels& k, int64_t B, int64_t C, std::mt19937* rng,
        [=, &k] { k.SoftmaxCrossEntropy(logits->f32(), labels->i32(), dlogits->f32(), B, C); }});
 }
 
+void AddBatchNormCases(Kernels& k, const std::string& layer, int64_t rows, int64_t C,
+                       std::mt19937* rng, std::vector<KernelCase>* cases) {
+  const int64_t n = rows * C;
+  const std::string size = layer + " " + Dims({rows, C});
+  auto x = OnDevice(k, RandomFloats(n, rng));
+  auto dy = OnDevice(k, RandomFloats(n, rng));
+  auto gamma = OnDevice(k, RandomFloats(C, rng));
+  auto beta = OnDevice(k, RandomFloats(C, rng));
+  auto moments = OnDevice(k, 4 * 2 * C);  // mean, then variance
+  auto y = OnDevice(k, 4 * n);
+  auto dx = OnDevice(k, 4 * n);
+  auto grads = OnDevice(k, 4 * 2 * C);  // dgamma, then dbeta
+  const auto mean = [moments] { return moments->f32(); };
+  const auto variance = [moments, C] { return moments->f32() + C; };
+  k.ColumnMoments(x->f32(), mean(), variance(), rows, C);
+  cases->push_back({"batchnorm_moments", size, 4.0 * n, 4.0 * (n + 2 * C),
+                    [=, &k] { k.ColumnMoments(x->f32(), mean(), variance(), rows, C); }});
+  cases->push_back({"batchnorm_forward", size, 2.0 * n, 4.0 * (2 * n + 4 * C), [=, &k] {
+                      k.BatchNormForward(x->f32(), mean(), variance(), gamma->f32(), beta->f32(),
+                                         1e-3, y->f32(), rows, C);
+                    }});
+  cases->push_back({"batchnorm_backward", size, 10.0 * n, 4.0 * (3 * n + 5 * C), [=, &k] {
+                      k.BatchNormBackward(x->f32(), dy->f32(), mean(), variance(), gamma->f32(),
+                                          1e-3, grads->f32(), grads->f32() + C, dx->f32(), rows, C);
+                    }});
+}
+
 // Every kernel case of the header comment, run by `kernels`, which must
 // outlive them. The same list for every back end: row i is the same case.
 std::vector<KernelCase> KernelCases(Kernels& kernels, int64_t B) {
@@ -280,6 +312,9 @@ std::vector<KernelCase> KernelCases(Kernels& kernels, int64_t B) {
   AddReluCases(kernels, B, 256, &rng, &cases);
   AddSoftmaxCase(kernels, B, 10, &rng, &cases);
   AddSoftmaxCase(kernels, B, 1000, &rng, &cases);
+  AddBatchNormCases(kernels, "bn0", B * 24 * 24, 20, &rng, &cases);
+  AddBatchNormCases(kernels, "bn1", B * 8 * 8, 50, &rng, &cases);
+  AddBatchNormCases(kernels, "bn2", B, 500, &rng, &cases);
   return cases;
 }
 

@@ -79,14 +79,16 @@ void CpuKernels::BatchNormBackward(const float* x, const float* dy, const float*
   }
   if (dx == nullptr) return;
   const double n = static_cast<double>(rows);
+  std::vector<double> coef(channels);  // gamma * inv_std / n: no division per element
+  for (int64_t c = 0; c < channels; ++c) coef[c] = gamma[c] * inv_std[c] / n;
   for (int64_t r = 0; r < rows; ++r) {
     const float* in = x + r * channels;
     const float* grad_out = dy + r * channels;
     float* grad_in = dx + r * channels;
     for (int64_t c = 0; c < channels; ++c) {
       const double xhat = (in[c] - mean[c]) * inv_std[c];
-      grad_in[c] = static_cast<float>(gamma[c] * inv_std[c] / n *
-                                      (n * grad_out[c] - sum_dy[c] - xhat * sum_dy_xhat[c]));
+      grad_in[c] =
+          static_cast<float>(coef[c] * (n * grad_out[c] - sum_dy[c] - xhat * sum_dy_xhat[c]));
     }
   }
 }

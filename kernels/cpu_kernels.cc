@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/dropout_hash.h"
+
 namespace pst {
 namespace {
 
@@ -76,6 +78,11 @@ void CpuKernels::ReluBackward(const float* x, const float* dy, float* dx, int64_
 
 void CpuKernels::Multiply(const float* a, const float* b, float* y, int64_t n) {
   ArrayMap(y, n) = ConstArrayMap(a, n) * ConstArrayMap(b, n);
+}
+
+void CpuKernels::DropoutMask(uint64_t seed, uint32_t threshold, float scale, float* mask,
+                             int64_t n) {
+  for (int64_t i = 0; i < n; ++i) mask[i] = DropoutMaskValue(seed, i, threshold, scale);
 }
 
 void CpuKernels::ScaledSum(float alpha, const float* a, float beta, const float* b, float* y,

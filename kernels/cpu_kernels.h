@@ -42,6 +42,7 @@ class CpuKernels : public Kernels {
 
   void Multiply(const float* a, const float* b, float* y, int64_t n) override;
   void Copy(const float* x, float* y, int64_t n) override;
+  void DropoutMask(uint64_t seed, uint32_t threshold, float scale, float* mask, int64_t n) override;
   void ScaledSum(float alpha, const float* a, float beta, const float* b, float* y,
                  int64_t n) override;
 

@@ -167,6 +167,23 @@ TEST(CpuKernelsTest, ScaledSum) {
   }
 }
 
+// About `rate` of the elements dropped, the rest scaled; the same mask for
+// the same seed, another for another seed.
+TEST(CpuKernelsTest, DropoutMaskDropsTheRateAndFollowsTheSeed) {
+  CpuKernels kernels;
+  const int64_t n = 100000;
+  const uint32_t threshold = 0.3 * (1 << 24);
+  std::vector<float> mask(n), same(n), other(n);
+  kernels.DropoutMask(42, threshold, 2.0f, mask.data(), n);
+  kernels.DropoutMask(42, threshold, 2.0f, same.data(), n);
+  kernels.DropoutMask(43, threshold, 2.0f, other.data(), n);
+  const int64_t dropped = std::count(mask.begin(), mask.end(), 0.0f);
+  EXPECT_EQ(dropped + std::count(mask.begin(), mask.end(), 2.0f), n);
+  EXPECT_NEAR(static_cast<double>(dropped) / n, 0.3, 0.01);  // 7 standard deviations
+  EXPECT_EQ(mask, same);
+  EXPECT_NE(mask, other);
+}
+
 // Columns of mean 1e4 and standard deviation about 0.9: E[x^2] - mean^2
 // in float would lose every digit of the variance.
 TEST(CpuKernelsTest, ColumnMomentsSumAboutTheMean) {

@@ -128,6 +128,12 @@ class Kernels {
   virtual void Multiply(const float* a, const float* b, float* y, int64_t n) = 0;
   // x and y are (N): y = x.
   virtual void Copy(const float* x, float* y, int64_t n) = 0;
+  // mask is (N): a dropout mask, the same on every back end for the same
+  // arguments (kernels/dropout_hash.h): element i is 0 when the top 24 bits
+  // of a hash of (seed, i), as u in [0, 1), fall below threshold / 2^24,
+  // else `scale`.
+  virtual void DropoutMask(uint64_t seed, uint32_t threshold, float scale, float* mask,
+                           int64_t n) = 0;
   // a, b and y are (N): y = alpha * a + beta * b element-wise.
   virtual void ScaledSum(float alpha, const float* a, float beta, const float* b, float* y,
                          int64_t n) = 0;

@@ -25,9 +25,6 @@ InferenceOp Dropout::Inference() const { return {InferenceOp::Kind::kIdentity, {
 
 Status Dropout::Reserve(int64_t batch) {
   const int64_t n = batch * dim_;
-  if (!kernels_.host_memory() && static_cast<int64_t>(host_mask_.size()) < n) {
-    host_mask_.resize(n);
-  }
   mask_batch_ = 0;  // a new buffer holds no mask
   return EnsureBuffer(kernels_, n * sizeof(float), &mask_);
 }
@@ -42,20 +39,12 @@ void Dropout::Forward(const float* const* /*params*/, const float* x, float* y, 
   }
   CHECK(mask_ != nullptr && mask_->bytes() >= n * sizeof(float))
       << "Forward on a batch of " << batch << " beyond Reserve()";
-  // Not std::bernoulli_distribution, whose algorithm differs between
-  // standard libraries: an element is dropped when the top 24 bits of a
-  // draw, as u in [0, 1), fall below rate.
-  const uint64_t threshold = static_cast<uint64_t>(std::llround(rate_ * 0x1p24));
+  // An element is dropped when the top 24 bits of its draw, as u in
+  // [0, 1), fall below rate.
+  const auto threshold = static_cast<uint32_t>(std::llround(rate_ * 0x1p24));
   const float scale = static_cast<float>(1.0 / (1.0 - rate_));
-  // The Kernels interface has no random numbers, so the mask is drawn on the
-  // host: in place on a host-memory back end, else staged and copied over.
-  float* mask = kernels_.host_memory() ? mask_->f32() : host_mask_.data();
-  for (int64_t i = 0; i < n; ++i) {
-    mask[i] = (rng_() >> 40) < threshold ? 0.0f : scale;
-  }
-  if (!kernels_.host_memory()) {
-    kernels_.CopyToDevice(host_mask_.data(), mask_->data(), n * sizeof(float));
-  }
+  // One draw of the generator per step seeds the back end's mask kernel.
+  kernels_.DropoutMask(rng_(), threshold, scale, mask_->f32(), n);
   kernels_.Multiply(x, mask_->f32(), y, n);
   mask_batch_ = batch;
 }

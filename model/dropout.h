@@ -2,10 +2,11 @@
 // scales the survivors by 1 / (1 - rate) (inverted dropout, so inference
 // needs no rescaling); in inference, y = x. No variables; in_dim == out_dim.
 //
-// The masks come from a host generator seeded at construction: the same
-// seed gives the same sequence of masks on every back end. Keeps the mask of
-// its latest training Forward for Backward, in a buffer of its Kernels'
-// memory; a back end without host memory gets each mask by CopyToDevice.
+// The masks are drawn by the back end (Kernels::DropoutMask), each from a
+// seed that a host generator, seeded at construction, gives per step: the
+// same seed gives the same sequence of masks on every back end, and nothing
+// is copied from the host. Keeps the mask of its latest training Forward for
+// Backward, in a buffer of its Kernels' memory.
 #ifndef PST_MODEL_DROPOUT_H_
 #define PST_MODEL_DROPOUT_H_
 
@@ -47,8 +48,6 @@ class Dropout : public Layer {
   // the `mask_batch_` examples of the latest training Forward.
   std::unique_ptr<DeviceBuffer> mask_;
   int64_t mask_batch_ = 0;
-  // Where the mask is drawn when mask_ is not host memory.
-  std::vector<float> host_mask_;
 };
 
 }  // namespace pst

@@ -175,6 +175,11 @@ void FakeDeviceKernels::Multiply(const float* a, const float* b, float* y, int64
   }
 }
 
+void FakeDeviceKernels::DropoutMask(uint64_t seed, uint32_t threshold, float scale, float* mask,
+                                    int64_t n) {
+  if (OnDevice("DropoutMask", "mask", mask, n)) cpu_.DropoutMask(seed, threshold, scale, mask, n);
+}
+
 void FakeDeviceKernels::ScaledSum(float alpha, const float* a, float beta, const float* b, float* y,
                                   int64_t n) {
   const char* k = "ScaledSum";

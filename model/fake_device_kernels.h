@@ -66,6 +66,7 @@ class FakeDeviceKernels : public Kernels {
   void ReluBackward(const float* x, const float* dy, float* dx, int64_t n) override;
   void Multiply(const float* a, const float* b, float* y, int64_t n) override;
   void Copy(const float* x, float* y, int64_t n) override;
+  void DropoutMask(uint64_t seed, uint32_t threshold, float scale, float* mask, int64_t n) override;
   void ScaledSum(float alpha, const float* a, float beta, const float* b, float* y,
                  int64_t n) override;
   void Conv2DForward(const float* x, const float* w, const float* b, float* y,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/dropout_hash.h"
 #include "kernels/gpu/cuda_check.h"
 #include "kernels/gpu/cuda_math.h"
 
@@ -49,6 +50,13 @@ __global__ void AddBiasKernel(float* y, const float* b, int64_t rows, int64_t co
   const int64_t n = rows * cols;
   for (int64_t i = GlobalThread(); i < n; i += GridThreads()) {
     y[i] += b[i % cols];
+  }
+}
+
+__global__ void DropoutMaskKernel(uint64_t seed, uint32_t threshold, float scale, float* mask,
+                                  int64_t n) {
+  for (int64_t i = GlobalThread(); i < n; i += GridThreads()) {
+    mask[i] = DropoutMaskValue(seed, i, threshold, scale);
   }
 }
 
@@ -266,6 +274,14 @@ Status CudaReluBackward(cudaStream_t stream, const float* x, const float* dy, fl
 
 Status CudaMultiply(cudaStream_t stream, const float* a, const float* b, float* y, int64_t n) {
   return Zip(stream, a, b, y, n, Product());
+}
+
+Status CudaDropoutMask(cudaStream_t stream, uint64_t seed, uint32_t threshold, float scale,
+                       float* mask, int64_t n) {
+  if (n <= 0) return Status::OK();
+  DropoutMaskKernel<<<Blocks(n), kThreads, 0, stream>>>(seed, threshold, scale, mask, n);
+  PST_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::OK();
 }
 
 Status CudaScaledSum(cudaStream_t stream, float alpha, const float* a, float beta, const float* b,

@@ -31,6 +31,8 @@ Status CudaSigmoidBackward(cudaStream_t stream, const float* y, const float* dy,
 Status CudaReluForward(cudaStream_t stream, const float* x, float* y, int64_t n);
 Status CudaReluBackward(cudaStream_t stream, const float* x, const float* dy, float* dx, int64_t n);
 Status CudaMultiply(cudaStream_t stream, const float* a, const float* b, float* y, int64_t n);
+Status CudaDropoutMask(cudaStream_t stream, uint64_t seed, uint32_t threshold, float scale,
+                       float* mask, int64_t n);
 Status CudaScaledSum(cudaStream_t stream, float alpha, const float* a, float beta, const float* b,
                      float* y, int64_t n);
 

@@ -62,6 +62,7 @@ class GpuKernels : public Kernels {
 
   void Multiply(const float* a, const float* b, float* y, int64_t n) override;
   void Copy(const float* x, float* y, int64_t n) override;
+  void DropoutMask(uint64_t seed, uint32_t threshold, float scale, float* mask, int64_t n) override;
   void ScaledSum(float alpha, const float* a, float beta, const float* b, float* y,
                  int64_t n) override;
 
@@ -279,6 +280,11 @@ void GpuKernels::ReluBackward(const float* x, const float* dy, float* dx, int64_
 
 void GpuKernels::Multiply(const float* a, const float* b, float* y, int64_t n) {
   Run("Multiply", [&] { return CudaMultiply(stream_, a, b, y, n); });
+}
+
+void GpuKernels::DropoutMask(uint64_t seed, uint32_t threshold, float scale, float* mask,
+                             int64_t n) {
+  Run("DropoutMask", [&] { return CudaDropoutMask(stream_, seed, threshold, scale, mask, n); });
 }
 
 void GpuKernels::ScaledSum(float alpha, const float* a, float beta, const float* b, float* y,

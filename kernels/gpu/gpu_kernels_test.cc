@@ -266,6 +266,15 @@ TEST_F(GpuKernelsTest, ScaledSumMatchesCpu) {
   EXPECT_LT(NormwiseRelError(Download(gy, n), ToDouble(y)), kElementwiseTol);
 }
 
+TEST_F(GpuKernelsTest, DropoutMaskIsTheCpusExactly) {
+  const int64_t n = 20'000'003;  // the grid-stride loop wraps
+  std::vector<float> mask(n);
+  cpu_.DropoutMask(0x5eed, 0.4 * (1 << 24), 1.0f / 0.6f, mask.data(), n);
+  float* gmask = Make<float>(n);
+  gpu_->DropoutMask(0x5eed, 0.4 * (1 << 24), 1.0f / 0.6f, gmask, n);
+  EXPECT_EQ(Download(gmask, n), mask);
+}
+
 TEST_F(GpuKernelsTest, EmptyCallsAreOk) {
   gpu_->ReluForward(nullptr, nullptr, 0);
   gpu_->Copy(nullptr, nullptr, 0);
