@@ -7,8 +7,9 @@
 //
 // Column sums are reduced in double: each thread sums a strided share of a
 // column's rows, a block adds its threads' sums, and blocks add theirs into
-// scratch with atomics (so the last bits of a float result can differ from
-// run to run, not the float itself in practice).
+// scratch with atomics, in no fixed order: the double sums can differ in
+// their last bits from run to run, which rounding to float almost always
+// hides.
 #ifndef PST_KERNELS_GPU_CUDA_BATCH_NORM_H_
 #define PST_KERNELS_GPU_CUDA_BATCH_NORM_H_
 

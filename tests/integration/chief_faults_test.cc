@@ -6,12 +6,13 @@
 #include <sys/mount.h>
 #include <sys/statvfs.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <thread>
 
+#include "chief/checkpoints/checkpointer.h"
 #include "tests/integration/synthetic_data_test.h"
 #include "tests/integration/test_util.h"
 
@@ -108,18 +109,13 @@ class ChiefFaultsTest : public SyntheticDataTest {
     }
     return -2;
   }
-  // The step of the newest complete checkpoint in `dir` once it is at
-  // least `step` (waits up to a minute); -1 when none comes.
+  // The step of the newest readable checkpoint in `dir` (the chief's own
+  // look) once it is at least `step` (waits up to a minute); -1 when none
+  // comes.
   static int64_t WaitForCheckpointFrom(const std::string& dir, int64_t step) {
     for (int i = 0; i < 3000; ++i) {
-      int64_t newest = -1;
-      std::error_code error;
-      for (const auto& entry : fs::directory_iterator(dir, error)) {
-        const std::string name = entry.path().filename().string();
-        if (name.rfind("ckpt-", 0) != 0 || !fs::exists(entry.path() / "manifest")) continue;
-        newest = std::max<int64_t>(newest, std::stoll(name.substr(5)));
-      }
-      if (newest >= step) return newest;
+      const std::optional<CheckpointManifest> newest = NewestManifest(dir);
+      if (newest && newest->step >= step) return newest->step;
       std::this_thread::sleep_for(milliseconds(20));
     }
     return -1;
