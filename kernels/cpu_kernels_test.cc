@@ -167,6 +167,38 @@ TEST(CpuKernelsTest, ScaledSum) {
   }
 }
 
+// The backward pass (float sums in blocks, dx in float) against float64 at
+// a convolution's size: 36,864 rows of 20 channels.
+TEST(CpuKernelsTest, BatchNormBackwardMatchesReference) {
+  CpuKernels kernels;
+  const int64_t R = 36864, C = 20;
+  const double epsilon = 1e-3;
+  const auto x = RandomVector(R * C, 4.0f, 7.0f, 22);
+  const auto dy = RandomVector(R * C, -1, 1, 23);
+  const auto gamma = RandomVector(C, 0.5f, 1.5f, 24);
+  std::vector<float> mean(C), variance(C), dgamma(C), dbeta(C), dx(R * C);
+  kernels.ColumnMoments(x.data(), mean.data(), variance.data(), R, C);
+  kernels.BatchNormBackward(x.data(), dy.data(), mean.data(), variance.data(), gamma.data(),
+                            epsilon, dgamma.data(), dbeta.data(), dx.data(), R, C);
+  std::vector<double> want_dgamma(C), want_dbeta(C), want_dx(R * C), inv_std(C);
+  for (int64_t c = 0; c < C; ++c) {
+    inv_std[c] = 1.0 / std::sqrt(double{variance[c]} + epsilon);
+    for (int64_t r = 0; r < R; ++r) {
+      const int64_t i = r * C + c;
+      want_dbeta[c] += dy[i];
+      want_dgamma[c] += dy[i] * (x[i] - double{mean[c]}) * inv_std[c];
+    }
+    for (int64_t r = 0; r < R; ++r) {
+      const int64_t i = r * C + c;
+      const double xhat = (x[i] - double{mean[c]}) * inv_std[c];
+      want_dx[i] = gamma[c] * inv_std[c] / R * (R * dy[i] - want_dbeta[c] - xhat * want_dgamma[c]);
+    }
+  }
+  EXPECT_LT(NormwiseRelError(dbeta, want_dbeta), 1e-5);
+  EXPECT_LT(NormwiseRelError(dgamma, want_dgamma), 1e-5);
+  EXPECT_LT(NormwiseRelError(dx, want_dx), 1e-5);
+}
+
 // About `rate` of the elements dropped, the rest scaled; the same mask for
 // the same seed, another for another seed.
 TEST(CpuKernelsTest, DropoutMaskDropsTheRateAndFollowsTheSeed) {
