@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include "transport/shm/shm_name.h"
+
 extern char** environ;
 
 namespace pst {
@@ -52,17 +54,24 @@ StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(std::vector<std::str
   return std::unique_ptr<ChildProcess>(new ChildProcess(pid, log_path));
 }
 
-namespace {
-
-// Unlinks "/dev/shm/pst-<cluster id>-<pid>-<purpose>" (segments and bells).
-void RemoveSharedMemoryOf(pid_t pid) {
-  const std::string mark = "-" + std::to_string(pid) + "-";
+std::vector<std::string> SharedMemoryNamesOf(pid_t pid) {
+  std::vector<std::string> names;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", error)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("pst-", 0) == 0 && name.find(mark) != std::string::npos) {
-      std::filesystem::remove(entry.path(), error);
-    }
+    const std::optional<ShmNameParts> parts = ParseShmSegmentName(name);
+    if (parts && parts->creator == pid) names.push_back(name);
+  }
+  return names;
+}
+
+namespace {
+
+// Unlinks the segments and bells process `pid` made.
+void RemoveSharedMemoryOf(pid_t pid) {
+  std::error_code error;
+  for (const std::string& name : SharedMemoryNamesOf(pid)) {
+    std::filesystem::remove("/dev/shm/" + name, error);
   }
 }
 

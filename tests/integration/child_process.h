@@ -19,6 +19,10 @@
 
 namespace pst {
 
+// The /dev/shm entries (segments and bells, "pst-<cluster id>-<pid>-<purpose>")
+// that process `pid` made.
+std::vector<std::string> SharedMemoryNamesOf(pid_t pid);
+
 class ChildProcess {
  public:
   // Starts argv[0] with stdout and stderr appended to log_path. `env` holds

@@ -6,10 +6,10 @@
 // interval).
 #include <signal.h>
 
-#include <filesystem>
 #include <regex>
 #include <thread>
 
+#include "tests/integration/child_process.h"
 #include "tests/integration/synthetic_data_test.h"
 #include "tests/integration/test_util.h"
 #include "transport/shm_options.h"
@@ -21,13 +21,9 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 // No shared-memory segment made by process `pid` is left in /dev/shm
-// (named /pst-<cluster id>-<pid>-<purpose>: docs/SHARED_MEMORY.md).
+// (docs/SHARED_MEMORY.md).
 void ExpectNoSegmentOf(pid_t pid) {
-  const std::string mark = "-" + std::to_string(pid) + "-";
-  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
-    const std::string name = entry.path().filename().string();
-    EXPECT_FALSE(name.rfind("pst-", 0) == 0 && name.find(mark) != std::string::npos) << name;
-  }
+  EXPECT_EQ(SharedMemoryNamesOf(pid), std::vector<std::string>{});
 }
 
 class FaultTest : public SyntheticDataTest {

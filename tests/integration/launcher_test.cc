@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/integration/child_process.h"
 #include "tests/integration/local_cluster.h"
 #include "tests/integration/synthetic_mnist.h"
 #include "tests/integration/test_util.h"
@@ -223,17 +224,6 @@ TEST_F(LauncherTest, RestartBackoffStartsOverAfterATaskRanAWhile) {
   EXPECT_TRUE(ProcessesMentioning(run).empty());
 }
 
-// The /dev/shm names of process `pid` ("pst-<cluster id>-<pid>-<purpose>").
-std::vector<std::string> SharedMemoryOf(int pid) {
-  std::vector<std::string> names;
-  const std::string mark = "-" + std::to_string(pid) + "-";
-  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("pst-", 0) == 0 && name.find(mark) != std::string::npos) names.push_back(name);
-  }
-  return names;
-}
-
 // A SIGKILLed worker cannot remove its rings and bells, and no later task of
 // the job starts to clean them: the launcher removes them when the run ends.
 TEST_F(LauncherTest, AKilledTaskLeavesNoSharedMemoryBehind) {
@@ -242,17 +232,17 @@ TEST_F(LauncherTest, AKilledTaskLeavesNoSharedMemoryBehind) {
                           "--model=mlp", "--run_dir=" + run, "--", "--batch_size=50",
                           "--eval_every_steps=0", "--shm=auto"});
   int worker = -1;
-  for (int i = 0; i < 3000 && (worker <= 0 || SharedMemoryOf(worker).empty()); ++i) {
+  for (int i = 0; i < 3000 && (worker <= 0 || SharedMemoryNamesOf(worker).empty()); ++i) {
     worker = TaskPid(run, "worker", 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_GT(worker, 0) << launcher->Log();
-  ASSERT_FALSE(SharedMemoryOf(worker).empty()) << "the worker never used shared memory";
+  ASSERT_FALSE(SharedMemoryNamesOf(worker).empty()) << "the worker never used shared memory";
   ASSERT_EQ(::kill(worker, SIGKILL), 0);
   const auto code = launcher->Wait(std::chrono::seconds(60));
   ASSERT_TRUE(code.has_value());
   EXPECT_NE(*code, 0);
-  EXPECT_EQ(SharedMemoryOf(worker), std::vector<std::string>{});
+  EXPECT_EQ(SharedMemoryNamesOf(worker), std::vector<std::string>{});
   EXPECT_TRUE(ProcessesMentioning(run).empty());
 }
 
