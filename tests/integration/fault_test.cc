@@ -6,6 +6,8 @@
 // interval).
 #include <signal.h>
 
+#include <iostream>
+#include <memory>
 #include <regex>
 #include <thread>
 
@@ -30,6 +32,7 @@ class FaultTest : public SyntheticDataTest {
  protected:
   std::vector<std::string> Flags(const std::string& mode, int train_steps) {
     // Fresh, so that --gtest_repeat does not restore the last run's model.
+    train_steps_ = train_steps;
     checkpoints_ = MakeTestDir(::testing::UnitTest::GetInstance()->current_test_info()->name() +
                                std::string("-checkpoints"));
     return {"--data_dir=" + data_dir(),
@@ -51,6 +54,40 @@ class FaultTest : public SyntheticDataTest {
       std::this_thread::sleep_for(milliseconds(10));
     }
     ASSERT_GE(ReportValue(chief.Log(), "Step: ").value_or(0), step) << chief.Log();
+  }
+  // Starts an async run (1 ps, 2 workers, `extra` flags and --run_dir the
+  // cluster's folder, all in *flags) and holds its chief (SIGSTOP) past step
+  // 60, before it sees --train_steps. A chief that stalls while the workers
+  // train (a checkpoint's fsync on a loaded disk) can see the end first: a
+  // missed hold starts again with a run three times as long. Null after
+  // three misses.
+  std::unique_ptr<LocalCluster> StartAsyncAndHoldTheChief(const std::vector<std::string>& extra,
+                                                          std::vector<std::string>* flags) {
+    for (int train_steps = 300; train_steps <= 2700; train_steps *= 3) {
+      auto cluster = std::make_unique<LocalCluster>(1, 2, TestDir());
+      *flags = Flags("async", train_steps);
+      flags->insert(flags->end(), extra.begin(), extra.end());
+      flags->push_back("--run_dir=" + cluster->dir());
+      cluster->StartAll(*flags);
+      ChildProcess& chief = cluster->task("chief");
+      WaitForStep(chief, 60);
+      chief.Signal(SIGSTOP);
+      // The chief shows the end's progress line as soon as it reads the step.
+      if (chief.Running() &&
+          ReportValue(chief.Log(), "Progress: step ").value_or(0) < train_steps) {
+        return cluster;
+      }
+      std::cerr << "the chief saw step " << train_steps << " before it was held: again\n";
+    }
+    ADD_FAILURE() << "the chief saw the end before it was held, three times";
+    return nullptr;
+  }
+  // Async workers hold at --train_steps until the chief closes the run.
+  static void WaitUntilTheWorkersHold(LocalCluster& cluster) {
+    for (int w = 0; w < 2; ++w) {
+      ChildProcess& worker = cluster.task("worker", w);
+      ASSERT_TRUE(WaitForLogLine(worker, "waiting for the chief to close the run")) << worker.Log();
+    }
   }
   static void ExpectAllExitZero(LocalCluster& cluster) {
     const auto exits = cluster.WaitAll(seconds(240));
@@ -75,6 +112,7 @@ class FaultTest : public SyntheticDataTest {
     return log;
   }
   std::string checkpoints_;
+  int train_steps_ = 0;  // of the last Flags()
 };
 
 TEST_F(FaultTest, KilledPsIsRestartedAndTrainingResumesFromTheCheckpoint) {
@@ -252,13 +290,11 @@ TEST_F(FaultTest, SyncWithoutSpareFinishesAfterTheKilledWorkerRestarts) {
 // heartbeat sent meanwhile still queued when it wakes: no task is dead, and
 // none is declared dead.
 TEST_F(FaultTest, AChiefHeldPastTheHeartbeatTimeoutDeclaresNoOneDead) {
-  LocalCluster cluster(1, 2, TestDir());
-  auto flags = Flags("async", 300);
-  flags.push_back("--run_dir=" + cluster.dir());
-  cluster.StartAll(flags);
+  std::vector<std::string> flags;
+  const std::unique_ptr<LocalCluster> held = StartAsyncAndHoldTheChief({}, &flags);
+  ASSERT_TRUE(held != nullptr && !HasFailure());
+  LocalCluster& cluster = *held;
   ChildProcess& chief = cluster.task("chief");
-  WaitForStep(chief, 60);
-  chief.Signal(SIGSTOP);
   std::this_thread::sleep_for(milliseconds(4500));  // past the 3000 ms timeout
   chief.Signal(SIGCONT);
   ExpectAllExitZero(cluster);
@@ -276,16 +312,13 @@ TEST_F(FaultTest, AChiefHeldPastTheHeartbeatTimeoutDeclaresNoOneDead) {
 // its last checkpoint, below --train_steps: the held workers train the lost
 // steps again and the run ends well.
 TEST_F(FaultTest, APsLostAfterAsyncWorkersReachedTheEndIsRecoveredByTheHeldWorkers) {
-  LocalCluster cluster(1, 2, TestDir());
-  const auto flags = Flags("async", 300);
-  cluster.StartAll(flags);
+  std::vector<std::string> flags;
+  const std::unique_ptr<LocalCluster> held = StartAsyncAndHoldTheChief({}, &flags);
+  ASSERT_TRUE(held != nullptr && !HasFailure());
+  LocalCluster& cluster = *held;
+  WaitUntilTheWorkersHold(cluster);
+  if (HasFatalFailure()) return;
   ChildProcess& chief = cluster.task("chief");
-  WaitForStep(chief, 60);
-  chief.Signal(SIGSTOP);
-  for (int w = 0; w < 2; ++w) {
-    ASSERT_TRUE(WaitForLogLine(cluster.task("worker", w), "waiting for the chief to close the run"))
-        << cluster.task("worker", w).Log();
-  }
   cluster.task("ps", 0).Signal(SIGKILL);
   cluster.task("ps", 0).Wait(seconds(10));
   cluster.StartTask("ps", 0, flags);  // back empty, as run_local.sh --restart_failed brings it
@@ -293,7 +326,7 @@ TEST_F(FaultTest, APsLostAfterAsyncWorkersReachedTheEndIsRecoveredByTheHeldWorke
   ExpectAllExitZero(cluster);
   const std::string log = chief.Log();
   EXPECT_NE(log.find("restored checkpoint"), std::string::npos) << log;
-  EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), 300) << log;
+  EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), train_steps_) << log;
   int trained_on = 0;
   for (int w = 0; w < 2; ++w) {
     trained_on += cluster.task("worker", w).Log().find("training on") != std::string::npos;
@@ -305,18 +338,17 @@ TEST_F(FaultTest, APsLostAfterAsyncWorkersReachedTheEndIsRecoveredByTheHeldWorke
 // open with no one to train, and the chief stops with an error that says why
 // once that has lasted --join_timeout_ms, instead of waiting for ever.
 TEST_F(FaultTest, APsLostAfterTheAsyncWorkersDiedEndsTheRunWithAClearError) {
-  LocalCluster cluster(1, 2, TestDir());
-  auto flags = Flags("async", 300);
-  flags.push_back("--join_timeout_ms=5000");
-  cluster.StartAll(flags);
+  std::vector<std::string> flags;
+  const std::unique_ptr<LocalCluster> held =
+      StartAsyncAndHoldTheChief({"--join_timeout_ms=5000"}, &flags);
+  ASSERT_TRUE(held != nullptr && !HasFailure());
+  LocalCluster& cluster = *held;
+  WaitUntilTheWorkersHold(cluster);
+  if (HasFatalFailure()) return;
   ChildProcess& chief = cluster.task("chief");
-  WaitForStep(chief, 60);
-  chief.Signal(SIGSTOP);
   for (int w = 0; w < 2; ++w) {
-    ChildProcess& worker = cluster.task("worker", w);
-    ASSERT_TRUE(WaitForLogLine(worker, "waiting for the chief to close the run")) << worker.Log();
-    worker.Signal(SIGKILL);
-    worker.Wait(seconds(10));
+    cluster.task("worker", w).Signal(SIGKILL);
+    cluster.task("worker", w).Wait(seconds(10));
   }
   cluster.task("ps", 0).Signal(SIGKILL);
   cluster.task("ps", 0).Wait(seconds(10));
