@@ -226,18 +226,26 @@ TEST_F(LauncherTest, RestartBackoffStartsOverAfterATaskRanAWhile) {
 
 // A SIGKILLed worker cannot remove its rings and bells, and no later task of
 // the job starts to clean them: the launcher removes them when the run ends.
+// A worker's names exist only from its first push, which offers its rings,
+// to its next one, which finds them attached and unlinks them (a later
+// SIGKILL leaves nothing). One push per step (--overlap=off) and a second
+// between steps keep that window open long enough to kill the worker in it.
 TEST_F(LauncherTest, AKilledTaskLeavesNoSharedMemoryBehind) {
   const std::string run = dir_ + "/run";
-  auto launcher = Launch({"--num_ps=1", "--num_workers=1", "--mode=async", "--train_steps=100000",
-                          "--model=mlp", "--run_dir=" + run, "--", "--batch_size=50",
-                          "--eval_every_steps=0", "--shm=auto"});
+  auto launcher =
+      Launch({"--num_ps=1", "--num_workers=1", "--mode=async", "--train_steps=100000",
+              "--model=mlp", "--run_dir=" + run, "--", "--batch_size=50", "--eval_every_steps=0",
+              "--shm=auto", "--overlap=off", "--simulated_delay_ms=1000"});
   int worker = -1;
-  for (int i = 0; i < 3000 && (worker <= 0 || SharedMemoryNamesOf(worker).empty()); ++i) {
-    worker = TaskPid(run, "worker", 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+  while (std::chrono::steady_clock::now() < deadline &&
+         (worker <= 0 || SharedMemoryNamesOf(worker).empty())) {
+    if (worker <= 0) worker = TaskPid(run, "worker", 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_GT(worker, 0) << launcher->Log();
-  ASSERT_FALSE(SharedMemoryNamesOf(worker).empty()) << "the worker never used shared memory";
+  ASSERT_FALSE(SharedMemoryNamesOf(worker).empty()) << "the worker never used shared memory\n"
+                                                    << launcher->Log();
   ASSERT_EQ(::kill(worker, SIGKILL), 0);
   const auto code = launcher->Wait(std::chrono::seconds(60));
   ASSERT_TRUE(code.has_value());
