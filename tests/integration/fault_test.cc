@@ -6,6 +6,7 @@
 // interval).
 #include <signal.h>
 
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <regex>
@@ -55,33 +56,36 @@ class FaultTest : public SyntheticDataTest {
     }
     ASSERT_GE(ReportValue(chief.Log(), "Step: ").value_or(0), step) << chief.Log();
   }
-  // Starts an async run (1 ps, 2 workers, `extra` flags and --run_dir the
-  // cluster's folder, all in *flags) and holds its chief (SIGSTOP) past step
-  // 60, before it sees --train_steps. A chief that stalls while the workers
-  // train (a checkpoint's fsync on a loaded disk) can see the end first: a
-  // missed hold starts again with a run three times as long. Null after
-  // three misses.
-  std::unique_ptr<LocalCluster> StartAsyncAndHoldTheChief(const std::vector<std::string>& extra,
-                                                          std::vector<std::string>* flags) {
-    for (int train_steps = 300; train_steps <= 2700; train_steps *= 3) {
-      auto cluster = std::make_unique<LocalCluster>(1, 2, TestDir());
+  // Starts an async run (`num_ps` ps, 2 workers; `extra` flags and --run_dir
+  // the cluster's folder, all in *flags) and does `fault` to it once the
+  // chief's reports pass `after_step`. The fault must come before the chief
+  // sees --train_steps, and a chief that stalls while the workers train (a
+  // checkpoint's fsync on a loaded disk) can see the end first: then the run
+  // starts again, three times as long. Null after three misses.
+  std::unique_ptr<LocalCluster> FaultBeforeTheEnd(int num_ps, int train_steps, int after_step,
+                                                  const std::vector<std::string>& extra,
+                                                  const std::function<void(LocalCluster&)>& fault,
+                                                  std::vector<std::string>* flags) {
+    for (int attempt = 0; attempt < 3; ++attempt, train_steps *= 3) {
+      auto cluster = std::make_unique<LocalCluster>(num_ps, 2, TestDir());
       *flags = Flags("async", train_steps);
       flags->insert(flags->end(), extra.begin(), extra.end());
       flags->push_back("--run_dir=" + cluster->dir());
       cluster->StartAll(*flags);
-      ChildProcess& chief = cluster->task("chief");
-      WaitForStep(chief, 60);
-      chief.Signal(SIGSTOP);
-      // The chief shows the end's progress line as soon as it reads the step.
-      if (chief.Running() &&
-          ReportValue(chief.Log(), "Progress: step ").value_or(0) < train_steps) {
+      WaitForStep(cluster->task("chief"), after_step);
+      fault(*cluster);
+      // Read after the fault: the chief shows the end's progress line as
+      // soon as it reads the step.
+      if (ReportValue(cluster->task("chief").Log(), "Progress: step ").value_or(0) < train_steps) {
         return cluster;
       }
-      std::cerr << "the chief saw step " << train_steps << " before it was held: again\n";
+      std::cerr << "the chief saw step " << train_steps << " before the fault: again\n";
     }
-    ADD_FAILURE() << "the chief saw the end before it was held, three times";
+    ADD_FAILURE() << "the chief saw the end before the fault, three times";
     return nullptr;
   }
+  static void HoldTheChief(LocalCluster& cluster) { cluster.task("chief").Signal(SIGSTOP); }
+  static void KillTheChief(LocalCluster& cluster) { cluster.task("chief").Signal(SIGKILL); }
   // Async workers hold at --train_steps until the chief closes the run.
   static void WaitUntilTheWorkersHold(LocalCluster& cluster) {
     for (int w = 0; w < 2; ++w) {
@@ -95,19 +99,25 @@ class FaultTest : public SyntheticDataTest {
       EXPECT_EQ(e.code, 0) << DescribeExits(exits) << "\n" << cluster.task("chief").Log();
     }
   }
-  // Kills the chief after `kill_after_step` and restarts it with the same
-  // --checkpoint_dir: it keeps the cluster id and the workers wait for it
-  // instead of failing. Returns the restarted chief's log.
-  static std::string RestartChief(LocalCluster& cluster, const std::vector<std::string>& flags,
-                                  int kill_after_step, int train_steps) {
+  // Kills the chief after `kill_after_step` and finishes the run with a
+  // restarted one (FinishWithARestartedChief).
+  std::string RestartChief(LocalCluster& cluster, const std::vector<std::string>& flags,
+                           int kill_after_step) {
     WaitForStep(cluster.task("chief"), kill_after_step);
-    cluster.task("chief").Signal(SIGKILL);
+    KillTheChief(cluster);
+    return FinishWithARestartedChief(cluster, flags);
+  }
+  // Restarts the killed chief with the same --checkpoint_dir: it keeps the
+  // cluster id and the workers wait for it instead of failing. Returns the
+  // restarted chief's log.
+  std::string FinishWithARestartedChief(LocalCluster& cluster,
+                                        const std::vector<std::string>& flags) {
     std::this_thread::sleep_for(milliseconds(500));
     ChildProcess& chief = cluster.StartTask("chief", 0, flags);
     ExpectAllExitZero(cluster);
     const std::string log = chief.Log();
     EXPECT_NE(log.find("keeping cluster id"), std::string::npos) << log;
-    EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), train_steps) << log;
+    EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), train_steps_) << log;
     EXPECT_GT(ReportValue(log, "Test-Accuracy: ").value_or(0), 0.5) << log;
     return log;
   }
@@ -116,13 +126,12 @@ class FaultTest : public SyntheticDataTest {
 };
 
 TEST_F(FaultTest, KilledPsIsRestartedAndTrainingResumesFromTheCheckpoint) {
-  LocalCluster cluster(2, 2, TestDir());
-  auto flags = Flags("async", 500);
-  flags.push_back("--run_dir=" + cluster.dir());
-  cluster.StartAll(flags);
+  std::vector<std::string> flags;
+  const std::unique_ptr<LocalCluster> run = FaultBeforeTheEnd(
+      2, 500, 180, {}, [](LocalCluster& c) { c.task("ps", 1).Signal(SIGKILL); }, &flags);
+  ASSERT_TRUE(run != nullptr && !HasFailure());
+  LocalCluster& cluster = *run;
   ChildProcess& chief = cluster.task("chief");
-  WaitForStep(chief, 180);
-  cluster.task("ps", 1).Signal(SIGKILL);
   // Silent for longer than --heartbeat_timeout_ms: declared dead.
   for (int i = 0; i < 1000 && chief.Log().find("ps:1 declared dead") == std::string::npos; ++i) {
     std::this_thread::sleep_for(milliseconds(10));
@@ -148,19 +157,20 @@ TEST_F(FaultTest, KilledPsIsRestartedAndTrainingResumesFromTheCheckpoint) {
   EXPECT_GE(std::stoi(m[2].str()), 50);
   EXPECT_NE(log.find("training resumes at global step " + m[2].str()), std::string::npos);
   // Async: each worker's last push may land after the 500th.
-  EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), 500);
-  EXPECT_LE(ReportValue(log, "Global-Step: ").value_or(0), 502);
+  EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), train_steps_);
+  EXPECT_LE(ReportValue(log, "Global-Step: ").value_or(0), train_steps_ + 2);
 }
 
 // A ps stopped for longer than a probe's patience looks down to the chief,
 // yet it kept its variables: training goes on where it is, instead of going
 // back to the last checkpoint (or, without one, to step 0).
 TEST_F(FaultTest, APsThatStallsPastTheProbesPatienceKeepsItsTraining) {
-  LocalCluster cluster(1, 2, TestDir());
-  cluster.StartAll(Flags("async", 400));
+  std::vector<std::string> flags;
+  const std::unique_ptr<LocalCluster> run = FaultBeforeTheEnd(
+      1, 400, 120, {}, [](LocalCluster& c) { c.task("ps", 0).Signal(SIGSTOP); }, &flags);
+  ASSERT_TRUE(run != nullptr && !HasFailure());
+  LocalCluster& cluster = *run;
   ChildProcess& chief = cluster.task("chief");
-  WaitForStep(chief, 120);
-  cluster.task("ps", 0).Signal(SIGSTOP);
   for (int i = 0; i < 250 && chief.Log().find("pausing training") == std::string::npos; ++i) {
     std::this_thread::sleep_for(milliseconds(10));
   }
@@ -171,15 +181,16 @@ TEST_F(FaultTest, APsThatStallsPastTheProbesPatienceKeepsItsTraining) {
   EXPECT_NE(log.find("nothing was lost: training goes on at global step"), std::string::npos)
       << log;
   EXPECT_EQ(log.find("training resumes at global step"), std::string::npos) << log;
-  EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), 400);
-  EXPECT_LE(ReportValue(log, "Global-Step: ").value_or(0), 402);
+  EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), train_steps_);
+  EXPECT_LE(ReportValue(log, "Global-Step: ").value_or(0), train_steps_ + 2);
 }
 
 TEST_F(FaultTest, KilledChiefIsRestartedAndAsyncTrainingResumes) {
-  LocalCluster cluster(1, 2, TestDir());
-  const auto flags = Flags("async", 400);
-  cluster.StartAll(flags);
-  const std::string log = RestartChief(cluster, flags, 150, 400);
+  std::vector<std::string> flags;
+  const std::unique_ptr<LocalCluster> run =
+      FaultBeforeTheEnd(1, 400, 150, {}, KillTheChief, &flags);
+  ASSERT_TRUE(run != nullptr && !HasFailure());
+  const std::string log = FinishWithARestartedChief(*run, flags);
   // The ps kept their variables and the workers kept training: no rollback.
   std::smatch m;
   ASSERT_TRUE(std::regex_search(
@@ -223,7 +234,7 @@ TEST_F(FaultTest, KilledChiefIsRestartedAndSyncTrainingResumes) {
   auto flags = Flags("sync", 300);
   flags.push_back("--replicas_to_aggregate=2");
   cluster.StartAll(flags);
-  const std::string log = RestartChief(cluster, flags, 120, 300);
+  const std::string log = RestartChief(cluster, flags, 120);
   // Steps wait for the chief's tokens: the checkpoint is restored, and the
   // workers that joined the killed chief count as live for the new one.
   std::smatch m;
@@ -291,7 +302,8 @@ TEST_F(FaultTest, SyncWithoutSpareFinishesAfterTheKilledWorkerRestarts) {
 // none is declared dead.
 TEST_F(FaultTest, AChiefHeldPastTheHeartbeatTimeoutDeclaresNoOneDead) {
   std::vector<std::string> flags;
-  const std::unique_ptr<LocalCluster> held = StartAsyncAndHoldTheChief({}, &flags);
+  const std::unique_ptr<LocalCluster> held =
+      FaultBeforeTheEnd(1, 300, 60, {}, HoldTheChief, &flags);
   ASSERT_TRUE(held != nullptr && !HasFailure());
   LocalCluster& cluster = *held;
   ChildProcess& chief = cluster.task("chief");
@@ -313,7 +325,8 @@ TEST_F(FaultTest, AChiefHeldPastTheHeartbeatTimeoutDeclaresNoOneDead) {
 // steps again and the run ends well.
 TEST_F(FaultTest, APsLostAfterAsyncWorkersReachedTheEndIsRecoveredByTheHeldWorkers) {
   std::vector<std::string> flags;
-  const std::unique_ptr<LocalCluster> held = StartAsyncAndHoldTheChief({}, &flags);
+  const std::unique_ptr<LocalCluster> held =
+      FaultBeforeTheEnd(1, 300, 60, {}, HoldTheChief, &flags);
   ASSERT_TRUE(held != nullptr && !HasFailure());
   LocalCluster& cluster = *held;
   WaitUntilTheWorkersHold(cluster);
@@ -340,7 +353,7 @@ TEST_F(FaultTest, APsLostAfterAsyncWorkersReachedTheEndIsRecoveredByTheHeldWorke
 TEST_F(FaultTest, APsLostAfterTheAsyncWorkersDiedEndsTheRunWithAClearError) {
   std::vector<std::string> flags;
   const std::unique_ptr<LocalCluster> held =
-      StartAsyncAndHoldTheChief({"--join_timeout_ms=5000"}, &flags);
+      FaultBeforeTheEnd(1, 300, 60, {"--join_timeout_ms=5000"}, HoldTheChief, &flags);
   ASSERT_TRUE(held != nullptr && !HasFailure());
   LocalCluster& cluster = *held;
   WaitUntilTheWorkersHold(cluster);
@@ -427,7 +440,7 @@ TEST_F(FaultTest, ChiefKilledBeforeTheFirstCheckpointKeepsItsClusterId) {
   auto flags = Flags("sync", 200);  // the first checkpoint is at step 50
   flags.push_back("--replicas_to_aggregate=2");
   cluster.StartAll(flags);
-  const std::string log = RestartChief(cluster, flags, 10, 200);
+  const std::string log = RestartChief(cluster, flags, 10);
   EXPECT_EQ(log.find("refuses a message from cluster"), std::string::npos) << log;
 }
 
