@@ -144,20 +144,21 @@ Status VariableStore::PullRows(const std::vector<RowRequest>& requests,
 
 Status VariableStore::CheckGradient(const Gradient& g, Variable** variable) const {
   auto it = variables_.find(g.name);
-  const std::string name(g.name);
-  if (it == variables_.end()) return NotFound("no variable '" + name + "' on this shard");
+  // Quoted only in an error: this runs for every gradient of every push.
+  const auto name = [&g] { return std::string(g.name); };
+  if (it == variables_.end()) return NotFound("no variable '" + name() + "' on this shard");
   Variable* v = it->second.get();
   // The shape and dtype never change after Initialize: no variable lock needed.
   if (v->dtype != DType::kFloat32 || (g.dtype != DType::kFloat32 && g.dtype != DType::kBFloat16)) {
-    return InvalidArgument("gradient for '" + name +
+    return InvalidArgument("gradient for '" + name() +
                            "' must be float32 or bfloat16 for a float32 variable");
   }
   if (g.shape != v->shape) {
-    return InvalidArgument("gradient for '" + name + "' has shape " + ShapeToString(g.shape) +
+    return InvalidArgument("gradient for '" + name() + "' has shape " + ShapeToString(g.shape) +
                            ", variable has " + ShapeToString(v->shape));
   }
   if (g.version < 0 || g.version > std::numeric_limits<int64_t>::max() / 2) {
-    return InvalidArgument("gradient for '" + name + "' has bad version " +
+    return InvalidArgument("gradient for '" + name() + "' has bad version " +
                            std::to_string(g.version));
   }
   // One NaN or infinity would spread through the optimizer into every later
@@ -168,7 +169,7 @@ Status VariableStore::CheckGradient(const Gradient& g, Variable** variable) cons
   const int64_t bad =
       g.dtype == DType::kBFloat16 ? FirstNonFinite(g.bf16(), n) : FirstNonFinite(g.f32(), n);
   if (bad < n) {
-    return InvalidArgument("gradient for '" + name + "' is not finite (" +
+    return InvalidArgument("gradient for '" + name() + "' is not finite (" +
                            std::to_string(ElementAsFloat(g, bad)) + " at element " +
                            std::to_string(bad) + ")");
   }
