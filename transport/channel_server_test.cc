@@ -169,6 +169,47 @@ TEST_F(ChannelServerTest, ClientRefusesToSendOversizedMessage) {
   EXPECT_EQ(channel.Send(Request(1)).status().code(), Code::kResourceExhausted);
 }
 
+// The handler threads' replies reach the I/O thread through the router
+// itself: they are neither requests to limit (max_message_bytes) nor bytes
+// received, and the endpoint the server reports is the one it was asked to
+// bind, not the replies' inproc one.
+TEST(HandlerReplyTest, AReplyLargerThanTheRequestLimitIsSentAndNotCountedAsReceived) {
+  zmq::context_t context(1);
+  ServerOptions options;
+  options.name = "large-replies";
+  options.endpoint = "tcp://127.0.0.1:*";
+  options.max_message_bytes = 16 << 10;
+  constexpr int64_t kReplyFloats = 64 << 10;  // 256 KiB
+  RpcServer server(context, options, [](const ReceivedMessage& request, RequestContext&) {
+    OutgoingMessage reply;
+    reply.type = wire::MessageType::PullReply;
+    reply.step = request.step();
+    Tensor t(DType::kFloat32, {kReplyFloats});
+    for (int64_t i = 0; i < kReplyFloats; ++i) t.f32()[i] = static_cast<float>(i);
+    reply.tensors.push_back({"big", 1, t});
+    return reply;
+  });
+  ASSERT_TRUE(server.Start().ok());
+  EXPECT_EQ(server.bound_endpoint().rfind("tcp://127.0.0.1:", 0), 0u) << server.bound_endpoint();
+  ChannelOptions channel_options;
+  channel_options.peer_name = "large-replies";
+  channel_options.endpoint = server.bound_endpoint();
+  channel_options.rpc_timeout_ms = 10000;
+  Channel channel(context, channel_options);
+  for (int64_t step = 0; step < 3; ++step) {
+    OutgoingMessage request;
+    request.type = wire::MessageType::PullRequest;
+    request.step = step;
+    auto reply = channel.Call(request);
+    ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+    EXPECT_EQ(reply->step(), step);
+    ASSERT_EQ(reply->tensors().size(), 1u);
+    EXPECT_EQ(reply->tensors()[0].f32()[kReplyFloats - 1], static_cast<float>(kReplyFloats - 1));
+  }
+  EXPECT_LT(server.bytes_in(), uint64_t{4} << 10);  // three small requests
+  EXPECT_GE(server.bytes_out(), uint64_t{3} * kReplyFloats * sizeof(float));
+}
+
 TEST_F(ChannelServerTest, StopFinishesAndWaitReturns) {
   StartServer(0);
   EXPECT_TRUE(Connect(0)->Call(Request(1)).ok());

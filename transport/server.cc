@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
+#include <random>
 #include <sstream>
 
+#include "common/clock.h"
 #include "common/thread_name.h"
 #include "transport/socket_wait.h"
 
@@ -18,6 +21,23 @@ std::string InprocEndpoint(const std::string& what, const void* self) {
   std::ostringstream s;
   s << "inproc://" << what << "-" << self;
   return s.str();
+}
+
+// How long the I/O thread sleeps before it does its idle work (forgetting
+// departed shared-memory peers, giving freed memory back), and how often,
+// at most, it reads the router's monitor while busy.
+constexpr std::chrono::milliseconds kIdleWait{50};
+
+// The start of the routing ids of the sockets that bring the handlers'
+// replies in through the router: random, so that no remote peer can pass
+// for one (a ROUTER refuses a second peer with a routing id in use, and a
+// routing id must not start with a zero byte).
+std::string RandomReplyRoutePrefix() {
+  std::random_device random;
+  std::string prefix(16, '\0');
+  for (char& c : prefix) c = static_cast<char>(random());
+  prefix[0] = 'R';
+  return prefix;
 }
 
 int HeartbeatTimeoutMs(const ServerOptions& options) {
@@ -87,6 +107,7 @@ RpcServer::RpcServer(zmq::context_t& context, ServerOptions options, Handler han
       options_(std::move(options)),
       handler_(std::move(handler)),
       inproc_endpoint_(InprocEndpoint("replies", this)),
+      reply_route_prefix_(RandomReplyRoutePrefix()),
       monitor_endpoint_(InprocEndpoint("monitor", this)),
       cluster_id_(options_.cluster_id),
       shm_peers_(shm, options_.name) {}
@@ -108,7 +129,6 @@ Status RpcServer::Start() {
   // Bind here, on the caller's thread, so a bad address fails Start(); the
   // sockets are then handed to the I/O thread, which alone uses them.
   auto router = std::make_shared<zmq::socket_t>(context_, zmq::socket_type::router);
-  auto replies = std::make_shared<zmq::socket_t>(context_, zmq::socket_type::pull);
   auto monitor = std::make_shared<zmq::socket_t>(context_, zmq::socket_type::pair);
   try {
     if (options_.curve) {
@@ -125,7 +145,11 @@ Status RpcServer::Start() {
     router->set(zmq::sockopt::heartbeat_ivl, std::max(1, peer_timeout_ms / 2));
     router->set(zmq::sockopt::heartbeat_timeout, HeartbeatTimeoutMs(options_));
     router->bind(options_.endpoint);
-    replies->bind(inproc_endpoint_);
+    bound_endpoint_ = router->get(zmq::sockopt::last_endpoint);
+    // The handlers' replies come in through the router too, so that the
+    // I/O thread can sleep inside the router's receive (IoLoop).
+    router->bind(inproc_endpoint_);
+    router->set(zmq::sockopt::rcvtimeo, static_cast<int>(kIdleWait.count()));
     // Closed connections are reported so their memory can be given back.
     if (zmq_socket_monitor(router->handle(), monitor_endpoint_.c_str(), ZMQ_EVENT_DISCONNECTED) !=
         0) {
@@ -133,21 +157,17 @@ Status RpcServer::Start() {
     }
     monitor->set(zmq::sockopt::linger, 0);
     monitor->connect(monitor_endpoint_);
-    bound_endpoint_ = router->get(zmq::sockopt::last_endpoint);
   } catch (const zmq::error_t& e) {
     return Unavailable(options_.name + " cannot bind " + options_.endpoint + ": " + e.what());
   }
   {
     MutexLock lock(deferred_mu_);  // no other thread yet: for the analysis
-    deferred_out_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::push);
-    deferred_out_->set(zmq::sockopt::linger, 0);
-    deferred_out_->connect(inproc_endpoint_);
+    deferred_out_ = ConnectReplySocket(std::max(1, options_.num_threads));
   }
   for (int i = 0; i < std::max(1, options_.num_threads); ++i) {
     handler_threads_.emplace_back([this, i] { HandlerLoop(i); });
   }
-  io_thread_ =
-      std::thread([this, router, replies, monitor] { IoLoop(*router, *replies, *monitor); });
+  io_thread_ = std::thread([this, router, monitor] { IoLoop(*router, *monitor); });
   return Status::OK();
 }
 
@@ -186,18 +206,28 @@ void RpcServer::SendRefusal(zmq::socket_t& router, zmq::message_t routing_id, co
 // until then the frames sit in ZeroMQ's queue, out of reach. What can be
 // done here is to take the frames one by one, counting, and release those
 // over the limit at once rather than gather and copy them.
-bool RpcServer::ReceiveRequest(zmq::socket_t& router, std::vector<zmq::message_t>* frames,
-                               bool* too_large) {
+bool RpcServer::ReceiveMessage(zmq::socket_t& router, zmq::recv_flags first_frame,
+                               std::vector<zmq::message_t>* frames, bool* too_large) {
   frames->clear();
   *too_large = false;
   zmq::message_t frame;
-  if (!router.recv(frame, zmq::recv_flags::dontwait)) return false;
+  try {
+    if (!router.recv(frame, first_frame)) return false;
+  } catch (const zmq::error_t& e) {
+    if (e.num() == EINTR) return false;  // the caller's loop comes back
+    throw;
+  }
   frames->reserve(4);  // routing id, header, tensors: one allocation
   bool more = frame.more();
+  const bool reply = IsReplyRoute(frame);
   frames->push_back(std::move(frame));  // the routing id, from ZeroMQ
   size_t cost = 0;
   while (more && router.recv(frame, zmq::recv_flags::dontwait)) {
     more = frame.more();
+    if (reply) {  // ours: neither counted nor limited
+      frames->push_back(std::move(frame));
+      continue;
+    }
     bytes_in_ += frame.size();
     cost += FrameCost(frame.size());
     if (!*too_large && cost > options_.max_message_bytes) {
@@ -278,33 +308,61 @@ bool RpcServer::Serve(Job& job, std::vector<zmq::message_t>* reply) {
   return true;
 }
 
-void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socket_t& monitor) {
+void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& monitor) {
   NameThisThread("rpc-io");
-  enum { kRouter, kReplies, kMonitor };
-  SocketWaiter waiter({&router, &replies, &monitor});
-  const std::vector<bool> every_socket = {true, true, true};
-  // While stopping, new requests are not read: waiting on the router then
-  // would wake this thread for nothing until the last reply is out.
-  const std::vector<bool> all_but_router = {false, true, true};
+  enum { kRouter };
+  SocketWaiter waiter({&router});
+  const std::vector<bool> the_router = {true};
   // Set when much memory may have been freed; acted on once idle, so a
   // burst is followed by one trim, not one per event.
   bool trim_due = false;
-  // The request bells of the clients on this host (ShmServerPeers), polled
-  // beside the sockets; not while stopping, as the router.
+  // The request bells of the clients on this host (ShmServerPeers); not
+  // read while stopping, as new requests on the router.
   std::vector<pollfd> bells;
-  // Kept across passes, so that a pass allocates nothing for it.
+  // Kept across passes, so that a pass allocates nothing for them.
   std::vector<Job> inline_jobs;
+  std::vector<zmq::message_t> message;
+  auto next_monitor_look = SteadyClock().Now();
   for (;;) {
-    bells.clear();
-    if (!stopping_.load()) shm_peers_.AddBellFds(&bells);
-    if (!waiter.Wait(stopping_.load() ? all_but_router : every_socket,
-                     std::chrono::milliseconds(50), &bells)) {
-      // Idle: forget the shared-memory rings of clients that are gone.
-      shm_peers_.DropGone();
-      if (trim_due) GiveBackFreedMemory();
-      trim_due = false;
+    const bool stopping = stopping_.load();
+    if (stopping) {
+      // Finish what was accepted, then leave.
+      MutexLock lock(mu_);
+      if (jobs_.empty() && jobs_in_flight_ == 0) break;
     }
-    if (waiter.TakeLook(kMonitor)) {
+    bells.clear();
+    if (!stopping) shm_peers_.AddBellFds(&bells);
+    bool too_large = false;
+    bool idle = false;
+    if (bells.empty()) {
+      // Only the router to wait for: sleep inside its receive, one
+      // message at a time, as a bare ZeroMQ server does. A poll of our own
+      // would cost ZeroMQ another look at the router's mailbox.
+      idle = !ReceiveMessage(router, zmq::recv_flags::none, &message, &too_large);
+      if (!idle) OnRouterMessage(router, &message, too_large, &inline_jobs, &trim_due);
+      // Used without the waiter: it must look before it sleeps next.
+      waiter.Touched(kRouter);
+    } else {
+      idle = !waiter.Wait(the_router, kIdleWait, &bells);
+      if (waiter.TakeLook(kRouter)) {
+        while (ReceiveMessage(router, zmq::recv_flags::dontwait, &message, &too_large)) {
+          OnRouterMessage(router, &message, too_large, &inline_jobs, &trim_due);
+        }
+      }
+      for (ShmServerPeers::BellRequest& request : shm_peers_.TakeBellRequests(bells)) {
+        for (const zmq::message_t& frame : request.frames) bytes_in_ += frame.size();
+        ++requests_through_bells_;
+        OnRequest(router, zmq::message_t(request.routing_id.data(), request.routing_id.size()),
+                  std::move(request.peer_address), std::move(request.frames),
+                  /*too_large=*/false, &inline_jobs);
+      }
+      // The router was read until it had nothing, but replies went out on
+      // it since: one look now, cheaper than a pass that polls first.
+      if (ServeInline(router, &inline_jobs) && HasMessage(router)) waiter.Touched(kRouter);
+    }
+    const auto now = SteadyClock().Now();
+    if (idle || now >= next_monitor_look) {
+      next_monitor_look = now + kIdleWait;
       bool closed = false;
       while (!RecvMultipart(monitor).empty()) closed = true;
       if (closed) {
@@ -312,56 +370,43 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socke
         trim_due = true;
       }
     }
-    if (waiter.TakeLook(kReplies)) {
-      for (;;) {
-        std::vector<zmq::message_t> reply = RecvMultipart(replies);
-        if (reply.empty()) break;
-        zmq::message_t routing_id = std::move(reply[0]);
-        reply.erase(reply.begin());
-        if (SendReply(router, routing_id, reply)) waiter.Touched(kRouter);
-        MutexLock lock(mu_);
-        --jobs_in_flight_;
-      }
+    if (idle) {
+      // Forget the shared-memory rings of clients that are gone.
+      shm_peers_.DropGone();
+      if (trim_due) GiveBackFreedMemory();
+      trim_due = false;
     }
-    if (stopping_.load()) {
-      // Finish what was accepted, then leave; new requests are not read.
-      MutexLock lock(mu_);
-      if (jobs_.empty() && jobs_in_flight_ == 0) break;
-      continue;
-    }
-    if (waiter.TakeLook(kRouter)) {
-      std::vector<zmq::message_t> request;
-      bool too_large = false;
-      while (ReceiveRequest(router, &request, &too_large)) {
-        trim_due |= too_large;
-        if (request.size() < 2) continue;  // a routing id with nothing after it
-        zmq::message_t routing_id = std::move(request[0]);
-        request.erase(request.begin());
-        std::string peer_address = PeerAddress(request[0]);
-        OnRequest(router, std::move(routing_id), std::move(peer_address), std::move(request),
-                  too_large, &inline_jobs);
-        // Served before the next read, which then also takes in what
-        // arrived while the reply went out (a look the loop needs anyway).
-        ServeInline(router, &inline_jobs);
-      }
-    }
-    for (ShmServerPeers::BellRequest& request : shm_peers_.TakeBellRequests(bells)) {
-      for (const zmq::message_t& frame : request.frames) bytes_in_ += frame.size();
-      ++requests_through_bells_;
-      OnRequest(router, zmq::message_t(request.routing_id.data(), request.routing_id.size()),
-                std::move(request.peer_address), std::move(request.frames),
-                /*too_large=*/false, &inline_jobs);
-    }
-    // The router was read until it had nothing, but replies went out on it
-    // since: one look now, cheaper than a pass that polls the others first.
-    if (ServeInline(router, &inline_jobs) && HasMessage(router)) waiter.Touched(kRouter);
   }
   router.close();
-  replies.close();
   monitor.close();
   MutexLock lock(stopped_mu_);
   stopped_ = true;
   stopped_cv_.NotifyAll();
+}
+
+void RpcServer::OnRouterMessage(zmq::socket_t& router, std::vector<zmq::message_t>* message,
+                                bool too_large, std::vector<Job>* inline_jobs, bool* trim_due) {
+  if (message->size() < 2) return;  // a routing id with nothing after it
+  if (IsReplyRoute((*message)[0])) {
+    // A handler's reply: [its socket][the client's routing id][frames].
+    if (message->size() < 3) return;
+    zmq::message_t routing_id = std::move((*message)[1]);
+    message->erase(message->begin(), message->begin() + 2);
+    SendReply(router, routing_id, *message);
+    MutexLock lock(mu_);
+    --jobs_in_flight_;
+    return;
+  }
+  if (stopping_.load()) return;  // new requests are not served
+  *trim_due |= too_large;
+  zmq::message_t routing_id = std::move((*message)[0]);
+  message->erase(message->begin());
+  std::string peer_address = PeerAddress((*message)[0]);
+  OnRequest(router, std::move(routing_id), std::move(peer_address), std::move(*message), too_large,
+            inline_jobs);
+  // Served before the next read, which then also takes in what arrived
+  // while the reply went out (a look the loop needs anyway).
+  ServeInline(router, inline_jobs);
 }
 
 bool RpcServer::ServeInline(zmq::socket_t& router, std::vector<Job>* inline_jobs) {
@@ -376,11 +421,9 @@ bool RpcServer::ServeInline(zmq::socket_t& router, std::vector<Job>* inline_jobs
   return sent_on_router;
 }
 
-void RpcServer::HandlerLoop(int /*thread_index*/) {
+void RpcServer::HandlerLoop(int thread_index) {
   NameThisThread("rpc-handler");
-  zmq::socket_t out(context_, zmq::socket_type::push);
-  out.set(zmq::sockopt::linger, 0);
-  out.connect(inproc_endpoint_);
+  std::unique_ptr<zmq::socket_t> out = ConnectReplySocket(thread_index);
   for (;;) {
     Job job;
     {
@@ -393,7 +436,7 @@ void RpcServer::HandlerLoop(int /*thread_index*/) {
     }
     std::vector<zmq::message_t> reply;
     if (Serve(job, &reply)) {
-      SendFrames(out, &job.routing_id, reply);
+      SendFrames(*out, &job.routing_id, reply);
       continue;
     }
     // No reply on `out` for this job.
@@ -412,6 +455,23 @@ void RpcServer::SendDeferred(DeferredReply to, const OutgoingMessage& reply) {
   zmq::message_t routing_id(to.address.data(), to.address.size());
   MutexLock lock(deferred_mu_);
   SendFrames(*deferred_out_, &routing_id, frames);
+}
+
+std::unique_ptr<zmq::socket_t> RpcServer::ConnectReplySocket(int slot) {
+  auto socket = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::dealer);
+  socket->set(zmq::sockopt::linger, 0);
+  std::string route = reply_route_prefix_;
+  route.push_back(static_cast<char>(slot & 0xff));
+  route.push_back(static_cast<char>(slot >> 8 & 0xff));
+  socket->set(zmq::sockopt::routing_id, zmq::buffer(route));
+  socket->connect(inproc_endpoint_);
+  return socket;
+}
+
+bool RpcServer::IsReplyRoute(const zmq::message_t& routing_id) const {
+  return routing_id.size() == reply_route_prefix_.size() + 2 &&
+         std::memcmp(routing_id.data(), reply_route_prefix_.data(), reply_route_prefix_.size()) ==
+             0;
 }
 
 }  // namespace pst

@@ -3,7 +3,9 @@
 //
 // One I/O thread owns the ROUTER socket: it receives, verifies (DecodeMessage
 // and the cluster id) and queues requests; `num_threads` handler threads run
-// the Handler and hand replies back to the I/O thread over an inproc socket.
+// the Handler and hand replies back to the I/O thread through the router
+// itself (an inproc connection), so that with nothing else to wait for the
+// I/O thread sleeps inside the router's receive.
 // Requests that ServerOptions::serve_inline picks are instead served by the
 // I/O thread itself, once it has taken every request ready, in arrival
 // order, and their replies sent at once: no thread hand-off. Requests that
@@ -84,12 +86,24 @@ class RpcServer : public Server {
     std::string peer_address;
   };
 
-  void IoLoop(zmq::socket_t& router, zmq::socket_t& replies, zmq::socket_t& monitor);
+  void IoLoop(zmq::socket_t& router, zmq::socket_t& monitor);
   void HandlerLoop(int thread_index);
-  // Takes one message from the router, or returns false when none is
-  // ready. Frames past max_message_bytes are released as they are taken:
-  // then only the routing id and the header are kept, and *too_large is set.
-  bool ReceiveRequest(zmq::socket_t& router, std::vector<zmq::message_t>* frames, bool* too_large);
+  // A socket that brings replies to the I/O thread through the router:
+  // one per handler thread (slot = its index) and one for deferred replies
+  // (the slot after the last handler), each with its own routing id.
+  std::unique_ptr<zmq::socket_t> ConnectReplySocket(int slot);
+  bool IsReplyRoute(const zmq::message_t& routing_id) const;
+  // Takes one message from the router, or returns false when none came:
+  // `first_frame` says whether to wait for one (up to the router's receive
+  // timeout) or not. A request's frames past max_message_bytes are
+  // released as they are taken: then only the routing id and the header
+  // are kept, and *too_large is set. A reply socket's frames are all kept.
+  bool ReceiveMessage(zmq::socket_t& router, zmq::recv_flags first_frame,
+                      std::vector<zmq::message_t>* frames, bool* too_large);
+  // Acts on a message from the router: forwards a handler's reply, or
+  // takes a request in (OnRequest) and serves what is inline.
+  void OnRouterMessage(zmq::socket_t& router, std::vector<zmq::message_t>* message, bool too_large,
+                       std::vector<Job>* inline_jobs, bool* trim_due);
   // Verifies a request (its frames after the routing id, from the router
   // or a client's bell), then queues it for a handler thread or, when
   // served inline, in *inline_jobs.
@@ -113,6 +127,7 @@ class RpcServer : public Server {
   const ServerOptions options_;
   const Handler handler_;
   const std::string inproc_endpoint_;
+  const std::string reply_route_prefix_;
   const std::string monitor_endpoint_;
   std::string bound_endpoint_;  // set by Start()
   std::atomic<uint64_t> cluster_id_;
@@ -131,8 +146,8 @@ class RpcServer : public Server {
   std::unique_ptr<ZapAuthenticator> authenticator_;  // with options_.curve
   ShmServerPeers shm_peers_;                         // used by the I/O thread only
 
-  // Deferred replies go to the I/O thread through this socket; any thread
-  // may use it while holding deferred_mu_.
+  // Deferred replies go to the I/O thread through this reply socket; any
+  // thread may use it while holding deferred_mu_.
   Mutex deferred_mu_;
   std::unique_ptr<zmq::socket_t> deferred_out_ GUARDED_BY(deferred_mu_);
 

@@ -56,7 +56,13 @@ std::vector<PullPushResult> RunPullPushRounds(const std::vector<size_t>& sizes,
   ClientIdentity narrow_identity = BenchIdentity();
   narrow_identity.wire_dtype = DType::kBFloat16;
   PsClient narrow_client(client_transport, ps.Cluster(), client.placement(), narrow_identity);
-  PsClient shm_client(shm_transport, ps.Cluster(), client.placement(), BenchIdentity());
+  // The shared-memory client has a ps of its own: a ps with a client on
+  // its host also waits on that client's bells (ShmServerPeers), and the
+  // TCP rounds are to show a ps whose workers are on other hosts, as bare
+  // ZeroMQ's server serves one TCP client.
+  InProcessPs shm_ps(ps_threads, kBenchClusterId);
+  PsClient shm_client(shm_transport, shm_ps.Cluster(), client.placement(), BenchIdentity());
+  CheckOk(shm_client.Initialize(SgdConfig(), initial), "initialize");
 
   BareServer bare_server(sizes);
   BareClient bare(bare_server.endpoint(), sizes);
