@@ -12,7 +12,6 @@
 
 #include "common/clock.h"
 #include "common/thread_name.h"
-#include "transport/socket_wait.h"
 
 namespace pst {
 namespace {
@@ -310,18 +309,12 @@ bool RpcServer::Serve(Job& job, std::vector<zmq::message_t>* reply) {
 
 void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& monitor) {
   NameThisThread("rpc-io");
-  enum { kRouter };
   SocketWaiter waiter({&router});
-  const std::vector<bool> the_router = {true};
   // Set when much memory may have been freed; acted on once idle, so a
   // burst is followed by one trim, not one per event.
   bool trim_due = false;
-  // The request bells of the clients on this host (ShmServerPeers); not
-  // read while stopping, as new requests on the router.
-  std::vector<pollfd> bells;
   // Kept across passes, so that a pass allocates nothing for them.
-  std::vector<Job> inline_jobs;
-  std::vector<zmq::message_t> message;
+  IoScratch scratch;
   auto next_monitor_look = SteadyClock().Now();
   for (;;) {
     const bool stopping = stopping_.load();
@@ -330,45 +323,29 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& monitor) {
       MutexLock lock(mu_);
       if (jobs_.empty() && jobs_in_flight_ == 0) break;
     }
-    bells.clear();
-    if (!stopping) shm_peers_.AddBellFds(&bells);
-    bool too_large = false;
+    // The request bells of the clients on this host (ShmServerPeers); not
+    // read while stopping, as new requests on the router.
+    scratch.bells.clear();
+    if (!stopping) shm_peers_.AddBellFds(&scratch.bells);
     bool idle = false;
-    if (bells.empty()) {
+    if (scratch.bells.empty()) {
       // Only the router to wait for: sleep inside its receive, one
       // message at a time, as a bare ZeroMQ server does. A poll of our own
       // would cost ZeroMQ another look at the router's mailbox.
-      idle = !ReceiveMessage(router, zmq::recv_flags::none, &message, &too_large);
-      if (!idle) OnRouterMessage(router, &message, too_large, &inline_jobs, &trim_due);
+      bool too_large = false;
+      idle = !ReceiveMessage(router, zmq::recv_flags::none, &scratch.message, &too_large);
+      if (!idle) {
+        OnRouterMessage(router, &scratch.message, too_large, &scratch.inline_jobs, &trim_due);
+      }
       // Used without the waiter: it must look before it sleeps next.
-      waiter.Touched(kRouter);
+      waiter.Touched(kRouterSocket);
     } else {
-      idle = !waiter.Wait(the_router, kIdleWait, &bells);
-      if (waiter.TakeLook(kRouter)) {
-        while (ReceiveMessage(router, zmq::recv_flags::dontwait, &message, &too_large)) {
-          OnRouterMessage(router, &message, too_large, &inline_jobs, &trim_due);
-        }
-      }
-      for (ShmServerPeers::BellRequest& request : shm_peers_.TakeBellRequests(bells)) {
-        for (const zmq::message_t& frame : request.frames) bytes_in_ += frame.size();
-        ++requests_through_bells_;
-        OnRequest(router, zmq::message_t(request.routing_id.data(), request.routing_id.size()),
-                  std::move(request.peer_address), std::move(request.frames),
-                  /*too_large=*/false, &inline_jobs);
-      }
-      // The router was read until it had nothing, but replies went out on
-      // it since: one look now, cheaper than a pass that polls first.
-      if (ServeInline(router, &inline_jobs) && HasMessage(router)) waiter.Touched(kRouter);
+      idle = !PollRouterAndBells(router, waiter, &scratch, &trim_due);
     }
     const auto now = SteadyClock().Now();
     if (idle || now >= next_monitor_look) {
       next_monitor_look = now + kIdleWait;
-      bool closed = false;
-      while (!RecvMultipart(monitor).empty()) closed = true;
-      if (closed) {
-        shm_peers_.DropGone();
-        trim_due = true;
-      }
+      trim_due |= TakeDisconnections(monitor);
     }
     if (idle) {
       // Forget the shared-memory rings of clients that are gone.
@@ -382,6 +359,38 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& monitor) {
   MutexLock lock(stopped_mu_);
   stopped_ = true;
   stopped_cv_.NotifyAll();
+}
+
+bool RpcServer::PollRouterAndBells(zmq::socket_t& router, SocketWaiter& waiter, IoScratch* scratch,
+                                   bool* trim_due) {
+  static const std::vector<bool> kTheRouter = {true};
+  const bool woken = waiter.Wait(kTheRouter, kIdleWait, &scratch->bells);
+  if (waiter.TakeLook(kRouterSocket)) {
+    bool too_large = false;
+    while (ReceiveMessage(router, zmq::recv_flags::dontwait, &scratch->message, &too_large)) {
+      OnRouterMessage(router, &scratch->message, too_large, &scratch->inline_jobs, trim_due);
+    }
+  }
+  for (ShmServerPeers::BellRequest& request : shm_peers_.TakeBellRequests(scratch->bells)) {
+    for (const zmq::message_t& frame : request.frames) bytes_in_ += frame.size();
+    ++requests_through_bells_;
+    OnRequest(router, zmq::message_t(request.routing_id.data(), request.routing_id.size()),
+              std::move(request.peer_address), std::move(request.frames),
+              /*too_large=*/false, &scratch->inline_jobs);
+  }
+  // The router was read until it had nothing, but replies went out on it
+  // since: one look now, cheaper than a pass that polls first.
+  if (ServeInline(router, &scratch->inline_jobs) && HasMessage(router)) {
+    waiter.Touched(kRouterSocket);
+  }
+  return woken;
+}
+
+bool RpcServer::TakeDisconnections(zmq::socket_t& monitor) {
+  bool closed = false;
+  while (!RecvMultipart(monitor).empty()) closed = true;
+  if (closed) shm_peers_.DropGone();
+  return closed;
 }
 
 void RpcServer::OnRouterMessage(zmq::socket_t& router, std::vector<zmq::message_t>* message,

@@ -39,6 +39,7 @@
 #include "transport/server_options.h"
 #include "transport/shm_options.h"
 #include "transport/shm_server_peers.h"
+#include "transport/socket_wait.h"
 #include "transport/transport.h"
 #include "transport/zap_authenticator.h"
 
@@ -86,7 +87,23 @@ class RpcServer : public Server {
     std::string peer_address;
   };
 
+  // What the I/O thread keeps from pass to pass, so that a pass allocates
+  // nothing for it.
+  struct IoScratch {
+    std::vector<pollfd> bells;  // of the clients on this host
+    std::vector<Job> inline_jobs;
+    std::vector<zmq::message_t> message;
+  };
+  static constexpr size_t kRouterSocket = 0;  // the SocketWaiter's only socket
+
   void IoLoop(zmq::socket_t& router, zmq::socket_t& monitor);
+  // Polls the router and the bells in scratch->bells, up to kIdleWait, then
+  // serves what came; false when nothing did.
+  bool PollRouterAndBells(zmq::socket_t& router, SocketWaiter& waiter, IoScratch* scratch,
+                          bool* trim_due);
+  // Reads the monitor's disconnection events; true when a connection
+  // closed (its shared-memory rings are then dropped).
+  bool TakeDisconnections(zmq::socket_t& monitor);
   void HandlerLoop(int thread_index);
   // A socket that brings replies to the I/O thread through the router:
   // one per handler thread (slot = its index) and one for deferred replies
