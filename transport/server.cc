@@ -155,6 +155,10 @@ Status RpcServer::Start() {
       throw zmq::error_t();
     }
     monitor->set(zmq::sockopt::linger, 0);
+    // ZeroMQ's I/O thread blocks on a full monitor pipe, and the I/O
+    // thread reads it only every kIdleWait: no limit (a burst of closed
+    // connections queues one short event each).
+    monitor->set(zmq::sockopt::rcvhwm, 0);
     monitor->connect(monitor_endpoint_);
   } catch (const zmq::error_t& e) {
     return Unavailable(options_.name + " cannot bind " + options_.endpoint + ": " + e.what());
@@ -342,16 +346,19 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& monitor) {
     } else {
       idle = !PollRouterAndBells(router, waiter, &scratch, &trim_due);
     }
-    const auto now = SteadyClock().Now();
-    if (idle || now >= next_monitor_look) {
-      next_monitor_look = now + kIdleWait;
-      trim_due |= TakeDisconnections(monitor);
-    }
     if (idle) {
       // Forget the shared-memory rings of clients that are gone.
       shm_peers_.DropGone();
       if (trim_due) GiveBackFreedMemory();
       trim_due = false;
+    }
+    // After the idle work: closed connections are still being torn down
+    // when they are reported, so their memory is given back at the next
+    // idle pass, not this one.
+    const auto now = SteadyClock().Now();
+    if (idle || now >= next_monitor_look) {
+      next_monitor_look = now + kIdleWait;
+      trim_due |= TakeDisconnections(monitor);
     }
   }
   router.close();
