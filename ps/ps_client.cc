@@ -65,6 +65,7 @@ PsClient::PsClient(Transport& transport, const ClusterSpec& cluster, Placement p
     options.container = identity.container;
     channels_.push_back(transport.Connect(options));
     channel_options_.push_back(options);
+    lane_connections_[0].push_back(channels_.back().get());
   }
   interrupt_ = identity.interrupt;
   index_ = identity.index;
@@ -80,17 +81,16 @@ void PsClient::set_cluster_id(uint64_t id) {
   for (auto& c : second_lane_) c->set_cluster_id(id);
 }
 
-std::vector<Connection*> PsClient::Lane(int lane) {
+const std::vector<Connection*>& PsClient::Lane(int lane) {
   if (lane == 1 && second_lane_.empty()) {
     for (size_t k = 0; k < channels_.size(); ++k) {
       ChannelOptions options = channel_options_[k];
       options.cluster_id = channels_[k]->cluster_id();
       second_lane_.push_back(transport_.Connect(options));
+      lane_connections_[1].push_back(second_lane_.back().get());
     }
   }
-  std::vector<Connection*> channels;
-  for (auto& c : lane == 1 ? second_lane_ : channels_) channels.push_back(c.get());
-  return channels;
+  return lane_connections_[lane];
 }
 
 size_t PsClient::max_pushes_in_flight() const { return router_ ? PushLedger::kPushesInFlight : 1; }
@@ -169,7 +169,8 @@ Status PsClient::SendRounds(const std::vector<Round*>& rounds, ShardCalls* calls
 Status PsClient::WaitShards(ShardCalls* calls, const std::vector<Round*>& rounds,
                             bool interruptible) {
   const std::atomic<bool>* interrupt = interruptible ? interrupt_ : nullptr;
-  std::vector<bool> needed;
+  std::vector<bool>& needed = calls->needed;
+  needed.clear();
   for (Round* round : calls->rounds) {
     const bool wanted = std::find(rounds.begin(), rounds.end(), round) != rounds.end();
     for (size_t k = 0; k < channels_.size(); ++k) {
@@ -191,7 +192,8 @@ Status PsClient::WaitShards(ShardCalls* calls, const std::vector<Round*>& rounds
 }
 
 Status PsClient::CallShards(const std::vector<Round*>& rounds) {
-  ShardCalls calls(Lane(0));
+  ShardCalls& calls = lane0_calls_;
+  calls.Clear();
   PST_RETURN_IF_ERROR(SendShards(rounds, &calls));
   return WaitShards(&calls, rounds);
 }

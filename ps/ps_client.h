@@ -99,6 +99,9 @@ class PsClient {
   // `transport` is borrowed and must outlive the client.
   PsClient(Transport& transport, const ClusterSpec& cluster, Placement placement,
            ClientIdentity identity);
+  // Not copied or moved: its calls refer to its own connections.
+  PsClient(const PsClient&) = delete;
+  PsClient& operator=(const PsClient&) = delete;
 
   const Placement& placement() const { return placement_; }
   void set_cluster_id(uint64_t id);
@@ -310,11 +313,18 @@ class PsClient {
   // Requests sent to the shards, not all answered yet, in the order of the
   // rounds that sent them, over `channels` (one per shard).
   struct ShardCalls {
-    explicit ShardCalls(std::vector<Connection*> to) : channels(std::move(to)) {}
-    std::vector<Connection*> channels;
+    explicit ShardCalls(const std::vector<Connection*>& to) : channels(to) {}
+    // Forgets every call, keeping the memory for the next ones.
+    void Clear() {
+      rounds.clear();
+      direct.Clear();
+      routed = ReplicaRouter::Calls();
+    }
+    const std::vector<Connection*>& channels;  // the client's Lane()
     std::vector<Round*> rounds;
     PendingCalls direct;          // unreplicated shards
     ReplicaRouter::Calls routed;  // --ps_replicas
+    std::vector<bool> needed;     // WaitShards's
   };
   // A push left in flight (SendPushPart, StartPushThenPull), and the pull
   // sent behind it.
@@ -328,8 +338,8 @@ class PsClient {
     std::vector<Tensor> values;
   };
   struct InFlightPush {
-    explicit InFlightPush(int lane_index, std::vector<Connection*> channels)
-        : lane(lane_index), calls(std::move(channels)) {}
+    explicit InFlightPush(int lane_index, const std::vector<Connection*>& channels)
+        : lane(lane_index), calls(channels) {}
     // Which set of connections it uses: two pushes in flight use two, so
     // that waiting for one's replies never drops the other's.
     int lane = 0;
@@ -343,7 +353,7 @@ class PsClient {
     PushSummary taken;
   };
   // The connections of lane `lane` (0: channels_; 1: made at first use).
-  std::vector<Connection*> Lane(int lane);
+  const std::vector<Connection*>& Lane(int lane);
   // The push in flight that takes parts and pulls now (not yet pulled);
   // null when none.
   InFlightPush* Open();
@@ -379,7 +389,10 @@ class PsClient {
   std::vector<std::unique_ptr<Connection>> channels_;
   std::vector<ChannelOptions> channel_options_;           // channels_'s, by shard
   std::vector<std::unique_ptr<Connection>> second_lane_;  // see InFlightPush::lane
-  std::unique_ptr<ReplicaRouter> router_;                 // replicated shards only
+  std::vector<Connection*> lane_connections_[2];          // Lane()'s
+  // CallShards's, reused so that a call allocates nothing for them.
+  ShardCalls lane0_calls_{lane_connections_[0]};
+  std::unique_ptr<ReplicaRouter> router_;  // replicated shards only
   // By variable: private buffers of values the caller of
   // TakePullsBehindPush gave back, for the next pull of them.
   std::vector<Tensor> spare_values_;

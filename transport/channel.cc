@@ -77,9 +77,8 @@ bool Channel::ReceiveFirstFrame(std::chrono::milliseconds timeout) {
   return true;
 }
 
-std::vector<bool> Channel::Poll(const std::vector<Connection*>& connections,
-                                const std::vector<bool>& wanted,
-                                std::chrono::milliseconds timeout) {
+void Channel::Poll(const std::vector<Connection*>& connections, const std::vector<bool>& wanted,
+                   std::chrono::milliseconds timeout, std::vector<bool>* ready) {
   // Kept from call to call on this thread: a client waits for every reply.
   thread_local std::vector<Channel*> channels;
   thread_local std::vector<zmq::socket_t*> sockets;
@@ -96,24 +95,23 @@ std::vector<bool> Channel::Poll(const std::vector<Connection*>& connections,
     bells.push_back(channel->shm_ ? channel->shm_->reply_bell_fd() : -1);
     kept_frame |= wanted[i] && channel->first_frame_.has_value();
   }
+  ready->assign(connections.size(), false);
   // A message already begun is ready; its socket may show nothing more.
   if (kept_frame) {
-    std::vector<bool> ready(connections.size());
-    for (size_t i = 0; i < ready.size(); ++i) {
-      ready[i] = wanted[i] && channels[i]->first_frame_.has_value();
+    for (size_t i = 0; i < ready->size(); ++i) {
+      (*ready)[i] = wanted[i] && channels[i]->first_frame_.has_value();
     }
-    return ready;
+    return;
   }
   const auto waited = std::find(wanted.begin(), wanted.end(), true);
   const bool one_socket =
       waited != wanted.end() && std::find(waited + 1, wanted.end(), true) == wanted.end();
   const size_t only = waited - wanted.begin();
   if (one_socket && bells[only] < 0) {
-    std::vector<bool> ready(connections.size());
-    ready[only] = channels[only]->ReceiveFirstFrame(timeout);
-    return ready;
+    (*ready)[only] = channels[only]->ReceiveFirstFrame(timeout);
+    return;
   }
-  return WaitForMessages(sockets, bells, wanted, timeout);
+  *ready = WaitForMessages(sockets, bells, wanted, timeout);
 }
 
 }  // namespace pst

@@ -36,9 +36,8 @@ class Channel : public Connection {
   Status Post(const OutgoingMessage& request, const Envelope& envelope) override;
   // Waits for a message on the channels' sockets and reply bells
   // (WaitForMessages).
-  std::vector<bool> Poll(const std::vector<Connection*>& connections,
-                         const std::vector<bool>& wanted,
-                         std::chrono::milliseconds timeout) override;
+  void Poll(const std::vector<Connection*>& connections, const std::vector<bool>& wanted,
+            std::chrono::milliseconds timeout, std::vector<bool>* ready) override;
 
  private:
   // Waits up to `timeout` for a message on the socket alone, with ZeroMQ's

@@ -68,7 +68,8 @@ StatusOr<ReceivedMessage> Connection::ReceiveAny(const std::vector<uint64_t>& re
                               ") within its rpc_timeout_ms (" +
                               std::to_string(options_.rpc_timeout_ms) + " ms)");
     }
-    Poll({this}, {true}, left);
+    std::vector<bool> ready;
+    Poll({this}, {true}, left, &ready);
   }
 }
 
@@ -89,6 +90,13 @@ void PendingCalls::Add(Connection* connection, uint64_t request_id) {
   replies_.emplace_back();
   calls_.push_back({request_id, false, Status::OK()});
   ++remaining_;
+}
+
+void PendingCalls::Clear() {
+  connections_.clear();
+  replies_.clear();
+  calls_.clear();
+  remaining_ = 0;
 }
 
 void PendingCalls::Redirect(size_t i, Connection* connection, uint64_t request_id) {
@@ -142,17 +150,17 @@ StatusOr<size_t> PendingCalls::WaitSome(MonotonicClock::TimePoint deadline,
     }
     return false;
   };
-  std::vector<bool> wanted(n);
+  wanted_.resize(n);
   while (missing() > 0) {
     if (interrupt != nullptr && interrupt->load()) return Aborted("interrupted by a signal");
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock().Now());
     if (left.count() <= 0) return missing();
-    for (size_t i = 0; i < n; ++i) wanted[i] = !calls_[i].done;
+    for (size_t i = 0; i < n; ++i) wanted_[i] = !calls_[i].done;
     if (interrupt != nullptr) left = std::min(left, std::chrono::milliseconds(100));
-    const std::vector<bool> ready = connections_[0]->Poll(connections_, wanted, left);
+    connections_[0]->Poll(connections_, wanted_, left, &ready_);
     for (size_t i = 0; i < n; ++i) {
-      if (calls_[i].done || !ready[i]) continue;
+      if (calls_[i].done || !ready_[i]) continue;
       Connection* connection = connections_[i];
       // Read until none of this connection's calls waits. Replies may
       // answer any of them, or an abandoned request (then they are

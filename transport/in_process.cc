@@ -187,9 +187,9 @@ class InProcessConnection : public Connection {
 
   // Reads the inboxes of `connections` under this network's mutex, which
   // guards them all (CHECKed: one network), beyond what the analysis follows.
-  std::vector<bool> Poll(const std::vector<Connection*>& connections,
-                         const std::vector<bool>& wanted,
-                         std::chrono::milliseconds timeout) override NO_THREAD_SAFETY_ANALYSIS {
+  void Poll(const std::vector<Connection*>& connections, const std::vector<bool>& wanted,
+            std::chrono::milliseconds timeout,
+            std::vector<bool>* ready_out) override NO_THREAD_SAFETY_ANALYSIS {
     std::vector<InProcessConnection*> mine;
     for (Connection* c : connections) {
       auto* connection = dynamic_cast<InProcessConnection*>(c);
@@ -210,7 +210,7 @@ class InProcessConnection : public Connection {
     MutexLock lock(network_->mu);
     while (!any_ready() && network_->replied.WaitUntil(network_->mu, deadline)) {
     }
-    return ready;
+    *ready_out = std::move(ready);
   }
 
  private:

@@ -5,6 +5,13 @@
 namespace pst {
 namespace {
 
+bool IsAligned(const void* bytes) {
+  return reinterpret_cast<uintptr_t>(bytes) % alignof(uint64_t) == 0;
+}
+
+// The words of an aligned copy of `bytes` bytes.
+size_t CopyWords(size_t bytes) { return bytes / sizeof(uint64_t) + 1; }
+
 // Releases the Tensor buffer reference held for a zero-copy frame.
 void ReleaseBuffer(void* /*data*/, void* hint) {
   delete static_cast<std::shared_ptr<uint8_t[]>*>(hint);
@@ -44,8 +51,11 @@ Status CheckDescriptor(const wire::TensorDesc* desc, size_t index, size_t frame_
                            std::to_string(kMaxRank));
   }
   uint64_t elements = 1;
-  // ReadShape copies the dimensions out: a peer's buffer need not align them.
-  for (int64_t d : ReadShape(*desc->shape())) {
+  const flatbuffers::Vector<int64_t>& dims = *desc->shape();
+  for (flatbuffers::uoffset_t i = 0; i < dims.size(); ++i) {
+    // Copied out: a peer's buffer need not align the dimensions.
+    int64_t d;
+    std::memcpy(&d, dims.Data() + i * sizeof(int64_t), sizeof d);
     if (d < 0 || d > kMaxDim) {
       return InvalidArgument(named() + " has bad dimension " + std::to_string(d));
     }
@@ -95,12 +105,12 @@ StatusOr<DType> FromWire(wire::DataType dtype) {
 
 std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
                                           const Envelope& envelope) {
-  // Kept from message to message on this thread, with its buffer: the
+  // Kept from message to message on this thread, with their buffers: the
   // header is copied into its frame below.
   thread_local flatbuffers::FlatBufferBuilder fbb(1024);
+  thread_local std::vector<flatbuffers::Offset<wire::TensorDesc>> descs;
   fbb.Clear();
-  std::vector<flatbuffers::Offset<wire::TensorDesc>> descs;
-  descs.reserve(message.tensors.size());
+  descs.clear();
   for (const OutTensor& t : message.tensors) {
     descs.push_back(wire::CreateTensorDesc(fbb, fbb.CreateString(t.name), ToWire(t.tensor.dtype()),
                                            fbb.CreateVector(t.tensor.shape()), t.tensor.num_bytes(),
@@ -155,8 +165,8 @@ std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
 
 const uint8_t* AlignedBytes(const zmq::message_t& frame, std::unique_ptr<uint64_t[]>* storage) {
   const auto* bytes = static_cast<const uint8_t*>(frame.data());
-  if (reinterpret_cast<uintptr_t>(bytes) % alignof(uint64_t) == 0) return bytes;
-  storage->reset(new uint64_t[frame.size() / sizeof(uint64_t) + 1]);
+  if (IsAligned(bytes)) return bytes;
+  storage->reset(new uint64_t[CopyWords(frame.size())]);
   std::memcpy(storage->get(), bytes, frame.size());
   return reinterpret_cast<const uint8_t*>(storage->get());
 }
@@ -176,17 +186,15 @@ Status ReceivedMessage::status() const {
 
 namespace {
 
-// Verifies the header frame (FlatBuffers Verifier, a known type) and
-// returns it, from an aligned copy kept in *copy when the frame is not.
-StatusOr<const wire::Header*> VerifyHeaderFrame(const zmq::message_t& frame,
-                                                std::unique_ptr<uint64_t[]>* copy) {
-  const uint8_t* bytes = AlignedBytes(frame, copy);
+// Verifies a header (FlatBuffers Verifier, a known type) at 8-byte aligned
+// `bytes` and returns it.
+StatusOr<const wire::Header*> VerifyHeader(const uint8_t* bytes, size_t size) {
   flatbuffers::Verifier::Options options;
   options.max_depth = 16;
   options.max_tables = 100000;
-  flatbuffers::Verifier verifier(bytes, frame.size(), options);
-  if (frame.size() < sizeof(flatbuffers::uoffset_t) || !wire::VerifyHeaderBuffer(verifier)) {
-    return InvalidArgument("header of " + std::to_string(frame.size()) +
+  flatbuffers::Verifier verifier(bytes, size, options);
+  if (size < sizeof(flatbuffers::uoffset_t) || !wire::VerifyHeaderBuffer(verifier)) {
+    return InvalidArgument("header of " + std::to_string(size) +
                            " bytes failed FlatBuffers verification");
   }
   const wire::Header* header = wire::GetHeader(bytes);
@@ -236,15 +244,28 @@ StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
   if (frames.empty()) return InvalidArgument("empty message");
   size_t total = 0;
   size_t cost = 0;
+  size_t copy_words = 0;
   for (const auto& f : frames) {
     total += f.size();
     cost += FrameCost(f.size());
+    if (!IsAligned(f.data())) copy_words += CopyWords(f.size());
   }
   if (cost > max_message_bytes) return MessageTooLarge(max_message_bytes);
   ReceivedMessage message;
-  std::unique_ptr<uint64_t[]> header_copy;
-  PST_ASSIGN_OR_RETURN(const wire::Header* header, VerifyHeaderFrame(frames[0], &header_copy));
-  if (header_copy) message.aligned_copies_.push_back(std::move(header_copy));
+  // One block for every copy; each frame is copied only once what comes
+  // before it has passed its checks.
+  if (copy_words > 0) message.aligned_copies_.reset(new uint64_t[copy_words]);
+  uint64_t* next_copy = message.aligned_copies_.get();
+  auto aligned_bytes = [&next_copy](const zmq::message_t& frame) {
+    const auto* bytes = static_cast<const uint8_t*>(frame.data());
+    if (IsAligned(bytes)) return bytes;
+    if (frame.size() > 0) std::memcpy(next_copy, bytes, frame.size());
+    bytes = reinterpret_cast<const uint8_t*>(next_copy);
+    next_copy += CopyWords(frame.size());
+    return bytes;
+  };
+  PST_ASSIGN_OR_RETURN(const wire::Header* header,
+                       VerifyHeader(aligned_bytes(frames[0]), frames[0].size()));
   const size_t declared = header->tensors() ? header->tensors()->size() : 0;
   if (declared != frames.size() - 1) {
     return InvalidArgument("header declares " + std::to_string(declared) + " tensors but " +
@@ -254,10 +275,7 @@ StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
   for (size_t i = 0; i < declared; ++i) {
     const wire::TensorDesc* desc = header->tensors()->Get(i);
     PST_RETURN_IF_ERROR(CheckDescriptor(desc, i, frames[i + 1].size()));
-    std::unique_ptr<uint64_t[]> copy;
-    const uint8_t* data = AlignedBytes(frames[i + 1], &copy);
-    if (copy) message.aligned_copies_.push_back(std::move(copy));
-    message.tensors_.push_back(MakeView(*desc, data, frames[i + 1].size()));
+    message.tensors_.push_back(MakeView(*desc, aligned_bytes(frames[i + 1]), frames[i + 1].size()));
   }
   message.total_bytes_ = total;
   message.header_ = header;
@@ -274,9 +292,12 @@ StatusOr<ReceivedMessage> DecodeMessageInPlace(zmq::message_t header_frame, cons
   size_t cost = FrameCost(header_frame.size());
   if (cost > max_message_bytes) return MessageTooLarge(max_message_bytes);
   ReceivedMessage message;
-  std::unique_ptr<uint64_t[]> header_copy;
-  PST_ASSIGN_OR_RETURN(const wire::Header* header, VerifyHeaderFrame(header_frame, &header_copy));
-  if (header_copy) message.aligned_copies_.push_back(std::move(header_copy));
+  // Read where the message keeps it: ZeroMQ holds a frame of up to 33
+  // bytes inside the zmq_msg_t, so its bytes move with the frame.
+  message.frames_.push_back(std::move(header_frame));
+  const zmq::message_t& kept = message.frames_.front();
+  PST_ASSIGN_OR_RETURN(const wire::Header* header,
+                       VerifyHeader(AlignedBytes(kept, &message.aligned_copies_), kept.size()));
   const size_t declared = header->tensors() ? header->tensors()->size() : 0;
   message.tensors_.reserve(declared);
   size_t end = 0;
@@ -300,10 +321,9 @@ StatusOr<ReceivedMessage> DecodeMessageInPlace(zmq::message_t header_frame, cons
     return InvalidArgument("payload of " + std::to_string(payload_bytes) + " bytes, its " +
                            std::to_string(declared) + " tensors take " + std::to_string(end));
   }
-  message.total_bytes_ = header_frame.size() + payload_bytes;
+  message.total_bytes_ = kept.size() + payload_bytes;
   message.header_ = header;
   message.payload_owner_ = std::move(payload_owner);
-  message.frames_.push_back(std::move(header_frame));
   return message;
 }
 

@@ -112,9 +112,10 @@ class ReceivedMessage {
   // What keeps an in-place payload valid (a shared-memory ring's hold on
   // it); released with the message.
   std::shared_ptr<const void> payload_owner_;
-  // Copies of frames whose bytes were not 8-byte aligned (ZeroMQ keeps
-  // small frames inline, anywhere): typed reads need aligned memory.
-  std::vector<std::unique_ptr<uint64_t[]>> aligned_copies_;
+  // Copies of the frames whose bytes were not 8-byte aligned (ZeroMQ hands
+  // frames over anywhere in its buffers), in one block: typed reads need
+  // aligned memory.
+  std::unique_ptr<uint64_t[]> aligned_copies_;
   const wire::Header* header_ = nullptr;
   std::vector<TensorView> tensors_;
   size_t total_bytes_ = 0;

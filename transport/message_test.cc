@@ -88,6 +88,28 @@ TEST(MessageTest, RejectsTruncatedHeader) {
   EXPECT_LE(accepted, 7u);
 }
 
+// ZeroMQ keeps a frame of up to 33 bytes inside its zmq_msg_t: the decoded
+// message must read such a header where it keeps the frame, not where the
+// frame was handed over (gone once the call returns).
+TEST(MessageTest, InPlaceDecodeKeepsATinyHeadersBytes) {
+  flatbuffers::FlatBufferBuilder fbb;
+  wire::HeaderBuilder header(fbb);
+  header.add_request_id(0x1122334455667788);
+  header.add_type(wire::MessageType::PullRequest);
+  fbb.Finish(header.Finish());
+  ASSERT_LE(fbb.GetSize(), 33u);
+  auto decode = [&] {
+    return DecodeMessageInPlace(zmq::message_t(fbb.GetBufferPointer(), fbb.GetSize()), nullptr, 0,
+                                nullptr, kLimit);
+  };
+  StatusOr<ReceivedMessage> decoded = decode();
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  // Overwrites the stack where the handed-over frame was.
+  ASSERT_TRUE(DecodeMessage(SampleFrames(), kLimit).ok());
+  EXPECT_EQ(decoded->type(), wire::MessageType::PullRequest);
+  EXPECT_EQ(decoded->request_id(), 0x1122334455667788u);
+}
+
 TEST(MessageTest, RejectsEmptyMessage) { EXPECT_FALSE(DecodeMessage({}, kLimit).ok()); }
 
 TEST(MessageTest, RejectsOversizedMessage) {

@@ -317,7 +317,6 @@ void RpcServer::IoLoop(zmq::socket_t& router, zmq::socket_t& monitor) {
   // Set when much memory may have been freed; acted on once idle, so a
   // burst is followed by one trim, not one per event.
   bool trim_due = false;
-  // Kept across passes, so that a pass allocates nothing for them.
   IoScratch scratch;
   auto next_monitor_look = SteadyClock().Now();
   for (;;) {

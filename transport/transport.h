@@ -67,10 +67,10 @@ class Connection {
   // cannot be handed over within rpc_timeout_ms.
   virtual Status Post(const OutgoingMessage& request, const Envelope& envelope) = 0;
   // Waits up to `timeout` until one of `connections` (all of this one's
-  // kind) with wanted[i] may have a reply ready; returns which may.
-  virtual std::vector<bool> Poll(const std::vector<Connection*>& connections,
-                                 const std::vector<bool>& wanted,
-                                 std::chrono::milliseconds timeout) = 0;
+  // kind) with wanted[i] may have a reply ready; sets (*ready)[i] for those
+  // that may (*ready is resized to connections.size()).
+  virtual void Poll(const std::vector<Connection*>& connections, const std::vector<bool>& wanted,
+                    std::chrono::milliseconds timeout, std::vector<bool>* ready) = 0;
 
  private:
   friend class PendingCalls;
@@ -111,6 +111,8 @@ class PendingCalls {
   // Marks answered call i as waiting again (it is about to be redirected).
   void Reopen(size_t i);
   std::vector<ReceivedMessage>& replies() { return replies_; }
+  // Forgets every call, keeping the memory for the next ones.
+  void Clear();
 
  private:
   // The peers of the (needed) calls not answered yet: "ps:1 (tcp://...)".
@@ -125,6 +127,9 @@ class PendingCalls {
   };
   std::vector<Call> calls_;
   size_t remaining_ = 0;
+  // WaitSome's, kept so that a wait allocates nothing.
+  std::vector<bool> wanted_;
+  std::vector<bool> ready_;
 };
 
 class Server : public ReplySender {
