@@ -198,10 +198,25 @@ Status PsClient::CallShards(const std::vector<Round*>& rounds) {
   return WaitShards(&calls, rounds);
 }
 
-PsClient::Round PsClient::PullRound(const std::vector<int>& variables, std::vector<Tensor>* values,
-                                    Wanted* wanted) {
-  Round round(num_shards());
-  wanted->assign(num_shards(), {});
+void PsClient::Round::Clear() {
+  for (OutgoingMessage& request : requests) {
+    request.type = wire::MessageType::Invalid;
+    request.step = 0;
+    request.status = Status::OK();
+    request.tensors.clear();
+    request.names.clear();
+    request.pull_dtype = DType::kFloat32;
+    request.extras = nullptr;
+  }
+  send.assign(send.size(), false);
+  for (ReceivedMessage& reply : replies) reply = ReceivedMessage();
+}
+
+void PsClient::PullRound(const std::vector<int>& variables, std::vector<Tensor>* values,
+                         Wanted* wanted, Round* round_out) {
+  Round& round = *round_out;
+  wanted->resize(num_shards());
+  for (auto& asked : *wanted) asked.clear();
   values->resize(variables.size());
   for (size_t i = 0; i < variables.size(); ++i) {
     const VariableSpec& spec = placement_.variables()[variables[i]];
@@ -220,7 +235,6 @@ PsClient::Round PsClient::PullRound(const std::vector<int>& variables, std::vect
       round.send[k] = true;
     }
   }
-  return round;
 }
 
 Status PsClient::TakePulled(Round& round, const Wanted& wanted, std::vector<Tensor>* values,
@@ -350,13 +364,13 @@ Status PsClient::TakePulledRows(const Round& round, const Wanted& wanted,
 
 Status PsClient::Pull(const std::vector<int>& variables, std::vector<Tensor>* values,
                       std::vector<TableRows>* tables) {
-  Wanted wanted;
-  Round round = PullRound(variables, values, &wanted);
+  ReusedRound round(&pull_round_);
+  PullRound(variables, values, &pull_wanted_, round.get());
   const ShardPositions positions = SplitByShard(*tables);
-  const std::vector<size_t> row_tensors = AddRowPulls(*tables, positions, &round);
-  PST_RETURN_IF_ERROR(CallShards({&round}));
-  PST_RETURN_IF_ERROR(TakePulledRows(round, wanted, positions, tables));
-  return TakePulled(round, wanted, values, row_tensors);
+  const std::vector<size_t> row_tensors = AddRowPulls(*tables, positions, round.get());
+  PST_RETURN_IF_ERROR(CallShards({round.get()}));
+  PST_RETURN_IF_ERROR(TakePulledRows(*round, pull_wanted_, positions, tables));
+  return TakePulled(*round, pull_wanted_, values, row_tensors);
 }
 
 Status PsClient::AddRowPushes(const std::vector<TableRows>& tables,
@@ -409,10 +423,11 @@ StatusOr<PushSummary> PsClient::Push(const std::vector<int>& variables,
                                      const std::vector<Tensor>& row_grads) {
   PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
   StartPush();
-  Round round = PushRound(variables, grads, increment_global_step, 0, 0);
-  PST_RETURN_IF_ERROR(AddRowPushes(tables, row_grads, /*all_shards=*/false, &round));
-  PST_RETURN_IF_ERROR(CallShards({&round}));
-  return TakePushed(round);
+  ReusedRound round(&push_round_);
+  PushRound(variables, grads, increment_global_step, 0, 0, round.get());
+  PST_RETURN_IF_ERROR(AddRowPushes(tables, row_grads, /*all_shards=*/false, round.get()));
+  PST_RETURN_IF_ERROR(CallShards({round.get()}));
+  return TakePushed(*round);
 }
 
 StatusOr<PushSummary> PsClient::SyncPush(const std::vector<int>& variables,
@@ -421,15 +436,16 @@ StatusOr<PushSummary> PsClient::SyncPush(const std::vector<int>& variables,
                                          const std::vector<Tensor>& row_grads) {
   PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
   StartPush();
-  Round round = PushRound(variables, grads, false, step, replicas);
-  PST_RETURN_IF_ERROR(AddRowPushes(tables, row_grads, /*all_shards=*/true, &round));
+  ReusedRound round(&push_round_);
+  PushRound(variables, grads, false, step, replicas, round.get());
+  PST_RETURN_IF_ERROR(AddRowPushes(tables, row_grads, /*all_shards=*/true, round.get()));
   // Not cut short by a signal: a worker leaving before every shard holds
   // its push (its unsent messages dropped at exit) could leave the step
   // applied on some shards only, a torn step no checkpoint can save.
   ShardCalls calls(Lane(0));
-  PST_RETURN_IF_ERROR(SendShards({&round}, &calls));
-  PST_RETURN_IF_ERROR(WaitShards(&calls, {&round}, /*interruptible=*/false));
-  return TakePushed(round);
+  PST_RETURN_IF_ERROR(SendShards({round.get()}, &calls));
+  PST_RETURN_IF_ERROR(WaitShards(&calls, {round.get()}, /*interruptible=*/false));
+  return TakePushed(*round);
 }
 
 StatusOr<PushSummary> PsClient::Push(const std::vector<int>& variables,
@@ -445,12 +461,13 @@ StatusOr<PushSummary> PsClient::PushThenPull(const std::vector<int>& variables,
   PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
   // The push is built first: it carries the versions of the last pull.
   StartPush();
-  Round push = PushRound(variables, grads, increment_global_step, 0, 0);
-  Wanted wanted;
-  Round pull = PullRound(pull_variables, values, &wanted);
-  PST_RETURN_IF_ERROR(CallShards({&push, &pull}));
-  PST_ASSIGN_OR_RETURN(PushSummary summary, TakePushed(push));
-  PST_RETURN_IF_ERROR(TakePulled(pull, wanted, values));
+  ReusedRound push(&push_round_);
+  PushRound(variables, grads, increment_global_step, 0, 0, push.get());
+  ReusedRound pull(&pull_round_);
+  PullRound(pull_variables, values, &pull_wanted_, pull.get());
+  PST_RETURN_IF_ERROR(CallShards({push.get(), pull.get()}));
+  PST_ASSIGN_OR_RETURN(PushSummary summary, TakePushed(*push));
+  PST_RETURN_IF_ERROR(TakePulled(*pull, pull_wanted_, values));
   return summary;
 }
 
@@ -483,7 +500,7 @@ Status PsClient::SendPushPartAndPull(const std::vector<int>& variables,
   PendingPull& pull = flight.pulls.emplace_back(num_shards());
   pull.variables = variables;
   for (const int v : variables) pull.values.push_back(std::move(spare_values_[v]));
-  pull.round = PullRound(variables, &pull.values, &pull.wanted);  // for `wanted`; not sent
+  PullRound(variables, &pull.values, &pull.wanted, &pull.round);  // for `wanted`; not sent
   pull.carrier = &flight.parts.back();
   return Status::OK();
 }
@@ -497,7 +514,8 @@ Status PsClient::SendPart(const std::vector<int>& variables, const std::vector<T
     return FailedPrecondition("a push is in flight: FinishPush() first");
   }
   if (starts) StartPush();
-  Round part = PushRound(variables, grads, increment_global_step, 0, 0, not_finite, pull_back);
+  Round part(num_shards());
+  PushRound(variables, grads, increment_global_step, 0, 0, &part, not_finite, pull_back);
   if (not_finite && *not_finite) return Status::OK();  // nothing sent
   if (starts) {
     // The lane the push before it (if still in flight) does not use.
@@ -523,7 +541,7 @@ Status PsClient::SendPullBehindPush(const std::vector<int>& variables) {
   PendingPull& pull = flight.pulls.emplace_back(num_shards());
   pull.variables = variables;
   for (const int v : variables) pull.values.push_back(std::move(spare_values_[v]));
-  pull.round = PullRound(variables, &pull.values, &pull.wanted);
+  PullRound(variables, &pull.values, &pull.wanted, &pull.round);
   const Status sent = SendRounds({&pull.round}, &flight.calls);
   if (!sent.ok()) Abandon();
   return sent;
@@ -630,11 +648,10 @@ Status PsClient::CheckGradients(const std::vector<int>& variables,
   return Status::OK();
 }
 
-PsClient::Round PsClient::PushRound(const std::vector<int>& variables,
-                                    const std::vector<Tensor>& grads, bool increment_global_step,
-                                    int64_t step, int replicas, std::optional<size_t>* not_finite,
-                                    bool pull_back) {
-  Round round(num_shards());
+void PsClient::PushRound(const std::vector<int>& variables, const std::vector<Tensor>& grads,
+                         bool increment_global_step, int64_t step, int replicas, Round* round_out,
+                         std::optional<size_t>* not_finite, bool pull_back) {
+  Round& round = *round_out;
   for (auto& r : round.requests) {
     r.type = wire::MessageType::PushRequest;
     r.step = step;
@@ -645,7 +662,7 @@ PsClient::Round PsClient::PushRound(const std::vector<int>& variables,
     // A narrowed gradient is checked as it is narrowed, below.
     if (not_finite && !Narrowed(grads[i].dtype()) && FirstNonFinite(grads[i].f32(), n) < n) {
       *not_finite = i;
-      return round;
+      return;
     }
     const auto& slices = placement_.SlicesOfVariable(variables[i]);
     for (int s : slices) {
@@ -660,7 +677,7 @@ PsClient::Round PsClient::PushRound(const std::vector<int>& variables,
           FloatToBFloat16(from, part.bf16(), m);
         } else if (FloatToBFloat16Checked(from, part.bf16(), m) < m) {
           *not_finite = i;
-          return round;
+          return;
         }
       } else {
         part = slices.size() == 1 ? grads[i] : ExtractRows(slice, grads[i]);
@@ -689,7 +706,6 @@ PsClient::Round PsClient::PushRound(const std::vector<int>& variables,
       return extras;
     };
   }
-  return round;
 }
 
 StatusOr<PushSummary> PsClient::TakePushed(const Round& round) {

@@ -261,17 +261,38 @@ class PsClient {
   // replies[k] answers it.
   struct Round {
     explicit Round(int shards) : requests(shards), send(shards, false), replies(shards) {}
+    // Empties every request and reply, keeping the vectors' memory.
+    void Clear();
     std::vector<OutgoingMessage> requests;
     std::vector<bool> send;
     std::vector<ReceivedMessage> replies;
+  };
+  // A round the client keeps from call to call, so that a pull or push
+  // allocates nothing for its bookkeeping; emptied when the call is done
+  // with it, so that no request holds the caller's gradients in between
+  // (the zero-copy ones are theirs) and no reply holds received frames.
+  class ReusedRound {
+   public:
+    explicit ReusedRound(Round* round) : round_(*round) {}
+    ~ReusedRound() { round_.Clear(); }
+    ReusedRound(const ReusedRound&) = delete;
+    ReusedRound& operator=(const ReusedRound&) = delete;
+    Round& operator*() { return round_; }
+    Round* operator->() { return &round_; }
+    Round* get() { return &round_; }
+
+   private:
+    Round& round_;
   };
   // For each shard, the (value index, slice) pairs a pull asked for, in
   // request order.
   using Wanted = std::vector<std::vector<std::pair<int, int>>>;
 
-  // The pull of `variables` into *values (private buffers made ready where
-  // slices are reassembled or widened), and what it asks each shard for.
-  Round PullRound(const std::vector<int>& variables, std::vector<Tensor>* values, Wanted* wanted);
+  // Fills empty *round with the pull of `variables` into *values (private
+  // buffers made ready where slices are reassembled or widened), and
+  // *wanted with what it asks each shard for.
+  void PullRound(const std::vector<int>& variables, std::vector<Tensor>* values, Wanted* wanted,
+                 Round* round);
   // Takes a pull's replies into *values; each shard's reply holds
   // row_tensors[k] tensors of table rows after the variables (none when
   // row_tensors is empty).
@@ -296,13 +317,14 @@ class PsClient {
   // The push requests built from now on belong to a new push (their ids:
   // ReplicaRouter::NextPushId).
   void StartPush();
-  // A push of checked gradients (`replicas`: see SyncPush). With
-  // `not_finite` (see SendPushPart), a non-finite gradient stops it early:
-  // *not_finite set, the round is not to be sent. With `pull_back`, each
-  // shard's reply also carries its slices' values after the push.
-  Round PushRound(const std::vector<int>& variables, const std::vector<Tensor>& grads,
-                  bool increment_global_step, int64_t step, int replicas,
-                  std::optional<size_t>* not_finite = nullptr, bool pull_back = false);
+  // Fills empty *round with a push of checked gradients (`replicas`: see
+  // SyncPush). With `not_finite` (see SendPushPart), a non-finite gradient
+  // stops it early: *not_finite set, the round is not to be sent. With
+  // `pull_back`, each shard's reply also carries its slices' values after
+  // the push.
+  void PushRound(const std::vector<int>& variables, const std::vector<Tensor>& grads,
+                 bool increment_global_step, int64_t step, int replicas, Round* round,
+                 std::optional<size_t>* not_finite = nullptr, bool pull_back = false);
   // SendPushPart's work; see PushRound for `pull_back`.
   Status SendPart(const std::vector<int>& variables, const std::vector<Tensor>& grads,
                   bool increment_global_step, std::optional<size_t>* not_finite, bool pull_back);
@@ -392,6 +414,10 @@ class PsClient {
   std::vector<Connection*> lane_connections_[2];          // Lane()'s
   // CallShards's, reused so that a call allocates nothing for them.
   ShardCalls lane0_calls_{lane_connections_[0]};
+  // Pull's, Push's, SyncPush's and PushThenPull's (see ReusedRound).
+  Round pull_round_{placement_.num_shards()};
+  Round push_round_{placement_.num_shards()};
+  Wanted pull_wanted_;
   std::unique_ptr<ReplicaRouter> router_;  // replicated shards only
   // By variable: private buffers of values the caller of
   // TakePullsBehindPush gave back, for the next pull of them.

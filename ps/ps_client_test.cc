@@ -187,6 +187,28 @@ TEST_F(PsClientTest, PushThenPullReturnsThePushSummaryAndTheValuesAfterIt) {
   EXPECT_EQ(again->max_staleness, 0);
 }
 
+// Pull, Push and PushThenPull reuse their rounds from call to call: what a
+// call leaves there must reach neither the caller's buffers nor the next
+// call's requests.
+TEST_F(PsClientTest, AReusedRoundKeepsNoGradientAndCarriesNothingToTheNextCall) {
+  std::vector<Tensor> values;
+  ASSERT_TRUE(client_->Pull({1, 2}, &values).ok());
+  const std::vector<float> b(values[1].f32(), values[1].f32() + 4);
+  Tensor grad(DType::kFloat32, {4});  // "b", pushed whole (zero-copy)
+  for (int i = 0; i < 4; ++i) grad.f32()[i] = 1.0f;
+  auto stepped = client_->Push({2}, {grad}, /*increment_global_step=*/true);
+  ASSERT_TRUE(stepped.ok()) << stepped.status().ToString();
+  EXPECT_EQ(grad.buffer().use_count(), 1) << "the push's request still holds the gradient";
+  auto plain = client_->PushThenPull({2}, {grad}, /*increment_global_step=*/false, {2}, &values);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(grad.buffer().use_count(), 1);
+  auto step = client_->GlobalStep();
+  ASSERT_TRUE(step.ok());
+  EXPECT_EQ(*step, 1) << "the second push carried the first one's step increment";
+  ASSERT_EQ(values.size(), 1u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(values[0].f32()[i], b[i] - 2.0f) << i;  // lr 1
+}
+
 // --overlap: the same requests, the push's summary collected afterwards.
 TEST_F(PsClientTest, FinishPushCollectsThePushThatStartPushThenPullLeftInFlight) {
   ASSERT_EQ(PullW().size(), 24u);  // versions for the push
