@@ -278,7 +278,6 @@ class PsClient {
     ReusedRound(const ReusedRound&) = delete;
     ReusedRound& operator=(const ReusedRound&) = delete;
     Round& operator*() { return round_; }
-    Round* operator->() { return &round_; }
     Round* get() { return &round_; }
 
    private:
