@@ -23,15 +23,30 @@ zmq::message_t ZeroCopyFrame(const Tensor& tensor) {
   return zmq::message_t(const_cast<void*>(tensor.data()), tensor.num_bytes(), ReleaseBuffer, ref);
 }
 
-// The verifier only promises 4-byte alignment for a vector's elements, so
-// int64 dims are copied out byte-wise rather than read in place.
-Shape ReadShape(const flatbuffers::Vector<int64_t>& dims) {
-  Shape shape(dims.size());
-  if (!shape.empty()) std::memcpy(shape.data(), dims.Data(), shape.size() * sizeof(int64_t));
-  return shape;
+// `frame`'s bytes copied to `words` (at least CopyWords(frame.size()) of them).
+const uint8_t* CopiedInto(const zmq::message_t& frame, uint64_t* words) {
+  if (frame.size() > 0) std::memcpy(words, frame.data(), frame.size());
+  return reinterpret_cast<const uint8_t*>(words);
 }
 
-Status CheckDescriptor(const wire::TensorDesc* desc, size_t index, size_t frame_bytes) {
+// The header at 8-byte aligned `bytes` if its FlatBuffers structure
+// verifies, within limits that bound what a peer's buffer can make the
+// verifier walk; else nullptr.
+const wire::Header* HeaderAt(const uint8_t* bytes, size_t size) {
+  flatbuffers::Verifier::Options options;
+  options.max_depth = 16;
+  options.max_tables = 100000;
+  flatbuffers::Verifier verifier(bytes, size, options);
+  if (size < sizeof(flatbuffers::uoffset_t) || !wire::VerifyHeaderBuffer(verifier)) return nullptr;
+  return wire::GetHeader(bytes);
+}
+
+// Checks tensor `index`'s descriptor against the `frame_bytes` that carry it
+// and fills *shape with its dimensions. The verifier only promises 4-byte
+// alignment for a vector's elements, so the dimensions are copied out
+// byte-wise rather than read in place.
+Status CheckDescriptor(const wire::TensorDesc* desc, size_t index, size_t frame_bytes,
+                       Shape* shape) {
   // The labels are built only for an error: this runs for every tensor of
   // every message.
   auto where = [index] { return "tensor " + std::to_string(index); };
@@ -52,10 +67,11 @@ Status CheckDescriptor(const wire::TensorDesc* desc, size_t index, size_t frame_
   }
   uint64_t elements = 1;
   const flatbuffers::Vector<int64_t>& dims = *desc->shape();
+  shape->resize(dims.size());
   for (flatbuffers::uoffset_t i = 0; i < dims.size(); ++i) {
-    // Copied out: a peer's buffer need not align the dimensions.
     int64_t d;
     std::memcpy(&d, dims.Data() + i * sizeof(int64_t), sizeof d);
+    (*shape)[i] = d;
     if (d < 0 || d > kMaxDim) {
       return InvalidArgument(named() + " has bad dimension " + std::to_string(d));
     }
@@ -164,11 +180,14 @@ std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
 }
 
 const uint8_t* AlignedBytes(const zmq::message_t& frame, std::unique_ptr<uint64_t[]>* storage) {
-  const auto* bytes = static_cast<const uint8_t*>(frame.data());
-  if (IsAligned(bytes)) return bytes;
+  if (IsAligned(frame.data())) return static_cast<const uint8_t*>(frame.data());
   storage->reset(new uint64_t[CopyWords(frame.size())]);
-  std::memcpy(storage->get(), bytes, frame.size());
-  return reinterpret_cast<const uint8_t*>(storage->get());
+  return CopiedInto(frame, storage->get());
+}
+
+const wire::Header* VerifiedHeader(const zmq::message_t& frame,
+                                   std::unique_ptr<uint64_t[]>* storage) {
+  return HeaderAt(AlignedBytes(frame, storage), frame.size());
 }
 
 Tensor TensorView::ToTensor() const {
@@ -186,18 +205,14 @@ Status ReceivedMessage::status() const {
 
 namespace {
 
-// Verifies a header (FlatBuffers Verifier, a known type) at 8-byte aligned
-// `bytes` and returns it.
+// Verifies a header (its FlatBuffers structure, a known type) at 8-byte
+// aligned `bytes` and returns it.
 StatusOr<const wire::Header*> VerifyHeader(const uint8_t* bytes, size_t size) {
-  flatbuffers::Verifier::Options options;
-  options.max_depth = 16;
-  options.max_tables = 100000;
-  flatbuffers::Verifier verifier(bytes, size, options);
-  if (size < sizeof(flatbuffers::uoffset_t) || !wire::VerifyHeaderBuffer(verifier)) {
+  const wire::Header* header = HeaderAt(bytes, size);
+  if (header == nullptr) {
     return InvalidArgument("header of " + std::to_string(size) +
                            " bytes failed FlatBuffers verification");
   }
-  const wire::Header* header = wire::GetHeader(bytes);
   if (header->type() == wire::MessageType::Invalid || header->type() > wire::MessageType::MAX) {
     return InvalidArgument("unknown message type " +
                            std::to_string(static_cast<int>(header->type())));
@@ -205,12 +220,13 @@ StatusOr<const wire::Header*> VerifyHeader(const uint8_t* bytes, size_t size) {
   return header;
 }
 
-// The view of tensor `index`, whose bytes (checked against `desc`) are at `data`.
-TensorView MakeView(const wire::TensorDesc& desc, const void* data, size_t num_bytes) {
+// The view of the tensor that `desc` describes (CheckDescriptor accepted it
+// and read its `shape`), whose bytes are at `data`.
+TensorView MakeView(const wire::TensorDesc& desc, Shape shape, const void* data, size_t num_bytes) {
   TensorView view;
   view.name = desc.name()->string_view();
-  view.dtype = *FromWire(desc.dtype());  // CheckDescriptor accepted it
-  view.shape = ReadShape(*desc.shape());
+  view.dtype = *FromWire(desc.dtype());
+  view.shape = std::move(shape);
   view.version = desc.version();
   view.role = desc.role();
   view.data = data;
@@ -257,12 +273,10 @@ StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
   if (copy_words > 0) message.aligned_copies_.reset(new uint64_t[copy_words]);
   uint64_t* next_copy = message.aligned_copies_.get();
   auto aligned_bytes = [&next_copy](const zmq::message_t& frame) {
-    const auto* bytes = static_cast<const uint8_t*>(frame.data());
-    if (IsAligned(bytes)) return bytes;
-    if (frame.size() > 0) std::memcpy(next_copy, bytes, frame.size());
-    bytes = reinterpret_cast<const uint8_t*>(next_copy);
+    if (IsAligned(frame.data())) return static_cast<const uint8_t*>(frame.data());
+    const uint8_t* copy = CopiedInto(frame, next_copy);
     next_copy += CopyWords(frame.size());
-    return bytes;
+    return copy;
   };
   PST_ASSIGN_OR_RETURN(const wire::Header* header,
                        VerifyHeader(aligned_bytes(frames[0]), frames[0].size()));
@@ -274,8 +288,10 @@ StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
   message.tensors_.reserve(declared);
   for (size_t i = 0; i < declared; ++i) {
     const wire::TensorDesc* desc = header->tensors()->Get(i);
-    PST_RETURN_IF_ERROR(CheckDescriptor(desc, i, frames[i + 1].size()));
-    message.tensors_.push_back(MakeView(*desc, aligned_bytes(frames[i + 1]), frames[i + 1].size()));
+    Shape shape;
+    PST_RETURN_IF_ERROR(CheckDescriptor(desc, i, frames[i + 1].size(), &shape));
+    message.tensors_.push_back(
+        MakeView(*desc, std::move(shape), aligned_bytes(frames[i + 1]), frames[i + 1].size()));
   }
   message.total_bytes_ = total;
   message.header_ = header;
@@ -311,10 +327,11 @@ StatusOr<ReceivedMessage> DecodeMessageInPlace(zmq::message_t header_frame, cons
       return InvalidArgument("tensor " + std::to_string(i) + " overruns the payload of " +
                              std::to_string(payload_bytes) + " bytes");
     }
-    PST_RETURN_IF_ERROR(CheckDescriptor(desc, i, length));
+    Shape shape;
+    PST_RETURN_IF_ERROR(CheckDescriptor(desc, i, length, &shape));
     cost += FrameCost(length);
     if (cost > max_message_bytes) return MessageTooLarge(max_message_bytes);
-    message.tensors_.push_back(MakeView(*desc, payload + offset, length));
+    message.tensors_.push_back(MakeView(*desc, std::move(shape), payload + offset, length));
     end = offset + length;
   }
   if (end != payload_bytes) {

@@ -166,6 +166,14 @@ StatusOr<DType> FromWire(wire::DataType dtype);
 // copy kept in *storage.
 const uint8_t* AlignedBytes(const zmq::message_t& frame, std::unique_ptr<uint64_t[]>* storage);
 
+// The header in `frame` if its FlatBuffers structure verifies (within the
+// limits DecodeMessage uses), else nullptr. Its message type is not
+// checked, so a message DecodeMessage refuses can still be answered by its
+// request id. Unaligned bytes are copied to *storage, which must outlive
+// the header.
+const wire::Header* VerifiedHeader(const zmq::message_t& frame,
+                                   std::unique_ptr<uint64_t[]>* storage);
+
 }  // namespace pst
 
 #endif  // PST_TRANSPORT_MESSAGE_H_

@@ -88,6 +88,42 @@ TEST(MessageTest, RejectsTruncatedHeader) {
   EXPECT_LE(accepted, 7u);
 }
 
+TEST(MessageTest, VerifiedHeaderReadsAnAlignedOrUnalignedFrame) {
+  const std::vector<zmq::message_t> frames = SampleFrames();
+  std::unique_ptr<uint64_t[]> storage;
+  const wire::Header* header = VerifiedHeader(frames[0], &storage);
+  ASSERT_NE(header, nullptr);
+  EXPECT_EQ(header->request_id(), 11u);
+  EXPECT_EQ(storage, nullptr);  // read in place
+
+  // The same bytes one past an 8-byte boundary are read from a copy.
+  std::vector<uint64_t> words(frames[0].size() / 8 + 2);
+  auto* unaligned = reinterpret_cast<uint8_t*>(words.data()) + 1;
+  std::memcpy(unaligned, frames[0].data(), frames[0].size());
+  const zmq::message_t shifted(
+      unaligned, frames[0].size(), [](void*, void*) {}, nullptr);
+  header = VerifiedHeader(shifted, &storage);
+  ASSERT_NE(header, nullptr);
+  EXPECT_NE(storage, nullptr);
+  EXPECT_EQ(header->cluster_id(), 99u);
+}
+
+TEST(MessageTest, VerifiedHeaderRefusesGarbageButNotAnUnknownType) {
+  std::unique_ptr<uint64_t[]> storage;
+  EXPECT_EQ(VerifiedHeader(zmq::message_t("not a flatbuffer", 16), &storage), nullptr);
+  EXPECT_EQ(VerifiedHeader(zmq::message_t(), &storage), nullptr);
+
+  flatbuffers::FlatBufferBuilder fbb;
+  wire::HeaderBuilder builder(fbb);
+  builder.add_request_id(5);
+  builder.add_type(static_cast<wire::MessageType>(200));
+  fbb.Finish(builder.Finish());
+  const zmq::message_t frame(fbb.GetBufferPointer(), fbb.GetSize());
+  const wire::Header* header = VerifiedHeader(frame, &storage);
+  ASSERT_NE(header, nullptr);
+  EXPECT_EQ(header->request_id(), 5u);
+}
+
 // ZeroMQ keeps a frame of up to 33 bytes inside its zmq_msg_t: the decoded
 // message must read such a header where it keeps the frame, not where the
 // frame was handed over (gone once the call returns).

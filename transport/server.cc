@@ -82,12 +82,8 @@ std::vector<zmq::message_t> RecvMultipart(zmq::socket_t& socket) {
 // header alone verifies.
 uint64_t RequestIdOf(const zmq::message_t& header_frame) {
   std::unique_ptr<uint64_t[]> copy;
-  const uint8_t* bytes = AlignedBytes(header_frame, &copy);
-  flatbuffers::Verifier verifier(bytes, header_frame.size());
-  if (header_frame.size() < sizeof(flatbuffers::uoffset_t) || !wire::VerifyHeaderBuffer(verifier)) {
-    return 0;
-  }
-  return wire::GetHeader(bytes)->request_id();
+  const wire::Header* header = VerifiedHeader(header_frame, &copy);
+  return header != nullptr ? header->request_id() : 0;
 }
 
 // The IP address of the peer that sent `frame` (empty when the transport

@@ -14,12 +14,8 @@ namespace {
 // The cluster id a header frame claims; 0 when it does not verify.
 uint64_t ClaimedClusterId(const zmq::message_t& header_frame) {
   std::unique_ptr<uint64_t[]> copy;
-  const uint8_t* bytes = AlignedBytes(header_frame, &copy);
-  flatbuffers::Verifier verifier(bytes, header_frame.size());
-  if (header_frame.size() < sizeof(flatbuffers::uoffset_t) || !wire::VerifyHeaderBuffer(verifier)) {
-    return 0;
-  }
-  return wire::GetHeader(bytes)->cluster_id();
+  const wire::Header* header = VerifiedHeader(header_frame, &copy);
+  return header != nullptr ? header->cluster_id() : 0;
 }
 
 // Only names of pstrain segments of `cluster_id` are opened: a peer cannot
