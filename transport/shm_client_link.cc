@@ -93,7 +93,10 @@ bool ShmClientLink::Ready(uint64_t cluster_id) {
   // A server that is gone (killed, restarted) never releases what its
   // rings hold; a new one gets new rings.
   if (request_writer_ && (cluster_id != cluster_id_ || request_writer_->ReaderGone())) Reset();
-  if (request_writer_) return true;
+  if (request_writer_) {
+    server_seen_alive_ = true;  // for this request's SendOverBell
+    return true;
+  }
   CleanStaleOnce(cluster_id);
   const std::string purpose = NextPurpose();
   StatusOr<std::unique_ptr<ShmSegment>> request =
@@ -141,6 +144,7 @@ ShmRef ShmClientLink::Ref(ShmRefKind kind, uint64_t sequence) const {
 
 std::vector<zmq::message_t> ShmClientLink::Outgoing(std::vector<zmq::message_t> frames,
                                                     uint64_t request_id, uint64_t cluster_id) {
+  server_seen_alive_ = false;
   const size_t bytes = InPlacePayloadBytes(frames, 1);
   if (bytes == 0 || !Ready(cluster_id)) return frames;
   if (!attached_ && request_writer_->ReaderAttached()) MarkAttached();
@@ -165,7 +169,10 @@ std::vector<zmq::message_t> ShmClientLink::Outgoing(std::vector<zmq::message_t> 
 bool ShmClientLink::SendOverBell(const std::vector<zmq::message_t>& frames) {
   // A server that is gone reads no bell; ZeroMQ keeps the request for the
   // one that takes its place.
-  if (!bells_confirmed_ || !attached_ || request_writer_->ReaderGone()) return false;
+  // Looked at once per request: kill(pid, 0) is a system call.
+  const bool seen_alive = std::exchange(server_seen_alive_, false);
+  if (!bells_confirmed_ || !attached_) return false;
+  if (!seen_alive && request_writer_->ReaderGone()) return false;
   return SendFramesOverBell(*request_bell_, frames);
 }
 

@@ -49,9 +49,10 @@ class ShmClientLink {
   // when it starts with a ref.
   StatusOr<ReceivedMessage> Incoming(std::vector<zmq::message_t> frames, size_t max_message_bytes);
 
-  // Sends the frames Outgoing returned through the request bell: false
+  // Sends the frames Outgoing just returned through the request bell: false
   // when they go over ZeroMQ instead (no bell yet, the server is gone, too
-  // long, or the pipe is full).
+  // long, or the pipe is full). Whether the server is alive is looked at
+  // once per request, here or in Outgoing.
   bool SendOverBell(const std::vector<zmq::message_t>& frames);
   // The next message the server sent through the reply bell, decoded as
   // Incoming does; nullopt when none waits.
@@ -100,6 +101,8 @@ class ShmClientLink {
   std::unique_ptr<ShmBell> reply_bell_;
   // A message came through the reply bell: the server reads the request bell.
   bool bells_confirmed_ = false;
+  // Outgoing found the server alive for the request being sent.
+  bool server_seen_alive_ = false;
 };
 
 }  // namespace pst
