@@ -25,8 +25,8 @@ Channel::Channel(zmq::context_t& context, ChannelOptions options, ShmOptions shm
 Status Channel::Post(const OutgoingMessage& request, const Envelope& envelope) {
   std::vector<zmq::message_t> frames = EncodeMessage(request, envelope);
   if (shm_) {
-    frames = shm_->Outgoing(std::move(frames), envelope.request_id, envelope.cluster_id);
-    if (shm_->SendOverBell(frames)) return Status::OK();
+    frames = shm_->Send(std::move(frames), envelope.request_id, envelope.cluster_id);
+    if (frames.empty()) return Status::OK();  // through the bell
   }
   for (size_t i = 0; i < frames.size(); ++i) {
     auto flags = i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none;

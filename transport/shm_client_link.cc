@@ -86,7 +86,7 @@ void ShmClientLink::DropBells() {
   bells_confirmed_ = false;
 }
 
-bool ShmClientLink::Ready(uint64_t cluster_id) {
+bool ShmClientLink::Ready(uint64_t cluster_id, bool* server_alive) {
   if (disabled_ || options_.mode == ShmMode::kOff || cluster_id == 0) return false;
   if (on_this_host_ < 0) on_this_host_ = EndpointIsOnThisHost(endpoint_) ? 1 : 0;
   if (on_this_host_ == 0) return false;
@@ -94,7 +94,7 @@ bool ShmClientLink::Ready(uint64_t cluster_id) {
   // rings hold; a new one gets new rings.
   if (request_writer_ && (cluster_id != cluster_id_ || request_writer_->ReaderGone())) Reset();
   if (request_writer_) {
-    server_seen_alive_ = true;  // for this request's SendOverBell
+    *server_alive = true;
     return true;
   }
   CleanStaleOnce(cluster_id);
@@ -142,11 +142,25 @@ ShmRef ShmClientLink::Ref(ShmRefKind kind, uint64_t sequence) const {
   return ShmRef{kind, sequence, request_segment_->name(), reply_ring_};
 }
 
+std::vector<zmq::message_t> ShmClientLink::Send(std::vector<zmq::message_t> frames,
+                                                uint64_t request_id, uint64_t cluster_id) {
+  // Whether the server is alive is looked at once per request, in Ready or
+  // here: kill(pid, 0) is a system call.
+  bool server_alive = false;
+  frames = Outgoing(std::move(frames), request_id, cluster_id, &server_alive);
+  // A server that is gone reads no bell; ZeroMQ keeps the request for the
+  // one that takes its place.
+  if (!bells_confirmed_ || !attached_) return frames;
+  if (!server_alive && request_writer_->ReaderGone()) return frames;
+  if (SendFramesOverBell(*request_bell_, frames)) return {};
+  return frames;
+}
+
 std::vector<zmq::message_t> ShmClientLink::Outgoing(std::vector<zmq::message_t> frames,
-                                                    uint64_t request_id, uint64_t cluster_id) {
-  server_seen_alive_ = false;
+                                                    uint64_t request_id, uint64_t cluster_id,
+                                                    bool* server_alive) {
   const size_t bytes = InPlacePayloadBytes(frames, 1);
-  if (bytes == 0 || !Ready(cluster_id)) return frames;
+  if (bytes == 0 || !Ready(cluster_id, server_alive)) return frames;
   if (!attached_ && request_writer_->ReaderAttached()) MarkAttached();
   if (!attached_) {
     if (offer_request_id_ == 0) offer_request_id_ = request_id;
@@ -164,16 +178,6 @@ std::vector<zmq::message_t> ShmClientLink::Outgoing(std::vector<zmq::message_t> 
   sent.push_back(EncodeShmRef(Ref(ShmRefKind::kPayload, **sequence)));
   sent.push_back(std::move(frames[0]));
   return sent;
-}
-
-bool ShmClientLink::SendOverBell(const std::vector<zmq::message_t>& frames) {
-  // A server that is gone reads no bell; ZeroMQ keeps the request for the
-  // one that takes its place.
-  // Looked at once per request: kill(pid, 0) is a system call.
-  const bool seen_alive = std::exchange(server_seen_alive_, false);
-  if (!bells_confirmed_ || !attached_) return false;
-  if (!seen_alive && request_writer_->ReaderGone()) return false;
-  return SendFramesOverBell(*request_bell_, frames);
 }
 
 StatusOr<std::optional<ReceivedMessage>> ShmClientLink::ReadFromBell(size_t max_message_bytes) {

@@ -40,20 +40,18 @@ class ShmClientLink {
   ShmClientLink(const ShmClientLink&) = delete;
   ShmClientLink& operator=(const ShmClientLink&) = delete;
 
-  // The frames to send for an encoded request (header, tensor frames): the
-  // same, with an offer in front, or a ref and the header alone when the
-  // payload went into the ring.
-  std::vector<zmq::message_t> Outgoing(std::vector<zmq::message_t> frames, uint64_t request_id,
-                                       uint64_t cluster_id);
+  // Sends an encoded request (header, tensor frames) through the request
+  // bell when it can. Returns what ZeroMQ must carry instead: nothing when
+  // the bell took it; otherwise the same frames, with an offer in front, or
+  // a ref and the header alone when the payload went into the ring (the
+  // bell is not in use yet, the server is gone, the frames are too long, or
+  // its pipe is full).
+  std::vector<zmq::message_t> Send(std::vector<zmq::message_t> frames, uint64_t request_id,
+                                   uint64_t cluster_id);
   // Decodes a received message, reading its payload from the reply ring
   // when it starts with a ref.
   StatusOr<ReceivedMessage> Incoming(std::vector<zmq::message_t> frames, size_t max_message_bytes);
 
-  // Sends the frames Outgoing just returned through the request bell: false
-  // when they go over ZeroMQ instead (no bell yet, the server is gone, too
-  // long, or the pipe is full). Whether the server is alive is looked at
-  // once per request, here or in Outgoing.
-  bool SendOverBell(const std::vector<zmq::message_t>& frames);
   // The next message the server sent through the reply bell, decoded as
   // Incoming does; nullopt when none waits.
   StatusOr<std::optional<ReceivedMessage>> ReadFromBell(size_t max_message_bytes);
@@ -66,9 +64,14 @@ class ShmClientLink {
   bool bells_in_use() const { return bells_confirmed_; }
 
  private:
+  // The frames for a request once its payload went into the ring, if it
+  // could (Send's return). `*server_alive`: the server was seen alive.
+  std::vector<zmq::message_t> Outgoing(std::vector<zmq::message_t> frames, uint64_t request_id,
+                                       uint64_t cluster_id, bool* server_alive);
   // Makes the two segments for `cluster_id`; false (logged once) when this
-  // link does not use shared memory.
-  bool Ready(uint64_t cluster_id);
+  // link does not use shared memory. `*server_alive`: existing rings' reader
+  // was seen alive (false for new rings).
+  bool Ready(uint64_t cluster_id, bool* server_alive);
   // Drops the rings: the server is gone, refused them, or the cluster changed.
   void Reset();
   // Gives up on shared memory for this link, saying why once.
@@ -101,8 +104,6 @@ class ShmClientLink {
   std::unique_ptr<ShmBell> reply_bell_;
   // A message came through the reply bell: the server reads the request bell.
   bool bells_confirmed_ = false;
-  // Outgoing found the server alive for the request being sent.
-  bool server_seen_alive_ = false;
 };
 
 }  // namespace pst

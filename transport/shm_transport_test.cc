@@ -276,8 +276,7 @@ TEST_F(ShmTransportTest, AMalformedReplyBellRecordMakesTheClientStartOver) {
 // The frames of a request offering `link`'s rings, as a Channel sends them.
 std::vector<zmq::message_t> OfferFrames(ShmClientLink& link, uint64_t cluster_id) {
   OutgoingMessage m = Request(10, 1.0f);
-  return link.Outgoing(EncodeMessage(m, Envelope{1, cluster_id, wire::Role::Worker, 0}), 1,
-                       cluster_id);
+  return link.Send(EncodeMessage(m, Envelope{1, cluster_id, wire::Role::Worker, 0}), 1, cluster_id);
 }
 
 TEST_F(ShmTransportTest, AServerRefusesTheRingsOfAnotherCluster) {
