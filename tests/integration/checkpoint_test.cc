@@ -16,10 +16,7 @@ using std::chrono::seconds;
 
 class CheckpointTest : public SyntheticDataTest {
  protected:
-  void SetUp() override {
-    checkpoints_ = TestDir() + "-checkpoints";
-    fs::remove_all(checkpoints_);
-  }
+  void SetUp() override { checkpoints_ = TestPath("-checkpoints"); }
 
   // Trains a fresh cluster to `train_steps`, checkpointing every 50 steps;
   // returns the chief's log.

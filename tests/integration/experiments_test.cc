@@ -15,11 +15,11 @@ class ExperimentsTest : public SyntheticDataTest {
  protected:
   // Runs scripts/NAME --quick; returns its results folder.
   std::string RunScript(const std::string& name) {
-    const std::string results = TestDir() + "-results";
+    const std::string results = TestPath("-results");
     auto script = ChildProcess::Start(
         {"/bin/bash", std::string(std::getenv("PST_SOURCE_DIR")) + "/scripts/" + name, "--quick",
          "--results=" + results, "--data_dir=" + data_dir()},
-        TestDir() + ".log");
+        TestPath(".log"));
     CHECK(script.ok());
     EXPECT_EQ((*script)->Wait(std::chrono::seconds(300)), 0) << (*script)->Log();
     return results;
@@ -56,14 +56,14 @@ TEST_F(ExperimentsTest, TuneShardsWritesItsTablePlotAndRecommendation) {
 // run's kills are recorded, the summary line is written, and no process of
 // the benchmark is left behind.
 TEST_F(ExperimentsTest, ChaosKillsTasksAndWritesItsSummary) {
-  const std::string out = TestDir() + "-chaos";
+  const std::string out = TestPath("-chaos");
   auto script = ChildProcess::Start(
       {"/bin/bash", std::string(std::getenv("PST_SOURCE_DIR")) + "/scripts/chaos.sh", "--runs=1",
        "--modes=async", "--train_steps=3000", "--model=mlp", "--kill_every=1:2", "--stall_after=10",
        "--stop_after=20", "--run_timeout=40", "--out=" + out,
        // Slow enough (about 5 s undisturbed) that the first kill lands.
        "--data_dir=" + data_dir(), "--", "--batch_size=50", "--simulated_delay_ms=5"},
-      TestDir() + ".log");
+      TestPath(".log"));
   CHECK(script.ok());
   ASSERT_EQ((*script)->Wait(std::chrono::seconds(150)), 0) << (*script)->Log();
   const auto summary = ReadLines(out + "/summary.md");

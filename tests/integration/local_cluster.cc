@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -122,13 +123,20 @@ std::string BinDir() {
   return dir;
 }
 
-std::string MakeTestDir(const std::string& name) {
-  const std::string dir =
+std::string MakeTestPath(std::string name) {
+  // A parameterized test's name ("Test/0") must not make a folder above it.
+  std::replace(name.begin(), name.end(), '/', '_');
+  const std::string path =
       (std::filesystem::temp_directory_path() / ("pst-" + name + "-" + std::to_string(::getpid())))
           .string();
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(path);
+  TestDirs::Add(path);
+  return path;
+}
+
+std::string MakeTestDir(const std::string& name) {
+  const std::string dir = MakeTestPath(name);
   std::filesystem::create_directories(dir);
-  TestDirs::Add(dir);
   return dir;
 }
 

@@ -19,6 +19,10 @@ std::vector<int> FreePorts(int count);
 bool PortIsFree(int port);
 // Folder of the built executables (PST_BIN_DIR, set by ctest).
 std::string BinDir();
+// A path in the temporary folder for one test's file or folder, named
+// after `name`; nothing there yet. Like MakeTestDir's folders, removed once
+// every test of the binary has passed; a failed run keeps it.
+std::string MakeTestPath(std::string name);
 // A fresh, empty folder for one test's files.
 std::string MakeTestDir(const std::string& name);
 

@@ -51,7 +51,7 @@ TEST_F(CurvePsTest, PeersWithoutTheClusterKeyCannotPullOrPush) {
 class CurveClusterTest : public SyntheticDataTest {};
 
 TEST_F(CurveClusterTest, ClusterTrainsWithCurveOn) {
-  const std::string keys = TestDir() + "-keys";
+  const std::string keys = TestPath("-keys");
   std::filesystem::create_directories(keys);
   ASSERT_TRUE(SaveCurveKeys(keys, *NewCurveKeys()).ok());
   LocalCluster cluster(2, 2, TestDir());

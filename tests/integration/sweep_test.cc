@@ -41,11 +41,11 @@ class SweepTest : public SyntheticDataTest {
         "/bin/bash", std::string(std::getenv("PST_SOURCE_DIR")) + "/scripts/sweep.sh", "--quick",
         "--results=" + results_, "--data_dir=" + data_dir()};
     argv.insert(argv.end(), args.begin(), args.end());
-    auto script = ChildProcess::Start(argv, TestDir() + ".log");
+    auto script = ChildProcess::Start(argv, TestPath(".log"));
     CHECK(script.ok());
     return std::move(script).value();
   }
-  const std::string results_ = TestDir() + "-results";
+  const std::string results_ = TestPath("-results");
 };
 
 TEST_F(SweepTest, RanksTheJobsAndEnsemblesTheTopThree) {

@@ -27,11 +27,16 @@ class SyntheticDataTest : public ::testing::Test {
   }
   static const std::string& data_dir() { return *data_dir_; }
   // A fresh folder named after the running test.
-  static std::string TestDir() {
-    return MakeTestDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+  static std::string TestDir() { return MakeTestDir(TestName()); }
+  // A path for another file or folder of the running test (MakeTestPath).
+  static std::string TestPath(const std::string& suffix) {
+    return MakeTestPath(TestName() + suffix);
   }
 
  private:
+  static std::string TestName() {
+    return ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  }
   static inline std::string* data_dir_ = nullptr;
 };
 
