@@ -6,9 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -17,6 +20,61 @@
 extern char** environ;
 
 namespace pst {
+namespace {
+
+// The process groups of the children not yet destroyed, for a test binary
+// interrupted (Ctrl-C, SIGTERM, SIGHUP) before its destructors run: the
+// children have groups of their own, so the terminal's signal no longer
+// reaches them.
+std::array<std::atomic<pid_t>, 512> live_groups{};
+
+void KillLiveGroupsAndDie(int signal) {
+  for (std::atomic<pid_t>& group : live_groups) {
+    const pid_t g = group.load();
+    if (g > 0) ::kill(-g, SIGKILL);
+  }
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
+}
+
+void AddLiveGroup(pid_t group) {
+  static std::once_flag handlers;
+  std::call_once(handlers, [] {
+    for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::signal(signal, KillLiveGroupsAndDie);
+  });
+  for (std::atomic<pid_t>& slot : live_groups) {
+    pid_t empty = 0;
+    if (slot.compare_exchange_strong(empty, group)) return;
+  }
+}
+
+// The processes `pid` started, theirs, and so on, from /proc: also those
+// that left its process group (setsid), as long as `pid` runs.
+std::vector<pid_t> DescendantsOf(pid_t pid) {
+  std::vector<pid_t> found, parents{pid};
+  while (!parents.empty()) {
+    const std::string tasks = "/proc/" + std::to_string(parents.back()) + "/task";
+    parents.pop_back();
+    std::error_code gone;
+    for (const auto& task : std::filesystem::directory_iterator(tasks, gone)) {
+      std::ifstream in(task.path() / "children");
+      for (pid_t child; in >> child;) {
+        found.push_back(child);
+        parents.push_back(child);
+      }
+    }
+  }
+  return found;
+}
+
+void RemoveLiveGroup(pid_t group) {
+  for (std::atomic<pid_t>& slot : live_groups) {
+    pid_t expected = group;
+    if (slot.compare_exchange_strong(expected, 0)) return;
+  }
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(std::vector<std::string> argv,
                                                             const std::string& log_path,
@@ -38,19 +96,29 @@ StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(std::vector<std::str
 
   const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (fd < 0) return Unavailable("cannot open " + log_path + ": " + std::strerror(errno));
+  const int no_input = ::open("/dev/null", O_RDONLY);
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fd);
+    ::close(no_input);
     return Unavailable(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
+    // A group of its own: the destructor kills what it started too (a
+    // script's tasks). Set on both sides of the fork, whichever runs first.
+    ::setpgid(0, 0);
+    // A background group reading the terminal would be stopped.
+    ::dup2(no_input, STDIN_FILENO);
     ::dup2(fd, STDOUT_FILENO);
     ::dup2(fd, STDERR_FILENO);
     ::execve(args[0], args.data(), envp.data());
     std::fprintf(stderr, "exec %s: %s\n", args[0], std::strerror(errno));
     ::_exit(127);
   }
+  ::setpgid(pid, pid);
+  AddLiveGroup(pid);
   ::close(fd);
+  ::close(no_input);
   return std::unique_ptr<ChildProcess>(new ChildProcess(pid, log_path));
 }
 
@@ -78,22 +146,26 @@ void RemoveSharedMemoryOf(pid_t pid) {
 }  // namespace
 
 ChildProcess::~ChildProcess() {
-  if (!exit_code_) {
-    ::kill(pid_, SIGKILL);
-    int status;
-    ::waitpid(pid_, &status, 0);
-    exit_code_ = 128 + SIGKILL;
-  }
+  // Found before the kill hands them to init.
+  const std::vector<pid_t> descendants = exit_code_ ? std::vector<pid_t>() : DescendantsOf(pid_);
+  // The child is not reaped before this (Wait leaves it a zombie), so no
+  // other process can have its number as a group id yet.
+  ::kill(-pid_, SIGKILL);
+  for (pid_t descendant : descendants) ::kill(descendant, SIGKILL);
+  int status;
+  ::waitpid(pid_, &status, 0);
+  RemoveLiveGroup(pid_);
+  if (!exit_code_) exit_code_ = 128 + SIGKILL;
   if (*exit_code_ >= 128) RemoveSharedMemoryOf(pid_);
 }
 
 std::optional<int> ChildProcess::Wait(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!exit_code_) {
-    int status = 0;
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    siginfo_t info{};
+    // WNOWAIT: reaped only by the destructor (there).
+    if (::waitid(P_PID, pid_, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_) {
+      exit_code_ = info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status;
       break;
     }
     if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;

@@ -1,6 +1,8 @@
-// ChildProcess: a program started by a test, with its output in a log file.
-// The destructor kills it (SIGKILL, by PID) if it is still running, so a
-// failing test never leaves processes behind; and of a child that a signal
+// ChildProcess: a program started by a test, with its output in a log file,
+// in a process group of its own. The destructor kills that group (SIGKILL):
+// the child if it is still running and whatever it started (a script's
+// tasks), so a failing test never leaves processes behind; so does a test
+// binary interrupted by SIGINT, SIGTERM or SIGHUP. And of a child that a signal
 // ended, it removes the shared-memory names left in /dev/shm, which the
 // product leaves to the next start of the same job (docs/SHARED_MEMORY.md),
 // a start that a test's killed job never gets.
