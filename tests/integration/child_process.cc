@@ -48,6 +48,13 @@ void AddLiveGroup(pid_t group) {
   }
 }
 
+void RemoveLiveGroup(pid_t group) {
+  for (std::atomic<pid_t>& slot : live_groups) {
+    pid_t expected = group;
+    if (slot.compare_exchange_strong(expected, 0)) return;
+  }
+}
+
 // The processes `pid` started, theirs, and so on, from /proc: also those
 // that left its process group (setsid), as long as `pid` runs.
 std::vector<pid_t> DescendantsOf(pid_t pid) {
@@ -65,13 +72,6 @@ std::vector<pid_t> DescendantsOf(pid_t pid) {
     }
   }
   return found;
-}
-
-void RemoveLiveGroup(pid_t group) {
-  for (std::atomic<pid_t>& slot : live_groups) {
-    pid_t expected = group;
-    if (slot.compare_exchange_strong(expected, 0)) return;
-  }
 }
 
 }  // namespace
