@@ -1,11 +1,17 @@
 // scripts/run_local.sh: a whole cluster from one command, and a failing task
 // stopping the whole run.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -16,6 +22,7 @@
 #include "tests/integration/local_cluster.h"
 #include "tests/integration/synthetic_mnist.h"
 #include "tests/integration/test_util.h"
+#include "transport/shm/shm_name.h"
 
 namespace pst {
 namespace {
@@ -31,12 +38,6 @@ class LauncherTest : public ::testing::Test {
   void SetUp() override {
     dir_ = MakeTestDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
     WriteSyntheticMnist(dir_, 2000, 300);
-  }
-  void TearDown() override {
-    // A test that fails while its job runs leaves the launcher killed
-    // (ChildProcess's SIGKILL, which it cannot pass on) and its tasks
-    // running: they are stopped here, by PID.
-    for (int pid : ProcessesMentioning(dir_)) ::kill(pid, SIGKILL);
   }
   std::unique_ptr<ChildProcess> Launch(std::vector<std::string> args) {
     std::vector<std::string> argv = {"/bin/bash", Launcher()};
@@ -230,17 +231,57 @@ TEST_F(LauncherTest, RestartBackoffStartsOverAfterATaskRanAWhile) {
   EXPECT_TRUE(ProcessesMentioning(run).empty());
 }
 
+// Watches /dev/shm for new names (inotify): a window of a millisecond is
+// seen, where looking every few milliseconds misses it.
+class ShmWatch {
+ public:
+  ShmWatch() : fd_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+    if (fd_ >= 0 && ::inotify_add_watch(fd_, "/dev/shm", IN_CREATE) < 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~ShmWatch() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool ok() const { return fd_ >= 0; }
+  // Waits up to `timeout` for a name made by `pid`; true when one came.
+  bool WaitForNameOf(pid_t pid, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    alignas(inotify_event) char buffer[4096];
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 10) <= 0) continue;
+      const ssize_t n = ::read(fd_, buffer, sizeof(buffer));
+      for (ssize_t at = 0; at < n;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+        if (event->len == 0) continue;
+        const std::optional<ShmNameParts> parts = ParseShmSegmentName(event->name);
+        if (parts && parts->creator == pid) return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  int fd_;
+};
+
 // A SIGKILLed worker cannot remove its rings and bells, and no later task of
 // the job starts to clean them: the launcher removes them when the run ends.
 // A worker's names exist only from its first push, which offers its rings,
-// to its next one, which finds them attached and unlinks them (a later
-// SIGKILL leaves nothing). One push per step (--overlap=off) and two
-// seconds between steps keep that window open long enough to kill the
-// worker in it. It opens once per worker process: a loaded machine that
-// keeps this test from looking in time gets a fresh run, up to three.
+// until the ps's answer to it (the worker then unlinks them): a millisecond
+// or so, two seconds (--simulated_delay_ms) after it joined. The test kills
+// the worker as soon as inotify shows its first name, and holds the run to
+// that only if the names were still there once it was dead: a loaded
+// machine that keeps the test from acting in time gets a fresh run, up to
+// three.
 TEST_F(LauncherTest, AKilledTaskLeavesNoSharedMemoryBehind) {
   std::string log;  // the launcher's, every run's
   for (int attempt = 1; attempt <= 3; ++attempt) {
+    ShmWatch watch;
+    ASSERT_TRUE(watch.ok()) << "inotify on /dev/shm: " << std::strerror(errno);
     const std::string run = dir_ + "/run" + std::to_string(attempt);
     auto launcher =
         Launch({"--num_ps=1", "--num_workers=1", "--mode=async", "--train_steps=100000",
@@ -248,27 +289,27 @@ TEST_F(LauncherTest, AKilledTaskLeavesNoSharedMemoryBehind) {
                 "--shm=auto", "--overlap=off", "--simulated_delay_ms=2000"});
     int worker = -1;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-    while (std::chrono::steady_clock::now() < deadline &&
-           (worker <= 0 || SharedMemoryNamesOf(worker).empty())) {
-      if (worker <= 0) worker = TaskPid(run, "worker", 0);
+    while (worker <= 0 && std::chrono::steady_clock::now() < deadline) {
+      worker = TaskPid(run, "worker", 0);
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    if (worker <= 0 || SharedMemoryNamesOf(worker).empty()) {
-      std::cerr << "run " << attempt << ": the worker's shared memory was not seen: again\n";
-      launcher->Signal(SIGINT);
-      ASSERT_TRUE(launcher->Wait(std::chrono::seconds(60)).has_value()) << launcher->Log();
-      log = launcher->Log();
-      continue;
-    }
+    ASSERT_GT(worker, 0) << launcher->Log();
+    ASSERT_TRUE(watch.WaitForNameOf(worker, std::chrono::minutes(1))) << launcher->Log();
     ASSERT_EQ(::kill(worker, SIGKILL), 0);
+    const std::vector<std::string> left = SharedMemoryNamesOf(worker);
     const auto code = launcher->Wait(std::chrono::seconds(60));
     ASSERT_TRUE(code.has_value());
     EXPECT_NE(*code, 0);
-    EXPECT_EQ(SharedMemoryNamesOf(worker), std::vector<std::string>{});
+    if (left.empty()) {
+      std::cerr << "run " << attempt << ": the worker unlinked its names before it died: again\n";
+      log += launcher->Log();
+      continue;
+    }
+    EXPECT_EQ(SharedMemoryNamesOf(worker), std::vector<std::string>{}) << "left: " << left[0];
     EXPECT_TRUE(ProcessesMentioning(run).empty());
     return;
   }
-  FAIL() << "the worker's shared memory was not seen in 3 runs\n" << log;
+  FAIL() << "the worker was never killed while it had names in /dev/shm, in 3 runs\n" << log;
 }
 
 TEST_F(LauncherTest, SaysHowToGetMnist) {
