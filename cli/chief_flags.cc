@@ -31,6 +31,7 @@ DECLARE_string(optimizer);
 DECLARE_double(l1);
 DECLARE_double(l2);
 DECLARE_int64(embedding_min_count);
+DECLARE_double(embedding_l2);
 DECLARE_double(learning_rate);
 DECLARE_double(momentum);
 DECLARE_string(lr_schedule);
@@ -217,14 +218,20 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   PST_ASSIGN_OR_RETURN(o.job, JobFromFlags(DataSets::kTrainingAndTest));
   o.seed = FLAGS_seed;
   o.shard.optimizer.name = FLAGS_optimizer;
+  if (IsClickModel(o.job.model) && !FlagGiven("optimizer")) {
+    // A click model trains with its own optimizer unless told otherwise.
+    PST_ASSIGN_OR_RETURN(const ClickTraining training, ClickModelTraining(o.job.model));
+    o.shard.optimizer.name = training.optimizer;
+  }
   if (FLAGS_learning_rate < 0) {
     return InvalidArgument("--learning_rate=" + std::to_string(FLAGS_learning_rate) +
                            " must be >= 0 (0: the model's recommended rate)");
   }
   o.shard.optimizer.learning_rate = static_cast<float>(FLAGS_learning_rate);
   if (FLAGS_learning_rate == 0) {
-    StatusOr<float> recommended = IsClickModel(o.job.model) ? ClickModelLearningRate(o.job.model)
-                                                            : RecommendedLearningRate(o.job.model);
+    StatusOr<float> recommended = IsClickModel(o.job.model)
+                                      ? ClickModelLearningRate(o.job.model, o.shard.optimizer.name)
+                                      : RecommendedLearningRate(o.job.model);
     if (!recommended.ok()) {
       return InvalidArgument(recommended.status().message() + ": give --learning_rate");
     }
@@ -240,6 +247,10 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   PST_RETURN_IF_ERROR(CheckSpecAugment(spec));
   PST_RETURN_IF_ERROR(CheckPositiveFlag("embedding_min_count", FLAGS_embedding_min_count));
   o.tables.min_count = FLAGS_embedding_min_count;
+  if (!std::isfinite(FLAGS_embedding_l2) || FLAGS_embedding_l2 < 0) {
+    return InvalidArgument("--embedding_l2 must be a finite number >= 0");
+  }
+  o.tables.l2 = static_cast<float>(FLAGS_embedding_l2);
   o.tables.capacity = o.job.embedding_capacity;
   o.tables.seed = FLAGS_seed;
   PST_ASSIGN_OR_RETURN(o.shard.staleness_policy, ParseStalenessPolicy(FLAGS_staleness_policy));

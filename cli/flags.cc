@@ -62,8 +62,11 @@ DEFINE_string(replicas_to_aggregate, "0",
               "arrived, for the most batches per second, and logs each change");
 DEFINE_string(model, "mlp",
               "Model: mlp (input-100-classes sigmoid), mlp_relu, wide_mlp, cnn (LeNet-style, "
-              "any HxWxC image); wide_deep (click model for sparse data: embeddings dim 8 + "
-              "dense 64-32 + a wide part, embedding tables on the ps, on the CPU only)");
+              "any HxWxC image); click models for sparse data, embedding tables on the ps, on "
+              "the CPU only (model/ctr_spec.h): wide_deep (embeddings dim 8, dense 64-32, a "
+              "wide part), fm (dim 16, wide, FM's pairwise term), deepfm (fm + dense 256-128), "
+              "dcn_v2 (dim 16, 3 cross layers, dense 256-128), dlrm (dim 16, bottom 64-16 on "
+              "the dense features, dot interaction, top 256-128)");
 DEFINE_string(model_spec, "",
               "A model of your own: a file of layers, one a line (conv RxS N [stride S] "
               "[same|valid] [relu|sigmoid], maxpool 2, dense N|classes [relu|sigmoid], "
@@ -93,6 +96,12 @@ DEFINE_int64(embedding_capacity, 0,
 DEFINE_int64(embedding_min_count, 1,
              "Chief, dynamic tables: a key gets a row only once pulls have seen it this many "
              "times; until then it reads as zeros and its gradient is dropped");
+DEFINE_double(embedding_l2, 0,
+              "Chief, click models: L2 on the embedding rows a batch touches, applied lazily on "
+              "the ps: each pushed row gradient gains L2 * row (the gradient of 0.5 * L2 * "
+              "|row|^2) before the optimizer; rows no batch touches are left alone (an L2 over "
+              "a whole 10M-row table each step would cost the table). Dense variables decay "
+              "through --weight_decay");
 DEFINE_int32(label_column, 0, "csv: the label's column, 0-based (-1: the last)");
 DEFINE_int32(num_classes, 0, "csv, records: the class count (0: the largest label + 1)");
 DEFINE_string(input_shape, "", "records: H,W,C of each image (default 32,32,3)");
@@ -122,10 +131,13 @@ DEFINE_int64(validation_examples, 0,
 DEFINE_int32(batch_size, 100, "Examples per worker step");
 DEFINE_string(optimizer, "sgd",
               "sgd | momentum | adagrad | adam | ftrl (applied on the ps; embedding tables "
-              "lazily, only the rows a gradient touches; adam on tables is LazyAdam)");
+              "lazily, only the rows a gradient touches; adam on tables is LazyAdam). A click "
+              "model without this flag trains with its own: adagrad for wide_deep, adam for fm, "
+              "deepfm, dcn_v2 and dlrm, a spec's 'optimizer' line");
 DEFINE_double(learning_rate, 0,
               "Learning rate of the optimizer (0: the model's recommended rate: "
-              "0.3 for the MLPs, 0.1 for cnn, 0.05 for wide_mlp and wide_deep)");
+              "0.3 for the MLPs, 0.1 for cnn, 0.05 for wide_mlp; a click model's for its "
+              "optimizer: adam 0.001, adagrad, ftrl and sgd 0.05, momentum 0.01)");
 DEFINE_string(lr_schedule, "constant",
               "Chief: the learning rate over the global steps, computed on the ps: constant | "
               "step (* --lr_decay_rate every --lr_decay_steps) | exponential (* "

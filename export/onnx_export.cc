@@ -8,6 +8,7 @@
 #include "common/atomic_file.h"
 #include "export/proto_writer.h"
 #include "kernels/cpu_kernels.h"
+#include "model/ctr_model.h"
 #include "model/model_zoo.h"
 
 namespace pst {
@@ -332,6 +333,13 @@ StatusOr<ProtoWriter> ClickGraph(const TrainedModel& trained) {
         "row): predict serves it");
   }
   PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, MakeTrainedModel(trained));
+  const auto* click = dynamic_cast<const CtrModel*>(model.get());
+  if (click == nullptr || !click->MlpOnly() || click->config().batchnorm) {
+    return InvalidArgument(
+        "click model '" + ModelLabel(trained.model) +
+        "' does not export to ONNX yet: only the wide and MLP parts (wide_deep's "
+        "shape, without batchnorm) do; predict serves it");
+  }
   const size_t variables = model->variables().size();
   if (trained.params.size() != variables + model->tables().size()) {
     return InvalidArgument("the parameters do not fit click model '" + ModelLabel(trained.model) +

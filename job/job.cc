@@ -57,9 +57,11 @@ StatusOr<Job> LoadJob(const JobOptions& options, bool with_test) {
     return job;
   }
   if (train.num_fields > 0) {
-    return InvalidArgument(job.dataset +
-                           " data has sparse features: it needs a click model (wide_deep, or a "
-                           "model spec whose first line is 'embedding DIM')");
+    return InvalidArgument(
+        job.dataset +
+        " data has sparse features: it needs a click model (wide_deep, fm, deepfm, dcn_v2, "
+        "dlrm, or a "
+        "model spec whose first line is 'embedding DIM')");
   }
   PST_RETURN_IF_ERROR(CheckModelTakes(options.model, job.input, job.num_classes));
   return job;

@@ -1,15 +1,30 @@
 // CtrModel: a click-through-rate model over sparse features, with its
-// embedding tables on the ps (pulled and pushed by row, never whole):
+// embedding tables on the ps (pulled and pushed by row, never whole). Its
+// parts, each chosen by CtrModelConfig (the zoo's models in model/ctr_spec.h
+// are sets of them):
 //
-//   deep: a [rows, dim] table shared by every field (keys are field-aware
-//         hashes, so fields do not collide by design); each field's entries'
-//         rows combined (sum, or mean: weighted by the entries' values) into
-//         one dim vector; the fields' vectors, after the dense features,
-//         feed dense layers (ReLU) down to one logit;
-//   wide: (optional) a [rows, 1] table: one weight per key, the entries'
-//         weights (times their values) summed into the logit.
-//   p = sigmoid(deep + wide), binary log-loss. As a Model it has two
-//   classes: Predict gives (1 - p, p) per example.
+//   field vectors: a [rows, dim] table shared by every field (keys are
+//         field-aware hashes, so fields do not collide by design); each
+//         field's entries' rows pooled into one dim vector by its combiner
+//         (weighted by the entries' values, as TensorFlow's
+//         embedding_lookup_sparse): sum, mean (divided by the sum of the
+//         weights) or sqrtn (by the square root of the sum of squares);
+//   wide: a [rows, 1] table: one weight per key, the entries' weights
+//         (times their values) summed into the logit;
+//   fm:   Rendle's pairwise term over the field vectors (model/ctr/
+//         interactions.h), added to the logit;
+//   cross: DCN-v2's cross layers (model/ctr/cross_network.h) on x0 =
+//         [dense features, field vectors]; stacked (the MLP reads their
+//         output) or parallel (the MLP reads x0; a last dense layer reads
+//         both outputs);
+//   dot:  DLRM: a bottom MLP maps the dense features to a dim vector; the
+//         pairwise dot products of it and the field vectors, after it, feed
+//         the MLP (the "top"). Not with fm or cross;
+//   MLP:  dense ReLU layers (optionally batch norm and dropout) down to
+//         one logit, on [dense features, field vectors] unless cross or dot
+//         say otherwise; with no hidden layers, one linear layer.
+//   p = sigmoid(logit), binary log-loss. As a Model it has two classes:
+//   Predict gives (1 - p, p) per example.
 //
 // Every table has the same rows: a key's row id is key mod rows, in
 // [0, rows), for fixed tables (hash buckets, as TensorFlow's
@@ -26,28 +41,38 @@
 #include <vector>
 
 #include "kernels/kernels.h"
-#include "model/layer.h"
+#include "model/ctr/cross_network.h"
+#include "model/ctr/mlp.h"
 #include "model/model.h"
 
 namespace pst {
+
+// How a field's entries' rows become one vector (TensorFlow's combiners).
+enum class Combiner { kSum, kMean, kSqrtN };
 
 struct CtrModelConfig {
   int64_t dense_features = 0;  // Batch::feature_dim
   int num_fields = 0;          // Batch::num_fields (> 0)
   int64_t embedding_dim = 8;
-  bool mean_combiner = false;  // sum when false
+  Combiner combiner = Combiner::kSum;
+  std::vector<Combiner> field_combiners;  // per field; empty: every field uses `combiner`
   bool wide = true;
+  bool fm = false;
+  int cross_layers = 0;    // DCN-v2's cross layers; 0: none
+  int64_t cross_rank = 0;  // 0: full d x d; r > 0: U V^T of rank r
+  bool cross_parallel = false;
+  bool dot = false;             // DLRM's dot interaction
+  std::vector<int64_t> bottom;  // dot: the bottom MLP's ReLU layers (the last: embedding_dim)
   std::vector<int64_t> hidden = {64, 32};  // ReLU layers before the logit
+  bool batchnorm = false;                  // in the MLPs, after each hidden dense layer
+  double dropout = 0;                      // in the MLPs, after each hidden ReLU; in [0, 1)
   int64_t table_rows = 0;                  // fixed tables' rows; 0: dynamic
 };
 
-// "wide_deep": the standard click model (embedding dim 8, dense 64-32, wide
-// part), for `dense_features`, `num_fields` and `table_rows`.
-CtrModelConfig WideDeepConfig(int64_t dense_features, int num_fields, int64_t table_rows);
-
 class CtrModel : public Model {
  public:
-  // InvalidArgument for a config out of range; the Kernels' errors.
+  // InvalidArgument for a config out of range or parts that do not go
+  // together (naming them); the Kernels' errors.
   static StatusOr<std::unique_ptr<CtrModel>> Create(const CtrModelConfig& config,
                                                     const KernelsOptions& kernels = {});
 
@@ -66,33 +91,49 @@ class CtrModel : public Model {
                  std::vector<float>* probabilities) override;
 
   const CtrModelConfig& config() const { return config_; }
+  // Whether it is wide_deep's shape (MLP and wide part only): what the ONNX
+  // export writes.
+  bool MlpOnly() const;
 
  private:
   CtrModel(const CtrModelConfig& config, std::unique_ptr<Kernels> kernels);
+  // Appends a part's variables; returns where they start.
+  size_t AddVariables(const std::vector<VariableSpec>& specs);
 
   // Where each sparse entry's row sits in RowIds(batch).
   std::vector<int32_t> RowSlots(const Batch& batch, std::vector<int64_t>* ids) const;
   // InvalidArgument unless params (and the batch) fit the model.
   Status Check(const std::vector<Tensor>& params, const Batch& batch, size_t num_rows) const;
+  // Fills fields_ (B x F x dim) and divisor_ from the rows.
+  void Pool(const float* rows, const Batch& batch, const std::vector<int32_t>& slots);
   // Fills logits_ (B) from params; keeps what Backward needs.
   void Forward(const std::vector<Tensor>& params, const Batch& batch,
                const std::vector<int32_t>& slots, bool training);
+  // From dlogit_: the dense variables' gradients into grads, the field
+  // vectors' into field_grads_.
+  void Backward(const Batch& batch, float* const* grads);
 
   const CtrModelConfig config_;
   const std::unique_ptr<Kernels> kernels_;
-  std::vector<std::unique_ptr<Layer>> layers_;
+  std::unique_ptr<Mlp> mlp_;     // the MLP (DLRM's top)
+  std::unique_ptr<Mlp> head_;    // parallel DCN-v2: the logit from [cross, MLP]
+  std::unique_ptr<Mlp> bottom_;  // DLRM's bottom MLP
+  std::unique_ptr<CrossNetwork> cross_;
+  size_t mlp_vars_ = 0, head_vars_ = 0, bottom_vars_ = 0, cross_vars_ = 0;
   std::vector<VariableSpec> variables_;
   std::vector<EmbeddingTableSpec> tables_;
-  std::vector<size_t> first_variable_;  // layers_[i]'s variables start here
-  int64_t deep_width_ = 0;              // dense features + fields x dim
+  int64_t deep_width_ = 0;  // dense features + fields x dim
+  int64_t vectors_ = 0;     // dot: the vectors whose dot products are taken
 
   // Scratch, sized for the largest batch so far.
-  std::vector<float> deep_input_;                // B x deep_width_
-  std::vector<float> field_weight_;              // B x fields: the mean combiner's divisor
-  std::vector<std::vector<float>> activations_;  // layers_[i]'s output
-  std::vector<std::vector<float>> activation_grads_;
-  std::vector<float> input_grad_;  // B x deep_width_
-  std::vector<float> logits_;      // B
+  std::vector<const float*> params_;  // the dense variables' values
+  std::vector<float> fields_;         // B x F x dim: the pooled field vectors
+  std::vector<float> divisor_;        // B x F: each field's combiner divisor
+  std::vector<float> deep_input_;     // B x deep_width_: [dense, fields]
+  std::vector<float> top_input_;      // dot: B x (dim + pairs); parallel: [cross, MLP]
+  std::vector<float> vectors_in_;     // dot: B x vectors_ x dim
+  std::vector<float> logits_, dlogit_;
+  std::vector<float> field_grads_, deep_input_grad_, top_input_grad_, vectors_grad_, part_grad_;
 };
 
 }  // namespace pst

@@ -783,7 +783,7 @@ PsClient::Round PsClient::InitRound(const ShardConfig& config, const std::vector
       for (const EmbeddingTableSpec& t : placement_.tables()) {
         table_params.push_back(wire::CreateTableParams(
             fbb, fbb.CreateString(t.name), t.dim, t.rows, t.rows > 0 ? 0 : tables.capacity,
-            tables.min_count, tables.seed, tables.init_scale));
+            tables.min_count, tables.seed, tables.init_scale, tables.l2));
       }
       const auto table_vector =
           table_params.empty()

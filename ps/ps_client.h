@@ -58,6 +58,7 @@ struct TableSettings {
   int64_t min_count = 1;  // dynamic tables: sightings before a key gets a row
   uint64_t seed = 0;      // rows start from a seeded function of (table, id)
   float init_scale = 0.05f;
+  float l2 = 0;  // L2 on the rows a gradient touches (--embedding_l2)
 };
 
 struct PushSummary {

@@ -83,6 +83,7 @@ StatusOr<std::vector<EmbeddingTableConfig>> TablesFromWire(const wire::InitParam
     c.min_count = t->min_count();
     c.seed = t->seed();
     c.init_scale = t->init_scale();
+    c.l2 = t->l2();
     c.shard = shard;
     c.num_shards = num_shards;
     tables.push_back(std::move(c));

@@ -232,8 +232,8 @@ int64_t DynamicEmbeddingTable::Apply(const int64_t* ids, const float* grads, int
       continue;
     }
     float* row = Row(slot);
-    optimizer_.ApplyRow(row, row + dim, grads + i * dim, dim,
-                        lr_scales == nullptr ? 1.0f : lr_scales[i], updates);
+    sparse_internal::ApplyRegularizedRow(optimizer_, config_, row, grads + i * dim,
+                                         lr_scales == nullptr ? 1.0f : lr_scales[i], updates);
     ++versions_[slot];
     Touch(slot);
     ++applied;

@@ -54,6 +54,9 @@ Status CheckConfig(const EmbeddingTableConfig& config) {
   if (!std::isfinite(config.init_scale) || config.init_scale < 0) {
     return OutOfRange(config, "init_scale", "finite and >= 0", config.init_scale);
   }
+  if (!std::isfinite(config.l2) || config.l2 < 0) {
+    return OutOfRange(config, "l2", "finite and >= 0", config.l2);
+  }
   if (config.rows < 0 || config.rows > kMaxRows) {
     return OutOfRange(config, "rows", "in [0, 2^40] (0: dynamic)", config.rows);
   }

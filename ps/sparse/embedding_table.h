@@ -41,7 +41,12 @@ struct EmbeddingTableConfig {
   int64_t min_count = 1;  // dynamic: pulls that must see a key before it gets a row (>= 1)
   uint64_t seed = 0;
   float init_scale = 0.05f;  // initial values uniform in [-init_scale, init_scale]
-  int shard = 0;             // this shard, in [0, num_shards)
+  // L2 on the rows a gradient touches, lazily (TensorFlow's sparse applies
+  // do the same): each applied row gradient gains l2 * row, the gradient
+  // of 0.5 * l2 * |row|^2, before the optimizer sees it. Rows no batch
+  // touches are left alone. >= 0; 0: none.
+  float l2 = 0;
+  int shard = 0;  // this shard, in [0, num_shards)
   int num_shards = 1;
 };
 

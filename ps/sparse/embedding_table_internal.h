@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "ps/sparse/embedding_table.h"
@@ -24,6 +25,21 @@ inline uint64_t Mix64(uint64_t z) {
 // The shard a key lives on: unsigned modulo, so a negative key has one too.
 inline int ShardOf(int64_t key, int num_shards) {
   return static_cast<int>(static_cast<uint64_t>(key) % static_cast<uint64_t>(num_shards));
+}
+
+// The optimizer's update of `row` (its slots right after it) by `grad`,
+// with config.l2's term added to the gradient (EmbeddingTableConfig::l2).
+inline void ApplyRegularizedRow(const Optimizer& optimizer, const EmbeddingTableConfig& config,
+                                float* row, const float* grad, float lr_scale, int64_t updates) {
+  const int64_t dim = config.dim;
+  if (config.l2 == 0) {
+    optimizer.ApplyRow(row, row + dim, grad, dim, lr_scale, updates);
+    return;
+  }
+  thread_local std::vector<float> regularized;
+  regularized.resize(dim);
+  for (int64_t c = 0; c < dim; ++c) regularized[c] = grad[c] + config.l2 * row[c];
+  optimizer.ApplyRow(row, row + dim, regularized.data(), dim, lr_scale, updates);
 }
 
 // "table 'NAME': " + what.

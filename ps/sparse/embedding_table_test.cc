@@ -825,5 +825,38 @@ TEST(EmbeddingTableThreadsTest, ConcurrentPullAndApply) {
   EXPECT_EQ(rows.applies, int64_t{kThreads} * kRounds);
 }
 
+// --embedding_l2: SGD at rate 0.1 with L2 0.5 moves a touched row by
+// -0.1 * (g + 0.5 * row), worked by hand; untouched rows keep their initial
+// values, in both kinds of table.
+TEST(EmbeddingTableTest, L2IsAppliedToTheTouchedRowsOnly) {
+  const std::unique_ptr<Optimizer> sgd = MakeOpt("sgd", 0.1f);
+  for (EmbeddingTableConfig config : {Fixed(8, 2), Dynamic(8, 2)}) {
+    SCOPED_TRACE(config.name);
+    config.l2 = 0.5f;
+    std::unique_ptr<EmbeddingTable> table = Make(config, *sgd);
+    PullRows(*table, {3, 5});  // a dynamic table creates rows on pulls
+    const std::vector<float> g = {1.0f, -2.0f};
+    ASSERT_EQ(ApplyRows(*table, {3}, g), 1);
+    const std::vector<float> before = Initial(config, 3);
+    const std::vector<float> expected = {before[0] - 0.1f * (1.0f + 0.5f * before[0]),
+                                         before[1] - 0.1f * (-2.0f + 0.5f * before[1])};
+    const std::vector<float> after = PullRows(*table, {3});
+    EXPECT_NEAR(after[0], expected[0], 1e-6);
+    EXPECT_NEAR(after[1], expected[1], 1e-6);
+    EXPECT_EQ(PullRows(*table, {5}), Initial(config, 5));
+  }
+}
+
+TEST(EmbeddingTableTest, RefusesANegativeOrNonFiniteL2) {
+  const std::unique_ptr<Optimizer> sgd = MakeOpt("sgd");
+  for (float l2 : {-1.0f, std::nanf("")}) {
+    EmbeddingTableConfig config = Fixed(8, 2);
+    config.l2 = l2;
+    StatusOr<std::unique_ptr<EmbeddingTable>> table = EmbeddingTable::Create(config, *sgd);
+    ASSERT_FALSE(table.ok());
+    EXPECT_NE(table.status().message().find("l2"), std::string::npos) << table.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace pst

@@ -119,8 +119,8 @@ int64_t FixedEmbeddingTable::Apply(const int64_t* ids, const float* grads, int64
     const int64_t local = LocalRow(ids[i]);
     if (!Written(local)) Write(local);
     float* row = Row(local);
-    optimizer_.ApplyRow(row, row + dim, grads + i * dim, dim,
-                        lr_scales == nullptr ? 1.0f : lr_scales[i], updates);
+    sparse_internal::ApplyRegularizedRow(optimizer_, config_, row, grads + i * dim,
+                                         lr_scales == nullptr ? 1.0f : lr_scales[i], updates);
     ++versions_[local];
   }
   rows_applied_ += n;
