@@ -38,7 +38,7 @@ int64_t LibffmKey(int field, int64_t id) {
   return static_cast<int64_t>(h ^ (h >> 31));
 }
 
-StatusOr<Dataset> ReadLibffmDataset(const std::string& path) {
+StatusOr<Dataset> ReadLibffmDataset(const std::string& path, bool field_aware_keys) {
   Dataset dataset;
   dataset.feature_dim = 0;
   dataset.example_shape = InputShape(0);
@@ -93,7 +93,7 @@ StatusOr<Dataset> ReadLibffmDataset(const std::string& path) {
         return bad("value '" + std::string(value_text) + "' is not a finite number");
       }
       max_field = std::max(max_field, field);
-      dataset.sparse_keys.push_back(LibffmKey(field, id));
+      dataset.sparse_keys.push_back(field_aware_keys ? LibffmKey(field, id) : id);
       dataset.sparse_fields.push_back(field);
       dataset.sparse_values.push_back(value);
     }

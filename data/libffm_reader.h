@@ -16,9 +16,11 @@
 // index of the file (a field that never appears is an empty field of every
 // example); each triple is one sparse entry of its field, key =
 // LibffmKey(field, id), weight = value, in the line's order. A line with a
-// label alone is an example without entries. Two files of one job (training
-// and test) may reach different largest fields: data/data_source.cc gives
-// both the larger num_fields.
+// label alone is an example without entries. With `field_aware_keys` false
+// the key is the id itself (--features: the feature file's tables make keys
+// field-aware, or share them between fields, data/feature_columns.h). Two files of one job
+// (training and test) may reach different largest fields: data/data_source.cc gives both the larger
+// num_fields.
 //
 // Errors: NotFound / PermissionDenied / DataLoss as data/text_lines.h says;
 // InvalidArgument naming the file and line for a label that is not 0, 1, -1
@@ -49,7 +51,7 @@ inline constexpr int kLibffmMaxField = 65535;
 // are stored in checkpoints.
 int64_t LibffmKey(int field, int64_t id);
 
-StatusOr<Dataset> ReadLibffmDataset(const std::string& path);
+StatusOr<Dataset> ReadLibffmDataset(const std::string& path, bool field_aware_keys = true);
 
 }  // namespace pst
 

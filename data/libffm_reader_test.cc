@@ -58,10 +58,9 @@ TEST_F(LibffmReaderTest, ReadsLabelsAndTriples) {
   EXPECT_TRUE(d.features.empty());
   EXPECT_EQ(d.num_fields, 5);  // 1 + the largest field, 4
   EXPECT_EQ(d.sparse_offsets, (std::vector<int64_t>{0, 3, 5, 6, 6, 7}));
-  EXPECT_EQ(d.sparse_keys,
-            (std::vector<int64_t>{LibffmKey(0, 3), LibffmKey(2, 11), LibffmKey(2, 14),
-                                  LibffmKey(1, 5), LibffmKey(0, 7), LibffmKey(4, 3),
-                                  LibffmKey(0, 2)}));
+  EXPECT_EQ(d.sparse_keys, (std::vector<int64_t>{LibffmKey(0, 3), LibffmKey(2, 11),
+                                                 LibffmKey(2, 14), LibffmKey(1, 5), LibffmKey(0, 7),
+                                                 LibffmKey(4, 3), LibffmKey(0, 2)}));
   EXPECT_EQ(d.sparse_fields, (std::vector<int32_t>{0, 2, 2, 1, 0, 4, 0}));
   EXPECT_EQ(d.sparse_values, (std::vector<float>{1, 0.5f, -0.2f, 1, 1, 3, 1}));
 }
@@ -74,6 +73,13 @@ TEST_F(LibffmReaderTest, KeysAreFieldAwareAndStable) {
   EXPECT_EQ(LibffmKey(0, 0), LibffmKey(0, 0));
   EXPECT_EQ(static_cast<uint64_t>(LibffmKey(1, 42)), 0xc2f88d789782d784ULL)
       << std::hex << static_cast<uint64_t>(LibffmKey(1, 42));
+}
+
+TEST_F(LibffmReaderTest, KeysCanBeTheIdsThemselves) {
+  StatusOr<Dataset> dataset = ReadLibffmDataset(Write("1 0:3:1 2:3:1 1:7:1\n"), false);
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  EXPECT_EQ(dataset->sparse_keys, (std::vector<int64_t>{3, 3, 7}));
+  EXPECT_EQ(dataset->sparse_fields, (std::vector<int32_t>{0, 2, 1}));
 }
 
 TEST_F(LibffmReaderTest, ReadsGzip) {
