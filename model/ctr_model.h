@@ -31,6 +31,8 @@
 
 namespace pst {
 
+enum class Combiner { kSum, kMean, kSqrtN };
+
 struct CtrModelConfig {
   int64_t dense_features = 0;  // Batch::feature_dim
   int num_fields = 0;          // Batch::num_fields (> 0)
@@ -39,6 +41,8 @@ struct CtrModelConfig {
   bool wide = true;
   std::vector<int64_t> hidden = {64, 32};  // ReLU layers before the logit
   int64_t table_rows = 0;                  // fixed tables' rows; 0: dynamic
+  // Per field; empty: every field uses mean_combiner's choice.
+  std::vector<Combiner> field_combiners;
 };
 
 // "wide_deep": the standard click model (embedding dim 8, dense 64-32, wide
