@@ -114,7 +114,11 @@ StatusOr<std::vector<float>> PredictProbabilities(const TrainedModel& trained,
 
 StatusOr<PredictionReport> RunPredict(const PredictOptions& options) {
   PST_ASSIGN_OR_RETURN(TrainedModel trained, ReadModelFile(options.model_file));
-  PST_ASSIGN_OR_RETURN(Dataset data, LoadTestSet(options.data, trained.num_classes));
+  DataOptions data_options = options.data;
+  // libffm: a test file that never reaches the model's last field still fits
+  // (with --features the columns make the fields).
+  if (!data_options.features) data_options.min_fields = trained.num_fields;
+  PST_ASSIGN_OR_RETURN(Dataset data, LoadTestSet(data_options, trained.num_classes));
   PST_ASSIGN_OR_RETURN(std::vector<float> probabilities,
                        PredictProbabilities(trained, options.model_file, data));
 
