@@ -39,7 +39,7 @@ const std::vector<FlagGroup>& Groups() {
       {"Export", kChief | kPredict, {"export_onnx"}},
       {"Data",
        kChief | kWorker | kPredict,
-       {"dataset", "data_dir", "train_file", "test_file", "label_column", "num_classes",
+       {"dataset", "features", "data_dir", "train_file", "test_file", "label_column", "num_classes",
         "input_shape", "label_bytes", "normalize", "validation_examples", "augment"}},
       {"Training",
        kChief | kWorker,

@@ -5,7 +5,10 @@
 #ifndef PST_CLI_JOB_FLAGS_H_
 #define PST_CLI_JOB_FLAGS_H_
 
+#include <optional>
+
 #include "common/status.h"
+#include "data/feature_columns.h"
 #include "job/job.h"
 
 namespace pst {
@@ -19,6 +22,13 @@ enum class DataSets { kTraining, kTrainingAndTest, kTest };
 // refused here, naming its file and line. --data_dir defaults to $MNIST_DIR.
 // A data format read from files needs the file of each set the caller reads.
 StatusOr<JobOptions> JobFromFlags(DataSets reads);
+
+// --features for `job` (its model and --dataset): the parsed file, unset
+// without the flag. InvalidArgument naming the flag for a model that is not
+// a click model, a file that cannot be read or parsed (naming its line and
+// column), and an explicit --embedding_rows that differs from the file's
+// hashed tables' rows (without the flag they are the file's business).
+StatusOr<std::optional<FeatureColumns>> FeaturesFromFlags(const JobOptions& job);
 
 }  // namespace pst
 
