@@ -89,13 +89,8 @@ Status CheckDataFiles(const DataOptions& d, DataSets reads) {
 
 }  // namespace
 
-StatusOr<std::optional<FeatureColumns>> FeaturesFromFlags(const JobOptions& job) {
+StatusOr<std::optional<FeatureColumns>> FeaturesFromFlags() {
   if (FLAGS_features.empty()) return std::optional<FeatureColumns>();
-  if (!IsClickModel(job.model)) {
-    return InvalidArgument(
-        "--features describes click data: it needs a click model (wide_deep, "
-        "or a model spec whose first line is 'embedding DIM')");
-  }
   StatusOr<FeatureColumns> columns = ReadFeatureColumns(FLAGS_features, FLAGS_dataset);
   if (!columns.ok()) return InvalidArgument("--features: " + columns.status().message());
   const FeatureSummary& s = columns->summary;
@@ -149,7 +144,7 @@ StatusOr<JobOptions> JobFromFlags(DataSets reads) {
         "scripts/get_mnist.sh DIR, then pass --data_dir=DIR");
   }
   PST_RETURN_IF_ERROR(CheckDataFiles(d, reads));
-  PST_ASSIGN_OR_RETURN(d.features, FeaturesFromFlags(job));
+  PST_ASSIGN_OR_RETURN(d.features, FeaturesFromFlags());
   return job;
 }
 

@@ -23,12 +23,13 @@ enum class DataSets { kTraining, kTrainingAndTest, kTest };
 // A data format read from files needs the file of each set the caller reads.
 StatusOr<JobOptions> JobFromFlags(DataSets reads);
 
-// --features for `job` (its model and --dataset): the parsed file, unset
-// without the flag. InvalidArgument naming the flag for a model that is not
-// a click model, a file that cannot be read or parsed (naming its line and
-// column), and an explicit --embedding_rows that differs from the file's
-// hashed tables' rows (without the flag they are the file's business).
-StatusOr<std::optional<FeatureColumns>> FeaturesFromFlags(const JobOptions& job);
+// --features for --dataset: the parsed file, unset without the flag.
+// InvalidArgument naming the flag for a file that cannot be read or parsed
+// (naming its line and column), and an explicit --embedding_rows that
+// differs from the file's hashed tables' rows (without the flag they are the
+// file's business). Training with it needs a click model (LoadJob says so);
+// predict takes the model from its model file.
+StatusOr<std::optional<FeatureColumns>> FeaturesFromFlags();
 
 }  // namespace pst
 

@@ -109,6 +109,11 @@ StatusOr<Job> LoadJob(const JobOptions& options, bool with_test) {
     PST_RETURN_IF_ERROR(JobClickModelConfig(job).status());
     return job;
   }
+  if (options.data.features) {
+    return InvalidArgument(
+        "--features describes click data: it needs a click model (wide_deep, or a model spec "
+        "whose first line is 'embedding DIM')");
+  }
   if (train.num_fields > 0) {
     return InvalidArgument(job.dataset +
                            " data has sparse features: it needs a click model (wide_deep, or a "

@@ -57,7 +57,9 @@ struct Job {
 };
 
 // Loads the data (the test set with `with_test`: the chief evaluates) and
-// checks that the model takes it; errors name both sides.
+// checks that the model takes it; errors name both sides. With feature
+// columns (options.data.features) the model must be a click model and the
+// table flags fit the file's tables (CheckFeatureTables).
 StatusOr<Job> LoadJob(const JobOptions& options, bool with_test);
 
 // Sets `config` from a feature file's summary: its embedding dim (when the

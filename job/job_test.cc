@@ -177,6 +177,10 @@ TEST_F(JobTest, FeatureColumnsMakeTheDataAndTheClickModelConfig) {
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   EXPECT_EQ(job->table_rows, 0);
   EXPECT_EQ(JobClickModelConfig(*job)->field_combiners, std::vector<Combiner>{});
+  o.model = "mlp";
+  EXPECT_NE(LoadJob(o, true).status().message().find(
+                "--features describes click data: it needs a click model"),
+            std::string::npos);
 }
 
 // examples/criteo.features on criteo data: the same model as without it.
