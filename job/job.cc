@@ -99,7 +99,8 @@ StatusOr<Job> LoadJob(const JobOptions& options, bool with_test) {
     if (options.data.features) {
       PST_RETURN_IF_ERROR(CheckFeatureTables(options.data.features->summary, options));
       job.features = options.data.features->summary;
-      job.features_hash = TextHash(options.data.features->text);
+      job.features_text = options.data.features->text;
+      job.features_hash = TextHash(job.features_text);
       job.table_rows = job.features->table_rows;
     }
     if (job.num_classes != 2) {

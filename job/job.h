@@ -46,9 +46,10 @@ struct Job {
   int num_fields = 0;
   int64_t table_rows = 0;
   // --features (data/feature_columns.h): what the file makes of the click
-  // model's config (ApplyFeatureSummary), and a hash of the file's text
+  // model's config (ApplyFeatureSummary), the file's text and a hash of it
   // that Describe() shows, so every task must read the same file.
   std::optional<FeatureSummary> features;
+  std::string features_text;  // the file's, for model.bin
   std::string features_hash;
 
   // "dataset=csv input=20 features classes=3 model=mlp_relu"; with feature

@@ -156,6 +156,7 @@ TEST_F(JobTest, FeatureColumnsMakeTheDataAndTheClickModelConfig) {
   StatusOr<TrainedModel> trained = ReadModelFile(path);
   ASSERT_TRUE(trained.ok()) << trained.status().ToString();
   EXPECT_EQ(trained->embedding_dim, 4);
+  EXPECT_EQ(trained->features_text, fc->text);
   EXPECT_EQ(trained->field_combiners, config->field_combiners);
   EXPECT_EQ(trained->num_fields, 3);
   EXPECT_EQ(trained->table_rows, 30);

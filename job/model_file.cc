@@ -81,6 +81,8 @@ StatusOr<TrainedModel> ReadClickModel(const std::string& path, const std::string
     return FailedPrecondition(path + ": its @model/click_embedding_dim is not a dim");
   }
   if (!dim.empty()) trained.embedding_dim = dim[0];
+  const std::vector<int64_t> features = Int64Values(entries, "click_features");
+  trained.features_text = std::string(features.begin(), features.end());
   for (const int64_t c : Int64Values(entries, "click_field_combiners")) {
     if (c < 0 || c > static_cast<int64_t>(Combiner::kSqrtN)) {
       return FailedPrecondition(path + ": its @model/click_field_combiners holds " +
@@ -122,6 +124,7 @@ TrainedModel TrainedModelOf(const Job& job, std::vector<Tensor> params) {
     CHECK(config.ok()) << config.status().ToString();  // LoadJob made it
     if (job.features->embedding_dim > 0) trained.embedding_dim = config->embedding_dim;
     trained.field_combiners = config->field_combiners;
+    trained.features_text = job.features_text;
   }
   return trained;
 }
@@ -160,6 +163,11 @@ Status WriteModelFile(const std::string& path, const Job& job, const Model& mode
       std::vector<int64_t> combiners;
       for (const Combiner c : trained.field_combiners) combiners.push_back(static_cast<int64_t>(c));
       tensors.emplace_back(prefix + "click_field_combiners", Int64s(combiners, false));
+    }
+    if (job.features) {
+      const std::string& text = job.features_text;
+      tensors.emplace_back(prefix + "click_features",
+                           Int64s(std::vector<int64_t>(text.begin(), text.end()), false));
     }
   }
   tensors.emplace_back(prefix + "version", Int64s({kModelFileVersion}, true));

@@ -14,6 +14,9 @@
 //                       a --features file that states a dim
 //   @model/click_field_combiners   int64 [fields], 0 sum, 1 mean, 2 sqrtn;
 //                       a click model whose --features file states combiners
+//   @model/click_features  int64 [n], the --features file's text, one byte
+//                       an element; a click model trained with one (predict
+//                       needs the same file to transform its data)
 // The model is the zoo's whose variables (names and shapes) these are, for
 // that input and class count. docs/FORMATS.md describes the same.
 #ifndef PST_JOB_MODEL_FILE_H_
@@ -48,6 +51,7 @@ struct TrainedModel {
   // and per-field combiners (empty: the model's), CtrModelConfig's.
   int64_t embedding_dim = 0;
   std::vector<Combiner> field_combiners;
+  std::string features_text;  // the --features file's text; "" without one
 };
 
 // The model a trained model file describes, on the CPU.
