@@ -78,16 +78,12 @@ DEFINE_string(dataset, "mnist",
               "libsvm (label index:value ...), libffm (label field:id:value ...; several "
               "entries of one field: multi-hot)");
 DEFINE_string(features, "",
-              "Click data (criteo, libffm, libsvm): a feature file naming each input field, one "
-              "column a line: 'NAME categorical|multi_hot|numeric SOURCE [options]' (sources: "
-              "criteo's I1..I13, C1..C26; libffm's field indices; libsvm's 0) with options "
-              "table=NAME, buckets=N (0 or absent: dynamic), min_count=K, dim=D, and for "
-              "multi_hot combiner=sum|mean|sqrtn, max_length=N, weighted, for numeric log1p or "
-              "bucketize=E1,E2,..., and an optional 'dim D' line. Every data set read is "
-              "transformed by it and the click model's fields, dense features, table rows, dim "
-              "and combiners come from it (--embedding_rows is then ignored; given explicitly it "
-              "must equal the file's rows). One dim for every field, tables all hashed or all "
-              "dynamic. docs/SPARSE.md; examples/criteo.features");
+              "Click data (criteo, libffm, libsvm): a feature file, one column a line: 'NAME "
+              "categorical|multi_hot|numeric SOURCE [table=T buckets=N min_count=K dim=D "
+              "combiner=sum|mean|sqrtn max_length=N weighted log1p bucketize=E1,E2,...]'. Every "
+              "data set read goes through it; the click model's fields, dense features, table "
+              "rows, dim and combiners come from it (--embedding_rows, if given, must equal its "
+              "rows). docs/SPARSE.md, examples/criteo.features");
 DEFINE_string(data_dir, "",
               "mnist: folder of the IDX files (default: $MNIST_DIR); records: folder of "
               "CIFAR-10's data_batch_*.bin and test_batch.bin");
