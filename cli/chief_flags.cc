@@ -251,6 +251,15 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
     return InvalidArgument("--embedding_l2 must be a finite number >= 0");
   }
   o.tables.l2 = static_cast<float>(FLAGS_embedding_l2);
+  // A feature file's min_count stands unless the flag says otherwise.
+  if (o.job.data.features && o.job.data.features->summary.min_count > 0) {
+    const int64_t file = o.job.data.features->summary.min_count;
+    if (FlagGiven("embedding_min_count") && FLAGS_embedding_min_count != file) {
+      return InvalidArgument("--embedding_min_count=" + std::to_string(FLAGS_embedding_min_count) +
+                             " differs from the feature file's min_count=" + std::to_string(file));
+    }
+    o.tables.min_count = file;
+  }
   o.tables.capacity = o.job.embedding_capacity;
   o.tables.seed = FLAGS_seed;
   PST_ASSIGN_OR_RETURN(o.shard.staleness_policy, ParseStalenessPolicy(FLAGS_staleness_policy));

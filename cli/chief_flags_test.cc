@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "cli/flags_testing.h"
@@ -182,6 +183,58 @@ TEST(ChiefFlagsTest, PlateauFromTheModelSpec) {
   EXPECT_EQ(options->shard.lr_schedule, "plateau");
   EXPECT_FLOAT_EQ(options->shard.lr_decay_rate, 0.3f);
   EXPECT_EQ(options->lr_plateau.patience, 5);
+}
+
+// --features: parsed for --dataset, its min_count and rows standing unless a flag given says
+// otherwise.
+TEST(ChiefFlagsTest, FeaturesFlag) {
+  gflags::FlagSaver saver;
+  SetClusterAndData();
+  const std::string dir = testing::TempDir();
+  const std::string features = dir + "/chief_flags_test.features";
+  std::ofstream(features) << "items multi_hot 2 combiner=mean min_count=3\n";
+  const std::string data = dir + "/chief_flags_test.ffm";
+  std::ofstream(data) << "1 2:5:1\n";
+  gflags::SetCommandLineOption("dataset", "libffm");
+  gflags::SetCommandLineOption("train_file", data.c_str());
+  gflags::SetCommandLineOption("test_file", data.c_str());
+  gflags::SetCommandLineOption("features", features.c_str());
+  gflags::SetCommandLineOption("model", "wide_deep");
+  gflags::SetCommandLineOption("embedding_capacity", "1000");
+  StatusOr<ChiefOptions> options = ChiefOptionsFromFlags();
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  ASSERT_TRUE(options->job.data.features.has_value());
+  EXPECT_EQ(options->job.data.features->summary.num_fields, 1);
+  EXPECT_EQ(options->tables.min_count, 3);
+  {
+    gflags::FlagSaver inner;
+    gflags::SetCommandLineOption("embedding_min_count", "2");
+    options = ChiefOptionsFromFlags();
+    ASSERT_FALSE(options.ok());
+    EXPECT_NE(options.status().message().find(
+                  "--embedding_min_count=2 differs from the feature file's min_count=3"),
+              std::string::npos)
+        << options.status().ToString();
+  }
+  std::ofstream(features) << "items multi_hot 2 buckets=100\nuser categorical 0 buckets=50\n";
+  gflags::SetCommandLineOption("embedding_capacity", "0");
+  options = ChiefOptionsFromFlags();
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  gflags::SetCommandLineOption("embedding_rows", "1000");
+  options = ChiefOptionsFromFlags();
+  ASSERT_FALSE(options.ok());
+  EXPECT_NE(options.status().message().find("--embedding_rows=1000 differs from the 150 rows"),
+            std::string::npos)
+      << options.status().ToString();
+  gflags::SetCommandLineOption("embedding_rows", "150");
+  EXPECT_TRUE(ChiefOptionsFromFlags().ok());
+  std::ofstream(features) << "items multi_hot 2 combiner=max\n";
+  options = ChiefOptionsFromFlags();
+  ASSERT_FALSE(options.ok());
+  EXPECT_NE(options.status().message().find("--features: " + features +
+                                            ":1: column items: bad combiner 'max'"),
+            std::string::npos)
+      << options.status().ToString();
 }
 
 }  // namespace

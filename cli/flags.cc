@@ -78,14 +78,23 @@ DEFINE_string(dataset, "mnist",
               "Data format: mnist (IDX files in --data_dir), csv (--train_file, --test_file), "
               "records (fixed-length binary records: CIFAR-10's format), criteo (Criteo's click "
               "log: label, 13 integer and 26 categorical fields, tab-separated, plain or gzip), "
-              "libsvm (label index:value ...)");
+              "libsvm (label index:value ...), libffm (label field:id:value ...; several "
+              "entries of one field: multi-hot)");
+DEFINE_string(features, "",
+              "Click data (criteo, libffm, libsvm): a feature file, one column a line: 'NAME "
+              "categorical|multi_hot|numeric SOURCE [table=T buckets=N min_count=K dim=D "
+              "combiner=sum|mean|sqrtn max_length=N weighted log1p bucketize=E1,E2,...]'. Every "
+              "data set read goes through it; the click model's fields, dense features, table "
+              "rows, dim and combiners come from it (--embedding_rows, if given, must equal its "
+              "rows). docs/SPARSE.md, examples/criteo.features");
 DEFINE_string(data_dir, "",
               "mnist: folder of the IDX files (default: $MNIST_DIR); records: folder of "
               "CIFAR-10's data_batch_*.bin and test_batch.bin");
 DEFINE_string(train_file, "",
-              "csv, records, criteo, libsvm: the training examples (records: a comma list)");
+              "csv, records, criteo, libsvm, libffm: the training examples (records: a comma "
+              "list)");
 DEFINE_string(test_file, "",
-              "csv, records, criteo, libsvm: the test examples (records: a comma list)");
+              "csv, records, criteo, libsvm, libffm: the test examples (records: a comma list)");
 DEFINE_int64(embedding_rows, 1000000,
              "Click models: rows of each fixed embedding table (hash buckets: a key maps to row "
              "key mod N), partitioned over every ps by row id mod the number of ps");

@@ -52,7 +52,7 @@ const std::vector<FlagGroup>& Groups() {
         "clip_norm"}},
       {"Embedding tables (click models)",
        kChief | kWorker | kPredict,
-       {"embedding_rows", "embedding_capacity", "embedding_min_count", "embedding_l2"}},
+       {"features", "embedding_rows", "embedding_capacity", "embedding_min_count", "embedding_l2"}},
       {"Sync and staleness",
        kChief | kWorker,
        {"mode", "replicas_to_aggregate", "staleness_bound", "staleness_policy", "max_staleness",

@@ -14,6 +14,7 @@
 #include "cli/flags.h"
 #include "common/parse_number.h"
 #include "common/split.h"
+#include "data/feature_columns.h"
 #include "model/ctr_spec.h"
 #include "model/model_spec.h"
 #include "model/model_zoo.h"
@@ -21,6 +22,7 @@
 DECLARE_string(model);
 DECLARE_string(model_spec);
 DECLARE_string(dataset);
+DECLARE_string(features);
 DECLARE_string(data_dir);
 DECLARE_string(train_file);
 DECLARE_string(test_file);
@@ -87,6 +89,20 @@ Status CheckDataFiles(const DataOptions& d, DataSets reads) {
 
 }  // namespace
 
+StatusOr<std::optional<FeatureColumns>> FeaturesFromFlags() {
+  if (FLAGS_features.empty()) return std::optional<FeatureColumns>();
+  StatusOr<FeatureColumns> columns = ReadFeatureColumns(FLAGS_features, FLAGS_dataset);
+  if (!columns.ok()) return InvalidArgument("--features: " + columns.status().message());
+  const FeatureSummary& s = columns->summary;
+  if (FlagGiven("embedding_rows") && s.table_rows > 0 && FLAGS_embedding_rows != s.table_rows) {
+    return InvalidArgument("--embedding_rows=" + std::to_string(FLAGS_embedding_rows) +
+                           " differs from the " + std::to_string(s.table_rows) +
+                           " rows of --features=" + FLAGS_features +
+                           "'s tables; leave --embedding_rows out");
+  }
+  return std::optional<FeatureColumns>(std::move(columns).value());
+}
+
 StatusOr<JobOptions> JobFromFlags(DataSets reads) {
   JobOptions job;
   job.model = FLAGS_model;
@@ -128,6 +144,7 @@ StatusOr<JobOptions> JobFromFlags(DataSets reads) {
         "scripts/get_mnist.sh DIR, then pass --data_dir=DIR");
   }
   PST_RETURN_IF_ERROR(CheckDataFiles(d, reads));
+  PST_ASSIGN_OR_RETURN(d.features, FeaturesFromFlags());
   return job;
 }
 

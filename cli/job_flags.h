@@ -5,7 +5,10 @@
 #ifndef PST_CLI_JOB_FLAGS_H_
 #define PST_CLI_JOB_FLAGS_H_
 
+#include <optional>
+
 #include "common/status.h"
+#include "data/feature_columns.h"
 #include "job/job.h"
 
 namespace pst {
@@ -19,6 +22,14 @@ enum class DataSets { kTraining, kTrainingAndTest, kTest };
 // refused here, naming its file and line. --data_dir defaults to $MNIST_DIR.
 // A data format read from files needs the file of each set the caller reads.
 StatusOr<JobOptions> JobFromFlags(DataSets reads);
+
+// --features for --dataset: the parsed file, unset without the flag.
+// InvalidArgument naming the flag for a file that cannot be read or parsed
+// (naming its line and column), and an explicit --embedding_rows that
+// differs from the file's hashed tables' rows (without the flag they are the
+// file's business). Training with it needs a click model (LoadJob says so);
+// predict takes the model from its model file.
+StatusOr<std::optional<FeatureColumns>> FeaturesFromFlags();
 
 }  // namespace pst
 

@@ -1,5 +1,6 @@
 #include "data/data_source.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -7,6 +8,7 @@
 #include "data/criteo_reader.h"
 #include "data/csv_reader.h"
 #include "data/idx_reader.h"
+#include "data/libffm_reader.h"
 #include "data/libsvm_reader.h"
 #include "data/records_reader.h"
 #include "data/standardize.h"
@@ -71,6 +73,16 @@ StatusOr<Dataset> ReadLibsvm(const DataOptions& o, bool train, int num_classes) 
   return ReadLibsvmDataset(file);
 }
 
+// With feature columns the keys are the ids: the columns' tables make them
+// field-aware (or shared between fields).
+StatusOr<Dataset> ReadLibffm(const DataOptions& o, bool train, int num_classes) {
+  PST_RETURN_IF_ERROR(CheckTwoClasses(o, num_classes));
+  PST_ASSIGN_OR_RETURN(std::string file, SplitFile(o, train));
+  PST_ASSIGN_OR_RETURN(Dataset d, ReadLibffmDataset(file, !o.features.has_value()));
+  d.num_fields = std::max(d.num_fields, o.min_fields);
+  return d;
+}
+
 // CIFAR-10's binary files in data_dir when no file is given.
 StatusOr<Dataset> ReadRecords(const DataOptions& o, bool train, int num_classes) {
   std::vector<std::string> files;
@@ -97,7 +109,7 @@ StatusOr<Dataset> ReadRecords(const DataOptions& o, bool train, int num_classes)
 const std::map<std::string, SplitReader>& Readers() {
   static const auto* readers = new std::map<std::string, SplitReader>{
       {"mnist", ReadMnist},   {"csv", ReadCsv},       {"records", ReadRecords},
-      {"criteo", ReadCriteo}, {"libsvm", ReadLibsvm},
+      {"criteo", ReadCriteo}, {"libsvm", ReadLibsvm}, {"libffm", ReadLibffm},
   };
   return *readers;
 }
@@ -132,13 +144,25 @@ StatusOr<DataSplits> LoadData(const DataOptions& options, bool with_test) {
     return InvalidArgument("the training set has " + std::to_string(splits.train.num_classes) +
                            " class(es); a classifier needs at least 2");
   }
+  if (with_test) {
+    PST_ASSIGN_OR_RETURN(splits.test, (*reader)(options, false, splits.train.num_classes));
+    if (options.format == "libffm") {  // the fields either file reaches
+      const int fields = std::max(splits.train.num_fields, splits.test.num_fields);
+      splits.train.num_fields = splits.test.num_fields = fields;
+    }
+  }
+  if (options.features) {
+    PST_ASSIGN_OR_RETURN(splits.train, ApplyFeatureColumns(*options.features, splits.train));
+    if (with_test) {
+      PST_ASSIGN_OR_RETURN(splits.test, ApplyFeatureColumns(*options.features, splits.test));
+    }
+  }
   if (options.validation_examples > 0) {
     PST_ASSIGN_OR_RETURN(
         splits.validation,
         SplitValidation(&splits.train, options.validation_examples, kValidationSeed));
   }
   if (with_test) {
-    PST_ASSIGN_OR_RETURN(splits.test, (*reader)(options, false, splits.train.num_classes));
     if (splits.test.feature_dim != splits.train.feature_dim ||
         !(splits.test.example_shape == splits.train.example_shape) ||
         splits.test.num_fields != splits.train.num_fields) {
@@ -159,6 +183,9 @@ StatusOr<DataSplits> LoadData(const DataOptions& options, bool with_test) {
 StatusOr<Dataset> LoadTestSet(const DataOptions& options, int num_classes) {
   PST_ASSIGN_OR_RETURN(const SplitReader* reader, FindReader(options.format));
   PST_ASSIGN_OR_RETURN(Dataset test, (*reader)(options, false, num_classes));
+  if (options.features) {
+    PST_ASSIGN_OR_RETURN(test, ApplyFeatureColumns(*options.features, test));
+  }
   test.num_classes = num_classes;
   return test;
 }

@@ -13,6 +13,13 @@
 //   criteo   train_file / test_file; Criteo's click-log layout, 13 integer
 //            and 26 categorical (hashed, sparse) features, plain or gzip
 //   libsvm   train_file / test_file; "label index:value ...", sparse only
+//   libffm   train_file / test_file; "label field:id:value ...", sparse only,
+//            num_fields = 1 + the largest field of the training and the
+//            test file together (and at least min_fields)
+// With `features` (--features, data/feature_columns.h; criteo, libffm and
+// libsvm data) every split is transformed as it is read, before the
+// validation split and the standardization: the splits are what the click
+// model trains on. Without it the readers' Datasets are used as they are.
 #ifndef PST_DATA_DATA_SOURCE_H_
 #define PST_DATA_DATA_SOURCE_H_
 
@@ -24,6 +31,7 @@
 #include "common/input_shape.h"
 #include "common/status.h"
 #include "data/dataset.h"
+#include "data/feature_columns.h"
 #include "data/standardize.h"
 
 namespace pst {
@@ -38,6 +46,11 @@ struct DataOptions {
   int64_t label_bytes = 1;                // records
   bool normalize = false;                 // per-feature, on the training split's statistics
   int64_t validation_examples = 0;        // held out of the training set
+  // libffm: at least this many fields (predict: the model's, so a test file
+  // that never reaches the last field still fits).
+  int min_fields = 0;
+  // --features: applied to every split (see above); unset: none.
+  std::optional<FeatureColumns> features;
 };
 
 struct DataSplits {

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "data/criteo_reader.h"
+#include "data/feature_columns.h"
+#include "data/libffm_reader.h"
 
 namespace pst {
 namespace {
@@ -49,7 +51,7 @@ class DataSourceTest : public ::testing::Test {
 
 TEST_F(DataSourceTest, FormatsIncludeTheSparseOnes) {
   const std::vector<std::string> formats = DataFormats();
-  for (const char* name : {"criteo", "libsvm", "csv", "mnist", "records"}) {
+  for (const char* name : {"criteo", "libsvm", "libffm", "csv", "mnist", "records"}) {
     EXPECT_NE(std::find(formats.begin(), formats.end(), name), formats.end()) << name;
   }
 }
@@ -102,6 +104,63 @@ TEST_F(DataSourceTest, LibsvmLoadsAndNormalizesWithoutDenseFeatures) {
   StatusOr<Dataset> test = LoadTestSet(o, 2);
   ASSERT_TRUE(test.ok()) << test.status().ToString();
   EXPECT_EQ(test->sparse_keys, (std::vector<int64_t>{1}));
+}
+
+// The training and the test file reach different fields: both get the
+// larger count (predict: at least the model's).
+TEST_F(DataSourceTest, LibffmSplitsTakeTheFieldsEitherFileReaches) {
+  DataOptions o;
+  o.format = "libffm";
+  o.train_file = Write("train.ffm", "1 0:1:1 2:5:1\n0 1:2:1\n1 0:3:1\n");
+  o.test_file = Write("test.ffm", "0 0:1:1 6:9:0.5\n");
+  o.validation_examples = 1;
+  StatusOr<DataSplits> splits = LoadData(o, /*with_test=*/true);
+  ASSERT_TRUE(splits.ok()) << splits.status().ToString();
+  for (const Dataset* d : {&splits->train, &splits->validation, &splits->test}) {
+    EXPECT_EQ(d->num_fields, 7);
+  }
+  EXPECT_EQ(splits->test.sparse_keys, (std::vector<int64_t>{LibffmKey(0, 1), LibffmKey(6, 9)}));
+  o.test_file = Write("small.ffm", "1 1:1:1\n");
+  o.min_fields = 4;
+  StatusOr<Dataset> test = LoadTestSet(o, 2);
+  ASSERT_TRUE(test.ok()) << test.status().ToString();
+  EXPECT_EQ(test->num_fields, 4);
+}
+
+// --features: every split is what the columns make of it.
+TEST_F(DataSourceTest, FeatureColumnsTransformEverySplit) {
+  DataOptions o;
+  o.format = "libffm";
+  o.train_file = Write("train.ffm", "1 0:1:1 2:5:1 2:6:1\n0 1:2:1\n1 0:3:1\n0 2:7:2\n");
+  o.test_file = Write("test.ffm", "0 0:1:1 2:5:0.5\n");
+  o.validation_examples = 1;
+  StatusOr<FeatureColumns> fc = ParseFeatureColumns(
+      "user categorical 0 buckets=10\n"
+      "items multi_hot 2 buckets=20 combiner=mean weighted table=items\n"
+      "candidate categorical 1 buckets=20 table=items\n",
+      "ffm.features", "libffm");
+  ASSERT_TRUE(fc.ok()) << fc.status().ToString();
+  o.features = *fc;
+  StatusOr<DataSplits> splits = LoadData(o, /*with_test=*/true);
+  ASSERT_TRUE(splits.ok()) << splits.status().ToString();
+  for (const Dataset* d : {&splits->train, &splits->validation, &splits->test}) {
+    EXPECT_EQ(d->num_fields, 3);
+    EXPECT_EQ(d->feature_dim, 0);
+    for (int64_t key : d->sparse_keys) {
+      EXPECT_GE(key, 0);
+      EXPECT_LT(key, 30);
+    }
+  }
+  EXPECT_EQ(splits->train.size + splits->validation.size, 4);
+  // The ids are the keys: user 1 (field 0) in table user [0, 10), item 5
+  // (field 2) in table items [10, 30).
+  const int64_t user1 = static_cast<int64_t>(TableKey("user", 1) % 10);
+  const int64_t item5 = 10 + static_cast<int64_t>(TableKey("items", 5) % 20);
+  EXPECT_EQ(splits->test.sparse_keys, (std::vector<int64_t>{user1, item5}));
+  EXPECT_EQ(splits->test.sparse_values, (std::vector<float>{1, 0.5f}));
+  StatusOr<Dataset> test = LoadTestSet(o, 2);
+  ASSERT_TRUE(test.ok()) << test.status().ToString();
+  EXPECT_EQ(test->sparse_keys, splits->test.sparse_keys);
 }
 
 TEST_F(DataSourceTest, SparseFormatsNeedFilesAndTwoClasses) {

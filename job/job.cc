@@ -1,5 +1,6 @@
 #include "job/job.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "model/ctr_model.h"
@@ -14,18 +15,64 @@ std::string Job::Describe() const {
     tables = " fields=" + std::to_string(num_fields) + " tables=" +
              (table_rows > 0 ? "fixed:" + std::to_string(table_rows) : std::string("dynamic"));
   }
+  if (features) tables += " features=" + features_hash;
   return "dataset=" + dataset + " input=" + input.ToString() +
          " classes=" + std::to_string(num_classes) + tables + " model=" + ModelLabel(model);
 }
 
-std::string ModelLabel(const std::string& model) {
-  if (!IsSpecModel(model)) return model;
-  // FNV-1a of the spec's text: two tasks with different specs differ here.
+namespace {
+
+// FNV-1a of a text, 16 hex digits: two tasks with different texts differ here.
+std::string TextHash(const std::string& text) {
   uint64_t hash = 14695981039346656037ULL;
-  for (unsigned char c : model) hash = (hash ^ c) * 1099511628211ULL;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ULL;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
-  return std::string("spec-") + hex;
+  return hex;
+}
+
+}  // namespace
+
+std::string ModelLabel(const std::string& model) {
+  if (!IsSpecModel(model)) return model;
+  return "spec-" + TextHash(model);
+}
+
+void ApplyFeatureSummary(const FeatureSummary& summary, CtrModelConfig* config) {
+  if (summary.embedding_dim > 0) config->embedding_dim = summary.embedding_dim;
+  config->field_combiners.clear();
+  const bool stated = std::any_of(summary.field_combiners.begin(), summary.field_combiners.end(),
+                                  [](FieldCombiner c) { return c != FieldCombiner::kDefault; });
+  if (!stated) return;
+  for (const FieldCombiner c : summary.field_combiners) {
+    switch (c) {
+      case FieldCombiner::kDefault: config->field_combiners.push_back(config->combiner); break;
+      case FieldCombiner::kSum: config->field_combiners.push_back(Combiner::kSum); break;
+      case FieldCombiner::kMean: config->field_combiners.push_back(Combiner::kMean); break;
+      case FieldCombiner::kSqrtN: config->field_combiners.push_back(Combiner::kSqrtN); break;
+    }
+  }
+}
+
+Status CheckFeatureTables(const FeatureSummary& summary, const JobOptions& options) {
+  if (summary.table_rows == 0 && options.embedding_capacity == 0) {
+    return InvalidArgument(
+        "the feature file's tables are dynamic (no buckets=N): give --embedding_capacity, the "
+        "rows a ps may hold");
+  }
+  if (summary.table_rows > 0 && options.embedding_capacity > 0) {
+    return InvalidArgument("the feature file's tables are hashed (" +
+                           std::to_string(summary.table_rows) +
+                           " rows in all): --embedding_capacity is for dynamic tables");
+  }
+  return Status::OK();
+}
+
+StatusOr<CtrModelConfig> JobClickModelConfig(const Job& job) {
+  PST_ASSIGN_OR_RETURN(CtrModelConfig config, ClickModelConfig(job.model, job.input.size(),
+                                                               job.num_fields, job.table_rows));
+  if (job.features) ApplyFeatureSummary(*job.features, &config);
+  return config;
 }
 
 StatusOr<Job> LoadJob(const JobOptions& options, bool with_test) {
@@ -47,14 +94,24 @@ StatusOr<Job> LoadJob(const JobOptions& options, bool with_test) {
     }
     job.click_model = true;
     job.table_rows = options.embedding_capacity > 0 ? 0 : options.embedding_rows;
+    if (options.data.features) {
+      PST_RETURN_IF_ERROR(CheckFeatureTables(options.data.features->summary, options));
+      job.features = options.data.features->summary;
+      job.features_text = options.data.features->text;
+      job.features_hash = TextHash(job.features_text);
+      job.table_rows = job.features->table_rows;
+    }
     if (job.num_classes != 2) {
       return InvalidArgument("a click model needs labels 0 and 1; the data has " +
                              std::to_string(job.num_classes) + " classes");
     }
-    PST_RETURN_IF_ERROR(
-        ClickModelConfig(options.model, train.feature_dim, train.num_fields, job.table_rows)
-            .status());
+    PST_RETURN_IF_ERROR(JobClickModelConfig(job).status());
     return job;
+  }
+  if (options.data.features) {
+    return InvalidArgument(
+        "--features describes click data: it needs a click model (wide_deep, or a model spec "
+        "whose first line is 'embedding DIM')");
   }
   if (train.num_fields > 0) {
     return InvalidArgument(
@@ -69,8 +126,7 @@ StatusOr<Job> LoadJob(const JobOptions& options, bool with_test) {
 
 StatusOr<std::unique_ptr<Model>> MakeJobModel(const Job& job, const KernelsOptions& kernels) {
   if (!job.click_model) return MakeModel(job.model, job.input, job.num_classes, "cpu", kernels);
-  PST_ASSIGN_OR_RETURN(CtrModelConfig config, ClickModelConfig(job.model, job.input.size(),
-                                                               job.num_fields, job.table_rows));
+  PST_ASSIGN_OR_RETURN(CtrModelConfig config, JobClickModelConfig(job));
   PST_ASSIGN_OR_RETURN(std::unique_ptr<CtrModel> model, CtrModel::Create(config, kernels));
   return std::unique_ptr<Model>(std::move(model));
 }

@@ -76,6 +76,20 @@ StatusOr<TrainedModel> ReadClickModel(const std::string& path, const std::string
   trained.click_model = true;
   trained.num_fields = static_cast<int>(fields[0]);
   trained.table_rows = rows[0];
+  const std::vector<int64_t> dim = Int64Values(entries, "click_embedding_dim");
+  if (dim.size() > 1 || (dim.size() == 1 && dim[0] < 1)) {
+    return FailedPrecondition(path + ": its @model/click_embedding_dim is not a dim");
+  }
+  if (!dim.empty()) trained.embedding_dim = dim[0];
+  const std::vector<int64_t> features = Int64Values(entries, "click_features");
+  trained.features_text = std::string(features.begin(), features.end());
+  for (const int64_t c : Int64Values(entries, "click_field_combiners")) {
+    if (c < 0 || c > static_cast<int64_t>(Combiner::kSqrtN)) {
+      return FailedPrecondition(path + ": its @model/click_field_combiners holds " +
+                                std::to_string(c) + ", no combiner");
+    }
+    trained.field_combiners.push_back(static_cast<Combiner>(c));
+  }
   PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, MakeTrainedModel(trained));
   std::vector<std::pair<std::string, Shape>> expected;
   for (const VariableSpec& v : model->variables()) expected.emplace_back(v.name, v.shape);
@@ -105,6 +119,13 @@ TrainedModel TrainedModelOf(const Job& job, std::vector<Tensor> params) {
   trained.click_model = job.click_model;
   trained.num_fields = job.num_fields;
   trained.table_rows = job.table_rows;
+  if (job.click_model && job.features) {
+    const StatusOr<CtrModelConfig> config = JobClickModelConfig(job);
+    CHECK(config.ok()) << config.status().ToString();  // LoadJob made it
+    if (job.features->embedding_dim > 0) trained.embedding_dim = config->embedding_dim;
+    trained.field_combiners = config->field_combiners;
+    trained.features_text = job.features_text;
+  }
   return trained;
 }
 
@@ -113,6 +134,8 @@ StatusOr<std::unique_ptr<Model>> MakeTrainedModel(const TrainedModel& trained) {
   PST_ASSIGN_OR_RETURN(CtrModelConfig config,
                        ClickModelConfig(trained.model, trained.input.size(), trained.num_fields,
                                         trained.table_rows));
+  if (trained.embedding_dim > 0) config.embedding_dim = trained.embedding_dim;
+  config.field_combiners = trained.field_combiners;
   PST_ASSIGN_OR_RETURN(std::unique_ptr<CtrModel> model, CtrModel::Create(config));
   return std::unique_ptr<Model>(std::move(model));
 }
@@ -131,6 +154,21 @@ Status WriteModelFile(const std::string& path, const Job& job, const Model& mode
     tensors.emplace_back(prefix + "click_table_rows", Int64s({job.table_rows}, true));
     tensors.emplace_back(prefix + "click_model",
                          Int64s(std::vector<int64_t>(job.model.begin(), job.model.end()), false));
+    // Only with --features: files of runs without it are as before.
+    const TrainedModel trained = TrainedModelOf(job, {});
+    if (trained.embedding_dim > 0) {
+      tensors.emplace_back(prefix + "click_embedding_dim", Int64s({trained.embedding_dim}, true));
+    }
+    if (!trained.field_combiners.empty()) {
+      std::vector<int64_t> combiners;
+      for (const Combiner c : trained.field_combiners) combiners.push_back(static_cast<int64_t>(c));
+      tensors.emplace_back(prefix + "click_field_combiners", Int64s(combiners, false));
+    }
+    if (job.features) {
+      const std::string& text = job.features_text;
+      tensors.emplace_back(prefix + "click_features",
+                           Int64s(std::vector<int64_t>(text.begin(), text.end()), false));
+    }
   }
   tensors.emplace_back(prefix + "version", Int64s({kModelFileVersion}, true));
   tensors.emplace_back(prefix + "input_shape", Int64s(job.input.dims(), false));

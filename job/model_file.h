@@ -10,6 +10,13 @@
 //   @model/spec         int64 [n], a --model_spec's model name
 //                       (SpecModelName: "spec:" + its text), one byte an
 //                       element; only for such a model
+//   @model/click_embedding_dim     int64 scalar; a click model trained with
+//                       a --features file that states a dim
+//   @model/click_field_combiners   int64 [fields], 0 sum, 1 mean, 2 sqrtn;
+//                       a click model whose --features file states combiners
+//   @model/click_features  int64 [n], the --features file's text, one byte
+//                       an element; a click model trained with one (predict
+//                       needs the same file to transform its data)
 // The model is the zoo's whose variables (names and shapes) these are, for
 // that input and class count. docs/FORMATS.md describes the same.
 #ifndef PST_JOB_MODEL_FILE_H_
@@ -40,6 +47,11 @@ struct TrainedModel {
   bool click_model = false;
   int num_fields = 0;
   int64_t table_rows = 0;
+  // Click models trained with --features: the file's dim (0: the model's)
+  // and per-field combiners (empty: the model's), CtrModelConfig's.
+  int64_t embedding_dim = 0;
+  std::vector<Combiner> field_combiners;
+  std::string features_text;  // the --features file's text; "" without one
 };
 
 // The model a trained model file describes, on the CPU.

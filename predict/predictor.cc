@@ -16,6 +16,23 @@ namespace {
 // As the chief's Evaluator: the same batches give the same float results.
 constexpr int64_t kBatchSize = 1000;
 
+// The data must go through the feature file the model was trained with.
+Status CheckFeatures(const TrainedModel& trained, const std::string& path,
+                     const DataOptions& data) {
+  const bool trained_with = !trained.features_text.empty();
+  if (trained_with && !data.features) {
+    return InvalidArgument(path + " was trained with --features: give the same feature file");
+  }
+  if (!trained_with && data.features) {
+    return InvalidArgument(path + " was trained without --features: leave it out");
+  }
+  if (trained_with && data.features->text != trained.features_text) {
+    return InvalidArgument("--features=" + data.features->source + " is not the feature file " +
+                           path + " was trained with");
+  }
+  return Status::OK();
+}
+
 Status CheckFits(const TrainedModel& trained, const Dataset& data, const std::string& path) {
   const InputShape& shape = data.example_shape;
   if (shape.size() != trained.input.size() ||
@@ -114,7 +131,12 @@ StatusOr<std::vector<float>> PredictProbabilities(const TrainedModel& trained,
 
 StatusOr<PredictionReport> RunPredict(const PredictOptions& options) {
   PST_ASSIGN_OR_RETURN(TrainedModel trained, ReadModelFile(options.model_file));
-  PST_ASSIGN_OR_RETURN(Dataset data, LoadTestSet(options.data, trained.num_classes));
+  PST_RETURN_IF_ERROR(CheckFeatures(trained, options.model_file, options.data));
+  DataOptions data_options = options.data;
+  // libffm: a test file that never reaches the model's last field still fits
+  // (with --features the columns make the fields).
+  if (!data_options.features) data_options.min_fields = trained.num_fields;
+  PST_ASSIGN_OR_RETURN(Dataset data, LoadTestSet(data_options, trained.num_classes));
   PST_ASSIGN_OR_RETURN(std::vector<float> probabilities,
                        PredictProbabilities(trained, options.model_file, data));
 

@@ -128,6 +128,30 @@ TEST_F(SparseTest, SyncTwoPsTwoWorkersReachTheBayesAuc) {
   EXPECT_EQ(ReportValue(log, "Global-Step: ").value_or(0), 2500) << log;
 }
 
+// --features=examples/criteo.features: today's model as a feature file
+// (13 log1p numerics, 26 categorical fields in one shared table of
+// 1,000,000 rows) trains as well, and predict with the same file gives the
+// chief's figures.
+TEST_F(SparseTest, TheCriteoFeatureFileReachesTheBayesAuc) {
+  LocalCluster cluster(2, 2, TestDir());
+  const std::string features =
+      std::string(std::getenv("PST_SOURCE_DIR")) + "/examples/criteo.features";
+  std::vector<std::string> flags = Flags(cluster.dir(), 4000);
+  flags.push_back("--features=" + features);
+  const std::string log = Train(cluster, flags);
+  ExpectNearBayes(log);
+  EXPECT_NE(log.find("[1000000 x 8]"), std::string::npos) << log;
+  auto predict = ChildProcess::Start(
+      {BinDir() + "/predict", "--model_file=" + cluster.dir() + "/model.bin", "--dataset=criteo",
+       "--test_file=" + *data_dir_ + "/test.txt", "--features=" + features},
+      cluster.dir() + "/predict.log");
+  ASSERT_TRUE(predict.ok()) << predict.status().ToString();
+  ASSERT_EQ((*predict)->Wait(seconds(120)), 0) << (*predict)->Log();
+  for (const char* key : {"Test-AUC: ", "Test-LogLoss: "}) {
+    EXPECT_EQ(ReportValue((*predict)->Log(), key), ReportValue(log, key)) << (*predict)->Log();
+  }
+}
+
 // 40 million rows: 1.3 GB of values were it pulled whole, every step. By
 // row it moves what a 100,000-row table does (a few more distinct rows:
 // fewer hash collisions).

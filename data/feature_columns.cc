@@ -1,0 +1,504 @@
+#include "data/feature_columns.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "common/parse_number.h"
+#include "common/split.h"
+#include "data/criteo_reader.h"
+#include "data/libffm_reader.h"
+
+namespace pst {
+namespace {
+
+// The physical table's rows must fit a row id with room to spare.
+constexpr int64_t kMaxTableRows = int64_t{1} << 62;
+
+std::vector<std::string> Tokens(const std::string& line) {
+  std::vector<std::string> tokens;
+  std::istringstream in(line.substr(0, line.find('#')));
+  for (std::string t; in >> t;) tokens.push_back(t);
+  return tokens;
+}
+
+bool ValidName(const std::string& name) {
+  if (name.empty()) return false;
+  for (const char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+// "I7" -> 7 when the prefix is `letter` and the rest a number in [1, max].
+bool CriteoName(const std::string& text, char letter, int max, int* number) {
+  if (text.size() < 2 || text[0] != letter) return false;
+  return ParseNumber(std::string_view(text).substr(1), number) && *number >= 1 && *number <= max;
+}
+
+// Resolves `column.source` for data of `format`; an error message, or "".
+std::string ResolveSource(const std::string& format, FeatureColumn* column) {
+  const std::string& s = column->source;
+  int n = 0;
+  if (format == "criteo") {
+    if (CriteoName(s, 'I', kCriteoIntegerFeatures, &n)) {
+      column->dense_source = true;
+      column->source_index = n - 1;
+      return "";
+    }
+    if (CriteoName(s, 'C', kCriteoCategoricalFields, &n)) {
+      column->source_index = n - 1;
+      return "";
+    }
+    return "unknown source '" + s + "': criteo's are I1..I13 and C1..C26";
+  }
+  if (format == "libffm") {
+    if (ParseNumber(s, &n) && n >= 0 && n <= kLibffmMaxField) {
+      column->source_index = n;
+      return "";
+    }
+    return "unknown source '" + s + "': libffm's are field indices in [0, " +
+           std::to_string(kLibffmMaxField) + "]";
+  }
+  // libsvm: one field.
+  if (s == "0") return "";
+  return "unknown source '" + s + "': libsvm data has one field, 0";
+}
+
+bool ParseCombiner(const std::string& text, FieldCombiner* combiner) {
+  if (text == "sum") {
+    *combiner = FieldCombiner::kSum;
+  } else if (text == "mean") {
+    *combiner = FieldCombiner::kMean;
+  } else if (text == "sqrtn") {
+    *combiner = FieldCombiner::kSqrtN;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The options a kind takes, for messages.
+std::string OptionsOf(const FeatureColumn& c) {
+  const std::string embedded = "table=NAME, buckets=N, min_count=K, dim=D";
+  switch (c.kind) {
+    case FeatureKind::kCategorical: return embedded;
+    case FeatureKind::kMultiHot:
+      return embedded + ", combiner=sum|mean|sqrtn, max_length=N, weighted";
+    case FeatureKind::kNumeric:
+      return "log1p, bucketize=E1,E2,... (and with bucketize: " + embedded + ")";
+  }
+  return "";
+}
+
+// Parses one column line's options into `c`; an error message, or "".
+std::string ParseOptions(const std::vector<std::string>& t, FeatureColumn* c) {
+  bool log1p = false;
+  std::vector<std::string> embedded_options;  // for a numeric column's check
+  for (size_t i = 3; i < t.size(); ++i) {
+    const std::string& option = t[i];
+    const size_t eq = option.find('=');
+    const std::string key = option.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : option.substr(eq + 1);
+    const bool has_value = eq != std::string::npos;
+    auto unknown = [&] {
+      return "unknown option '" + option + "' for a " + FeatureKindName(c->kind) +
+             " column; it takes " + OptionsOf(*c);
+    };
+    const bool multi_hot = c->kind == FeatureKind::kMultiHot;
+    const bool numeric = c->kind == FeatureKind::kNumeric;
+    if (key == "table" && has_value) {
+      if (!ValidName(value)) return "bad table name '" + value + "'";
+      c->table = value;
+      embedded_options.push_back(option);
+    } else if (key == "buckets" && has_value) {
+      if (!ParseNumber(value, &c->buckets) || c->buckets < 0 || c->buckets > kMaxTableRows) {
+        return "bad number in '" + option + "': buckets is a whole number >= 0 (0: dynamic)";
+      }
+      c->buckets_stated = true;
+      embedded_options.push_back(option);
+    } else if (key == "min_count" && has_value) {
+      if (!ParseNumber(value, &c->min_count) || c->min_count < 1 || c->min_count > 65535) {
+        return "bad number in '" + option + "': min_count is a whole number in [1, 65535]";
+      }
+      embedded_options.push_back(option);
+    } else if (key == "dim" && has_value) {
+      if (!ParseNumber(value, &c->dim) || c->dim < 1) {
+        return "bad number in '" + option + "': dim is a whole number >= 1";
+      }
+      embedded_options.push_back(option);
+    } else if (multi_hot && key == "combiner" && has_value) {
+      if (!ParseCombiner(value, &c->combiner)) {
+        return "bad combiner '" + value + "': sum, mean or sqrtn";
+      }
+    } else if (multi_hot && key == "max_length" && has_value) {
+      if (!ParseNumber(value, &c->max_length) || c->max_length < 1) {
+        return "bad max_length '" + value + "': a whole number >= 1";
+      }
+    } else if (multi_hot && option == "weighted") {
+      c->weighted = true;
+    } else if (numeric && option == "log1p") {
+      log1p = true;
+    } else if (numeric && key == "bucketize" && has_value) {
+      c->edges.clear();
+      for (const std::string& item : SplitCommas(value)) {
+        double edge = 0;
+        if (!ParseNumber(item, &edge) || !std::isfinite(edge)) {
+          return "bad edges '" + value + "': '" + item + "' is not a finite number";
+        }
+        if (!c->edges.empty() && !(edge > c->edges.back())) {
+          return "bad edges '" + value + "': they must be strictly increasing";
+        }
+        c->edges.push_back(edge);
+      }
+      if (c->edges.empty()) return "bad edges '" + value + "': give at least one";
+    } else {
+      return unknown();
+    }
+  }
+  if (c->kind == FeatureKind::kNumeric) {
+    if (log1p && !c->edges.empty()) return "give log1p or bucketize, not both";
+    if (c->edges.empty() && !embedded_options.empty()) {
+      return "'" + embedded_options[0] + "' is for embedded columns; a log1p numeric column is " +
+             "a dense input";
+    }
+  }
+  if (c->min_count > 0 && c->buckets > 0) {
+    return "min_count is for dynamic tables (buckets absent or 0)";
+  }
+  return "";
+}
+
+}  // namespace
+
+const char* FeatureKindName(FeatureKind kind) {
+  switch (kind) {
+    case FeatureKind::kCategorical: return "categorical";
+    case FeatureKind::kMultiHot: return "multi_hot";
+    case FeatureKind::kNumeric: return "numeric";
+  }
+  return "?";
+}
+
+const char* FieldCombinerName(FieldCombiner combiner) {
+  switch (combiner) {
+    case FieldCombiner::kDefault: return "default";
+    case FieldCombiner::kSum: return "sum";
+    case FieldCombiner::kMean: return "mean";
+    case FieldCombiner::kSqrtN: return "sqrtn";
+  }
+  return "?";
+}
+
+uint64_t TableKey(const std::string& table, int64_t raw) {
+  constexpr uint64_t kPrime = 0x100000001b3ULL;
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64's offset basis
+  for (const char c : table) h = (h ^ static_cast<uint8_t>(c)) * kPrime;
+  h = (h ^ 0xffu) * kPrime;  // ends the name: ("a", r) and ("a\1", r') stay apart
+  const uint64_t k = static_cast<uint64_t>(raw);
+  for (int i = 0; i < 8; ++i) h = (h ^ ((k >> (8 * i)) & 0xff)) * kPrime;
+  // splitmix64's finalizer: every input bit reaches every output bit.
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  return h ^ (h >> 31);
+}
+
+StatusOr<FeatureColumns> ParseFeatureColumns(const std::string& text, const std::string& source,
+                                             const std::string& format) {
+  if (format != "criteo" && format != "libffm" && format != "libsvm") {
+    return InvalidArgument(source + ": feature columns take criteo, libffm or libsvm data, not " +
+                           format);
+  }
+  FeatureColumns fc;
+  fc.source = source;
+  fc.text = text;
+  fc.format = format;
+  int64_t file_dim = 0;
+  int dim_line = 0;
+  std::map<std::string, int> line_of;  // column name -> its line
+  std::istringstream lines(text);
+  int number = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++number;
+    const std::vector<std::string> t = Tokens(line);
+    if (t.empty()) continue;
+    auto at = [&](int n) { return source + ":" + std::to_string(n) + ": "; };
+    if (t[0] == "dim") {
+      if (dim_line > 0) {
+        return InvalidArgument(at(number) + "a second dim line (the first is line " +
+                               std::to_string(dim_line) + ")");
+      }
+      if (t.size() != 2 || !ParseNumber(t[1], &file_dim) || file_dim < 1) {
+        return InvalidArgument(at(number) + "bad number: expected 'dim D', D a whole number >= 1");
+      }
+      dim_line = number;
+      continue;
+    }
+    if (t.size() < 3) {
+      return InvalidArgument(at(number) + "expected 'NAME KIND SOURCE [options]' or 'dim D'");
+    }
+    FeatureColumn c;
+    c.name = t[0];
+    c.source = t[2];
+    c.line = number;
+    auto bad = [&](const std::string& why) {
+      return InvalidArgument(at(number) + "column " + c.name + ": " + why);
+    };
+    if (!ValidName(c.name)) return bad("a name is letters, digits, '_', '.' and '-'");
+    if (const auto it = line_of.find(c.name); it != line_of.end()) {
+      return bad("duplicate name (first on line " + std::to_string(it->second) + ")");
+    }
+    if (t[1] == "categorical") {
+      c.kind = FeatureKind::kCategorical;
+    } else if (t[1] == "multi_hot") {
+      c.kind = FeatureKind::kMultiHot;
+    } else if (t[1] == "numeric") {
+      c.kind = FeatureKind::kNumeric;
+    } else {
+      return bad("unknown kind '" + t[1] + "': categorical, multi_hot or numeric");
+    }
+    if (const std::string why = ResolveSource(format, &c); !why.empty()) return bad(why);
+    if (c.kind == FeatureKind::kNumeric && !c.dense_source) {
+      return bad("a numeric column takes a dense source (criteo's I1..I13), not '" + c.source +
+                 "'");
+    }
+    if (c.kind != FeatureKind::kNumeric && c.dense_source) {
+      return bad(std::string("a ") + FeatureKindName(c.kind) +
+                 " column takes a sparse source (criteo's C1..C26), not '" + c.source + "'");
+    }
+    c.table = c.name;
+    if (const std::string why = ParseOptions(t, &c); !why.empty()) return bad(why);
+    line_of[c.name] = number;
+    fc.columns.push_back(std::move(c));
+  }
+  auto at_column = [&](const FeatureColumn& c, const std::string& why) {
+    return InvalidArgument(source + ":" + std::to_string(c.line) + ": column " + c.name + ": " +
+                           why);
+  };
+
+  // The embedded columns: dims, tables, min_count.
+  const FeatureColumn* first = nullptr;
+  std::map<std::string, size_t> table_index;
+  std::vector<std::vector<const FeatureColumn*>> table_columns;
+  for (const FeatureColumn& c : fc.columns) {
+    if (!c.embedded()) continue;
+    const int64_t dim = c.dim > 0 ? c.dim : file_dim;
+    if (first == nullptr) {
+      first = &c;
+    } else if (const int64_t first_dim = first->dim > 0 ? first->dim : file_dim; dim != first_dim) {
+      auto show = [](int64_t d) { return d > 0 ? std::to_string(d) : std::string("the model's"); };
+      return at_column(c, "dim " + show(dim) + " differs from column " + first->name + "'s (line " +
+                              std::to_string(first->line) + "): " + show(first_dim) +
+                              "; the click models take one embedding dim for every field today");
+    }
+    const auto [it, added] = table_index.emplace(c.table, table_columns.size());
+    if (added) table_columns.emplace_back();
+    table_columns[it->second].push_back(&c);
+  }
+  if (first == nullptr) {
+    return InvalidArgument(source +
+                           ": no categorical, multi_hot or bucketized column: a click model "
+                           "needs at least one sparse field");
+  }
+  fc.summary.embedding_dim = first->dim > 0 ? first->dim : file_dim;
+
+  // Each table's kind: hashed (buckets > 0), identity (bucketized columns
+  // only, no buckets stated) or dynamic.
+  const FeatureColumn* hashed_column = nullptr;
+  const FeatureColumn* dynamic_column = nullptr;
+  std::vector<int64_t> identity_rows(table_columns.size(), 0);
+  for (size_t i = 0; i < table_columns.size(); ++i) {
+    const std::vector<const FeatureColumn*>& cols = table_columns[i];
+    FeatureTable table;
+    table.name = cols[0]->table;
+    const FeatureColumn* stated = nullptr;
+    bool all_bucketized = true;
+    for (const FeatureColumn* c : cols) {
+      all_bucketized = all_bucketized && !c->edges.empty();
+      identity_rows[i] = std::max<int64_t>(identity_rows[i], c->edges.size() + 1);
+      if (!c->buckets_stated) continue;
+      if (stated == nullptr) {
+        stated = c;
+      } else if (c->buckets != stated->buckets) {
+        return at_column(*c, "table '" + table.name +
+                                 "' has buckets=" + std::to_string(stated->buckets) + " (column " +
+                                 stated->name + ", line " + std::to_string(stated->line) +
+                                 "), not " + std::to_string(c->buckets));
+      }
+    }
+    for (const FeatureColumn* c : cols) {
+      if (stated != nullptr && !c->buckets_stated) {
+        return at_column(*c, "table '" + table.name +
+                                 "' has buckets=" + std::to_string(stated->buckets) + " (column " +
+                                 stated->name + ", line " + std::to_string(stated->line) +
+                                 "): every column of a table states the same buckets");
+      }
+    }
+    if (stated != nullptr && stated->buckets > 0) {
+      table.rows = stated->buckets;
+      if (hashed_column == nullptr) hashed_column = stated;
+    } else if (stated == nullptr && all_bucketized) {
+      table.identity = true;
+    } else if (dynamic_column == nullptr) {
+      dynamic_column = cols[0];
+    }
+    fc.tables.push_back(table);
+  }
+  if (hashed_column != nullptr && dynamic_column != nullptr) {
+    const bool hashed_first = hashed_column->line < dynamic_column->line;
+    const FeatureColumn& later = hashed_first ? *dynamic_column : *hashed_column;
+    const FeatureColumn& earlier = hashed_first ? *hashed_column : *dynamic_column;
+    return at_column(later, std::string("table '") + later.table + "' is " +
+                                (hashed_first ? "dynamic" : "hashed") + " but table '" +
+                                earlier.table + "' (column " + earlier.name + ", line " +
+                                std::to_string(earlier.line) + ") is " +
+                                (hashed_first ? "hashed" : "dynamic") +
+                                ": the click models take one physical table today, so the "
+                                "tables are all hashed (buckets=N) or all dynamic");
+  }
+  const bool dynamic = dynamic_column != nullptr;
+  int64_t offset = 0;
+  for (size_t i = 0; i < fc.tables.size(); ++i) {
+    FeatureTable& table = fc.tables[i];
+    if (dynamic) {
+      table.identity = false;
+      table.rows = 0;
+      continue;
+    }
+    if (table.identity) table.rows = identity_rows[i];
+    table.offset = offset;
+    if (table.rows > kMaxTableRows - offset) {
+      return at_column(*table_columns[i][0], "the tables' buckets add up to more than 2^62 rows");
+    }
+    offset += table.rows;
+  }
+  fc.summary.table_rows = dynamic ? 0 : offset;
+
+  // min_count: one for the one physical table.
+  const FeatureColumn* counted = nullptr;
+  for (const FeatureColumn& c : fc.columns) {
+    if (c.min_count == 0) continue;
+    if (!dynamic) {
+      return at_column(c, "min_count is for dynamic tables; these tables are hashed");
+    }
+    if (counted == nullptr) {
+      counted = &c;
+    } else if (c.min_count != counted->min_count) {
+      return at_column(c, "min_count=" + std::to_string(c.min_count) + " differs from column " +
+                              counted->name + "'s (line " + std::to_string(counted->line) +
+                              "): the click models take one physical table today");
+    }
+  }
+  fc.summary.min_count = counted ? counted->min_count : 0;
+
+  for (const FeatureColumn& c : fc.columns) {
+    if (c.embedded()) {
+      fc.summary.field_names.push_back(c.name);
+      fc.summary.field_combiners.push_back(c.combiner);
+    } else {
+      fc.summary.dense_names.push_back(c.name);
+    }
+  }
+  fc.summary.num_fields = static_cast<int>(fc.summary.field_names.size());
+  fc.summary.dense_features = static_cast<int64_t>(fc.summary.dense_names.size());
+  return fc;
+}
+
+StatusOr<FeatureColumns> ReadFeatureColumns(const std::string& path, const std::string& format) {
+  std::ifstream in(path);
+  if (!in) return InvalidArgument(path + ": cannot read the feature file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseFeatureColumns(text.str(), path, format);
+}
+
+StatusOr<Dataset> ApplyFeatureColumns(const FeatureColumns& fc, const Dataset& raw) {
+  // Where each column reads and writes.
+  std::vector<const FeatureColumn*> dense, fields;
+  std::vector<const FeatureTable*> field_table;
+  std::map<std::string, const FeatureTable*> tables;
+  for (const FeatureTable& t : fc.tables) tables[t.name] = &t;
+  for (const FeatureColumn& c : fc.columns) {
+    auto bad = [&](const std::string& why) {
+      return InvalidArgument(fc.source + ":" + std::to_string(c.line) + ": column " + c.name +
+                             ": " + why);
+    };
+    if (c.dense_source && c.source_index >= raw.feature_dim) {
+      return bad("source " + c.source + " is beyond the data's " + std::to_string(raw.feature_dim) +
+                 " dense features");
+    }
+    if (!c.dense_source && fc.format != "libffm" && c.source_index >= raw.num_fields) {
+      return bad("source " + c.source + " is beyond the data's " + std::to_string(raw.num_fields) +
+                 " sparse fields");
+    }
+    if (c.embedded()) {
+      fields.push_back(&c);
+      field_table.push_back(tables.at(c.table));
+    } else {
+      dense.push_back(&c);
+    }
+  }
+  Dataset out;
+  out.size = raw.size;
+  out.num_classes = raw.num_classes;
+  out.labels = raw.labels;
+  out.feature_dim = static_cast<int64_t>(dense.size());
+  out.example_shape = InputShape(out.feature_dim);
+  out.num_fields = static_cast<int>(fields.size());
+  out.features.reserve(raw.size * out.feature_dim);
+  out.sparse_offsets.reserve(raw.size + 1);
+  out.sparse_offsets.push_back(0);
+  const int64_t d = raw.feature_dim;
+  auto key_of = [](const FeatureTable& table, int64_t raw_key) -> int64_t {
+    if (table.rows == 0) return static_cast<int64_t>(TableKey(table.name, raw_key));
+    if (table.identity) return table.offset + raw_key;
+    return table.offset +
+           static_cast<int64_t>(TableKey(table.name, raw_key) % static_cast<uint64_t>(table.rows));
+  };
+  // Example i's sparse entries ordered by field (stable): (field, entry).
+  std::vector<std::pair<int32_t, int64_t>> by_field;
+  for (int64_t i = 0; i < raw.size; ++i) {
+    for (const FeatureColumn* c : dense)
+      out.features.push_back(raw.features[i * d + c->source_index]);
+    by_field.clear();
+    if (raw.num_fields > 0) {
+      for (int64_t e = raw.sparse_offsets[i]; e < raw.sparse_offsets[i + 1]; ++e) {
+        by_field.emplace_back(raw.sparse_fields[e], e);
+      }
+      std::sort(by_field.begin(), by_field.end());  // entries in order within a field
+    }
+    for (size_t f = 0; f < fields.size(); ++f) {
+      const FeatureColumn& c = *fields[f];
+      const FeatureTable& table = *field_table[f];
+      auto add = [&](int64_t raw_key, float weight) {
+        out.sparse_keys.push_back(key_of(table, raw_key));
+        out.sparse_fields.push_back(static_cast<int32_t>(f));
+        out.sparse_values.push_back(weight);
+      };
+      if (c.dense_source) {  // bucketized: criteo's log1p(max(x, 0)) back to x
+        const double x = std::nearbyint(std::expm1(double(raw.features[i * d + c.source_index])));
+        add(std::upper_bound(c.edges.begin(), c.edges.end(), x) - c.edges.begin(), 1.0f);
+        continue;
+      }
+      auto [begin, end] = std::equal_range(
+          by_field.begin(), by_field.end(), std::make_pair(int32_t(c.source_index), int64_t{0}),
+          [](const auto& a, const auto& b) { return a.first < b.first; });
+      int64_t taken = 0;
+      const int64_t limit = c.kind == FeatureKind::kCategorical ? 1 : c.max_length;
+      for (auto it = begin; it != end && (limit == 0 || taken < limit); ++it, ++taken) {
+        const float weight = c.weighted ? raw.sparse_values[it->second] : 1.0f;
+        add(raw.sparse_keys[it->second], weight);
+      }
+    }
+    out.sparse_offsets.push_back(static_cast<int64_t>(out.sparse_keys.size()));
+  }
+  return out;
+}
+
+}  // namespace pst
