@@ -6,7 +6,11 @@ Python (standard library only; about a minute for 200,000 lines and 3 passes).
 
 Features as pstrain's criteo reader makes them: integer x -> log(1 + x), empty
 and negative as 0, standardized on the training set; categorical field f and
-its string (an empty one too) -> one key. Prints the test AUC (exact, ties at
+its string (an empty one too) -> one key. A log in libffm layout
+(make_ctr_problem.py --multi_hot; told apart by its first line) is read too:
+fields 0..12 are the 13 dense values (log1p already), fields 13..38 one key
+each, fields 39.. multi-hot: each id a key with value w / (the field's sum of
+w), a weighted mean as make_ctr_problem.py's truth reads them. Prints the test AUC (exact, ties at
 their average rank), log-loss and CTR, beside the Bayes-optimal figures of
 DIR/problem.json when it is there.
 
@@ -37,12 +41,44 @@ def open_log(path):
     sys.exit(f"{path}: no such file (nor {path}.gz)")
 
 
+def read_ffm_line(line, key_ids, grow):
+    """(label, dense row, [(key id, value)]) of one libffm line, or None."""
+    parts = line.split()
+    if not parts:
+        return None
+    row = [0.0] * NUM_INTEGER
+    entries, totals = [], {}
+    for token in parts[1:]:
+        f, key, value = token.split(":")
+        f, value = int(f), float(value)
+        if f < NUM_INTEGER:
+            row[f] = value
+            continue
+        i = key_ids.get((f, key))
+        if i is None and grow:
+            i = key_ids[(f, key)] = len(key_ids)
+        if f >= NUM_INTEGER + NUM_CATEGORICAL:
+            totals[f] = totals.get(f, 0.0) + value
+        if i is not None:
+            entries.append((i, f, value))
+    pairs = [(i, v / totals[f] if f in totals else v) for i, f, v in entries]
+    return (1 if parts[0] == "1" else 0), row, pairs
+
+
 def read_log(path, key_ids, grow):
-    """Labels, dense rows and key-id rows; new keys get ids when `grow`,
-    else unseen keys are dropped (their weight would be 0)."""
+    """Labels, dense rows and key-id rows (lists of (id, value) for libffm);
+    new keys get ids when `grow`, else unseen keys are dropped (their weight
+    would be 0)."""
     labels, dense, keys = [], [], []
     with open_log(path) as lines:
         for line in lines:
+            if "\t" not in line and ":" in line:  # libffm
+                parsed = read_ffm_line(line, key_ids, grow)
+                if parsed is not None:
+                    labels.append(parsed[0])
+                    dense.append(parsed[1])
+                    keys.append(parsed[2])
+                continue
             fields = line.rstrip("\r\n").split("\t")
             if len(fields) != 1 + NUM_INTEGER + NUM_CATEGORICAL:
                 continue
@@ -122,20 +158,25 @@ def main():
     rng = random.Random(a.seed)
     order = list(range(n))
     sqrt = math.sqrt
+    # Criteo rows hold key ids; libffm rows (key id, value) pairs.
+    for rows in (train_keys, test_keys):
+        for i, ids in enumerate(rows):
+            if ids and not isinstance(ids[0], tuple):
+                rows[i] = [(k, 1.0) for k in ids]
     for _ in range(a.epochs):
         rng.shuffle(order)
         for i in order:
             ids, x = train_keys[i], train_dense[i]
             z = bias
-            for k in ids:
-                z += w[k]
+            for k, v in ids:
+                z += w[k] * v
             for j in range(NUM_INTEGER):
                 z += wd[j] * x[j]
             g = sigmoid(z) - train_y[i]
             acc_bias += g * g
             bias -= lr * g / sqrt(acc_bias)
-            for k in ids:
-                gk = g + l2 * w[k]
+            for k, v in ids:
+                gk = g * v + l2 * w[k]
                 acc[k] += gk * gk
                 w[k] -= lr * gk / sqrt(acc[k])
             for j in range(NUM_INTEGER):
@@ -145,7 +186,7 @@ def main():
 
     probabilities = []
     for ids, x in zip(test_keys, test_dense):
-        z = bias + sum(w[k] for k in ids) + sum(wd[j] * x[j] for j in range(NUM_INTEGER))
+        z = bias + sum(w[k] * v for k, v in ids) + sum(wd[j] * x[j] for j in range(NUM_INTEGER))
         probabilities.append(sigmoid(z))
     auc = exact_auc(probabilities, test_y)
     loss = -sum(math.log(min(max(p if y else 1 - p, 1e-7), 1.0))
@@ -160,6 +201,8 @@ def main():
         print(f"Bayes-optimal: AUC {problem['bayes_test_auc']:.4f}, "
               f"log-loss {problem['bayes_test_log_loss']:.4f}; "
               f"AUC gap {problem['bayes_test_auc'] - auc:.4f}")
+        if "lr_test_auc" in problem:
+            print(f"the generator's logistic regression: AUC {problem['lr_test_auc']:.4f}")
     return 0
 
 

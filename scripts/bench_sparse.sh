@@ -32,7 +32,7 @@ for arg in "$@"; do
   esac
 done
 if [[ ! -f "$data/train.txt" ]]; then
-  python3 "$root/examples/make_ctr_problem.py" "$data" --seed=1
+  python3 "$root/examples/make_ctr_problem.py" "$data" --seed=1 --linear --lr_epochs=0
 fi
 rm -rf "$results"
 mkdir -p "$results"

@@ -129,6 +129,7 @@ def main():
     problem = read_json(os.path.join(data_dir, "problem.json")) or {}
     bayes = problem.get("bayes_test_auc", problem.get("bayes_auc"))
     bayes_log_loss = problem.get("bayes_test_log_loss")
+    lr_auc = problem.get("lr_test_auc")  # make_ctr_problem.py's logistic regression
     tf = read_json(os.path.join(folder, "tf.json"))
     ps_note = read_json(os.path.join(folder, "pstrain.json")) or {}
     ps = parse_pstrain(folder, steps) if "skipped" not in ps_note else None
@@ -136,8 +137,9 @@ def main():
     ctr = (problem.get("test_ctr") or (tf or {}).get("test_ctr")
            or test_ctr(os.path.join(data_dir, "test.txt")))
     if settings:
-        print(f"click job: wide_deep, {settings['rows']} rows per table, {steps} global "
-              f"steps, batch {settings['batch_size']}, adagrad {settings['learning_rate']}, "
+        print(f"click job: {settings.get('model', 'wide_deep')}, {settings['rows']} rows per "
+              f"table, {steps} global steps, batch {settings['batch_size']}, "
+              f"{settings.get('optimizer', 'adagrad')} {settings['learning_rate']}, "
               f"async, {settings['num_ps']} ps + {settings['num_workers']} workers on "
               f"127.0.0.1, {settings['threads']} thread(s) per task, {settings['cores']} cores")
     if ctr is not None and 0 < ctr < 1:
@@ -145,8 +147,9 @@ def main():
         bayes_text = (f"; the true probabilities' AUC {bayes:.4f}, log-loss "
                       f"{bayes_log_loss:.4f}" if bayes is not None and bayes_log_loss is not None
                       else "")
+        lr_text = f"; logistic regression's AUC {lr_auc:.4f}" if lr_auc is not None else ""
         print(f"data: {data_dir}; test CTR {ctr:.4f} (a constant predictor's log-loss: "
-              f"{entropy:.4f}){bayes_text}")
+              f"{entropy:.4f}){bayes_text}{lr_text}")
     ran_tf = os.path.exists(os.path.join(folder, "tf.log"))
     ran_ps = bool(ps_note) or os.path.exists(os.path.join(folder, "pstrain.log"))
     if tf:

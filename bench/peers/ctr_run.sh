@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
 # pstrain against TensorFlow 1's parameter-server training on a sparse click
-# job: the same wide_deep model (a [ROWS, 1] wide table and a [ROWS, 8]
-# embedding table, both partitioned over the ps tasks, an MLP 64-32-1 on
-# top), the same synthetic click log in Criteo's layout, Adagrad, async, 2 ps
+# job: the same model (--model=wide_deep, the default: a [ROWS, 1] wide table
+# and a [ROWS, 8] embedding table, both partitioned over the ps tasks, an MLP
+# 64-32-1 on top; --model=deepfm or dcn_v2: dim 16, MLP 256-128, as
+# bench/peers/ctr_tf.py describes, pstrain with its own --model of that
+# name), the same synthetic click log in Criteo's layout, Adagrad (or
+# --optimizer=adam, with --learning_rate=0.001 say), async, 2 ps
 # + 2 workers on 127.0.0.1, a fixed number of global steps. Prints one
 # markdown table: steps/s, the test AUC (exact) and log-loss of each system,
 # the problem's Bayes AUC (problem.json: the true probabilities' test AUC),
 # pstrain / TensorFlow in steps/s and pstrain's AUC minus TensorFlow's
 # (bench/peers/ctr_report.py). About 3 minutes once the venv and data exist.
 #
-#   bench/peers/ctr_run.sh [--rows=100000] [--steps=3000] [--batch_size=256]
+#   bench/peers/ctr_run.sh [--model=wide_deep|deepfm|dcn_v2] [--optimizer=adagrad|adam]
+#       [--rows=100000] [--steps=3000] [--batch_size=256]
 #       [--learning_rate=0.05] [--threads=1] [--seed=1]
 #       [--train_examples=200000] [--test_examples=50000] [--data_dir=DIR]
+#       [--problem=interactions|linear|rare]
 #       [--systems=tensorflow,pstrain] [--results=DIR] [--no_install]
 #
 # Data: DIR/train.txt, DIR/test.txt and DIR/problem.json, made by
 # examples/make_ctr_problem.py when DIR has no train.txt or test.txt (default
-# DIR: $BUILD_DIR/ctr-data/seed<S>-train<N>-test<M>; an existing DIR is
-# reused as it is).
+# DIR: $BUILD_DIR/ctr-data/<problem>-seed<S>-train<N>-test<M>; an existing DIR
+# is reused as it is). --problem: the generator's default problem with
+# planted interactions ("interactions", the default), --linear or --rare.
 #
 # TensorFlow (bench/peers/ctr_tf.py): from the venv $BUILD_DIR/peers-venv
 # that bench/peers/run.sh makes and uses (default build/peers-venv);
@@ -27,7 +33,7 @@
 # scripts/run_local.sh --num_ps=2 --num_workers=2 --mode=async
 # --train_steps=STEPS --quiet --run_dir=RESULTS/pstrain-run --
 # --dataset=criteo --train_file=...
-# --test_file=... --model=wide_deep --embedding_rows=ROWS --optimizer=adagrad
+# --test_file=... --model=MODEL --embedding_rows=ROWS --optimizer=OPTIMIZER
 # --learning_rate=LR --batch_size=B, plus --seed, --intra_op_threads=T,
 # --eval_every_steps=0 (TensorFlow's side evaluates only at the end too) and
 # --progress_every_secs=1 (the steps/s after the warm-up comes from the
@@ -57,6 +63,9 @@ build="${BUILD_DIR:-$root/build}"
 bin="${PST_BIN_DIR:-$build/bin}"
 venv="$build/peers-venv"
 results="$root/results/peers-ctr"
+model=wide_deep
+optimizer=adagrad
+problem=interactions
 rows=100000
 steps=3000
 batch_size=256
@@ -70,6 +79,9 @@ systems=tensorflow,pstrain
 install=1
 for arg in "$@"; do
   case "$arg" in
+    --model=*) model="${arg#*=}" ;;
+    --optimizer=*) optimizer="${arg#*=}" ;;
+    --problem=*) problem="${arg#*=}" ;;
     --rows=*) rows="${arg#*=}" ;;
     --steps=*) steps="${arg#*=}" ;;
     --batch_size=*) batch_size="${arg#*=}" ;;
@@ -90,6 +102,18 @@ for n in "$rows" "$steps" "$batch_size" "$threads" "$train_examples" "$test_exam
     { echo "ctr_run.sh: --rows, --steps, --batch_size, --threads and the example counts" \
         "must be positive integers (got '$n')" >&2; exit 2; }
 done
+case "$model" in wide_deep|deepfm|dcn_v2) ;; *)
+  echo "ctr_run.sh: --model must be wide_deep, deepfm or dcn_v2 (got '$model')" >&2; exit 2 ;; esac
+case "$optimizer" in adagrad|adam) ;; *)
+  echo "ctr_run.sh: --optimizer must be adagrad or adam (got '$optimizer')" >&2; exit 2 ;; esac
+problem_flag=()
+case "$problem" in
+  interactions) ;;
+  linear) problem_flag=(--linear) ;;
+  rare) problem_flag=(--rare) ;;
+  *) echo "ctr_run.sh: --problem must be interactions, linear or rare (got '$problem')" >&2
+     exit 2 ;;
+esac
 [[ "$seed" =~ ^[0-9]+$ ]] || { echo "ctr_run.sh: --seed must be an integer >= 0" >&2; exit 2; }
 [[ "$learning_rate" =~ ^[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$ ]] ||
   { echo "ctr_run.sh: --learning_rate=$learning_rate is not a number" >&2; exit 2; }
@@ -102,7 +126,7 @@ for s in "${system_list[@]}"; do
     *) echo "ctr_run.sh: unknown system '$s' (tensorflow, pstrain)" >&2; exit 2 ;;
   esac
 done
-data_dir="${data_dir:-$build/ctr-data/seed$seed-train$train_examples-test$test_examples}"
+data_dir="${data_dir:-$build/ctr-data/$problem-seed$seed-train$train_examples-test$test_examples}"
 mkdir -p "$results"
 results="$(cd "$results" && pwd)"
 rm -rf "$results/tf" "$results/pstrain-run"
@@ -122,7 +146,7 @@ if [[ ! -f "$data_dir/train.txt" || ! -f "$data_dir/test.txt" ]]; then
   # The folder: an argument of its own, or --out_dir=DIR where the generator has that flag.
   out=("$data_dir")
   grep -q -- '"--out_dir"' "$generator" && out=(--out_dir="$data_dir")
-  if ! python3 "$generator" "${out[@]}" --seed="$seed" \
+  if ! python3 "$generator" "${out[@]}" --seed="$seed" "${problem_flag[@]}" \
     --train_examples="$train_examples" --test_examples="$test_examples" \
     >"$data_dir/make.log" 2>&1; then
     echo "ctr_run.sh: $generator failed: $(grep -v '^ *$' "$data_dir/make.log" | tail -1)" >&2
@@ -143,12 +167,13 @@ source "$root/scripts/lib/peer_venv.sh"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "machine: $(nproc) cores, $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2 | xargs)," \
   "load average $(load)"
-echo "job: wide_deep, $rows rows, $steps global steps, batch $batch_size, adagrad $learning_rate," \
+echo "job: $model, $rows rows, $steps global steps, batch $batch_size, $optimizer $learning_rate," \
   "async, 2 ps + 2 workers, $threads thread(s) per task"
 cat >"$results/settings.json" <<EOF
 {"rows": $rows, "steps": $steps, "batch_size": $batch_size, "learning_rate": $learning_rate,
  "threads": $threads, "seed": $seed, "data_dir": "$data_dir", "num_ps": 2, "num_workers": 2,
- "mode": "async", "model": "wide_deep", "optimizer": "adagrad", "cores": $(nproc)}
+ "mode": "async", "model": "$model", "optimizer": "$optimizer", "problem": "$problem",
+ "cores": $(nproc)}
 EOF
 
 # --- TensorFlow -------------------------------------------------------------------
@@ -156,6 +181,7 @@ if ((run_tf)) && venv_install tensorflow tensorflow tensorflow-cpu tensorflow; t
   echo "tensorflow: training (logs in $results/tf)"
   if "$py" "$here/ctr_tf.py" --train_file="$train_file" --test_file="$test_file" \
     --rows="$rows" --train_steps="$steps" --batch_size="$batch_size" \
+    --model="$model" --optimizer="$optimizer" \
     --learning_rate="$learning_rate" --seed="$seed" --intra_op_threads="$threads" \
     --inter_op_threads="$threads" --num_ps=2 --num_workers=2 --log_dir="$results/tf" \
     >"$results/tf.json" 2>"$results/tf.log"; then
@@ -183,7 +209,7 @@ if ((run_pstrain)); then
     "$root/scripts/run_local.sh" --num_ps=2 --num_workers=2 --mode=async \
       --train_steps="$steps" --quiet --run_dir="$results/pstrain-run" -- \
       --dataset=criteo --train_file="$train_file" --test_file="$test_file" \
-      --model=wide_deep --embedding_rows="$rows" --optimizer=adagrad \
+      --model="$model" --embedding_rows="$rows" --optimizer="$optimizer" \
       --learning_rate="$learning_rate" --batch_size="$batch_size" --seed="$seed" \
       --intra_op_threads="$threads" --eval_every_steps=0 --progress_every_secs=1 \
       >"$results/pstrain.log" 2>&1 </dev/null || rc=$?
@@ -192,7 +218,7 @@ if ((run_pstrain)); then
       # run_local.sh names the task that failed and quotes its last line.
       why="$(grep -E 'failed \(exit [0-9]+\)' "$results/pstrain.log" | head -1 | cut -c1-300)"
       [[ -n "$why" ]] || why="$(grep -v '^ *$' "$results/pstrain.log" | tail -1 | cut -c1-300)"
-      pstrain_note "its sparse job failed (run_local.sh exited $rc): $why -- pstrain's sparse support (--dataset=criteo, --model=wide_deep, --embedding_rows) may not be built yet; full log: $results/pstrain.log"
+      pstrain_note "its sparse job failed (run_local.sh exited $rc): $why -- pstrain's sparse support (--dataset=criteo, --model=$model, --embedding_rows) may not be built yet; full log: $results/pstrain.log"
     elif ! grep -q 'Test-AUC:' "$results/pstrain.log"; then
       pstrain_note "its chief printed no 'Test-AUC:' line (log: $results/pstrain.log)"
     else

@@ -11,7 +11,8 @@ dependency of pstrain. The job, as pstrain's:
     integers: empty or negative -> 0, then log(1 + x); categorical field f
     (0..25): tf.strings.to_hash_bucket_fast("f<f>:<value>", ROWS), one key
     per field per example (an empty value is a key of its own: "f3:");
-  - model wide_deep: wide = a [ROWS, 1] table, the 26 keys' weights summed;
+  - --model=wide_deep (default): wide = a [ROWS, 1] table, the 26 keys'
+    weights summed;
     deep = a [ROWS, 8] table shared by every field, the 26 keys' rows
     concatenated (208) with the 13 dense features -> dense 64 relu -> dense
     32 relu -> dense 1; logit = deep + wide; sigmoid cross-entropy, the mean
@@ -22,9 +23,21 @@ dependency of pstrain. The job, as pstrain's:
     in [-0.05, 0.05] (as pstrain's EmbeddingTableConfig::init_scale), dense
     kernels glorot uniform, biases 0; every variable placed by
     replica_device_setter (round-robin over the ps tasks);
-  - Adagrad (tf.compat.v1.train.AdagradOptimizer, initial accumulator 0.1)
-    for everything: sparse gradients (IndexedSlices) go to SparseApplyAdagrad
-    on the ps, touching only the rows in the batch;
+  - --model=deepfm (as docs CTR-MODELS.md, Guo et al. 2017): the same wide
+    table plus a dense weight per dense feature (the LR part), FM over the
+    26 field embeddings e_f (a [ROWS, 16] table, --embed_dim):
+    0.5 * sum_k [(sum_f e_f,k)^2 - sum_f e_f,k^2], and an MLP over
+    concat(e_f..., dense) -> 256 relu -> 128 relu -> 1; logit = LR + FM +
+    MLP;
+  - --model=dcn_v2 (Wang et al. 2021, stacked): x0 = concat(e_f..., dense)
+    (26 * 16 + 13 = 429), 3 full-rank cross layers x_{l+1} = x0 * (W_l x_l
+    + b_l) + x_l, then MLP 256 relu -> 128 relu -> 1; no wide table;
+  - --optimizer=adagrad (default; tf.compat.v1.train.AdagradOptimizer,
+    initial accumulator 0.1) for everything: sparse gradients
+    (IndexedSlices) go to SparseApplyAdagrad on the ps, touching only the
+    rows in the batch; --optimizer=adam: tf.compat.v1.train.AdamOptimizer
+    (betas 0.9, 0.999, epsilon 1e-8), which is NOT lazy: its sparse apply
+    decays the moments of every row each step;
   - async: each worker runs its own steps, its gradient applied on arrival,
     until the global step reaches --train_steps; worker 0 is TensorFlow's
     chief (it initializes the variables; the others wait for them);
@@ -66,8 +79,11 @@ import time
 
 NUM_INT = 13
 NUM_CAT = 26
-EMBED_DIM = 8
+EMBED_DIM = 8  # wide_deep
 HIDDEN = (64, 32)
+DEEP_EMBED_DIM = 16  # deepfm and dcn_v2
+DEEP_HIDDEN = (256, 128)
+CROSS_LAYERS = 3
 INIT_SCALE = 0.05
 INITIAL_ACCUMULATOR = 0.1
 EVAL_BATCH = 8192
@@ -127,7 +143,7 @@ def launch(args):
               f"--result_file={result_file}"]
     for name in ("train_file", "test_file", "rows", "train_steps", "batch_size",
                  "learning_rate", "seed", "intra_op_threads", "inter_op_threads",
-                 "warmup_fraction"):
+                 "warmup_fraction", "model", "optimizer", "embed_dim"):
         common.append(f"--{name}={getattr(args, name)}")
 
     def on_signal(signum, _frame):
@@ -212,7 +228,10 @@ def load(path, rows):
     import tensorflow as tf
 
     text = tf.io.read_file(path)
-    lines = tf.strings.split(tf.strings.strip(text), "\n")
+    # Not tf.strings.strip on the whole text: it would also eat the tabs of
+    # empty fields at the end of the last line.
+    lines = tf.strings.regex_replace(tf.strings.split(text, "\n"), "\r$", "")
+    lines = tf.boolean_mask(lines, tf.strings.length(lines) > 0)
     defaults = [[0.0]] + [[0.0]] * NUM_INT + [[""]] * NUM_CAT
     columns = tf.io.decode_csv(lines, record_defaults=defaults, field_delim="\t")
     labels = columns[0].numpy().astype("float32")
@@ -225,41 +244,72 @@ def load(path, rows):
 
 
 def build_model(args, num_ps, dense_in, keys_in):
-    """The logit [B] of wide_deep for placeholders dense_in [B, 13], keys_in [B, 26]."""
+    """The logit [B] of --model for placeholders dense_in [B, 13], keys_in [B, 26]."""
     import tensorflow as tf
 
     v1 = tf.compat.v1
+    dim = embed_dim(args)
     table_init = v1.random_uniform_initializer(-INIT_SCALE, INIT_SCALE, seed=args.seed)
     partitioner = v1.fixed_size_partitioner(num_ps)
-    wide = v1.get_variable("wide", shape=[args.rows, 1], initializer=table_init,
-                           partitioner=partitioner)
-    deep = v1.get_variable("embedding", shape=[args.rows, EMBED_DIM], initializer=table_init,
+    # Created in this order (wide first) so wide_deep's placement and start
+    # values are as before; dcn_v2 has no wide table.
+    wide = None
+    if args.model != "dcn_v2":
+        wide = v1.get_variable("wide", shape=[args.rows, 1], initializer=table_init,
+                               partitioner=partitioner)
+    deep = v1.get_variable("embedding", shape=[args.rows, dim], initializer=table_init,
                            partitioner=partitioner)
     batch = tf.shape(keys_in, out_type=tf.int64)[0]
     ids = tf.reshape(keys_in, [-1])  # B*26, example-major
-    # Wide: a [B, 26] SparseTensor, the 26 weights of each example summed.
-    rows = tf.repeat(tf.range(batch), NUM_CAT)
-    cols = tf.tile(tf.range(NUM_CAT, dtype=tf.int64), [batch])
-    wide_ids = tf.SparseTensor(tf.stack([rows, cols], axis=1), ids, [batch, NUM_CAT])
-    wide_sum = v1.nn.embedding_lookup_sparse(list(wide), wide_ids, None,
-                                             partition_strategy="mod", combiner="sum")
+    wide_sum = None
+    if wide is not None:
+        # Wide: a [B, 26] SparseTensor, the 26 weights of each example summed.
+        rows = tf.repeat(tf.range(batch), NUM_CAT)
+        cols = tf.tile(tf.range(NUM_CAT, dtype=tf.int64), [batch])
+        wide_ids = tf.SparseTensor(tf.stack([rows, cols], axis=1), ids, [batch, NUM_CAT])
+        wide_sum = v1.nn.embedding_lookup_sparse(list(wide), wide_ids, None,
+                                                 partition_strategy="mod", combiner="sum")
     # Deep: one id per (example, field) row, so each sum is that key's row.
     n = batch * NUM_CAT
     deep_ids = tf.SparseTensor(tf.stack([tf.range(n), tf.zeros([n], tf.int64)], axis=1),
                                ids, [n, 1])
     embedded = v1.nn.embedding_lookup_sparse(list(deep), deep_ids, None,
                                              partition_strategy="mod", combiner="sum")
-    x = tf.concat([tf.reshape(embedded, [-1, NUM_CAT * EMBED_DIM]), dense_in], axis=1)
+    x0 = tf.concat([tf.reshape(embedded, [-1, NUM_CAT * dim]), dense_in], axis=1)
     glorot = v1.glorot_uniform_initializer(seed=args.seed)
-    width = NUM_CAT * EMBED_DIM + NUM_INT
-    for i, units in enumerate(HIDDEN + (1,)):
-        w = v1.get_variable(f"dense_{i}/kernel", [width, units], initializer=glorot)
-        b = v1.get_variable(f"dense_{i}/bias", [units], initializer=v1.zeros_initializer())
-        x = tf.matmul(x, w) + b
-        if units != 1:
-            x = tf.nn.relu(x)
-        width = units
-    return tf.reshape(x + wide_sum, [-1])
+    width = NUM_CAT * dim + NUM_INT
+
+    def dense(name, x, fan_in, units):
+        w = v1.get_variable(f"{name}/kernel", [fan_in, units], initializer=glorot)
+        b = v1.get_variable(f"{name}/bias", [units], initializer=v1.zeros_initializer())
+        return tf.matmul(x, w) + b
+
+    def mlp(x, fan_in, hidden):
+        for i, units in enumerate(hidden + (1,)):
+            x = dense(f"dense_{i}", x, fan_in, units)
+            if units != 1:
+                x = tf.nn.relu(x)
+            fan_in = units
+        return tf.reshape(x, [-1])
+
+    if args.model == "wide_deep":
+        return mlp(x0, width, HIDDEN) + tf.reshape(wide_sum, [-1])
+    if args.model == "deepfm":
+        # The wide part: the keys' weights and a weight per dense feature.
+        linear = tf.reshape(wide_sum + dense("dense_linear", dense_in, NUM_INT, 1), [-1])
+        e = tf.reshape(embedded, [-1, NUM_CAT, dim])
+        fm = 0.5 * tf.reduce_sum(tf.square(tf.reduce_sum(e, axis=1))
+                                 - tf.reduce_sum(tf.square(e), axis=1), axis=1)
+        return linear + fm + mlp(x0, width, DEEP_HIDDEN)
+    # dcn_v2, stacked: full-rank cross layers, then the MLP.
+    x = x0
+    for layer in range(CROSS_LAYERS):
+        x = x0 * dense(f"cross_{layer}", x, width, width) + x
+    return mlp(x, width, DEEP_HIDDEN)
+
+
+def embed_dim(args):
+    return args.embed_dim or (EMBED_DIM if args.model == "wide_deep" else DEEP_EMBED_DIM)
 
 
 def onednn_enabled():
@@ -337,8 +387,13 @@ def run_task(args):
             logit = build_model(args, len(ps_hosts), dense_in, keys_in)
             loss = tf.reduce_mean(
                 tf.nn.sigmoid_cross_entropy_with_logits(labels=labels_in, logits=logit))
-            optimizer = v1.train.AdagradOptimizer(
-                args.learning_rate, initial_accumulator_value=INITIAL_ACCUMULATOR)
+            if args.optimizer == "adam":
+                # TF1's Adam: not lazy on sparse gradients (every row's
+                # moments decay each step), as SPARSE.md notes.
+                optimizer = v1.train.AdamOptimizer(args.learning_rate)
+            else:
+                optimizer = v1.train.AdagradOptimizer(
+                    args.learning_rate, initial_accumulator_value=INITIAL_ACCUMULATOR)
             train_op = optimizer.minimize(loss, global_step=global_step)
             probability = tf.sigmoid(logit)
             mark_done = v1.assign_add(done, 1)
@@ -413,6 +468,7 @@ def run_task(args):
             "global_step": final_step,
             "chief_steps": my_steps,
             "final_train_loss": float(last_loss),
+            "model": args.model, "optimizer": args.optimizer, "embed_dim": embed_dim(args),
             "rows": args.rows, "batch_size": b, "learning_rate": args.learning_rate,
             "train_steps": target, "num_ps": len(ps_hosts), "num_workers": num_workers,
             "intra_op_threads": args.intra_op_threads,
@@ -434,6 +490,10 @@ def main():
     parser.add_argument("--train_file", required=True)
     parser.add_argument("--test_file", required=True)
     parser.add_argument("--rows", type=int, default=100000, help="hash buckets of each table")
+    parser.add_argument("--model", choices=("wide_deep", "deepfm", "dcn_v2"), default="wide_deep")
+    parser.add_argument("--optimizer", choices=("adagrad", "adam"), default="adagrad")
+    parser.add_argument("--embed_dim", type=int, default=0,
+                        help=f"0: {EMBED_DIM} for wide_deep, {DEEP_EMBED_DIM} for deepfm and dcn_v2")
     parser.add_argument("--train_steps", type=int, default=3000, help="global steps")
     parser.add_argument("--batch_size", type=int, default=256)
     parser.add_argument("--learning_rate", type=float, default=0.05)
@@ -454,6 +514,8 @@ def main():
     parser.add_argument("--worker_hosts", default="")
     parser.add_argument("--result_file", default="")
     args = parser.parse_args()
+    if args.embed_dim < 0:
+        parser.error("--embed_dim must be at least 0")
     if min(args.rows, args.train_steps, args.batch_size, args.num_ps, args.num_workers,
            args.intra_op_threads, args.inter_op_threads) < 1:
         parser.error("--rows, --train_steps, --batch_size, --num_ps, --num_workers and the "

@@ -1,5 +1,5 @@
 // Click models on a real cluster: the generated click problem
-// (examples/make_ctr_problem.py) trained by ps, worker and chief processes
+// (examples/make_ctr_problem.py --linear) trained by ps, worker and chief processes
 // with embedding tables on the ps, async and sync, to within 0.02 of the
 // generator's Bayes-optimal test AUC; a fixed table too large to pull whole
 // moving as many bytes per step as a small one; a dynamic table that never
@@ -31,7 +31,8 @@ class SparseTest : public ::testing::Test {
     ASSERT_NE(source, nullptr) << "PST_SOURCE_DIR is not set (run through ctest)";
     auto generator = ChildProcess::Start(
         {"/usr/bin/env", "python3", std::string(source) + "/examples/make_ctr_problem.py",
-         *data_dir_, "--train_examples=200000", "--test_examples=20000", "--seed=1"},
+         *data_dir_, "--train_examples=200000", "--test_examples=20000", "--seed=1", "--linear",
+         "--lr_epochs=0"},
         *data_dir_ + "/generator.log");
     ASSERT_TRUE(generator.ok()) << generator.status().ToString();
     ASSERT_EQ((*generator)->Wait(seconds(300)), 0) << (*generator)->Log();
