@@ -145,6 +145,7 @@ Status ChiefReporter::RecordEvaluation(int64_t step, int64_t start_step, double 
   if (test.binary()) r.Add("test_auc", test.auc).Add("test_log_loss", test.log_loss);
   if (validation) {
     r.Add("validation_loss", validation->loss).Add("validation_accuracy", validation->accuracy);
+    if (validation->binary()) r.Add("validation_auc", validation->auc);
   }
   // Loss, steps/s and staleness go to TensorBoard every --log_every_steps
   // (LogTraining); here what only an evaluation knows.
@@ -215,8 +216,10 @@ void ChiefReporter::Print(const char* format, ...) const {
 
 void ChiefReporter::PrintReport(int64_t step, const Evaluation& test,
                                 const std::optional<Evaluation>& validation, double total_seconds,
-                                const ClusterCounts& c, bool sync) {
+                                const ClusterCounts& c, bool sync,
+                                std::optional<int64_t> model_step) {
   if (validation) Print("Validation-Accuracy: %.4f\n", validation->accuracy);
+  if (validation && validation->binary()) Print("Validation-AUC: %.4f\n", validation->auc);
   Print("Test-Accuracy: %.4f\n", test.accuracy);
   if (test.binary()) {
     Print("Test-AUC: %.4f\n", test.auc);
@@ -226,6 +229,7 @@ void ChiefReporter::PrintReport(int64_t step, const Evaluation& test,
   Print("Total Time: %.2fs\n", total_seconds);
   Print("Final Cost: %.4f\n", last_loss_);
   Print("Global-Step: %lld\n", static_cast<long long>(step));
+  if (model_step) Print("Model-Step: %lld\n", static_cast<long long>(*model_step));
   Print("Stale-Gradients-Dropped: %llu\n", static_cast<unsigned long long>(c.stale_dropped));
   if (!sync) return;
   std::string aggregated;

@@ -77,9 +77,12 @@ class ChiefReporter {
   Status RecordEvaluation(int64_t step, int64_t start_step, double elapsed, const Evaluation& test,
                           const std::optional<Evaluation>& validation, const ClusterCounts& c);
   // The final report on stdout. `total_seconds`: of the whole run.
+  // `test` and `validation` are of the model in model.bin; with a best
+  // model kept (a validation set), `model_step` is its step.
   void PrintReport(int64_t step, const Evaluation& test,
                    const std::optional<Evaluation>& validation, double total_seconds,
-                   const ClusterCounts& c, bool sync);
+                   const ClusterCounts& c, bool sync,
+                   std::optional<int64_t> model_step = std::nullopt);
 
  private:
   // One log line per embedding table part: rows held, created, evicted,

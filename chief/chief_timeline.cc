@@ -180,12 +180,15 @@ Status ChiefTimeline::Finish() {
       reporter_.LogLastTraining(step, state_.TakeWindow(), last_progress_, ProbedStaleness()));
   PST_ASSIGN_OR_RETURN(Evaluation e, evaluator_.Evaluate(step));
   PST_RETURN_IF_ERROR(RecordEvaluation(step, e, training_seconds_));
-  PST_RETURN_IF_ERROR(KeepBestModel(step).status());
+  PST_RETURN_IF_ERROR(KeepBestModel(step, e).status());
   PST_RETURN_IF_ERROR(WriteTrainedModel());
   checkpoints_.SaveAfterTraining(step);
   keeper_.Shutdown(std::chrono::milliseconds(options_.rpc_timeout_ms));
-  reporter_.PrintReport(step, e, evaluator_.last_validation(), earlier_seconds_ + training_seconds_,
-                        counts, sync_ != nullptr);
+  // The report is of the model model.bin holds.
+  reporter_.PrintReport(step, kept_ ? kept_->test : e,
+                        kept_ ? kept_->validation : evaluator_.last_validation(),
+                        earlier_seconds_ + training_seconds_, counts, sync_ != nullptr,
+                        kept_ ? std::optional<int64_t>(kept_->step) : std::nullopt);
   return evaluator_.CheckLearned(e);
 }
 
@@ -208,6 +211,17 @@ StatusOr<std::optional<std::vector<Tensor>>> ChiefTimeline::TrainedParams() {
 
 Status ChiefTimeline::WriteTrainedModel() {
   if (options_.run_dir.empty() && options_.export_onnx.empty()) return Status::OK();
+  if (kept_) {
+    const std::string best = options_.run_dir + "/best_model.bin";
+    PST_ASSIGN_OR_RETURN(TrainedModel trained, ReadModelFile(best));
+    LOG(INFO) << "model.bin is the best model, of step " << kept_->step;
+    PST_RETURN_IF_ERROR(WriteModelFile(options_.run_dir + "/model.bin", evaluator_.job(),
+                                       evaluator_.model(), trained.params));
+    if (!options_.export_onnx.empty()) {
+      PST_RETURN_IF_ERROR(WriteOnnxModel(options_.export_onnx, trained));
+    }
+    return Status::OK();
+  }
   PST_ASSIGN_OR_RETURN(std::optional<std::vector<Tensor>> params, TrainedParams());
   if (!params) return Status::OK();
   const Job& job = evaluator_.job();
@@ -222,7 +236,7 @@ Status ChiefTimeline::WriteTrainedModel() {
 }
 
 // Accuracy for classifiers, AUC for click models: higher is better for both.
-StatusOr<EvaluationVerdict> ChiefTimeline::KeepBestModel(int64_t step) {
+StatusOr<EvaluationVerdict> ChiefTimeline::KeepBestModel(int64_t step, const Evaluation& test) {
   const std::optional<Evaluation>& validation = evaluator_.last_validation();
   // The final evaluation of a run stopped early is of the step just kept.
   if (!validation || step == last_kept_step_) return EvaluationVerdict();
@@ -236,6 +250,7 @@ StatusOr<EvaluationVerdict> ChiefTimeline::KeepBestModel(int64_t step) {
                                          evaluator_.model(), *params));
       LOG(INFO) << "step " << step << ": best validation score so far, " << score
                 << ": written to best_model.bin";
+      kept_ = KeptModel{step, test, validation};
     }
   }
   return verdict;
@@ -246,7 +261,7 @@ Status ChiefTimeline::EvaluateAndRecord(int64_t step) {
   LOG(INFO) << "step " << step << ": test accuracy " << e.accuracy << ", test loss " << e.loss;
   reporter_.set_test_accuracy(e.accuracy);
   PST_RETURN_IF_ERROR(RecordEvaluation(step, e, SecondsSince(start_)));
-  PST_ASSIGN_OR_RETURN(const EvaluationVerdict verdict, KeepBestModel(step));
+  PST_ASSIGN_OR_RETURN(const EvaluationVerdict verdict, KeepBestModel(step, e));
   if (verdict.stop) LOG(WARNING) << verdict.stop_message;
   stopped_early_ = verdict.stop;
   // The rate of the steps still to come; none come after an early stop.

@@ -6,7 +6,10 @@
 // saves checkpoints when their schedule says, and recovers the cluster when a
 // ps is lost. At --train_steps it lets the workers leave, evaluates the final
 // model, writes model.bin and the final checkpoint, stops the ps and prints
-// the report. On a signal it saves a checkpoint and stops every task; a run
+// the report. With a validation set, model.bin (and the ONNX export) is the
+// best model, best_model.bin, when one was written, and the report gives
+// its test figures and step (Model-Step); metrics.jsonl still has the
+// final evaluation. On a signal it saves a checkpoint and stops every task; a run
 // that cannot go on (diverged, no storage) stops them too.
 //
 // Time: its decisions (probes, the notices, how long to wait for the
@@ -73,8 +76,8 @@ class ChiefTimeline {
   // tables; nullopt for dynamic tables (they live in the checkpoints only).
   StatusOr<std::optional<std::vector<Tensor>>> TrainedParams();
   // Feeds the last evaluation's validation score (if any) to `best_`;
-  // writes best_model.bin on a new best.
-  StatusOr<EvaluationVerdict> KeepBestModel(int64_t step);
+  // writes best_model.bin on a new best, and keeps `test` as its figures.
+  StatusOr<EvaluationVerdict> KeepBestModel(int64_t step, const Evaluation& test);
   Status EvaluateAndRecord(int64_t step);
   // `elapsed`: seconds of training so far.
   Status RecordEvaluation(int64_t step, const Evaluation& e, double elapsed);
@@ -121,6 +124,13 @@ class ChiefTimeline {
   BestModelKeeper best_;
   bool stopped_early_ = false;
   int64_t last_kept_step_ = -1;  // of the last evaluation KeepBestModel saw
+  // The model in best_model.bin, once one is written.
+  struct KeptModel {
+    int64_t step = 0;
+    Evaluation test;
+    std::optional<Evaluation> validation;
+  };
+  std::optional<KeptModel> kept_;
 };
 
 }  // namespace pst

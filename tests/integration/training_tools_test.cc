@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -167,8 +168,15 @@ ValidationScore BestUpTo(const std::vector<ValidationScore>& scores, int64_t las
 // last best model written is the best of all the run's evaluations (the
 // final one, after the workers left, included), and predict scores
 // best_model.bin on the validation and test splits exactly as that
-// evaluation did: usually an evaluation before the freeze, whose model
-// the run's model.bin is not.
+// evaluation did. model.bin is that model too, and the report gives its
+// step (Model-Step) and test accuracy, not the final evaluation's.
+std::string ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
 TEST_F(TrainingToolsTest, EarlyStoppingEndsTheRunAndKeepsTheBestModel) {
   constexpr int kTrainSteps = 50000, kPatience = 8;
   const std::string dir = TestDir();
@@ -249,6 +257,10 @@ TEST_F(TrainingToolsTest, EarlyStoppingEndsTheRunAndKeepsTheBestModel) {
               0.5e-4 + 1e-9)
       << report << "\nthe best evaluation, at step " << best.step << ", had test accuracy "
       << best.test_accuracy;
+  EXPECT_EQ(ReadFileBytes(dir + "/model.bin"), ReadFileBytes(kept_model));
+  EXPECT_EQ(ReportValue(log, "Model-Step: ").value_or(-1), best.step) << log;
+  EXPECT_NEAR(ReportValue(log, "Test-Accuracy: ").value_or(-1), best.test_accuracy, 0.5e-4 + 1e-9)
+      << log;
 }
 
 // The rates of a plateau schedule from 0.5, halved by each lowering.
