@@ -215,6 +215,12 @@ Status ChiefTimeline::WriteTrainedModel() {
     const std::string best = options_.run_dir + "/best_model.bin";
     PST_ASSIGN_OR_RETURN(TrainedModel trained, ReadModelFile(best));
     LOG(INFO) << "model.bin is the best model, of step " << kept_->step;
+    // Its figures as written: a click model's tables were pulled whole after
+    // its evaluation, while async workers still pushed.
+    PST_ASSIGN_OR_RETURN(ClusterEvaluator::Figures figures,
+                         evaluator_.EvaluateWritten(trained.params));
+    kept_->test = figures.test;
+    kept_->validation = figures.validation;
     PST_RETURN_IF_ERROR(WriteModelFile(options_.run_dir + "/model.bin", evaluator_.job(),
                                        evaluator_.model(), trained.params));
     if (!options_.export_onnx.empty()) {

@@ -100,6 +100,41 @@ StatusOr<Evaluation> ClusterEvaluator::Evaluate(int64_t step) {
   return e;
 }
 
+StatusOr<ClusterEvaluator::Figures> ClusterEvaluator::EvaluateWritten(
+    const std::vector<Tensor>& params) {
+  const size_t variables = model_->variables().size();
+  if (params.size() != variables + model_->tables().size()) {
+    return InvalidArgument(std::to_string(params.size()) + " parameter tensors for " +
+                           std::to_string(variables) + " variables and " +
+                           std::to_string(model_->tables().size()) + " tables");
+  }
+  const std::vector<Tensor> dense(params.begin(), params.begin() + variables);
+  const RowFetcher gather = [&](const std::vector<int64_t>& ids, std::vector<Tensor>* rows) {
+    rows->clear();
+    for (size_t t = 0; t < model_->tables().size(); ++t) {
+      const Tensor& whole = params[variables + t];
+      const int64_t dim = model_->tables()[t].dim;
+      Tensor out(DType::kFloat32, {static_cast<int64_t>(ids.size()), dim});
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i] < 0 || ids[i] >= whole.shape()[0]) {
+          return InvalidArgument("row " + std::to_string(ids[i]) + " is outside table '" +
+                                 model_->tables()[t].name + "'");
+        }
+        std::copy(whole.f32() + ids[i] * dim, whole.f32() + (ids[i] + 1) * dim,
+                  out.f32() + i * dim);
+      }
+      rows->push_back(std::move(out));
+    }
+    return Status::OK();
+  };
+  Figures figures;
+  PST_ASSIGN_OR_RETURN(figures.test, evaluator_.Evaluate(dense, gather));
+  if (validation_.size > 0) {
+    PST_ASSIGN_OR_RETURN(figures.validation, validation_evaluator_.Evaluate(dense, gather));
+  }
+  return figures;
+}
+
 Status ClusterEvaluator::CheckLearned(const Evaluation& final_evaluation) const {
   if (final_evaluation.loss >= untrained_.loss) {
     return Diverged("the test loss at the end, " + std::to_string(final_evaluation.loss) +

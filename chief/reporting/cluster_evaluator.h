@@ -44,6 +44,13 @@ class ClusterEvaluator {
   // A click model's fixed tables, whole ([rows, dim] each, pulled in chunks
   // of rows), for model.bin.
   StatusOr<std::vector<Tensor>> PullWholeTables();
+  // The test and validation figures of a model as model.bin holds it: the
+  // variables, then each fixed table whole. What predict reports for it.
+  struct Figures {
+    Evaluation test;
+    std::optional<Evaluation> validation;  // none without a validation set
+  };
+  StatusOr<Figures> EvaluateWritten(const std::vector<Tensor>& params);
   // Finite but no better than where training began: Aborted, it diverged.
   Status CheckLearned(const Evaluation& final_evaluation) const;
 
