@@ -72,8 +72,10 @@ DEFINE_string(model_spec, "",
               "[same|valid] [relu|sigmoid], maxpool 2, dense N|classes [relu|sigmoid], "
               "dropout R), and learning_rate, lr_schedule, weight_decay and augment lines for "
               "those flags left at their defaults; instead of --model. A click model's spec "
-              "starts with 'embedding DIM [combiner=sum|mean]', then optionally 'wide', "
-              "'dense N relu' lines and 'dense classes'");
+              "starts with 'embedding DIM [combiner=sum|mean|sqrtn]', then parts: 'wide', "
+              "'fm', 'cross L [rank=R] [parallel]', 'dot' with 'bottom N relu' lines, "
+              "'dense N relu' lines, 'batchnorm', 'dropout R', and 'dense classes'; "
+              "'optimizer' and 'learning_rate' lines (docs/SPARSE.md)");
 DEFINE_string(dataset, "mnist",
               "Data format: mnist (IDX files in --data_dir), csv (--train_file, --test_file), "
               "records (fixed-length binary records: CIFAR-10's format), criteo (Criteo's click "
