@@ -143,8 +143,8 @@ DEFINE_int32(batch_size, 100, "Examples per worker step");
 DEFINE_string(optimizer, "sgd",
               "sgd | momentum | adagrad | adam | ftrl (applied on the ps; embedding tables "
               "lazily, only the rows a gradient touches; adam on tables is LazyAdam). A click "
-              "model without this flag trains with its own: adagrad for wide_deep, adam for fm, "
-              "deepfm, dcn_v2 and dlrm, a spec's 'optimizer' line");
+              "model without this flag trains with its own: adam at 0.001 for wide_deep, fm, "
+              "deepfm, dcn_v2 and dlrm; a spec's 'optimizer' line");
 DEFINE_double(learning_rate, 0,
               "Learning rate of the optimizer (0: the model's recommended rate: "
               "0.3 for the MLPs, 0.1 for cnn, 0.05 for wide_mlp; a click model's for its "

@@ -20,7 +20,7 @@ struct ZooModel {
 constexpr ZooModel kZoo[] = {
     {"wide_deep",
      "embedding 8\nwide\ndense 64 relu\ndense 32 relu\ndense classes\n"
-     "optimizer adagrad\nlearning_rate 0.05\n"},
+     "optimizer adam\nlearning_rate 0.001\n"},
     {"fm", "embedding 16\nwide\nfm\ndense classes\noptimizer adam\nlearning_rate 0.001\n"},
     {"deepfm",
      "embedding 16\nwide\nfm\ndense 256 relu\ndense 128 relu\ndense classes\n"

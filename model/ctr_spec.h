@@ -58,7 +58,7 @@ struct ClickTraining {
   std::string optimizer;
   float learning_rate = 0;
 };
-// The zoo's: wide_deep adagrad 0.05, the others adam 0.001; a spec's
+// The zoo's: adam 0.001 for every one; a spec's
 // optimizer and learning_rate lines (without them: sgd, --optimizer's
 // default, and ClickModelLearningRate's rate).
 StatusOr<ClickTraining> ClickModelTraining(const std::string& name);

@@ -104,15 +104,13 @@ TEST(CtrSpecTest, BadLinesAreNamedWithTheirNumber) {
 }
 
 TEST(CtrSpecTest, EachModelCarriesItsOptimizerAndRate) {
-  EXPECT_EQ(ClickModelTraining("wide_deep")->optimizer, "adagrad");
-  EXPECT_FLOAT_EQ(ClickModelTraining("wide_deep")->learning_rate, 0.05f);
-  for (const char* name : {"fm", "deepfm", "dcn_v2", "dlrm"}) {
+  for (const char* name : {"wide_deep", "fm", "deepfm", "dcn_v2", "dlrm"}) {
     EXPECT_EQ(ClickModelTraining(name)->optimizer, "adam") << name;
     EXPECT_FLOAT_EQ(ClickModelTraining(name)->learning_rate, 0.001f) << name;
   }
   // Another optimizer than the model's: that optimizer's usual rate.
   EXPECT_FLOAT_EQ(ClickModelLearningRate("deepfm", "adagrad").value(), 0.05f);
-  EXPECT_FLOAT_EQ(ClickModelLearningRate("wide_deep", "adam").value(), 0.001f);
+  EXPECT_FLOAT_EQ(ClickModelLearningRate("wide_deep", "adagrad").value(), 0.05f);
   // A spec without optimizer and rate lines: --optimizer's default, sgd.
   const std::string plain = SpecModelName("embedding 4\ndense classes\n");
   EXPECT_EQ(ClickModelTraining(plain)->optimizer, "sgd");
