@@ -175,7 +175,12 @@ DEFINE_int32(ps_replicas, 1,
              "Copies of each ps shard: a primary and R-1 backups on the next ps tasks; a lost "
              "ps then costs no update and no rollback (chief and workers; 1..ps count)");
 // Chief.
-DEFINE_int64(eval_every_steps, 500, "Evaluate on the test set every this many global steps");
+DEFINE_int64(eval_every_steps, 500,
+             "Chief: evaluate on the test set each time the global step has passed a multiple of "
+             "this many steps (counted from the step training opened at) since the last "
+             "evaluation, at the step the chief sees; at most one evaluation per look of the "
+             "chief (every 20 ms), however many multiples the step passed between two looks; "
+             "and once at the end (0: only at the end)");
 DEFINE_int32(early_stopping_patience, 0,
              "Chief, with --validation_examples: stop training after this many evaluations in a "
              "row without a better validation score (accuracy; AUC for click models); the best "
