@@ -135,7 +135,8 @@ DEFINE_string(lr_schedule, "constant",
               "--validation_examples)");
 DEFINE_int64(lr_decay_steps, 0,
              "Chief: --lr_schedule=step, exponential: the steps of one --lr_decay_rate factor; "
-             "cosine: the steps of the whole decay (> 0 for those)");
+             "cosine: the steps of the whole decay. Unset (0): cosine and exponential decay over "
+             "the whole run (--train_steps); step needs it > 0");
 DEFINE_double(lr_decay_rate, 0.1,
               "Chief: --lr_schedule=step, exponential: the decay factor; plateau: the factor "
               "of one lowering, in (0, 1)");
