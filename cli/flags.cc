@@ -188,7 +188,7 @@ DEFINE_int32(early_stopping_patience, 0,
              "model is kept as best_model.bin in --run_dir either way (0: never stop early)");
 DEFINE_int64(log_every_steps, 50,
              "Chief: a Step line, and loss, steps/s and staleness to TensorBoard, every this many "
-             "global steps");
+             "global steps (at most one per look of the chief, as --eval_every_steps)");
 DEFINE_double(progress_every_secs, 5,
               "Chief: a progress line (step/total, rates, ETA) every this many seconds when stdout "
               "is not a terminal (on a terminal it is redrawn in place); 0: none");
