@@ -14,9 +14,22 @@
 # makes the Eigen kernels 2-3x faster but needs a Haswell (2013) or newer CPU
 # on every node that runs the image; pass --build-arg PST_CPU_ARCH= for the
 # compiler's baseline x86-64.
+#
+# PST_GIT_COMMIT: the commit `--version` names. .dockerignore leaves .git
+# out of the build context, so pass it in:
+#   docker build --build-arg PST_GIT_COMMIT=$(git rev-parse --short=7 HEAD) -t pstrain:latest .
+# (without it: "commit unknown").
+#
+# /dev/shm: tasks in one container move tensors through shared-memory
+# rings, 32 MiB per (worker or chief, ps) pair: a layout of W workers and P
+# ps in one container needs (W + 1) x P x 32 MiB, e.g. 192 MiB for 2 ps and
+# 2 workers; Docker's default is 64 MB (docker run --shm-size=256m ...).
+# Without room the tensors go over TCP (logged once). One task per
+# container (the Kubernetes recipes) takes none. docs/DEPLOYMENT.md.
 
 FROM debian:12 AS build
 ARG PST_CPU_ARCH=x86-64-v3
+ARG PST_GIT_COMMIT=
 WORKDIR /src
 # setup.sh first, alone: its layer (the apt packages) is cached across
 # source changes.
@@ -25,7 +38,7 @@ COPY scripts/lib/ scripts/lib/
 RUN scripts/setup.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN scripts/build.sh -DWITH_CUDA=OFF -DBUILD_TESTS=OFF -DBUILD_BENCHMARKS=OFF \
-      "-DPST_CPU_ARCH=${PST_CPU_ARCH}" \
+      "-DPST_CPU_ARCH=${PST_CPU_ARCH}" "-DPST_GIT_COMMIT=${PST_GIT_COMMIT}" \
  && strip build/bin/ps build/bin/worker build/bin/chief \
  && build/bin/chief --version
 

@@ -6,6 +6,16 @@
 // starts both over from it, so the steps trained again are reported and
 // evaluated again, not only those past the old high-water mark.
 //
+// The contract (--eval_every_steps' --help, docs/DESIGN.md): the timeline
+// looks at the global step now and then; at a look it evaluates, at the step
+// it saw, when the step has reached or passed one or more multiples of
+// `eval_every` (counted from the start step) since the last evaluation. At
+// most one evaluation per look, however many multiples the step passed
+// between two looks: the model of a step the chief did not see is gone, and
+// evaluating the one it sees twice would tell nothing new. Step lines follow
+// the same rule with `log_every`. So a run evaluates at most once per
+// interval, and at least at the end.
+//
 // A plain calculator: steps in, decisions out. Not thread-safe.
 #ifndef PST_CHIEF_STEP_CADENCE_H_
 #define PST_CHIEF_STEP_CADENCE_H_

@@ -41,6 +41,14 @@ TEST(StepCadenceTest, StepsSkippedBetweenTwoLooksGetNoLineOfTheirOwn) {
   EXPECT_EQ(Follow(cadence, {230, 249, 250, 299, 300}), " L230 E230 L250 L300 E300");
 }
 
+// The step passed three multiples of 100 (and seven of 50) before the look
+// at 350: one line and one evaluation, at 350; the next when a look finds
+// the step past the next multiple (400).
+TEST(StepCadenceTest, AJumpPastSeveralMultiplesIsOneEvaluationAtTheStepSeen) {
+  StepCadence cadence(50, 100, 1000, 0);
+  EXPECT_EQ(Follow(cadence, {0, 350, 360, 399, 420, 999}), " L350 E350 L420 E420 L999 E999");
+}
+
 TEST(StepCadenceTest, NothingAtOrPastTheLastStep) {
   // The final line and evaluation come after the workers' last reports.
   StepCadence cadence(50, 100, 1000, 0);

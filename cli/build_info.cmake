@@ -6,9 +6,14 @@
 # changes: an unchanged checkout recompiles nothing. Without git
 # (GIT_EXECUTABLE empty), or when SOURCE_DIR is not the top of a git
 # checkout (a source tarball, even one unpacked inside another repository),
-# the commit is "unknown".
-#   cmake -DSOURCE_DIR=... -DOUTPUT=... -DGIT_EXECUTABLE=... -P build_info.cmake
+# the commit is GIVEN_COMMIT when set (the image's build: .dockerignore
+# leaves .git out, and the Dockerfile's PST_GIT_COMMIT build argument names
+# the commit), else "unknown". A git checkout's own commit wins over it.
+#   cmake -DSOURCE_DIR=... -DOUTPUT=... -DGIT_EXECUTABLE=... [-DGIVEN_COMMIT=...] -P build_info.cmake
 set(commit "unknown")
+if(GIVEN_COMMIT)
+  set(commit "${GIVEN_COMMIT}")
+endif()
 if(GIT_EXECUTABLE)
   execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse --show-toplevel --short=7 HEAD
                   WORKING_DIRECTORY "${SOURCE_DIR}"

@@ -100,14 +100,25 @@ T FlagOrSpec(const char* flag, const F& flag_value, const std::optional<T>& spec
   return *spec_value;
 }
 
+// The schedules whose decay steps have a natural length, the whole run:
+// cosine's one descent to --lr_min, exponential's one --lr_decay_rate
+// factor. A step schedule's decay steps are a period, with no natural length.
+bool DecaysOverTheWholeRun(const std::string& schedule) {
+  return schedule == "cosine" || schedule == "exponential";
+}
+
 // The learning-rate schedule and weight decay, from the flags or the model
 // spec, checked as the ps will check them, so that a bad value stops the
-// chief before it starts anything.
-Status ScheduleFromFlags(const SpecTraining& spec, ShardConfig* shard) {
+// chief before it starts anything. `train_steps` (> 0) is the decay steps
+// of a schedule in DecaysOverTheWholeRun when neither gives them.
+Status ScheduleFromFlags(const SpecTraining& spec, int64_t train_steps, ShardConfig* shard) {
   std::vector<std::string> from_spec;
   shard->lr_schedule = FlagOrSpec("lr_schedule", FLAGS_lr_schedule, spec.lr_schedule, &from_spec);
   shard->lr_decay_steps =
       FlagOrSpec("lr_decay_steps", FLAGS_lr_decay_steps, spec.lr_decay_steps, &from_spec);
+  if (shard->lr_decay_steps == 0 && DecaysOverTheWholeRun(shard->lr_schedule)) {
+    shard->lr_decay_steps = train_steps;
+  }
   shard->lr_decay_rate = static_cast<float>(
       FlagOrSpec("lr_decay_rate", FLAGS_lr_decay_rate, spec.lr_decay_rate, &from_spec));
   shard->lr_min = static_cast<float>(FlagOrSpec("lr_min", FLAGS_lr_min, spec.lr_min, &from_spec));
@@ -242,7 +253,8 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   o.shard.optimizer.l1 = static_cast<float>(FLAGS_l1);
   o.shard.optimizer.l2 = static_cast<float>(FLAGS_l2);
   PST_ASSIGN_OR_RETURN(const SpecTraining spec, SpecTrainingSettings(o.job.model));
-  PST_RETURN_IF_ERROR(ScheduleFromFlags(spec, &o.shard));
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("train_steps", FLAGS_train_steps));
+  PST_RETURN_IF_ERROR(ScheduleFromFlags(spec, FLAGS_train_steps, &o.shard));
   PST_ASSIGN_OR_RETURN(o.lr_plateau, PlateauFromFlags(o.shard.lr_schedule));
   PST_RETURN_IF_ERROR(CheckSpecAugment(spec));
   PST_RETURN_IF_ERROR(CheckPositiveFlag("embedding_min_count", FLAGS_embedding_min_count));
@@ -272,7 +284,6 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
         "--ps_replicas > 1 does not work with --container yet: a named container's shards are "
         "not replicated");
   }
-  PST_RETURN_IF_ERROR(CheckPositiveFlag("train_steps", FLAGS_train_steps));
   o.train_steps = FLAGS_train_steps;
   if (FLAGS_eval_every_steps < 0) return InvalidArgument("--eval_every_steps must be >= 0");
   o.eval_every_steps = FLAGS_eval_every_steps;

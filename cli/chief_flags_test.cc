@@ -62,19 +62,19 @@ TEST(ChiefFlagsTest, ModelSpecTrainingSettingsApplyWhenTheFlagsAreDefault) {
 TEST(ChiefFlagsTest, BadScheduleFromTheSpecIsNamed) {
   gflags::FlagSaver saver;
   SetClusterAndData();
-  SetSpec("dense classes\nlearning_rate 0.1\nlr_schedule cosine\n");
+  SetSpec("dense classes\nlearning_rate 0.1\nlr_schedule step\n");
   StatusOr<ChiefOptions> options = ChiefOptionsFromFlags();
   ASSERT_FALSE(options.ok());
   EXPECT_EQ(options.status().code(), Code::kInvalidArgument);
   EXPECT_NE(options.status().message().find("--lr_decay_steps must be > 0"), std::string::npos)
       << options.status().ToString();
-  EXPECT_NE(options.status().message().find("(from the model spec: --lr_schedule=cosine)"),
+  EXPECT_NE(options.status().message().find("(from the model spec: --lr_schedule=step)"),
             std::string::npos)
       << options.status().ToString();
   gflags::SetCommandLineOption("lr_decay_steps", "100");
   options = ChiefOptionsFromFlags();
   ASSERT_TRUE(options.ok()) << options.status().ToString();
-  EXPECT_EQ(options->shard.lr_schedule, "cosine");
+  EXPECT_EQ(options->shard.lr_schedule, "step");
   EXPECT_EQ(options->shard.lr_decay_steps, 100);
 
   SetSpec("dense classes\nlearning_rate 0.1\naugment crop:x\n");
@@ -82,6 +82,42 @@ TEST(ChiefFlagsTest, BadScheduleFromTheSpecIsNamed) {
   ASSERT_FALSE(options.ok());
   EXPECT_NE(options.status().message().find(": augment crop:x: "), std::string::npos)
       << options.status().ToString();
+}
+
+// Cosine and exponential without --lr_decay_steps (from the flags or the
+// model spec) decay over the whole run, --train_steps; given decay steps
+// win; a step schedule has no natural period and still needs them.
+TEST(ChiefFlagsTest, WholeRunSchedulesDefaultTheirDecayStepsToTheTrainSteps) {
+  gflags::FlagSaver saver;
+  SetClusterAndData();
+  gflags::SetCommandLineOption("train_steps", "3000");
+  for (const char* schedule : {"cosine", "exponential"}) {
+    gflags::FlagSaver each;
+    gflags::SetCommandLineOption("lr_schedule", schedule);
+    StatusOr<ChiefOptions> options = ChiefOptionsFromFlags();
+    ASSERT_TRUE(options.ok()) << schedule << ": " << options.status().ToString();
+    EXPECT_EQ(options->shard.lr_decay_steps, 3000) << schedule;
+    gflags::SetCommandLineOption("lr_decay_steps", "700");
+    options = ChiefOptionsFromFlags();
+    ASSERT_TRUE(options.ok()) << schedule << ": " << options.status().ToString();
+    EXPECT_EQ(options->shard.lr_decay_steps, 700) << schedule;
+  }
+  SetSpec("dense classes\nlearning_rate 0.1\nlr_schedule cosine decay_steps 400\n");
+  StatusOr<ChiefOptions> options = ChiefOptionsFromFlags();
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->shard.lr_decay_steps, 400);  // the spec's
+
+  SetSpec("dense classes\nlearning_rate 0.1\n");
+  gflags::SetCommandLineOption("lr_schedule", "step");
+  options = ChiefOptionsFromFlags();
+  ASSERT_FALSE(options.ok());
+  EXPECT_NE(options.status().message().find("--lr_schedule=step: --lr_decay_steps must be > 0"),
+            std::string::npos)
+      << options.status().ToString();
+  gflags::SetCommandLineOption("lr_schedule", "constant");
+  options = ChiefOptionsFromFlags();
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->shard.lr_decay_steps, 0);
 }
 
 // --early_stopping_patience reaches the chief's options (it once did not),

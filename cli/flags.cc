@@ -158,7 +158,8 @@ DEFINE_string(lr_schedule, "constant",
               "--validation_examples)");
 DEFINE_int64(lr_decay_steps, 0,
              "Chief: --lr_schedule=step, exponential: the steps of one --lr_decay_rate factor; "
-             "cosine: the steps of the whole decay (> 0 for those)");
+             "cosine: the steps of the whole decay. Unset (0): cosine and exponential decay over "
+             "the whole run (--train_steps); step needs it > 0");
 DEFINE_double(lr_decay_rate, 0.1,
               "Chief: --lr_schedule=step, exponential: the decay factor; plateau: the factor "
               "of one lowering, in (0, 1)");
@@ -198,14 +199,19 @@ DEFINE_int32(ps_replicas, 1,
              "Copies of each ps shard: a primary and R-1 backups on the next ps tasks; a lost "
              "ps then costs no update and no rollback (chief and workers; 1..ps count)");
 // Chief.
-DEFINE_int64(eval_every_steps, 500, "Evaluate on the test set every this many global steps");
+DEFINE_int64(eval_every_steps, 500,
+             "Chief: evaluate on the test set each time the global step has passed a multiple of "
+             "this many steps (counted from the step training opened at) since the last "
+             "evaluation, at the step the chief sees; at most one evaluation per look of the "
+             "chief (every 20 ms), however many multiples the step passed between two looks; "
+             "and once at the end (0: only at the end)");
 DEFINE_int32(early_stopping_patience, 0,
              "Chief, with --validation_examples: stop training after this many evaluations in a "
              "row without a better validation score (accuracy; AUC for click models); the best "
              "model is kept as best_model.bin in --run_dir either way (0: never stop early)");
 DEFINE_int64(log_every_steps, 50,
              "Chief: a Step line, and loss, steps/s and staleness to TensorBoard, every this many "
-             "global steps");
+             "global steps (at most one per look of the chief, as --eval_every_steps)");
 DEFINE_double(progress_every_secs, 5,
               "Chief: a progress line (step/total, rates, ETA) every this many seconds when stdout "
               "is not a terminal (on a terminal it is redrawn in place); 0: none");

@@ -36,7 +36,7 @@
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bin="${PST_BIN_DIR:-$root/build/bin}"
+bin="${PST_BIN_DIR:-${BUILD_DIR:-$root/build}/bin}"
 num_ps=1
 num_workers=2
 run_dir=""
@@ -110,9 +110,15 @@ if [[ "$dataset" == mnist ]]; then
   require_mnist run_local.sh "$data_dir" "pass --data_dir=DIR after '--'"
 fi
 
+# Only the three programs it starts (and the libraries they link): the
+# tests and benchmarks build in scripts/test.sh and scripts/build.sh.
 if [[ ! -x "$bin/chief" || ! -x "$bin/ps" || ! -x "$bin/worker" ]]; then
-  echo "run_local.sh: building (no binaries in $bin)" >&2
-  "$root/scripts/build.sh" || exit 1
+  echo "run_local.sh: building ps, worker and chief (no binaries in $bin)" >&2
+  "$root/scripts/build.sh" --target ps worker chief || exit 1
+  if [[ ! -x "$bin/chief" || ! -x "$bin/ps" || ! -x "$bin/worker" ]]; then
+    echo "run_local.sh: the build wrote no ps, worker and chief in $bin" >&2
+    exit 1
+  fi
 fi
 
 run_dir="${run_dir:-$root/runs/$(date +%Y%m%d-%H%M%S)}"

