@@ -10,7 +10,10 @@
 # to the small one's (measured in the same run).
 #
 #   scripts/bench_sparse.sh [--steps=6000] [--rounds=2] [--results=DIR]
-#                           [--data_dir=DIR]
+#                           [--data_dir=DIR] [--model=NAME]
+#
+# --model=NAME: a zoo click model (deepfm, dcn_v2, ...) with its own
+# optimizer instead of the spec and Adagrad.
 #
 # Needs the built binaries (scripts/build.sh). The data (200,000 training
 # and 50,000 test lines from examples/make_ctr_problem.py) is made in
@@ -22,8 +25,10 @@ steps=6000
 rounds=2
 results="$root/results/bench_sparse"
 data="$root/build/ctr-data/seed1-train200000-test50000"
+model_flags=(--model_spec="$root/examples/ctr_dim16.spec" --optimizer=adagrad)
 for arg in "$@"; do
   case "$arg" in
+    --model=*) model_flags=("$arg") ;;
     --steps=*) steps="${arg#*=}" ;;
     --rounds=*) rounds="${arg#*=}" ;;
     --results=*) results="${arg#*=}" ;;
@@ -41,8 +46,8 @@ mkdir -p "$results"
 run() {
   "$root/scripts/run_local.sh" --num_ps=2 --num_workers=2 --mode=async --train_steps="$steps" \
     --quiet --run_dir="$results/$1-$2" -- --dataset=criteo --train_file="$data/train.txt" \
-    --test_file="$data/test.txt" --model_spec="$root/examples/ctr_dim16.spec" \
-    --embedding_rows="$1" --optimizer=adagrad --batch_size=256 --eval_every_steps=0 \
+    --test_file="$data/test.txt" "${model_flags[@]}" \
+    --embedding_rows="$1" --batch_size=256 --eval_every_steps=0 \
     --progress_every_secs=0.5 \
     >"$results/$1-$2.out" 2>&1 || {
     echo "bench_sparse.sh: the run with $1 rows failed: $results/$1-$2.out" >&2

@@ -4,8 +4,9 @@
 #      include layering (scripts/check_includes.py), then
 #      build/ (Release): every test, with ctest;
 #   2. build-asan/ (clang, ASan + UBSan, scripts/sanitize.sh --fuzz): every
-#      test again under the sanitizers but experiments_test, sweep_test and
-#      sparse_test (the experiment scripts and the click-model runs to a
+#      test again under the sanitizers but experiments_test, sweep_test,
+#      sparse_test and click_models_test (the experiment scripts and the
+#      click-model runs to a
 #      target AUC drive the same executables the other cluster tests run
 #      there, and took minutes of the stage; the sparse code's unit and
 #      in-process tests do run), plus a 30 s run of each libFuzzer
@@ -58,4 +59,4 @@ ctest --test-dir "${BUILD_DIR:-$root/build}" --output-on-failure -j "$(nproc)"
 
 [[ $quick -eq 1 ]] && exit 0
 echo "test.sh: stage 2: ASan + UBSan build (clang) with 30 s of each fuzz target"
-env -u MNIST_DIR CTEST_ARGS="-E ^(experiments|sweep|sparse)_test$" "$root/scripts/sanitize.sh" --fuzz 30
+env -u MNIST_DIR CTEST_ARGS="-E ^(experiments|sweep|sparse|click_models)_test$" "$root/scripts/sanitize.sh" --fuzz 30

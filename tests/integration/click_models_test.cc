@@ -4,9 +4,9 @@
 // problem): logistic regression cannot learn them, so each model must beat
 // the generator's LR figure by a margin to pass. Each run keeps its best
 // model by validation AUC (model.bin), and predict on model.bin gives the
-// chief's figures. The runs spread the modes over the models: deepfm async
-// on fixed tables, fm in sync mode, dcn_v2 with replicated shards, dlrm on
-// dynamic tables.
+// chief's figures. The runs spread the modes over the models: deepfm and
+// dcn_v2 async on fixed tables, fm in sync mode with replicated shards, dlrm
+// on dynamic tables.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -118,20 +118,18 @@ TEST_F(ClickModelsTest, DeepFmLearnsTheInteractionsAndPredictAgrees) {
   ExpectPredictAgrees(cluster.dir(), log);
 }
 
-TEST_F(ClickModelsTest, FmLearnsTheInteractionsInSyncMode) {
+TEST_F(ClickModelsTest, FmLearnsTheInteractionsInSyncModeWithReplicatedShards) {
   LocalCluster cluster(2, 2, TestDir());
   std::vector<std::string> flags = Flags("fm", cluster.dir(), 6000);
-  flags.insert(flags.end(), {"--mode=sync", "--replicas_to_aggregate=2"});
+  flags.insert(flags.end(), {"--mode=sync", "--replicas_to_aggregate=2", "--ps_replicas=2"});
   const std::string log = Train(cluster, flags);
   ExpectAboveLogisticRegression(log, 0.02);
   ExpectPredictAgrees(cluster.dir(), log);
 }
 
-TEST_F(ClickModelsTest, DcnV2LearnsTheInteractionsWithReplicatedShards) {
+TEST_F(ClickModelsTest, DcnV2LearnsTheInteractions) {
   LocalCluster cluster(2, 2, TestDir());
-  std::vector<std::string> flags = Flags("dcn_v2", cluster.dir(), 8000);
-  flags.push_back("--ps_replicas=2");
-  const std::string log = Train(cluster, flags);
+  const std::string log = Train(cluster, Flags("dcn_v2", cluster.dir(), 6000));
   ExpectAboveLogisticRegression(log, 0.03);
   ExpectPredictAgrees(cluster.dir(), log);
 }
