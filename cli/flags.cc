@@ -62,11 +62,8 @@ DEFINE_string(replicas_to_aggregate, "0",
               "arrived, for the most batches per second, and logs each change");
 DEFINE_string(model, "mlp",
               "Model: mlp (input-100-classes sigmoid), mlp_relu, wide_mlp, cnn (LeNet-style, "
-              "any HxWxC image); click models for sparse data, embedding tables on the ps, on "
-              "the CPU only (model/ctr_spec.h): wide_deep (embeddings dim 8, dense 64-32, a "
-              "wide part), fm (dim 16, wide, FM's pairwise term), deepfm (fm + dense 256-128), "
-              "dcn_v2 (dim 16, 3 cross layers, dense 256-128), dlrm (dim 16, bottom 64-16 on "
-              "the dense features, dot interaction, top 256-128)");
+              "any HxWxC image); click models for sparse data, tables on the ps, CPU only "
+              "(docs/SPARSE.md): wide_deep, fm, deepfm, dcn_v2, dlrm");
 DEFINE_string(model_spec, "",
               "A model of your own: a file of layers, one a line (conv RxS N [stride S] "
               "[same|valid] [relu|sigmoid], maxpool 2, dense N|classes [relu|sigmoid], "
@@ -142,9 +139,8 @@ DEFINE_int64(validation_examples, 0,
 DEFINE_int32(batch_size, 100, "Examples per worker step");
 DEFINE_string(optimizer, "sgd",
               "sgd | momentum | adagrad | adam | ftrl (applied on the ps; embedding tables "
-              "lazily, only the rows a gradient touches; adam on tables is LazyAdam). A click "
-              "model without this flag trains with its own: adam at 0.001 for wide_deep, fm, "
-              "deepfm, dcn_v2 and dlrm; a spec's 'optimizer' line");
+              "lazily, only the rows a gradient touches; adam on tables is LazyAdam). Unset, a "
+              "click model trains with its own: adam 0.001 (a spec's 'optimizer' line)");
 DEFINE_double(learning_rate, 0,
               "Learning rate of the optimizer (0: the model's recommended rate: "
               "0.3 for the MLPs, 0.1 for cnn, 0.05 for wide_mlp; a click model's for its "
