@@ -199,7 +199,69 @@ class GraphWriter {
     const std::vector<int64_t> flat = {-1, fields * dim};
     Initializer("embedding_shape", onnx::TensorProto::kInt64, {2}, RawBytes(flat));
     Node("Reshape", {current_, "embedding_shape"}, {}, "embedded");
-    if (input_dim_ > 0) Node("Concat", {dense_features_, "embedded"}, {IntAttribute("axis", 1)});
+    if (input_dim_ > 0) {
+      Node("Concat", {dense_features_, "embedded"}, {IntAttribute("axis", 1)}, "x0");
+    }
+  }
+
+  // The tensor the next node reads, and making another one it.
+  const std::string& current() const { return current_; }
+  void Use(const std::string& tensor) { current_ = tensor; }
+  const std::string& dense_features() const { return dense_features_; }
+
+  // Element-wise `op` of two named tensors (Add, Mul, Sub).
+  void Binary(const std::string& op, const std::string& a, const std::string& b) {
+    Node(op, {a, b}, {});
+  }
+  void Concat(const std::vector<std::string>& parts) {
+    Node("Concat", parts, {IntAttribute("axis", 1)});
+  }
+
+  // FM's pairwise term of "embedded" ([batch, fields * dim]), [batch, 1]:
+  // 0.5 * (sum_c (sum_f e_fc)^2 - sum_fc e_fc^2).
+  void FmTerm(int64_t fields, int64_t dim) {
+    const std::vector<int64_t> by_field = {-1, fields, dim};
+    Initializer("fm/shape", onnx::TensorProto::kInt64, {3}, RawBytes(by_field));
+    Initializer("fm/axis1", onnx::TensorProto::kInt64, {1}, RawBytes(std::vector<int64_t>{1}));
+    Node("Reshape", {"embedded", "fm/shape"}, {});
+    Node("ReduceSum", {current_, "fm/axis1"}, {IntAttribute("keepdims", 0)});
+    const std::string sum = current_;
+    Node("Mul", {sum, sum}, {});
+    Node("ReduceSum", {current_, "fm/axis1"}, {IntAttribute("keepdims", 1)});
+    const std::string square_of_sum = current_;
+    Node("Mul", {"embedded", "embedded"}, {});
+    Node("ReduceSum", {current_, "fm/axis1"}, {IntAttribute("keepdims", 1)});
+    Node("Sub", {square_of_sum, current_}, {});
+    Initializer("fm/half", onnx::TensorProto::kFloat, {1}, RawBytes(std::vector<float>{0.5f}));
+    Node("Mul", {current_, "fm/half"}, {}, "fm");
+  }
+
+  // DLRM's interaction: the pairwise dot products (i < j, row by row) of
+  // the vectors [bottom (when given), the fields' rows], [batch, pairs].
+  void DotTerm(const std::string& bottom, int64_t fields, int64_t dim) {
+    const int64_t n = fields + (bottom.empty() ? 0 : 1);
+    const std::vector<int64_t> by_field = {-1, fields, dim}, by_vector = {-1, 1, dim};
+    Initializer("dot/fields_shape", onnx::TensorProto::kInt64, {3}, RawBytes(by_field));
+    Node("Reshape", {"embedded", "dot/fields_shape"}, {});
+    if (!bottom.empty()) {
+      const std::string field_vectors = current_;
+      Initializer("dot/bottom_shape", onnx::TensorProto::kInt64, {3}, RawBytes(by_vector));
+      Node("Reshape", {bottom, "dot/bottom_shape"}, {});
+      Node("Concat", {current_, field_vectors}, {IntAttribute("axis", 1)});
+    }
+    const std::string vectors = current_;
+    Node("Transpose", {vectors}, {IntsAttribute("perm", {0, 2, 1})});
+    Node("MatMul", {vectors, current_}, {});
+    const std::vector<int64_t> flat = {-1, n * n};
+    Initializer("dot/flat_shape", onnx::TensorProto::kInt64, {2}, RawBytes(flat));
+    Node("Reshape", {current_, "dot/flat_shape"}, {});
+    std::vector<int64_t> upper;
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = i + 1; j < n; ++j) upper.push_back(i * n + j);
+    }
+    Initializer("dot/pairs", onnx::TensorProto::kInt64, {static_cast<int64_t>(upper.size())},
+                RawBytes(upper));
+    Node("Gather", {current_, "dot/pairs"}, {IntAttribute("axis", 1)}, "dots");
   }
 
   // The logit (the last Gemm's [batch, 1]) plus, with a wide table, its
@@ -323,9 +385,65 @@ Status CheckParams(const std::vector<std::unique_ptr<Layer>>& layers, const Trai
   return Status::OK();
 }
 
+// Layers as nodes, their parameters from params[first ...]; returns the
+// index past them.
+size_t WriteLayers(const std::vector<std::unique_ptr<Layer>>& layers,
+                   const std::vector<::pst::Tensor>& params, size_t first, GraphWriter* graph) {
+  size_t param = first;
+  for (const auto& layer : layers) {
+    const InferenceOp op = layer->Inference();
+    const std::vector<VariableSpec> variables = layer->Variables();
+    // Variables are "<layer>/weights" and "<layer>/bias", or a batchnorm's
+    // "<layer>/gamma", "/beta", "/moving_mean" and "/moving_variance".
+    const std::string name =
+        variables.empty() ? "" : variables[0].name.substr(0, variables[0].name.rfind('/'));
+    switch (op.kind) {
+      case InferenceOp::Kind::kDense: graph->Dense(name, params[param], params[param + 1]); break;
+      case InferenceOp::Kind::kConv2D:
+        graph->Conv(name, op.image, params[param], params[param + 1]);
+        break;
+      case InferenceOp::Kind::kMaxPool2x2: graph->MaxPool2x2(op.image); break;
+      case InferenceOp::Kind::kRelu: graph->Elementwise("Relu"); break;
+      case InferenceOp::Kind::kSigmoid: graph->Elementwise("Sigmoid"); break;
+      case InferenceOp::Kind::kIdentity: break;
+      case InferenceOp::Kind::kBatchNorm:
+        graph->BatchNormalization(name, op.image, op.epsilon, params[param], params[param + 1],
+                                  params[param + 2], params[param + 3]);
+        break;
+    }
+    param += variables.size();
+  }
+  return param;
+}
+
+// DCN-v2's cross layers on x0, the current tensor: x = x0 * (W x + b) + x,
+// W a Gemm (full rank) or two (low rank).
+void WriteCross(const CrossNetwork& cross, const std::vector<::pst::Tensor>& params, size_t first,
+                GraphWriter* graph) {
+  const std::string x0 = graph->current();
+  std::string x = x0;
+  size_t param = first;
+  for (int l = 0; l < cross.layers(); ++l) {
+    const std::string name = "cross" + std::to_string(l);
+    graph->Use(x);
+    if (cross.rank() == 0) {
+      graph->Dense(name, params[param], params[param + 1]);
+      param += 2;
+    } else {
+      graph->Dense(name + "/v", params[param], params[param + 1]);
+      graph->Dense(name + "/u", params[param + 2], params[param + 3]);
+      param += 4;
+    }
+    graph->Binary("Mul", x0, graph->current());
+    graph->Binary("Add", graph->current(), x);
+    x = graph->current();
+  }
+}
+
 // A click model with fixed tables: Mod, Gather and Reshape of the deep
-// table's rows, the dense layers, and the wide table's Gather and
-// ReduceSum added to the logit.
+// table's rows into the field vectors, its parts (cross layers, the dot
+// interaction and its bottom MLP, the MLP, FM's term), and the wide
+// table's Gather and ReduceSum added to the logit.
 StatusOr<ProtoWriter> ClickGraph(const TrainedModel& trained) {
   if (trained.table_rows < 1) {
     return InvalidArgument(
@@ -334,12 +452,7 @@ StatusOr<ProtoWriter> ClickGraph(const TrainedModel& trained) {
   }
   PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, MakeTrainedModel(trained));
   const auto* click = dynamic_cast<const CtrModel*>(model.get());
-  if (click == nullptr || !click->MlpOnly() || click->config().batchnorm) {
-    return InvalidArgument(
-        "click model '" + ModelLabel(trained.model) +
-        "' does not export to ONNX yet: only the wide and MLP parts (wide_deep's "
-        "shape, without batchnorm) do; predict serves it");
-  }
+  if (click == nullptr) return InvalidArgument(ModelLabel(trained.model) + " is no click model");
   const size_t variables = model->variables().size();
   if (trained.params.size() != variables + model->tables().size()) {
     return InvalidArgument("the parameters do not fit click model '" + ModelLabel(trained.model) +
@@ -348,11 +461,34 @@ StatusOr<ProtoWriter> ClickGraph(const TrainedModel& trained) {
   GraphWriter graph(trained.input.size());
   if (trained.standardization) graph.Standardize(*trained.standardization);
   graph.ClickEmbedding(trained.num_fields, trained.table_rows, trained.params[variables]);
-  // Dense layers dense0, dense1, ...: each weights and bias; ReLU between.
-  for (size_t v = 0; v < variables; v += 2) {
-    const std::string name = model->variables()[v].name;
-    graph.Dense(name.substr(0, name.rfind('/')), trained.params[v], trained.params[v + 1]);
-    if (v + 2 < variables) graph.Elementwise("Relu");
+  const CtrModelConfig& config = click->config();
+  const CtrModel::Parts parts = click->parts();
+  const std::vector<::pst::Tensor>& p = trained.params;
+  if (parts.bottom != nullptr || config.dot) {
+    std::string bottom;
+    if (parts.bottom != nullptr) {
+      graph.Use(graph.dense_features());
+      WriteLayers(parts.bottom->layers(), p, parts.bottom_vars, &graph);
+      bottom = graph.current();
+    }
+    graph.DotTerm(bottom, trained.num_fields, config.embedding_dim);
+    if (!bottom.empty()) graph.Concat({bottom, "dots"});
+  } else if (parts.cross != nullptr) {
+    WriteCross(*parts.cross, p, parts.cross_vars, &graph);
+  }
+  if (parts.head != nullptr) {  // parallel: the MLP reads x0, the head both
+    const std::string cross_out = graph.current();
+    graph.Use(trained.input.size() > 0 ? "x0" : "embedded");
+    WriteLayers(parts.mlp->layers(), p, parts.mlp_vars, &graph);
+    graph.Concat({cross_out, graph.current()});
+    WriteLayers(parts.head->layers(), p, parts.head_vars, &graph);
+  } else {
+    WriteLayers(parts.mlp->layers(), p, parts.mlp_vars, &graph);
+  }
+  if (config.fm) {
+    const std::string logit = graph.current();
+    graph.FmTerm(trained.num_fields, config.embedding_dim);
+    graph.Binary("Add", logit, "fm");
   }
   const bool wide = model->tables().size() > 1;
   return graph.FinishClick(wide ? &trained.params[variables + 1] : nullptr);
@@ -366,33 +502,7 @@ StatusOr<ProtoWriter> LayerGraph(const TrainedModel& trained) {
 
   GraphWriter graph(trained.input.size());
   if (trained.standardization) graph.Standardize(*trained.standardization);
-  size_t param = 0;
-  for (const auto& layer : layers) {
-    const InferenceOp op = layer->Inference();
-    const std::vector<VariableSpec> variables = layer->Variables();
-    // Variables are "<layer>/weights" and "<layer>/bias", or a batchnorm's
-    // "<layer>/gamma", "/beta", "/moving_mean" and "/moving_variance".
-    const std::string name =
-        variables.empty() ? "" : variables[0].name.substr(0, variables[0].name.rfind('/'));
-    switch (op.kind) {
-      case InferenceOp::Kind::kDense:
-        graph.Dense(name, trained.params[param], trained.params[param + 1]);
-        break;
-      case InferenceOp::Kind::kConv2D:
-        graph.Conv(name, op.image, trained.params[param], trained.params[param + 1]);
-        break;
-      case InferenceOp::Kind::kMaxPool2x2: graph.MaxPool2x2(op.image); break;
-      case InferenceOp::Kind::kRelu: graph.Elementwise("Relu"); break;
-      case InferenceOp::Kind::kSigmoid: graph.Elementwise("Sigmoid"); break;
-      case InferenceOp::Kind::kIdentity: break;
-      case InferenceOp::Kind::kBatchNorm:
-        graph.BatchNormalization(name, op.image, op.epsilon, trained.params[param],
-                                 trained.params[param + 1], trained.params[param + 2],
-                                 trained.params[param + 3]);
-        break;
-    }
-    param += variables.size();
-  }
+  WriteLayers(layers, trained.params, 0, &graph);
   return graph.Finish(trained.num_classes);
 }
 

@@ -250,10 +250,11 @@ TEST(OnnxExportTest, ParametersThatDoNotFitTheModelAreRefused) {
   EXPECT_FALSE(OnnxModel(trained).ok());
 }
 
-// wide_deep on 13 dense features and 26 fields, tables of 1000 rows.
-TrainedModel ClickTrained(int64_t table_rows) {
+// A click model (wide_deep unless named) on 13 dense features and 26
+// fields, tables of `table_rows` rows.
+TrainedModel ClickTrained(int64_t table_rows, const std::string& name = "wide_deep") {
   TrainedModel trained;
-  trained.model = "wide_deep";
+  trained.model = name;
   trained.input = 13;
   trained.num_classes = 2;
   trained.click_model = true;
@@ -293,6 +294,42 @@ TEST(OnnxExportTest, AClickModelGathersItsRowsByKeyModRowsAndAddsTheWideSum) {
   EXPECT_EQ(Decode(inputs[1]).One(1), "keys");
   const Fields key_type = Decode(Decode(Decode(inputs[1]).One(2)).One(1));
   EXPECT_EQ(key_type.varints.find(1)->second, 7u);  // int64
+}
+
+// The parts of the other click models, node by node after the embedding
+// (their numbers: onnx_runtime_test's ClickModelsOnCriteoMatchPredict).
+TEST(OnnxExportTest, DeepFmAddsFmsTermToTheMlpsLogit) {
+  const std::vector<std::string> ops = OpTypes(Graph(ClickTrained(1000, "deepfm")));
+  const std::vector<std::string> after_mlp(ops.begin() + 9, ops.begin() + 19);
+  EXPECT_EQ(after_mlp, (std::vector<std::string>{"Reshape", "ReduceSum", "Mul", "ReduceSum", "Mul",
+                                                 "ReduceSum", "Sub", "Mul", "Add", "Gather"}))
+      << ::testing::PrintToString(ops);
+}
+
+TEST(OnnxExportTest, DcnV2CrossesX0WithEachLayersGemm) {
+  const std::vector<std::string> ops = OpTypes(Graph(ClickTrained(1000, "dcn_v2")));
+  const std::vector<std::string> cross(ops.begin() + 4, ops.begin() + 13);
+  EXPECT_EQ(cross, (std::vector<std::string>{"Gemm", "Mul", "Add", "Gemm", "Mul", "Add", "Gemm",
+                                             "Mul", "Add"}))
+      << ::testing::PrintToString(ops);
+}
+
+TEST(OnnxExportTest, DlrmTakesTheUpperTriangleOfItsVectorsDotProducts) {
+  const Fields graph = Graph(ClickTrained(1000, "dlrm"));
+  const std::vector<std::string> ops = OpTypes(graph);
+  // Bottom 13 -> 64 -> 16 from the features, then the 27 vectors' dots.
+  const std::vector<std::string> dot(ops.begin() + 8, ops.begin() + 17);
+  EXPECT_EQ(dot, (std::vector<std::string>{"Reshape", "Reshape", "Concat", "Transpose", "MatMul",
+                                           "Reshape", "Gather", "Concat", "Gemm"}))
+      << ::testing::PrintToString(ops);
+  std::vector<int64_t> dims;
+  const std::string* pairs = Initializer(graph, "dot/pairs", &dims);
+  ASSERT_NE(pairs, nullptr);
+  EXPECT_EQ(dims, (std::vector<int64_t>{27 * 26 / 2}));
+  int64_t first[2];
+  std::memcpy(first, pairs->data(), sizeof first);
+  EXPECT_EQ(first[0], 1);  // (0, 1) of the 27 x 27 products, flattened
+  EXPECT_EQ(first[1], 2);
 }
 
 TEST(OnnxExportTest, AClickModelWithDynamicTablesIsRefused) {

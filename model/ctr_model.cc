@@ -143,8 +143,6 @@ size_t CtrModel::AddVariables(const std::vector<VariableSpec>& specs) {
   return first;
 }
 
-bool CtrModel::MlpOnly() const { return !config_.fm && !cross_ && !config_.dot; }
-
 std::vector<std::string> CtrModel::Placement() const {
   std::vector<std::string> lines;
   std::string combiners = CombinerName(config_.combiner);

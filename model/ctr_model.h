@@ -91,9 +91,23 @@ class CtrModel : public Model {
                  std::vector<float>* probabilities) override;
 
   const CtrModelConfig& config() const { return config_; }
-  // Whether it is wide_deep's shape (MLP and wide part only): what the ONNX
-  // export writes.
-  bool MlpOnly() const;
+
+  // Its parts, for exporters: each null when the model has none, with
+  // where its variables start in variables().
+  struct Parts {
+    const Mlp* mlp = nullptr;  // DLRM's top
+    size_t mlp_vars = 0;
+    const Mlp* head = nullptr;  // parallel cross layers: the logit from [cross, MLP]
+    size_t head_vars = 0;
+    const CrossNetwork* cross = nullptr;
+    size_t cross_vars = 0;
+    const Mlp* bottom = nullptr;  // DLRM's
+    size_t bottom_vars = 0;
+  };
+  Parts parts() const {
+    return {mlp_.get(),   mlp_vars_,   head_.get(),   head_vars_,
+            cross_.get(), cross_vars_, bottom_.get(), bottom_vars_};
+  }
 
  private:
   CtrModel(const CtrModelConfig& config, std::unique_ptr<Kernels> kernels);

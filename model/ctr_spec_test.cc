@@ -51,8 +51,8 @@ TEST(CtrSpecTest, WideDeepKeepsItsVariableNames) {
   ASSERT_EQ(model->variables().size(), 6u);
   EXPECT_EQ(model->variables()[0].name, "dense0/weights");
   EXPECT_EQ(model->variables()[5].name, "dense2/bias");
-  EXPECT_TRUE(model->MlpOnly());
-  EXPECT_FALSE(CtrModel::Create(Config("deepfm")).value()->MlpOnly());
+  EXPECT_EQ(model->parts().cross, nullptr);
+  EXPECT_NE(CtrModel::Create(Config("dcn_v2")).value()->parts().cross, nullptr);
 }
 
 TEST(CtrSpecTest, SpecLinesSetTheirParts) {

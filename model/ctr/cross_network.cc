@@ -7,7 +7,7 @@
 namespace pst {
 
 CrossNetwork::CrossNetwork(int64_t width, int layers, int64_t rank, Kernels& kernels)
-    : width_(width) {
+    : width_(width), rank_(rank) {
   CHECK_GT(width, 0);
   CHECK_GT(layers, 0);
   CHECK_GE(rank, 0);

@@ -28,6 +28,8 @@ class CrossNetwork {
   CrossNetwork(int64_t width, int layers, int64_t rank, Kernels& kernels);
 
   int64_t width() const { return width_; }
+  int layers() const { return static_cast<int>(linears_.size()); }
+  int64_t rank() const { return rank_; }
   const std::vector<VariableSpec>& variables() const { return variables_; }
   std::vector<std::string> Describe() const;
 
@@ -48,6 +50,7 @@ class CrossNetwork {
   };
 
   const int64_t width_;
+  const int64_t rank_;
   std::vector<Linear> linears_;
   std::vector<VariableSpec> variables_;
   std::vector<std::vector<float>> x_;      // x_1 .. x_L

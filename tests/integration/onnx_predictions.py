@@ -3,10 +3,14 @@ its class probabilities with the ones `predict --output` wrote.
 
 The test split is read here, independently of pstrain's readers, as the
 export documents its input: MNIST's IDX and CIFAR-style records as pixels / 255
-in HWC order, CSV features as written (the graph standardizes them itself).
+in HWC order, CSV features as written (the graph standardizes them itself);
+a click log in Criteo's layout as the export documents a click model's
+inputs: "features", log(1 + max(x, 0)) of the 13 integers (empty: 0), and
+"keys", each categorical value's key as data/criteo_reader.h defines it
+(FNV-1a 64 of the field byte and the string, then splitmix64's finalizer).
 
 usage: onnx_predictions.py MODEL.onnx PREDICTIONS.csv FORMAT ARGS...
-  FORMAT ARGS: idx DIR (raw or .gz) | records FILE H W C | csv FILE
+  FORMAT ARGS: idx DIR (raw or .gz) | records FILE H W C | csv FILE | criteo FILE
 Prints "examples N max_abs_diff D same_class K" and exits 1 when a
 probability differs by more than --tolerance (1e-5) or the checker fails.
 """
@@ -44,25 +48,50 @@ def read_csv(path):
     return table[:, :-1].astype(np.float32)
 
 
+def criteo_key(field, value):
+    mask = (1 << 64) - 1
+    h = 0xCBF29CE484222325
+    for byte in bytes([field]) + value.encode():
+        h = ((h ^ byte) * 0x100000001B3) & mask
+    h = ((h ^ (h >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    h = ((h ^ (h >> 27)) * 0x94D049BB133111EB) & mask
+    h ^= h >> 31
+    return h - (1 << 64) if h >= 1 << 63 else h
+
+
+def read_criteo(path):
+    features, keys = [], []
+    with open(path) as f:
+        for line in f:
+            columns = line.rstrip("\n").split("\t")
+            if len(columns) != 40:
+                continue
+            features.append([np.log1p(max(int(c), 0)) if c else 0.0 for c in columns[1:14]])
+            keys.append([criteo_key(j, columns[14 + j]) for j in range(26)])
+    return {"features": np.array(features, np.float32), "keys": np.array(keys, np.int64)}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("model")
     parser.add_argument("predictions")
-    parser.add_argument("format", choices=["idx", "records", "csv"])
+    parser.add_argument("format", choices=["idx", "records", "csv", "criteo"])
     parser.add_argument("args", nargs="+")
     parser.add_argument("--tolerance", type=float, default=1e-5)
     a = parser.parse_args()
 
     onnx.checker.check_model(onnx.load(a.model), full_check=True)
     if a.format == "idx":
-        features = read_idx(a.args[0])
+        inputs = {"features": read_idx(a.args[0])}
     elif a.format == "records":
-        features = read_records(a.args[0], *(int(x) for x in a.args[1:4]))
+        inputs = {"features": read_records(a.args[0], *(int(x) for x in a.args[1:4]))}
+    elif a.format == "criteo":
+        inputs = read_criteo(a.args[0])
     else:
-        features = read_csv(a.args[0])
+        inputs = {"features": read_csv(a.args[0])}
 
     session = onnxruntime.InferenceSession(a.model, providers=["CPUExecutionProvider"])
-    (output,) = session.run(["probabilities"], {"features": features})
+    (output,) = session.run(["probabilities"], inputs)
     expected = np.loadtxt(a.predictions, delimiter=",", skiprows=1, dtype=np.float64)
     expected = expected[:, 2:]
     if output.shape != expected.shape:

@@ -171,5 +171,35 @@ TEST_F(OnnxRuntimeTest, SpecModelWithBatchNormsOnRecordsMatchesPredict) {
   ExpectSpecModelOnRecordsMatchesPredict();
 }
 
+// Every click model's parts (FM's term, full and low-rank cross layers,
+// stacked and parallel, DLRM's dot interaction and bottom layers, batch
+// norm in an MLP) on a small generated click log: ONNX Runtime gives
+// predict's probabilities.
+TEST_F(OnnxRuntimeTest, ClickModelsOnCriteoMatchPredict) {
+  const std::string data = dir_ + "/ctr";
+  Run({"/usr/bin/env", "python3",
+       std::string(std::getenv("PST_SOURCE_DIR")) + "/examples/make_ctr_problem.py", data,
+       "--train_examples=3000", "--test_examples=500", "--lr_epochs=0"},
+      "make_ctr_problem");
+  std::ofstream(dir_ + "/parallel.spec") << "embedding 8 combiner=mean\n"
+                                            "wide\n"
+                                            "cross 2 rank=4 parallel\n"
+                                            "dense 16 relu\n"
+                                            "batchnorm\n"
+                                            "dense classes\n";
+  const std::vector<std::string> models = {"--model=deepfm", "--model=dcn_v2", "--model=dlrm",
+                                           "--model_spec=" + dir_ + "/parallel.spec"};
+  for (const std::string& model : models) {
+    SCOPED_TRACE(model);
+    const std::string said =
+        TrainAndCompare({"--dataset=criteo", "--train_file=" + data + "/train.txt",
+                         "--test_file=" + data + "/test.txt"},
+                        {model, "--embedding_rows=5000", "--train_steps=60", "--optimizer=adam",
+                         "--learning_rate=0.003"},
+                        {"criteo", data + "/test.txt"});
+    EXPECT_NE(said.find("examples 500 "), std::string::npos) << said;
+  }
+}
+
 }  // namespace
 }  // namespace pst
