@@ -25,6 +25,7 @@
 #include "common/create_folder.h"
 #include "common/signal_watcher.h"
 #include "common/stop_signals.h"
+#include "job/job.h"
 #include "model/model_zoo.h"
 #include "ps/ps_client.h"
 #include "transport/bind_address.h"
@@ -203,6 +204,12 @@ Status RunChiefOn(const ChiefOptions& options, Transport& transport, const Monot
   PST_RETURN_IF_ERROR(CreateFolder(std::filesystem::path(options.export_onnx).parent_path(),
                                    "the folder of --export_onnx"));
   PST_ASSIGN_OR_RETURN(Job job, LoadJob(options.job, /*with_test=*/true));
+  if (!options.export_onnx.empty() && job.click_model &&
+      !JobClickModelConfig(job).value().field_dims.empty()) {
+    return InvalidArgument(
+        "--export_onnx: a click model whose fields have different embedding dims does not "
+        "export to ONNX (predict serves its model.bin)");
+  }
   LOG(INFO) << "job: " << job.Describe() << "; " << job.data.train.size << " training, "
             << job.data.validation.size << " validation, " << job.data.test.size
             << " test examples";

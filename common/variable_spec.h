@@ -37,6 +37,17 @@ struct EmbeddingTableSpec {
   int64_t rows = 0;  // fixed: hash buckets (a key maps to key mod rows); 0: dynamic
 };
 
+// Keys [offset, offset + rows) of a fixed table's key space: where a
+// click model's field keys lie (data/feature_columns.h lays them out).
+struct KeyRange {
+  int64_t offset = 0;
+  int64_t rows = 0;
+  bool operator==(const KeyRange& o) const { return offset == o.offset && rows == o.rows; }
+};
+
+// Row ids of each of a model's tables, one list per table in their order.
+using TableRowIds = std::vector<std::vector<int64_t>>;
+
 }  // namespace pst
 
 #endif  // PST_COMMON_VARIABLE_SPEC_H_

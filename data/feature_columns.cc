@@ -282,31 +282,38 @@ StatusOr<FeatureColumns> ParseFeatureColumns(const std::string& text, const std:
                            why);
   };
 
-  // The embedded columns: dims, tables, min_count.
+  // The embedded columns: dims (one a table: its columns share rows),
+  // tables, min_count.
+  const auto dim_of = [&](const FeatureColumn& c) { return c.dim > 0 ? c.dim : file_dim; };
+  const auto show = [](int64_t d) {
+    return d > 0 ? std::to_string(d) : std::string("the model's");
+  };
   const FeatureColumn* first = nullptr;
+  bool one_dim = true;
   std::map<std::string, size_t> table_index;
   std::vector<std::vector<const FeatureColumn*>> table_columns;
   for (const FeatureColumn& c : fc.columns) {
     if (!c.embedded()) continue;
-    const int64_t dim = c.dim > 0 ? c.dim : file_dim;
-    if (first == nullptr) {
-      first = &c;
-    } else if (const int64_t first_dim = first->dim > 0 ? first->dim : file_dim; dim != first_dim) {
-      auto show = [](int64_t d) { return d > 0 ? std::to_string(d) : std::string("the model's"); };
-      return at_column(c, "dim " + show(dim) + " differs from column " + first->name + "'s (line " +
-                              std::to_string(first->line) + "): " + show(first_dim) +
-                              "; the click models take one embedding dim for every field today");
-    }
+    if (first == nullptr) first = &c;
+    one_dim = one_dim && dim_of(c) == dim_of(*first);
     const auto [it, added] = table_index.emplace(c.table, table_columns.size());
     if (added) table_columns.emplace_back();
-    table_columns[it->second].push_back(&c);
+    std::vector<const FeatureColumn*>& same_table = table_columns[it->second];
+    same_table.push_back(&c);
+    const FeatureColumn& owner = *same_table[0];
+    if (dim_of(c) != dim_of(owner)) {
+      return at_column(c, "dim " + show(dim_of(c)) + " differs from column " + owner.name +
+                              "'s (line " + std::to_string(owner.line) +
+                              "): " + show(dim_of(owner)) + "; the columns of table '" + c.table +
+                              "' share its rows, so they have one dim");
+    }
   }
   if (first == nullptr) {
     return InvalidArgument(source +
                            ": no categorical, multi_hot or bucketized column: a click model "
                            "needs at least one sparse field");
   }
-  fc.summary.embedding_dim = first->dim > 0 ? first->dim : file_dim;
+  fc.summary.embedding_dim = one_dim ? dim_of(*first) : 0;
 
   // Each table's kind: hashed (buckets > 0), identity (bucketized columns
   // only, no buckets stated) or dynamic.
@@ -359,8 +366,8 @@ StatusOr<FeatureColumns> ParseFeatureColumns(const std::string& text, const std:
                                 earlier.table + "' (column " + earlier.name + ", line " +
                                 std::to_string(earlier.line) + ") is " +
                                 (hashed_first ? "hashed" : "dynamic") +
-                                ": the click models take one physical table today, so the "
-                                "tables are all hashed (buckets=N) or all dynamic");
+                                ": the tables of a feature file are all hashed (buckets=N) or "
+                                "all dynamic");
   }
   const bool dynamic = dynamic_column != nullptr;
   int64_t offset = 0;
@@ -392,7 +399,7 @@ StatusOr<FeatureColumns> ParseFeatureColumns(const std::string& text, const std:
     } else if (c.min_count != counted->min_count) {
       return at_column(c, "min_count=" + std::to_string(c.min_count) + " differs from column " +
                               counted->name + "'s (line " + std::to_string(counted->line) +
-                              "): the click models take one physical table today");
+                              "): the dynamic tables of a feature file take one min_count");
     }
   }
   fc.summary.min_count = counted ? counted->min_count : 0;
@@ -401,6 +408,10 @@ StatusOr<FeatureColumns> ParseFeatureColumns(const std::string& text, const std:
     if (c.embedded()) {
       fc.summary.field_names.push_back(c.name);
       fc.summary.field_combiners.push_back(c.combiner);
+      if (one_dim) continue;
+      const FeatureTable& table = fc.tables[table_index.at(c.table)];
+      fc.summary.field_dims.push_back(dim_of(c));
+      if (!dynamic) fc.summary.field_ranges.push_back({table.offset, table.rows});
     } else {
       fc.summary.dense_names.push_back(c.name);
     }

@@ -35,19 +35,23 @@
 //   min_count=K  dynamic tables: a key gets a row once pulls saw it K times.
 //   dim=D        the field's embedding dim (default: the `dim` line, else
 //                the model's).
-// What the click models take today (the checks of ParseFeatureColumns):
-// one physical table, so every field has the same dim (FM-family models
-// need equal dims anyway), the tables are all hashed or all dynamic, and
-// dynamic columns state one min_count.
+// What the click models take (the checks of ParseFeatureColumns): the
+// columns of one table have one dim (they share its rows); the tables are
+// all hashed or all dynamic; dynamic columns state one min_count. Fields of
+// different dims go to different physical tables (model/ctr_model.h); fm
+// and dlrm need one dim for every field (job/ refuses a file that breaks
+// it, naming the column).
 //
 // The transform's keys: raw key r (the reader's key; a bucket's index for a
 // bucketized column) in table T gives TableKey(T, r), a 64-bit hash of (T,
-// r). Hashed tables are laid out one after the other in the one physical
-// table, in the order of their first column: table T owns rows [offset_T,
-// offset_T + buckets_T) and r's key is offset_T + TableKey(T, r) mod
-// buckets_T (a bucketized column's own table: offset_T + the bucket), so
-// table_rows is the sum of the buckets and a key is its own row. Dynamic
-// tables: the key is TableKey(T, r).
+// r). Hashed tables are laid out one after the other in one key space, in
+// the order of their first column: table T owns keys [offset_T, offset_T +
+// buckets_T) and r's key is offset_T + TableKey(T, r) mod buckets_T (a
+// bucketized column's own table: offset_T + the bucket), so table_rows is
+// the sum of the buckets. With one dim the key space is the one deep
+// table's rows; with several, each dim's physical table holds the ranges
+// of its tables (FeatureSummary::field_ranges). Dynamic tables: the key is
+// TableKey(T, r).
 //
 // Thread safety: values; every function is safe to call from any thread.
 #ifndef PST_DATA_FEATURE_COLUMNS_H_
@@ -58,6 +62,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/variable_spec.h"
 #include "data/dataset.h"
 
 namespace pst {
@@ -90,9 +95,9 @@ struct FeatureColumn {
   bool embedded() const { return kind != FeatureKind::kNumeric || !edges.empty(); }
 };
 
-// A table of the one physical table: its name, its rows [offset, offset +
-// rows) (hashed) or rows 0 (dynamic), and whether it is a bucketized
-// column's own table (keys are bucket indices, not hashed).
+// A table: its name, its keys [offset, offset + rows) (hashed) or rows 0
+// (dynamic), and whether it is a bucketized column's own table (keys are
+// bucket indices, not hashed).
 struct FeatureTable {
   std::string name;
   int64_t offset = 0;
@@ -108,9 +113,14 @@ struct FeatureSummary {
   std::vector<std::string> dense_names;
   std::vector<std::string> field_names;
   std::vector<FieldCombiner> field_combiners;  // per field
-  int64_t embedding_dim = 0;                   // 0: the model's default
-  int64_t table_rows = 0;                      // the physical table's rows; 0: dynamic
-  int64_t min_count = 0;                       // dynamic: 0 unless stated
+  // Every field's dim when they have one (0: the model's default); 0 when
+  // they differ, and then field_dims holds each field's (0: the model's).
+  int64_t embedding_dim = 0;
+  std::vector<int64_t> field_dims;
+  // Hashed tables of several dims: each field's table's keys, per field.
+  std::vector<KeyRange> field_ranges;
+  int64_t table_rows = 0;  // the key space's size, the tables' buckets summed; 0: dynamic
+  int64_t min_count = 0;   // dynamic: 0 unless stated
 };
 
 struct FeatureColumns {

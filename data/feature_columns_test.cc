@@ -163,16 +163,43 @@ TEST(FeatureColumnsTest, BadFilesNameTheFileLineAndColumn) {
              "min_count is for dynamic tables");
 }
 
-TEST(FeatureColumnsTest, WhatTheModelsTakeTodayIsChecked) {
-  EXPECT_HAS(ErrorOf("a categorical C1 dim=8\nb categorical C2 dim=16\n"),
-             "f.features:2: column b: dim 16 differs from column a's (line 1): 8; the click "
-             "models take one embedding dim for every field today");
-  EXPECT_HAS(ErrorOf("dim 8\na categorical C1\nb categorical C2 dim=16\n"), "column b: dim 16");
-  EXPECT_HAS(ErrorOf("a categorical C1\nb categorical C2 dim=16\n"),
+TEST(FeatureColumnsTest, FieldsOfDifferentDimsGetTheirDimsAndKeyRanges) {
+  StatusOr<FeatureColumns> fc = Parse(
+      "dim 8\n"
+      "a categorical C1 buckets=10 dim=4\n"
+      "b categorical C2 buckets=20\n"
+      "c categorical C3 buckets=10 table=a dim=4\n"
+      "d categorical C4 buckets=5 dim=16\n");
+  ASSERT_TRUE(fc.ok()) << fc.status().ToString();
+  const FeatureSummary& s = fc->summary;
+  EXPECT_EQ(s.embedding_dim, 0);
+  EXPECT_EQ(s.field_dims, (std::vector<int64_t>{4, 8, 4, 16}));
+  // Tables a [0, 10), b [10, 30), d [30, 35); c is in a's.
+  EXPECT_EQ(s.field_ranges, (std::vector<KeyRange>{{0, 10}, {10, 20}, {0, 10}, {30, 5}}));
+  EXPECT_EQ(s.table_rows, 35);
+  // A column without dim= takes the model's (0 here); dynamic tables have no ranges.
+  StatusOr<FeatureColumns> dynamic = Parse("a categorical C1 dim=4\nb categorical C2\n");
+  ASSERT_TRUE(dynamic.ok()) << dynamic.status().ToString();
+  EXPECT_EQ(dynamic->summary.field_dims, (std::vector<int64_t>{4, 0}));
+  EXPECT_TRUE(dynamic->summary.field_ranges.empty());
+  // One dim for all: the summary's dim, no per-field dims.
+  StatusOr<FeatureColumns> one = Parse("dim 8\na categorical C1\nb categorical C2 dim=8\n");
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->summary.embedding_dim, 8);
+  EXPECT_TRUE(one->summary.field_dims.empty());
+}
+
+TEST(FeatureColumnsTest, WhatTheModelsTakeIsChecked) {
+  EXPECT_HAS(ErrorOf("a categorical C1 dim=8 table=t\nb categorical C2 dim=16 table=t\n"),
+             "f.features:2: column b: dim 16 differs from column a's (line 1): 8; the columns "
+             "of table 't' share its rows, so they have one dim");
+  EXPECT_HAS(ErrorOf("dim 8\na categorical C1 table=t\nb categorical C2 dim=16 table=t\n"),
+             "column b: dim 16");
+  EXPECT_HAS(ErrorOf("a categorical C1 table=t\nb categorical C2 dim=16 table=t\n"),
              "dim 16 differs from column a's (line 1): the model's");
   EXPECT_HAS(ErrorOf("a categorical C1 buckets=10\nb categorical C2\n"),
              "f.features:2: column b: table 'b' is dynamic but table 'a' (column a, line 1) is "
-             "hashed: the click models take one physical table today");
+             "hashed: the tables of a feature file are all hashed (buckets=N) or all dynamic");
   EXPECT_HAS(ErrorOf("a categorical C1\nb categorical C2 buckets=10\n"),
              "f.features:2: column b: table 'b' is hashed but table 'a'");
   EXPECT_HAS(ErrorOf("a categorical C1 buckets=10 table=t\nb categorical C2 buckets=20 table=t\n"),

@@ -450,6 +450,11 @@ StatusOr<ProtoWriter> ClickGraph(const TrainedModel& trained) {
         "a click model with dynamic tables does not export to ONNX (any 64-bit key has its own "
         "row): predict serves it");
   }
+  if (!trained.field_dims.empty()) {
+    return InvalidArgument(
+        "a click model whose fields have different embedding dims (several deep tables) does "
+        "not export to ONNX: predict serves it");
+  }
   PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, MakeTrainedModel(trained));
   const auto* click = dynamic_cast<const CtrModel*>(model.get());
   if (click == nullptr) return InvalidArgument(ModelLabel(trained.model) + " is no click model");

@@ -38,12 +38,33 @@ std::string ModelLabel(const std::string& model) {
   return "spec-" + TextHash(model);
 }
 
-void ApplyFeatureSummary(const FeatureSummary& summary, CtrModelConfig* config) {
+Status ApplyFeatureSummary(const FeatureSummary& summary, CtrModelConfig* config) {
   if (summary.embedding_dim > 0) config->embedding_dim = summary.embedding_dim;
+  config->field_dims.clear();
+  config->field_ranges.clear();
+  std::vector<int64_t> dims;
+  for (const int64_t d : summary.field_dims) dims.push_back(d > 0 ? d : config->embedding_dim);
+  const auto other =
+      std::find_if(dims.begin(), dims.end(), [&](int64_t d) { return d != dims[0]; });
+  if (!dims.empty() && other == dims.end()) {
+    config->embedding_dim = dims[0];  // the model's dim where no column states one
+  } else if (!dims.empty()) {
+    if (config->fm || config->dot) {
+      const size_t f = other - dims.begin();
+      return InvalidArgument(
+          "the feature file's column " + summary.field_names[f] + " has dim " +
+          std::to_string(dims[f]) + " and column " + summary.field_names[0] + " " +
+          std::to_string(dims[0]) + ": " +
+          (config->fm ? "fm's pairwise dot products need" : "dlrm's dot interaction needs") +
+          " one embedding dim for every field");
+    }
+    config->field_dims = dims;
+    config->field_ranges = summary.field_ranges;
+  }
   config->field_combiners.clear();
   const bool stated = std::any_of(summary.field_combiners.begin(), summary.field_combiners.end(),
                                   [](FieldCombiner c) { return c != FieldCombiner::kDefault; });
-  if (!stated) return;
+  if (!stated) return Status::OK();
   for (const FieldCombiner c : summary.field_combiners) {
     switch (c) {
       case FieldCombiner::kDefault: config->field_combiners.push_back(config->combiner); break;
@@ -52,6 +73,7 @@ void ApplyFeatureSummary(const FeatureSummary& summary, CtrModelConfig* config) 
       case FieldCombiner::kSqrtN: config->field_combiners.push_back(Combiner::kSqrtN); break;
     }
   }
+  return Status::OK();
 }
 
 Status CheckFeatureTables(const FeatureSummary& summary, const JobOptions& options) {
@@ -71,7 +93,7 @@ Status CheckFeatureTables(const FeatureSummary& summary, const JobOptions& optio
 StatusOr<CtrModelConfig> JobClickModelConfig(const Job& job) {
   PST_ASSIGN_OR_RETURN(CtrModelConfig config, ClickModelConfig(job.model, job.input.size(),
                                                                job.num_fields, job.table_rows));
-  if (job.features) ApplyFeatureSummary(*job.features, &config);
+  if (job.features) PST_RETURN_IF_ERROR(ApplyFeatureSummary(*job.features, &config));
   return config;
 }
 

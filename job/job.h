@@ -64,10 +64,13 @@ struct Job {
 StatusOr<Job> LoadJob(const JobOptions& options, bool with_test);
 
 // Sets `config` from a feature file's summary: its embedding dim (when the
-// file states one) and, when any column states a combiner, every field's
-// (the others take the model's combiner); num_fields, dense_features and
-// table_rows come from the transformed data and the job (LoadJob).
-void ApplyFeatureSummary(const FeatureSummary& summary, CtrModelConfig* config);
+// fields have one), else each field's dim (a column that states none takes
+// the model's) and key range; when any column states a combiner, every
+// field's (the others take the model's combiner). num_fields,
+// dense_features and table_rows come from the transformed data and the job
+// (LoadJob). InvalidArgument naming two columns when fields of different
+// dims meet a model that needs one (fm, dlrm).
+Status ApplyFeatureSummary(const FeatureSummary& summary, CtrModelConfig* config);
 
 // InvalidArgument unless the table flags fit the feature file's tables:
 // dynamic tables need embedding_capacity > 0, hashed ones refuse it.

@@ -184,6 +184,60 @@ TEST_F(JobTest, FeatureColumnsMakeTheDataAndTheClickModelConfig) {
             std::string::npos);
 }
 
+// Columns of different dims: wide_deep gets a deep table per dim (model.bin
+// keeps the dims and key ranges); fm, whose dot products need one dim,
+// refuses the file naming two columns.
+TEST_F(JobTest, FieldsOfDifferentDimsMakeATablePerDimOrAreRefusedByFm) {
+  const std::string train = (dir_ / "train.ffm").string();
+  std::ofstream(train) << "1 0:1:1 1:5:1 2:6:1\n0 1:2:1\n1 0:3:1 2:4:1\n0 2:7:2\n";
+  JobOptions o;
+  o.model = "wide_deep";  // dim 8
+  o.data.format = "libffm";
+  o.data.train_file = o.data.test_file = train;
+  StatusOr<FeatureColumns> fc = ParseFeatureColumns(
+      "user categorical 0 buckets=10 dim=4\n"
+      "item categorical 1 buckets=20\n"
+      "tag categorical 2 buckets=5 dim=4\n",
+      "dims.features", "libffm");
+  ASSERT_TRUE(fc.ok()) << fc.status().ToString();
+  o.data.features = *fc;
+  StatusOr<Job> job = LoadJob(o, true);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const CtrModelConfig config = JobClickModelConfig(*job).value();
+  EXPECT_EQ(config.field_dims, (std::vector<int64_t>{4, 8, 4}));
+  EXPECT_EQ(config.field_ranges, (std::vector<KeyRange>{{0, 10}, {10, 20}, {30, 5}}));
+  StatusOr<std::unique_ptr<Model>> model = MakeJobModel(*job);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const std::vector<EmbeddingTableSpec>& tables = (*model)->tables();
+  ASSERT_EQ(tables.size(), 3u);
+  EXPECT_EQ(tables[0].name, "deep/embedding");
+  EXPECT_EQ(tables[0].dim, 4);
+  EXPECT_EQ(tables[0].rows, 15);  // user's 10 and tag's 5
+  EXPECT_EQ(tables[2].name, "deep/embedding_dim8");
+  EXPECT_EQ(tables[2].rows, 20);
+
+  std::vector<Tensor> params;
+  for (const VariableSpec& v : (*model)->variables()) params.emplace_back(DType::kFloat32, v.shape);
+  for (const EmbeddingTableSpec& t : tables)
+    params.emplace_back(DType::kFloat32, Shape{t.rows, t.dim});
+  const std::string path = (dir_ / "model.bin").string();
+  ASSERT_TRUE(WriteModelFile(path, *job, **model, params).ok());
+  StatusOr<TrainedModel> trained = ReadModelFile(path);
+  ASSERT_TRUE(trained.ok()) << trained.status().ToString();
+  EXPECT_EQ(trained->field_dims, config.field_dims);
+  EXPECT_EQ(trained->field_ranges, config.field_ranges);
+  StatusOr<std::unique_ptr<Model>> rebuilt = MakeTrainedModel(*trained);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().ToString();
+  EXPECT_EQ((*rebuilt)->tables()[2].rows, 20);
+
+  o.model = "fm";  // dim 16: item takes it, user and tag say 4
+  EXPECT_NE(LoadJob(o, true).status().message().find(
+                "the feature file's column item has dim 16 and column user 4: fm's pairwise dot "
+                "products need one embedding dim for every field"),
+            std::string::npos)
+      << LoadJob(o, true).status().message();
+}
+
 // examples/criteo.features on criteo data: the same model as without it.
 TEST_F(JobTest, TheCriteoFeatureFileMakesTodaysModel) {
   const char* root = std::getenv("PST_SOURCE_DIR");

@@ -83,6 +83,14 @@ StatusOr<TrainedModel> ReadClickModel(const std::string& path, const std::string
   if (!dim.empty()) trained.embedding_dim = dim[0];
   const std::vector<int64_t> features = Int64Values(entries, "click_features");
   trained.features_text = std::string(features.begin(), features.end());
+  trained.field_dims = Int64Values(entries, "click_field_dims");
+  const std::vector<int64_t> ranges = Int64Values(entries, "click_field_ranges");
+  if (ranges.size() % 2 != 0) {
+    return FailedPrecondition(path + ": its @model/click_field_ranges holds an odd count");
+  }
+  for (size_t i = 0; i < ranges.size(); i += 2) {
+    trained.field_ranges.push_back({ranges[i], ranges[i + 1]});
+  }
   for (const int64_t c : Int64Values(entries, "click_field_combiners")) {
     if (c < 0 || c > static_cast<int64_t>(Combiner::kSqrtN)) {
       return FailedPrecondition(path + ": its @model/click_field_combiners holds " +
@@ -124,6 +132,8 @@ TrainedModel TrainedModelOf(const Job& job, std::vector<Tensor> params) {
     CHECK(config.ok()) << config.status().ToString();  // LoadJob made it
     if (job.features->embedding_dim > 0) trained.embedding_dim = config->embedding_dim;
     trained.field_combiners = config->field_combiners;
+    trained.field_dims = config->field_dims;
+    trained.field_ranges = config->field_ranges;
     trained.features_text = job.features_text;
   }
   return trained;
@@ -136,6 +146,8 @@ StatusOr<std::unique_ptr<Model>> MakeTrainedModel(const TrainedModel& trained) {
                                         trained.table_rows));
   if (trained.embedding_dim > 0) config.embedding_dim = trained.embedding_dim;
   config.field_combiners = trained.field_combiners;
+  config.field_dims = trained.field_dims;
+  config.field_ranges = trained.field_ranges;
   PST_ASSIGN_OR_RETURN(std::unique_ptr<CtrModel> model, CtrModel::Create(config));
   return std::unique_ptr<Model>(std::move(model));
 }
@@ -163,6 +175,15 @@ Status WriteModelFile(const std::string& path, const Job& job, const Model& mode
       std::vector<int64_t> combiners;
       for (const Combiner c : trained.field_combiners) combiners.push_back(static_cast<int64_t>(c));
       tensors.emplace_back(prefix + "click_field_combiners", Int64s(combiners, false));
+    }
+    if (!trained.field_dims.empty()) {
+      tensors.emplace_back(prefix + "click_field_dims", Int64s(trained.field_dims, false));
+    }
+    if (!trained.field_ranges.empty()) {
+      std::vector<int64_t> ranges;
+      for (const KeyRange& r : trained.field_ranges)
+        ranges.insert(ranges.end(), {r.offset, r.rows});
+      tensors.emplace_back(prefix + "click_field_ranges", Int64s(ranges, false));
     }
     if (job.features) {
       const std::string& text = job.features_text;

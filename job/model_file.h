@@ -14,6 +14,10 @@
 //                       a --features file that states a dim
 //   @model/click_field_combiners   int64 [fields], 0 sum, 1 mean, 2 sqrtn;
 //                       a click model whose --features file states combiners
+//   @model/click_field_dims    int64 [fields]; a click model whose --features
+//                       file gives its fields different dims
+//   @model/click_field_ranges  int64 [2 x fields], each field's key range
+//                       (offset, rows); with click_field_dims and hashed tables
 //   @model/click_features  int64 [n], the --features file's text, one byte
 //                       an element; a click model trained with one (predict
 //                       needs the same file to transform its data)
@@ -51,6 +55,10 @@ struct TrainedModel {
   // and per-field combiners (empty: the model's), CtrModelConfig's.
   int64_t embedding_dim = 0;
   std::vector<Combiner> field_combiners;
+  // ... and, when its fields have different dims, CtrModelConfig's
+  // field_dims and field_ranges.
+  std::vector<int64_t> field_dims;
+  std::vector<KeyRange> field_ranges;
   std::string features_text;  // the --features file's text; "" without one
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
+#include <utility>
 
 #include "model/ctr/interactions.h"
 
@@ -44,6 +45,52 @@ bool Positive(const std::vector<int64_t>& units) {
   return std::all_of(units.begin(), units.end(), [](int64_t u) { return u >= 1; });
 }
 
+// Every field's dim when they are all one (0 when they differ).
+int64_t CommonDim(const CtrModelConfig& c) {
+  if (c.field_dims.empty()) return c.embedding_dim;
+  for (int64_t d : c.field_dims) {
+    if (d != c.field_dims[0]) return 0;
+  }
+  return c.field_dims[0];
+}
+
+// The per-field dims and key ranges: one a field, dims >= 1, the ranges
+// (needed by fixed tables of several dims) inside the key space; fm and
+// dot take one dim.
+Status CheckFieldDims(const CtrModelConfig& c) {
+  if (c.field_dims.empty()) {
+    return c.field_ranges.empty() ? Status::OK()
+                                  : InvalidArgument("key ranges per field need dims per field");
+  }
+  if (static_cast<int>(c.field_dims.size()) != c.num_fields) {
+    return InvalidArgument(std::to_string(c.field_dims.size()) + " embedding dims for " +
+                           std::to_string(c.num_fields) + " fields");
+  }
+  for (size_t f = 0; f < c.field_dims.size(); ++f) {
+    if (c.field_dims[f] < 1) {
+      return InvalidArgument("field " + std::to_string(f) + "'s embedding dim must be >= 1");
+    }
+    if ((c.fm || c.dot) && c.field_dims[f] != c.field_dims[0]) {
+      return InvalidArgument(std::string(c.fm ? "fm" : "the dot interaction (dlrm)") +
+                             " needs one embedding dim for every field: field " +
+                             std::to_string(f) + " has " + std::to_string(c.field_dims[f]) +
+                             ", field 0 " + std::to_string(c.field_dims[0]));
+    }
+  }
+  if (c.table_rows == 0 || CommonDim(c) > 0) return Status::OK();
+  if (static_cast<int>(c.field_ranges.size()) != c.num_fields) {
+    return InvalidArgument("fixed tables of several embedding dims need every field's key range");
+  }
+  for (const KeyRange& r : c.field_ranges) {
+    if (r.offset < 0 || r.rows < 1 || r.rows > c.table_rows - r.offset) {
+      return InvalidArgument("key range [" + std::to_string(r.offset) + ", +" +
+                             std::to_string(r.rows) + ") is outside the " +
+                             std::to_string(c.table_rows) + " table rows");
+    }
+  }
+  return Status::OK();
+}
+
 Status CheckConfig(const CtrModelConfig& c) {
   if (c.num_fields < 1) {
     return InvalidArgument(
@@ -68,15 +115,16 @@ Status CheckConfig(const CtrModelConfig& c) {
   if (c.cross_parallel && (c.cross_layers == 0 || c.hidden.empty())) {
     return InvalidArgument("parallel cross layers need cross layers and hidden dense layers");
   }
+  PST_RETURN_IF_ERROR(CheckFieldDims(c));
   if (c.dot) {
     if (c.fm || c.cross_layers > 0) {
       return InvalidArgument("the dot interaction (dlrm) does not go with fm or cross layers");
     }
-    if (c.dense_features > 0 && (c.bottom.empty() || c.bottom.back() != c.embedding_dim)) {
+    if (c.dense_features > 0 && (c.bottom.empty() || c.bottom.back() != CommonDim(c))) {
       return InvalidArgument(
           "the dot interaction (dlrm) takes the dense features through bottom layers whose last "
           "has the embedding dim (" +
-          std::to_string(c.embedding_dim) + ")");
+          std::to_string(CommonDim(c)) + ")");
     }
     if (c.dense_features == 0 && c.num_fields < 2) {
       return InvalidArgument(
@@ -100,8 +148,9 @@ StatusOr<std::unique_ptr<CtrModel>> CtrModel::Create(const CtrModelConfig& confi
 
 CtrModel::CtrModel(const CtrModelConfig& config, std::unique_ptr<Kernels> kernels)
     : config_(config), kernels_(std::move(kernels)) {
-  const int64_t d = config.dense_features, e = config.embedding_dim;
-  deep_width_ = d + config.num_fields * e;
+  LayOutTables();
+  const int64_t d = config.dense_features, e = field_dim_[0];  // dot: every field's dim
+  deep_width_ = d + field_width_;
   MlpOptions mlp;
   mlp.hidden = config.hidden;
   mlp.output = 1;
@@ -133,8 +182,46 @@ CtrModel::CtrModel(const CtrModelConfig& config, std::unique_ptr<Kernels> kernel
     bottom_ = std::make_unique<Mlp>("bottom/", d, bottom, kDropoutSeed + 100, *kernels_);
     bottom_vars_ = AddVariables(bottom_->variables());
   }
-  tables_.push_back({kDeepTable, e, config.table_rows});
-  if (config.wide) tables_.push_back({kWideTable, 1, config.table_rows});
+}
+
+void CtrModel::LayOutTables() {
+  const CtrModelConfig& c = config_;
+  field_dim_ =
+      c.field_dims.empty() ? std::vector<int64_t>(c.num_fields, c.embedding_dim) : c.field_dims;
+  // Deep tables in the order of their dims' first fields: the first one
+  // keeps its old name, then the wide table, then the others.
+  std::vector<int64_t> dims;
+  for (int64_t dim : field_dim_) {
+    if (std::find(dims.begin(), dims.end(), dim) == dims.end()) dims.push_back(dim);
+  }
+  deep_tables_ = static_cast<int>(dims.size());
+  const bool ranged = c.table_rows > 0 && deep_tables_ > 1;
+  std::vector<int64_t> rows(dims.size(), ranged ? 0 : c.table_rows);
+  std::vector<std::vector<std::pair<KeyRange, int64_t>>> bases(dims.size());  // range, first row
+  for (int f = 0; f < c.num_fields; ++f) {
+    const size_t t = std::find(dims.begin(), dims.end(), field_dim_[f]) - dims.begin();
+    field_table_.push_back(t == 0 ? 0 : static_cast<int64_t>(t) + (c.wide ? 1 : 0));
+    field_at_.push_back(field_width_);
+    field_width_ += field_dim_[f];
+    if (!ranged) continue;
+    const KeyRange& range = c.field_ranges[f];
+    auto known = std::find_if(bases[t].begin(), bases[t].end(),
+                              [&](const auto& b) { return b.first == range; });
+    if (known == bases[t].end()) {
+      known = bases[t].insert(bases[t].end(), {range, rows[t]});
+      rows[t] += range.rows;
+    }
+    field_base_.push_back(known->second);
+  }
+  tables_.push_back({kDeepTable, dims[0], rows[0]});
+  if (c.wide) {
+    wide_table_ = 1;
+    tables_.push_back({kWideTable, 1, c.table_rows});
+  }
+  for (size_t t = 1; t < dims.size(); ++t) {
+    tables_.push_back(
+        {std::string(kDeepTable) + "_dim" + std::to_string(dims[t]), dims[t], rows[t]});
+  }
 }
 
 size_t CtrModel::AddVariables(const std::vector<VariableSpec>& specs) {
@@ -172,27 +259,58 @@ std::vector<std::string> CtrModel::Placement() const {
   return lines;
 }
 
-std::vector<int32_t> CtrModel::RowSlots(const Batch& batch, std::vector<int64_t>* ids) const {
-  std::unordered_map<int64_t, int32_t> slot_of;
-  slot_of.reserve(batch.sparse_keys.size());
-  std::vector<int32_t> slots(batch.sparse_keys.size());
-  for (size_t j = 0; j < batch.sparse_keys.size(); ++j) {
-    const int64_t id = RowIdOf(batch.sparse_keys[j], config_.table_rows);
-    auto [it, added] = slot_of.emplace(id, static_cast<int32_t>(ids->size()));
-    if (added) ids->push_back(id);
-    slots[j] = it->second;
-  }
-  return slots;
+int64_t CtrModel::DeepRow(int f, int64_t id) const {
+  if (field_base_.empty()) return id;
+  const KeyRange& range = config_.field_ranges[f];
+  return field_base_[f] + RowIdOf(id - range.offset, range.rows);
 }
 
-std::vector<int64_t> CtrModel::RowIds(const Batch& batch) const {
-  std::vector<int64_t> ids;
-  RowSlots(batch, &ids);
+void CtrModel::FindRows(const Batch& batch, TableRowIds* ids, Slots* slots) const {
+  const size_t n = batch.sparse_keys.size();
+  ids->assign(tables_.size(), {});
+  std::vector<std::unordered_map<int64_t, int32_t>> slot_of(tables_.size());
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    if (static_cast<int>(t) != wide_table_) slot_of[t].reserve(n / deep_tables_ + 1);
+  }
+  slots->deep.resize(n);
+  for (size_t j = 0; j < n; ++j) {
+    const int64_t id = RowIdOf(batch.sparse_keys[j], config_.table_rows);
+    const int f = batch.sparse_fields[j];
+    const bool known = f >= 0 && f < config_.num_fields;  // else Check refuses the batch
+    const int64_t t = known ? field_table_[f] : 0;
+    const int64_t row = known ? DeepRow(f, id) : id;
+    std::vector<int64_t>& table_ids = (*ids)[t];
+    auto [it, added] = slot_of[t].emplace(row, static_cast<int32_t>(table_ids.size()));
+    if (added) table_ids.push_back(row);
+    slots->deep[j] = it->second;
+  }
+  if (wide_table_ < 0) return;
+  if (deep_tables_ == 1) {  // one row id list serves both tables
+    (*ids)[wide_table_] = (*ids)[0];
+    slots->wide = slots->deep;
+    return;
+  }
+  std::vector<int64_t>& wide_ids = (*ids)[wide_table_];
+  std::unordered_map<int64_t, int32_t>& wide_slot_of = slot_of[wide_table_];
+  wide_slot_of.reserve(n);
+  slots->wide.resize(n);
+  for (size_t j = 0; j < n; ++j) {
+    const int64_t id = RowIdOf(batch.sparse_keys[j], config_.table_rows);
+    auto [it, added] = wide_slot_of.emplace(id, static_cast<int32_t>(wide_ids.size()));
+    if (added) wide_ids.push_back(id);
+    slots->wide[j] = it->second;
+  }
+}
+
+TableRowIds CtrModel::RowIds(const Batch& batch) const {
+  TableRowIds ids;
+  Slots slots;
+  FindRows(batch, &ids, &slots);
   return ids;
 }
 
 Status CtrModel::Check(const std::vector<Tensor>& params, const Batch& batch,
-                       size_t num_rows) const {
+                       const TableRowIds& ids) const {
   if (batch.feature_dim != config_.dense_features || batch.num_fields != config_.num_fields) {
     return InvalidArgument("batch has " + std::to_string(batch.feature_dim) +
                            " dense features and " + std::to_string(batch.num_fields) +
@@ -225,7 +343,7 @@ Status CtrModel::Check(const std::vector<Tensor>& params, const Batch& batch,
   }
   for (size_t t = 0; t < tables_.size(); ++t) {
     const Tensor& rows = params[variables_.size() + t];
-    const Shape expected = {static_cast<int64_t>(num_rows), tables_[t].dim};
+    const Shape expected = {static_cast<int64_t>(ids[t].size()), tables_[t].dim};
     if (rows.shape() != expected || rows.dtype() != DType::kFloat32) {
       return InvalidArgument("rows of table '" + tables_[t].name + "' are " +
                              ShapeToString(rows.shape()) + ", the batch needs " +
@@ -235,17 +353,19 @@ Status CtrModel::Check(const std::vector<Tensor>& params, const Batch& batch,
   return Status::OK();
 }
 
-void CtrModel::Pool(const float* rows, const Batch& batch, const std::vector<int32_t>& slots) {
-  const int64_t b = batch.size, e = config_.embedding_dim;
+void CtrModel::Pool(const std::vector<Tensor>& params, const Batch& batch, const Slots& slots) {
+  const int64_t b = batch.size, w = field_width_;
   const int fields = config_.num_fields;
-  fields_.assign(b * fields * e, 0.0f);
+  fields_.assign(b * w, 0.0f);
   divisor_.assign(b * fields, 0.0f);
   for (int64_t i = 0; i < b; ++i) {
     for (int64_t j = batch.sparse_offsets[i]; j < batch.sparse_offsets[i + 1]; ++j) {
       const int f = batch.sparse_fields[j];
+      const int64_t e = field_dim_[f];
       const float v = batch.sparse_values[j];
-      const float* row = rows + static_cast<int64_t>(slots[j]) * e;
-      float* out = fields_.data() + (i * fields + f) * e;
+      const float* row = params[variables_.size() + field_table_[f]].f32() +
+                         static_cast<int64_t>(slots.deep[j]) * e;
+      float* out = fields_.data() + i * w + field_at_[f];
       for (int64_t c = 0; c < e; ++c) out[c] += v * row[c];
       const Combiner combiner =
           config_.field_combiners.empty() ? config_.combiner : config_.field_combiners[f];
@@ -256,25 +376,26 @@ void CtrModel::Pool(const float* rows, const Batch& batch, const std::vector<int
     const Combiner combiner =
         config_.field_combiners.empty() ? config_.combiner : config_.field_combiners[f];
     for (int64_t i = 0; i < b; ++i) {
-      float& w = divisor_[i * fields + f];
-      if (combiner == Combiner::kSum || w == 0.0f) {
-        w = 1.0f;  // an empty field stays zeros
+      float& divisor = divisor_[i * fields + f];
+      if (combiner == Combiner::kSum || divisor == 0.0f) {
+        divisor = 1.0f;  // an empty field stays zeros
         continue;
       }
-      if (combiner == Combiner::kSqrtN) w = std::sqrt(w);
-      float* out = fields_.data() + (i * fields + f) * e;
-      for (int64_t c = 0; c < e; ++c) out[c] /= w;
+      if (combiner == Combiner::kSqrtN) divisor = std::sqrt(divisor);
+      float* out = fields_.data() + i * w + field_at_[f];
+      for (int64_t c = 0; c < field_dim_[f]; ++c) out[c] /= divisor;
     }
   }
 }
 
-void CtrModel::Forward(const std::vector<Tensor>& params, const Batch& batch,
-                       const std::vector<int32_t>& slots, bool training) {
-  const int64_t b = batch.size, d = config_.dense_features, e = config_.embedding_dim;
-  const int64_t fe = config_.num_fields * e;
+void CtrModel::Forward(const std::vector<Tensor>& params, const Batch& batch, const Slots& slots,
+                       bool training) {
+  // e: fm's and dot's vectors' dim (every field's then); fe: a row of fields_.
+  const int64_t b = batch.size, d = config_.dense_features, e = field_dim_[0];
+  const int64_t fe = field_width_;
   params_.resize(variables_.size());
   for (size_t i = 0; i < variables_.size(); ++i) params_[i] = params[i].f32();
-  Pool(params[variables_.size()].f32(), batch, slots);
+  Pool(params, batch, slots);
   if (config_.dot) {
     // vectors: [bottom(dense)], then the fields'.
     const int64_t pairs = DotPairs(vectors_), top = (d > 0 ? e : 0) + pairs;
@@ -331,19 +452,19 @@ void CtrModel::Forward(const std::vector<Tensor>& params, const Batch& batch,
       for (int64_t i = 0; i < b; ++i) logits_[i] += fm[i];
     }
   }
-  if (config_.wide) {
-    const float* wide_rows = params[variables_.size() + 1].f32();
+  if (wide_table_ >= 0) {
+    const float* wide_rows = params[variables_.size() + wide_table_].f32();
     for (int64_t i = 0; i < b; ++i) {
       for (int64_t j = batch.sparse_offsets[i]; j < batch.sparse_offsets[i + 1]; ++j) {
-        logits_[i] += batch.sparse_values[j] * wide_rows[slots[j]];
+        logits_[i] += batch.sparse_values[j] * wide_rows[slots.wide[j]];
       }
     }
   }
 }
 
 void CtrModel::Backward(const Batch& batch, float* const* grads) {
-  const int64_t b = batch.size, d = config_.dense_features, e = config_.embedding_dim;
-  const int64_t fe = config_.num_fields * e;
+  const int64_t b = batch.size, d = config_.dense_features, e = field_dim_[0];
+  const int64_t fe = field_width_;
   field_grads_.assign(b * fe, 0.0f);
   if (config_.dot) {
     const int64_t pairs = DotPairs(vectors_), top = (d > 0 ? e : 0) + pairs;
@@ -423,15 +544,15 @@ void CtrModel::Backward(const Batch& batch, float* const* grads) {
 
 StatusOr<float> CtrModel::ComputeGradients(const std::vector<Tensor>& params, const Batch& batch,
                                            std::vector<Tensor>* grads) {
-  std::vector<int64_t> ids;
-  const std::vector<int32_t> slots = RowSlots(batch, &ids);
-  PST_RETURN_IF_ERROR(Check(params, batch, ids.size()));
+  TableRowIds ids;
+  Slots slots;
+  FindRows(batch, &ids, &slots);
+  PST_RETURN_IF_ERROR(Check(params, batch, ids));
   for (int32_t label : batch.labels) {
     if (label != 0 && label != 1) return InvalidArgument("a click label must be 0 or 1");
   }
   Forward(params, batch, slots, /*training=*/true);
-  const int64_t b = batch.size, e = config_.embedding_dim;
-  const int64_t n = static_cast<int64_t>(ids.size());
+  const int64_t b = batch.size;
   double loss = 0;
   dlogit_.resize(b);
   for (int64_t i = 0; i < b; ++i) {
@@ -449,29 +570,34 @@ StatusOr<float> CtrModel::ComputeGradients(const std::vector<Tensor>& params, co
   Backward(batch, dense_grads.data());
   // Row gradients: each entry's share of its field vector's gradient,
   // summed per row (the worker pushes one row per id).
-  Tensor deep_grad(DType::kFloat32, {n, e});
-  Tensor wide_grad(DType::kFloat32, {n, 1});
+  std::vector<float*> row_grads(tables_.size());
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    Tensor& g = (*grads)[variables_.size() + t];
+    g = Tensor(DType::kFloat32, {static_cast<int64_t>(ids[t].size()), tables_[t].dim});
+    row_grads[t] = g.f32();
+  }
   const int fields = config_.num_fields;
   for (int64_t i = 0; i < b; ++i) {
     for (int64_t j = batch.sparse_offsets[i]; j < batch.sparse_offsets[i + 1]; ++j) {
       const int f = batch.sparse_fields[j];
+      const int64_t e = field_dim_[f];
       const float scale = batch.sparse_values[j] / divisor_[i * fields + f];
-      const float* g = field_grads_.data() + (i * fields + f) * e;
-      float* row = deep_grad.f32() + static_cast<int64_t>(slots[j]) * e;
+      const float* g = field_grads_.data() + i * field_width_ + field_at_[f];
+      float* row = row_grads[field_table_[f]] + static_cast<int64_t>(slots.deep[j]) * e;
       for (int64_t c = 0; c < e; ++c) row[c] += scale * g[c];
-      wide_grad.f32()[slots[j]] += batch.sparse_values[j] * dlogit_[i];
+      if (wide_table_ >= 0)
+        row_grads[wide_table_][slots.wide[j]] += batch.sparse_values[j] * dlogit_[i];
     }
   }
-  (*grads)[variables_.size()] = std::move(deep_grad);
-  if (config_.wide) (*grads)[variables_.size() + 1] = std::move(wide_grad);
   return static_cast<float>(loss / b);
 }
 
 StatusOr<Model::EvalResult> CtrModel::Evaluate(const std::vector<Tensor>& params,
                                                const Batch& batch) {
-  std::vector<int64_t> ids;
-  const std::vector<int32_t> slots = RowSlots(batch, &ids);
-  PST_RETURN_IF_ERROR(Check(params, batch, ids.size()));
+  TableRowIds ids;
+  Slots slots;
+  FindRows(batch, &ids, &slots);
+  PST_RETURN_IF_ERROR(Check(params, batch, ids));
   Forward(params, batch, slots, /*training=*/false);
   EvalResult result;
   for (int64_t i = 0; i < batch.size; ++i) {
@@ -484,9 +610,10 @@ StatusOr<Model::EvalResult> CtrModel::Evaluate(const std::vector<Tensor>& params
 
 Status CtrModel::Predict(const std::vector<Tensor>& params, const Batch& batch,
                          std::vector<float>* probabilities) {
-  std::vector<int64_t> ids;
-  const std::vector<int32_t> slots = RowSlots(batch, &ids);
-  PST_RETURN_IF_ERROR(Check(params, batch, ids.size()));
+  TableRowIds ids;
+  Slots slots;
+  FindRows(batch, &ids, &slots);
+  PST_RETURN_IF_ERROR(Check(params, batch, ids));
   Forward(params, batch, slots, /*training=*/false);
   probabilities->resize(2 * batch.size);
   for (int64_t i = 0; i < batch.size; ++i) {

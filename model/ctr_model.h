@@ -26,12 +26,18 @@
 //   p = sigmoid(logit), binary log-loss. As a Model it has two classes:
 //   Predict gives (1 - p, p) per example.
 //
-// Every table has the same rows: a key's row id is key mod rows, in
-// [0, rows), for fixed tables (hash buckets, as TensorFlow's
-// categorical_column_with_hash_bucket),
-// the key itself for dynamic ones (rows == 0), so one list of row ids
-// (RowIds) serves every table. Runs on the CPU only (the GPU back end
-// leaves the embedding layer on the CPU: soft placement). Not thread-safe.
+// A key's row id is key mod table_rows, in [0, table_rows), for fixed
+// tables (hash buckets, as TensorFlow's categorical_column_with_hash_bucket),
+// the key itself for dynamic ones (table_rows == 0). With one embedding dim
+// (the usual case) the deep and the wide table have the same rows and the
+// same row ids. With per-field dims (field_dims), the fields of each dim
+// share one physical deep table, `deep/embedding` for the first field's
+// dim and `deep/embedding_dim<D>` for each other dim D: dynamic ones keyed
+// by the key, fixed ones holding their fields' key ranges (field_ranges)
+// one after the other, so a table's rows are what its fields can reach.
+// The wide table keeps one row per key id. Runs on the CPU only (the GPU
+// back end leaves the embedding layer on the CPU: soft placement). Not
+// thread-safe.
 #ifndef PST_MODEL_CTR_MODEL_H_
 #define PST_MODEL_CTR_MODEL_H_
 
@@ -67,6 +73,12 @@ struct CtrModelConfig {
   bool batchnorm = false;                  // in the MLPs, after each hidden dense layer
   double dropout = 0;                      // in the MLPs, after each hidden ReLU; in [0, 1)
   int64_t table_rows = 0;                  // fixed tables' rows; 0: dynamic
+  // Per field, its embedding dim; empty: every field has embedding_dim.
+  // fm and dot need one dim for every field.
+  std::vector<int64_t> field_dims;
+  // Fixed tables with field_dims of several dims: each field's key range
+  // (fields of one table share theirs; ranges do not overlap).
+  std::vector<KeyRange> field_ranges;
 };
 
 class CtrModel : public Model {
@@ -78,7 +90,7 @@ class CtrModel : public Model {
 
   const std::vector<VariableSpec>& variables() const override { return variables_; }
   const std::vector<EmbeddingTableSpec>& tables() const override { return tables_; }
-  std::vector<int64_t> RowIds(const Batch& batch) const override;
+  TableRowIds RowIds(const Batch& batch) const override;
   int64_t input_dim() const override { return config_.dense_features; }
   int64_t num_classes() const override { return 2; }
   const std::string& device() const override { return kernels_->device(); }
@@ -111,18 +123,28 @@ class CtrModel : public Model {
 
  private:
   CtrModel(const CtrModelConfig& config, std::unique_ptr<Kernels> kernels);
+  // Fills tables_ and the field_* members from the config.
+  void LayOutTables();
   // Appends a part's variables; returns where they start.
   size_t AddVariables(const std::vector<VariableSpec>& specs);
 
-  // Where each sparse entry's row sits in RowIds(batch).
-  std::vector<int32_t> RowSlots(const Batch& batch, std::vector<int64_t>* ids) const;
+  // Where each sparse entry's rows sit in RowIds(batch): its deep table's
+  // and the wide table's (the same slots with one deep table).
+  struct Slots {
+    std::vector<int32_t> deep, wide;
+  };
+  // Fills *ids (RowIds) and *slots.
+  void FindRows(const Batch& batch, TableRowIds* ids, Slots* slots) const;
+  // An entry of field f with row id `id` (key mod table_rows): its row in
+  // the field's deep table.
+  int64_t DeepRow(int f, int64_t id) const;
   // InvalidArgument unless params (and the batch) fit the model.
-  Status Check(const std::vector<Tensor>& params, const Batch& batch, size_t num_rows) const;
-  // Fills fields_ (B x F x dim) and divisor_ from the rows.
-  void Pool(const float* rows, const Batch& batch, const std::vector<int32_t>& slots);
+  Status Check(const std::vector<Tensor>& params, const Batch& batch, const TableRowIds& ids) const;
+  // Fills fields_ (B x field_width_) and divisor_ from the rows.
+  void Pool(const std::vector<Tensor>& params, const Batch& batch, const Slots& slots);
   // Fills logits_ (B) from params; keeps what Backward needs.
-  void Forward(const std::vector<Tensor>& params, const Batch& batch,
-               const std::vector<int32_t>& slots, bool training);
+  void Forward(const std::vector<Tensor>& params, const Batch& batch, const Slots& slots,
+               bool training);
   // From dlogit_: the dense variables' gradients into grads, the field
   // vectors' into field_grads_.
   void Backward(const Batch& batch, float* const* grads);
@@ -136,12 +158,19 @@ class CtrModel : public Model {
   size_t mlp_vars_ = 0, head_vars_ = 0, bottom_vars_ = 0, cross_vars_ = 0;
   std::vector<VariableSpec> variables_;
   std::vector<EmbeddingTableSpec> tables_;
-  int64_t deep_width_ = 0;  // dense features + fields x dim
-  int64_t vectors_ = 0;     // dot: the vectors whose dot products are taken
+  // The deep tables: per field, its dim, its table (an index into tables_),
+  // where its vector starts in a row of fields_, and the first row of its
+  // key range in its table (fixed tables with several dims).
+  std::vector<int64_t> field_dim_, field_table_, field_at_, field_base_;
+  int deep_tables_ = 1;
+  int wide_table_ = -1;      // in tables_; -1: none
+  int64_t field_width_ = 0;  // the fields' dims summed
+  int64_t deep_width_ = 0;   // dense features + field_width_
+  int64_t vectors_ = 0;      // dot: the vectors whose dot products are taken
 
   // Scratch, sized for the largest batch so far.
   std::vector<const float*> params_;  // the dense variables' values
-  std::vector<float> fields_;         // B x F x dim: the pooled field vectors
+  std::vector<float> fields_;         // B x field_width_: the pooled field vectors
   std::vector<float> divisor_;        // B x F: each field's combiner divisor
   std::vector<float> deep_input_;     // B x deep_width_: [dense, fields]
   std::vector<float> top_input_;      // dot: B x (dim + pairs); parallel: [cross, MLP]

@@ -1,6 +1,7 @@
 // The click model: gradients of every variable and every table row against
-// central finite differences (sum and mean combiners), the row-id mapping,
-// duplicate keys, predictions and input checks.
+// central finite differences (sum and mean combiners, per-field dims), the
+// row-id mapping (one table, and a table per dim), duplicate keys,
+// predictions and input checks.
 #include "model/ctr_model.h"
 
 #include <gtest/gtest.h>
@@ -79,9 +80,9 @@ std::vector<Tensor> Params(const CtrModel& model, const Batch& batch) {
       for (int64_t i = 0; i < params.back().num_elements(); ++i) params.back().f32()[i] = u(rng);
     }
   }
-  const int64_t n = static_cast<int64_t>(model.RowIds(batch).size());
-  for (const EmbeddingTableSpec& t : model.tables()) {
-    Tensor rows(DType::kFloat32, {n, t.dim});
+  const TableRowIds ids = model.RowIds(batch);
+  for (size_t k = 0; k < model.tables().size(); ++k) {
+    Tensor rows(DType::kFloat32, {static_cast<int64_t>(ids[k].size()), model.tables()[k].dim});
     for (int64_t i = 0; i < rows.num_elements(); ++i) rows.f32()[i] = u(rng);
     params.push_back(rows);
   }
@@ -243,10 +244,12 @@ TEST(CtrModelTest, TheMeanAndSqrtnCombinersDivideByTheWeights) {
 TEST(CtrModelTest, RowIdsAreUniqueInFirstSeenOrderAndFixedTablesTakeKeysModRows) {
   const Batch batch = SparseBatch();
   // Dynamic: the keys themselves; 21 and -7 appear twice but once here.
-  const std::vector<int64_t> dynamic = MakeClickModel(false)->RowIds(batch);
-  EXPECT_EQ(dynamic, (std::vector<int64_t>{11, -7, 40, 13, 21, 22, 23, 31, 32, 33, 43, 51, 52}));
+  const TableRowIds dynamic = MakeClickModel(false)->RowIds(batch);
+  ASSERT_EQ(dynamic.size(), 2u);  // deep, wide: the same ids
+  EXPECT_EQ(dynamic[0], (std::vector<int64_t>{11, -7, 40, 13, 21, 22, 23, 31, 32, 33, 43, 51, 52}));
+  EXPECT_EQ(dynamic[1], dynamic[0]);
   // Fixed, 10 rows: key mod 10 in [0, 10) (-7 -> 3, as ONNX's Mod).
-  const std::vector<int64_t> fixed = MakeClickModel(false, 10)->RowIds(batch);
+  const std::vector<int64_t> fixed = MakeClickModel(false, 10)->RowIds(batch)[0];
   const int64_t minus7 = 3;
   ASSERT_GE(fixed.size(), 2u);
   EXPECT_EQ(fixed[0], 1);
@@ -268,7 +271,7 @@ TEST(CtrModelTest, ARowUsedTwiceGetsTheSumOfItsGradients) {
   const std::vector<Tensor> params = Params(*model, batch);
   std::vector<Tensor> grads;
   ASSERT_TRUE(model->ComputeGradients(params, batch, &grads).ok());
-  const std::vector<int64_t> ids = model->RowIds(batch);
+  const std::vector<int64_t> ids = model->RowIds(batch)[1];  // the wide table's
   const int64_t slot = std::find(ids.begin(), ids.end(), 21) - ids.begin();
   const Tensor& wide = grads.back();  // [ids, 1]
   // The wide weight's gradient is the sum over its entries of
@@ -304,6 +307,76 @@ TEST(CtrModelTest, RefusesRowsThatDoNotFitTheBatchAndBadLabels) {
   batch.labels[0] = 1;
   batch.sparse_fields[0] = 3;
   EXPECT_EQ(model->ComputeGradients(params, batch, &grads).status().code(), Code::kInvalidArgument);
+}
+
+// Fields 0 and 2 of dim 3, field 1 of dim 2: two deep tables (the first
+// dim's keeps the old name), the wide table between them.
+CtrModelConfig PerFieldDims(int64_t table_rows) {
+  CtrModelConfig config = SmallConfig(Combiner::kMean, table_rows);
+  config.field_dims = {3, 2, 3};
+  if (table_rows > 0) config.field_ranges = {{0, 10}, {10, 10}, {20, 10}};
+  return config;
+}
+
+TEST(CtrModelTest, GradientsMatchFiniteDifferencesWithPerFieldDims) {
+  CheckGradients(PerFieldDims(0));
+  CheckGradients(PerFieldDims(30));
+  CtrModelConfig cross = PerFieldDims(30);
+  cross.cross_layers = 1;
+  CheckGradients(cross);
+}
+
+TEST(CtrModelTest, FieldsOfEachDimShareATableHoldingTheirKeyRanges) {
+  auto model = MakeClickModel(PerFieldDims(30));
+  ASSERT_EQ(model->tables().size(), 3u);
+  EXPECT_EQ(model->tables()[0].name, "deep/embedding");
+  EXPECT_EQ(model->tables()[0].dim, 3);
+  EXPECT_EQ(model->tables()[0].rows, 20);  // fields 0 and 2: keys [0, 10) and [20, 30)
+  EXPECT_EQ(model->tables()[1].name, "wide/weights");
+  EXPECT_EQ(model->tables()[1].rows, 30);
+  EXPECT_EQ(model->tables()[2].name, "deep/embedding_dim2");
+  EXPECT_EQ(model->tables()[2].dim, 2);
+  EXPECT_EQ(model->tables()[2].rows, 10);
+  Batch batch = SparseBatch();
+  batch.size = 1;  // example 0: keys 11 (field 0), -7 and 40 (field 1), 13 (field 2)
+  batch.sparse_offsets.resize(2);
+  const int64_t n = batch.sparse_offsets[1];
+  batch.sparse_keys.resize(n);
+  batch.sparse_fields.resize(n);
+  batch.sparse_values.resize(n);
+  batch.features.resize(4);
+  batch.labels.resize(1);
+  const TableRowIds ids = model->RowIds(batch);
+  // A key's id is key mod 30 (-7: 23, 40: 10); in its field's table, the
+  // first row of the field's range plus (id - range start) mod its rows:
+  // field 0's [0, 10) from row 0 (11: 1), field 2's [20, 30) from row 10
+  // (13: 10 + 3); field 1's [10, 20) from row 0 of its own table (23: 3,
+  // 10: 0). The wide table's rows are the ids.
+  EXPECT_EQ(ids[0], (std::vector<int64_t>{1, 13}));
+  EXPECT_EQ(ids[2], (std::vector<int64_t>{3, 0}));
+  EXPECT_EQ(ids[1], (std::vector<int64_t>{11, 23, 10, 13}));
+  // Dynamic tables: each dim's table holds its fields' keys.
+  const TableRowIds dynamic = MakeClickModel(PerFieldDims(0))->RowIds(batch);
+  EXPECT_EQ(dynamic[0], (std::vector<int64_t>{11, 13}));
+  EXPECT_EQ(dynamic[2], (std::vector<int64_t>{-7, 40}));
+  EXPECT_EQ(dynamic[1], (std::vector<int64_t>{11, -7, 40, 13}));
+}
+
+TEST(CtrModelTest, PerFieldDimsAreRefusedWhereTheModelNeedsOneDim) {
+  CtrModelConfig fm = PerFieldDims(0);
+  fm.fm = true;
+  StatusOr<std::unique_ptr<CtrModel>> made = CtrModel::Create(fm);
+  ASSERT_EQ(made.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(made.status().message().find("fm needs one embedding dim for every field: field 1 "
+                                         "has 2, field 0 3"),
+            std::string::npos)
+      << made.status().message();
+  CtrModelConfig unranged = PerFieldDims(30);
+  unranged.field_ranges.clear();
+  EXPECT_EQ(CtrModel::Create(unranged).status().code(), Code::kInvalidArgument);
+  CtrModelConfig outside = PerFieldDims(30);
+  outside.field_ranges[2] = {25, 10};
+  EXPECT_EQ(CtrModel::Create(outside).status().code(), Code::kInvalidArgument);
 }
 
 TEST(CtrModelTest, CreateRefusesDataWithoutFields) {

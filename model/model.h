@@ -31,17 +31,18 @@ class Model {
 
   // Embedding tables (sparse models, model/ctr_model.h; none for dense
   // ones). For a model with tables, the params of ComputeGradients,
-  // Evaluate and Predict hold, after one tensor per variable, one [n, dim]
-  // tensor per table: the rows of RowIds(batch), in that order; and
-  // ComputeGradients' grads hold, after the variables' gradients, each
+  // Evaluate and Predict hold, after one tensor per variable, one [n_t,
+  // dim_t] tensor per table t: the rows of RowIds(batch)[t], in that order;
+  // and ComputeGradients' grads hold, after the variables' gradients, each
   // table's row gradients in the same layout (duplicates summed).
   virtual const std::vector<EmbeddingTableSpec>& tables() const {
     static const std::vector<EmbeddingTableSpec> kNone;
     return kNone;
   }
-  // The row ids a batch reads from every table, unique, in the order of
-  // their first appearance (empty without tables).
-  virtual std::vector<int64_t> RowIds(const Batch& /*batch*/) const { return {}; }
+  // The row ids a batch reads from each table (one list per table, in the
+  // order of tables()), unique, in the order of their first appearance
+  // (empty without tables).
+  virtual TableRowIds RowIds(const Batch& /*batch*/) const { return {}; }
 
   virtual int64_t input_dim() const = 0;    // Batch::feature_dim it accepts
   virtual int64_t num_classes() const = 0;  // labels lie in [0, num_classes)

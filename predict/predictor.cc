@@ -92,13 +92,14 @@ std::vector<Tensor> WithBatchRows(const Model& model, const std::vector<Tensor>&
                                   const Batch& batch) {
   const size_t variables = model.variables().size();
   std::vector<Tensor> params(trained.begin(), trained.begin() + variables);
-  const std::vector<int64_t> ids = model.RowIds(batch);
+  const TableRowIds ids = model.RowIds(batch);
   for (size_t t = 0; t < model.tables().size(); ++t) {
     const int64_t dim = model.tables()[t].dim;
     const Tensor& table = trained[variables + t];
-    Tensor rows = Tensor::Uninitialized(DType::kFloat32, {static_cast<int64_t>(ids.size()), dim});
-    for (size_t i = 0; i < ids.size(); ++i) {
-      std::copy(table.f32() + ids[i] * dim, table.f32() + (ids[i] + 1) * dim, rows.f32() + i * dim);
+    const std::vector<int64_t>& at = ids[t];
+    Tensor rows = Tensor::Uninitialized(DType::kFloat32, {static_cast<int64_t>(at.size()), dim});
+    for (size_t i = 0; i < at.size(); ++i) {
+      std::copy(table.f32() + at[i] * dim, table.f32() + (at[i] + 1) * dim, rows.f32() + i * dim);
     }
     params.push_back(std::move(rows));
   }

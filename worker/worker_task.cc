@@ -346,8 +346,8 @@ class Worker {
   // gradients with the rows' (duplicates summed by the model).
   StatusOr<PushSummary> ClickStep(const PipelineBatch& next, const SyncToken& token, float* loss,
                                   std::optional<std::string>* diverged) {
-    const std::vector<int64_t> ids = model_->RowIds(next.batch);
-    for (TableRows& t : rows_) t.ids = ids;
+    TableRowIds ids = model_->RowIds(next.batch);
+    for (size_t t = 0; t < rows_.size(); ++t) rows_[t].ids = std::move(ids[t]);
     PST_RETURN_IF_ERROR(ps_->Pull(variables_, &params_, &rows_));
     for (const TableRows& t : rows_) params_.push_back(t.rows);
     StatusOr<float> computed = model_->ComputeGradients(params_, next.batch, &grads_);

@@ -1,5 +1,6 @@
 #include "chief/reporting/cluster_evaluator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <utility>
@@ -23,11 +24,11 @@ ClusterEvaluator::ClusterEvaluator(std::unique_ptr<Model> model, Job job, PsClie
   for (size_t i = 0; i < model_variables_.size(); ++i) model_variables_[i] = i + 1;
 }
 
-Status ClusterEvaluator::PullRows(const std::vector<int64_t>& ids, std::vector<Tensor>* rows) {
+Status ClusterEvaluator::PullRows(const TableRowIds& ids, std::vector<Tensor>* rows) {
   std::vector<TableRows> tables(model_->tables().size());
   for (size_t t = 0; t < tables.size(); ++t) {
     tables[t].table = static_cast<int>(t);
-    tables[t].ids = ids;
+    tables[t].ids = ids[t];
   }
   std::vector<Tensor> no_variables;
   PST_RETURN_IF_ERROR(ps_->Pull({}, &no_variables, &tables));
@@ -38,35 +39,39 @@ Status ClusterEvaluator::PullRows(const std::vector<int64_t>& ids, std::vector<T
 
 StatusOr<std::vector<Tensor>> ClusterEvaluator::PullWholeTables() {
   constexpr int64_t kChunk = int64_t{1} << 16;
+  const std::vector<EmbeddingTableSpec>& specs = model_->tables();
   std::vector<Tensor> whole;
-  for (const EmbeddingTableSpec& spec : model_->tables()) {
+  int64_t most_rows = 0;
+  for (const EmbeddingTableSpec& spec : specs) {
     whole.push_back(Tensor::Uninitialized(DType::kFloat32, {spec.rows, spec.dim}));
+    most_rows = std::max(most_rows, spec.rows);
   }
-  std::vector<int64_t> ids;
+  TableRowIds ids(specs.size());
   std::vector<Tensor> rows;
-  const int64_t table_rows = model_->tables().empty() ? 0 : model_->tables()[0].rows;
-  for (int64_t begin = 0; begin < table_rows; begin += kChunk) {
-    ids.resize(std::min(kChunk, table_rows - begin));
-    std::iota(ids.begin(), ids.end(), begin);
+  for (int64_t begin = 0; begin < most_rows; begin += kChunk) {
+    for (size_t t = 0; t < specs.size(); ++t) {  // this chunk of every table that reaches it
+      ids[t].resize(std::clamp<int64_t>(specs[t].rows - begin, 0, kChunk));
+      std::iota(ids[t].begin(), ids[t].end(), begin);
+    }
     PST_RETURN_IF_ERROR(PullRows(ids, &rows));
     for (size_t t = 0; t < rows.size(); ++t) {
       std::copy(rows[t].f32(), rows[t].f32() + rows[t].num_elements(),
-                whole[t].f32() + begin * model_->tables()[t].dim);
+                whole[t].f32() + begin * specs[t].dim);
     }
   }
   return whole;
 }
 
-Status ClusterEvaluator::InitialRows(const std::vector<int64_t>& ids,
-                                     std::vector<Tensor>* rows) const {
+Status ClusterEvaluator::InitialRows(const TableRowIds& ids, std::vector<Tensor>* rows) const {
   rows->clear();
-  const int64_t n = static_cast<int64_t>(ids.size());
-  for (const EmbeddingTableSpec& spec : model_->tables()) {
+  for (size_t k = 0; k < model_->tables().size(); ++k) {
+    const EmbeddingTableSpec& spec = model_->tables()[k];
+    const int64_t n = static_cast<int64_t>(ids[k].size());
     // A key not admitted yet reads as zeros on the ps.
     Tensor t(DType::kFloat32, {n, spec.dim});
     if (spec.rows > 0 || tables_.min_count <= 1) {
       for (int64_t i = 0; i < n; ++i) {
-        InitialRow(tables_.seed, spec.name, ids[i], tables_.init_scale, spec.dim,
+        InitialRow(tables_.seed, spec.name, ids[k][i], tables_.init_scale, spec.dim,
                    t.f32() + i * spec.dim);
       }
     }
@@ -76,17 +81,16 @@ Status ClusterEvaluator::InitialRows(const std::vector<int64_t>& ids,
 }
 
 Status ClusterEvaluator::EvaluateUntrained(const std::vector<Tensor>& params) {
-  PST_ASSIGN_OR_RETURN(
-      untrained_, evaluator_.Evaluate(
-                      params, [this](const std::vector<int64_t>& ids, std::vector<Tensor>* rows) {
-                        return InitialRows(ids, rows);
-                      }));
+  PST_ASSIGN_OR_RETURN(untrained_, evaluator_.Evaluate(params, [this](const TableRowIds& ids,
+                                                                      std::vector<Tensor>* rows) {
+    return InitialRows(ids, rows);
+  }));
   return Status::OK();
 }
 
 StatusOr<Evaluation> ClusterEvaluator::Evaluate(int64_t step) {
   PST_RETURN_IF_ERROR(ps_->Pull(model_variables_, &params_));
-  const RowFetcher pull_rows = [this](const std::vector<int64_t>& ids, std::vector<Tensor>* rows) {
+  const RowFetcher pull_rows = [this](const TableRowIds& ids, std::vector<Tensor>* rows) {
     return PullRows(ids, rows);
   };
   PST_ASSIGN_OR_RETURN(Evaluation e, evaluator_.Evaluate(params_, pull_rows));
@@ -109,19 +113,19 @@ StatusOr<ClusterEvaluator::Figures> ClusterEvaluator::EvaluateWritten(
                            std::to_string(model_->tables().size()) + " tables");
   }
   const std::vector<Tensor> dense(params.begin(), params.begin() + variables);
-  const RowFetcher gather = [&](const std::vector<int64_t>& ids, std::vector<Tensor>* rows) {
+  const RowFetcher gather = [&](const TableRowIds& ids, std::vector<Tensor>* rows) {
     rows->clear();
     for (size_t t = 0; t < model_->tables().size(); ++t) {
       const Tensor& whole = params[variables + t];
       const int64_t dim = model_->tables()[t].dim;
-      Tensor out(DType::kFloat32, {static_cast<int64_t>(ids.size()), dim});
-      for (size_t i = 0; i < ids.size(); ++i) {
-        if (ids[i] < 0 || ids[i] >= whole.shape()[0]) {
-          return InvalidArgument("row " + std::to_string(ids[i]) + " is outside table '" +
+      Tensor out(DType::kFloat32, {static_cast<int64_t>(ids[t].size()), dim});
+      for (size_t i = 0; i < ids[t].size(); ++i) {
+        const int64_t id = ids[t][i];
+        if (id < 0 || id >= whole.shape()[0]) {
+          return InvalidArgument("row " + std::to_string(id) + " is outside table '" +
                                  model_->tables()[t].name + "'");
         }
-        std::copy(whole.f32() + ids[i] * dim, whole.f32() + (ids[i] + 1) * dim,
-                  out.f32() + i * dim);
+        std::copy(whole.f32() + id * dim, whole.f32() + (id + 1) * dim, out.f32() + i * dim);
       }
       rows->push_back(std::move(out));
     }

@@ -70,9 +70,9 @@ class ClusterEvaluator {
   Evaluator evaluator_;
   Evaluator validation_evaluator_;
   // A click model's rows of a batch: pulled from the ps.
-  Status PullRows(const std::vector<int64_t>& ids, std::vector<Tensor>* rows);
+  Status PullRows(const TableRowIds& ids, std::vector<Tensor>* rows);
   // ... or as the ps create them, for the untrained model.
-  Status InitialRows(const std::vector<int64_t>& ids, std::vector<Tensor>* rows) const;
+  Status InitialRows(const TableRowIds& ids, std::vector<Tensor>* rows) const;
 
   const TableSettings tables_;
   std::vector<int> model_variables_;  // every variable but the global step

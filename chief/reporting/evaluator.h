@@ -24,9 +24,8 @@ struct Evaluation {
   bool binary() const { return !std::isnan(log_loss); }
 };
 
-// Fills rows[t] ([ids, dim] float32) for every table t of the model.
-using RowFetcher =
-    std::function<Status(const std::vector<int64_t>& ids, std::vector<Tensor>* rows)>;
+// Fills rows[t] ([ids[t], dim] float32) for every table t of the model.
+using RowFetcher = std::function<Status(const TableRowIds& ids, std::vector<Tensor>* rows)>;
 
 class Evaluator {
  public:

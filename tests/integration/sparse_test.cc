@@ -83,6 +83,21 @@ class SparseTest : public ::testing::Test {
     }
     return values;
   }
+  // model.bin of the run in `run_dir` carries the tables: predict on the
+  // test file (with `flags`) gives the chief's figures (its log `log`).
+  static void ExpectPredictGivesTheChiefsFigures(const std::string& run_dir, const std::string& log,
+                                                 const std::vector<std::string>& flags) {
+    std::vector<std::string> argv = {BinDir() + "/predict",
+                                     "--model_file=" + run_dir + "/model.bin", "--dataset=criteo",
+                                     "--test_file=" + *data_dir_ + "/test.txt"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    auto predict = ChildProcess::Start(argv, run_dir + "/predict.log");
+    ASSERT_TRUE(predict.ok()) << predict.status().ToString();
+    ASSERT_EQ((*predict)->Wait(seconds(120)), 0) << (*predict)->Log();
+    for (const char* key : {"Test-AUC: ", "Test-LogLoss: "}) {
+      EXPECT_EQ(ReportValue((*predict)->Log(), key), ReportValue(log, key)) << (*predict)->Log();
+    }
+  }
   static void ExpectNearBayes(const std::string& log) {
     const double auc = ReportValue(log, "Test-AUC: ").value_or(0);
     EXPECT_GE(auc, bayes_auc_ - 0.02) << "Bayes-optimal AUC " << bayes_auc_ << "\n" << log;
@@ -108,15 +123,7 @@ TEST_F(SparseTest, AsyncTwoPsTwoWorkersReachTheBayesAuc) {
             std::string::npos)
       << log;
   // model.bin carries the tables: predict gives the chief's figures.
-  auto predict =
-      ChildProcess::Start({BinDir() + "/predict", "--model_file=" + cluster.dir() + "/model.bin",
-                           "--dataset=criteo", "--test_file=" + *data_dir_ + "/test.txt"},
-                          cluster.dir() + "/predict.log");
-  ASSERT_TRUE(predict.ok()) << predict.status().ToString();
-  ASSERT_EQ((*predict)->Wait(seconds(120)), 0) << (*predict)->Log();
-  for (const char* key : {"Test-AUC: ", "Test-LogLoss: "}) {
-    EXPECT_EQ(ReportValue((*predict)->Log(), key), ReportValue(log, key)) << (*predict)->Log();
-  }
+  ExpectPredictGivesTheChiefsFigures(cluster.dir(), log, {});
 }
 
 TEST_F(SparseTest, SyncTwoPsTwoWorkersReachTheBayesAuc) {
@@ -142,15 +149,36 @@ TEST_F(SparseTest, TheCriteoFeatureFileReachesTheBayesAuc) {
   const std::string log = Train(cluster, flags);
   ExpectNearBayes(log);
   EXPECT_NE(log.find("[1000000 x 8]"), std::string::npos) << log;
-  auto predict = ChildProcess::Start(
-      {BinDir() + "/predict", "--model_file=" + cluster.dir() + "/model.bin", "--dataset=criteo",
-       "--test_file=" + *data_dir_ + "/test.txt", "--features=" + features},
-      cluster.dir() + "/predict.log");
-  ASSERT_TRUE(predict.ok()) << predict.status().ToString();
-  ASSERT_EQ((*predict)->Wait(seconds(120)), 0) << (*predict)->Log();
-  for (const char* key : {"Test-AUC: ", "Test-LogLoss: "}) {
-    EXPECT_EQ(ReportValue((*predict)->Log(), key), ReportValue(log, key)) << (*predict)->Log();
+  ExpectPredictGivesTheChiefsFigures(cluster.dir(), log, {"--features=" + features});
+}
+
+// Fields of two dims: C1..C13 in a 4-dim table of their own, C14..C26 in
+// wide_deep's 8 dims. Each dim's physical table holds its fields' key range
+// only; the run trains as well, and predict (model.bin keeps the dims and
+// ranges) gives the chief's figures.
+TEST_F(SparseTest, FieldsOfTwoDimsTrainInATableEachAndPredictAgrees) {
+  LocalCluster cluster(2, 2, TestDir());
+  const std::string features = cluster.dir() + "/two_dims.features";
+  {
+    std::ofstream out(features);
+    for (int i = 1; i <= 13; ++i) out << "I" << i << " numeric I" << i << " log1p\n";
+    for (int c = 1; c <= 26; ++c) {
+      out << "C" << c << " categorical C" << c
+          << (c <= 13 ? " buckets=200000 table=small dim=4\n" : " buckets=300000 table=large\n");
+    }
   }
+  std::vector<std::string> flags = Flags(cluster.dir(), 4000);
+  flags.push_back("--features=" + features);
+  const std::string log = Train(cluster, flags);
+  ExpectNearBayes(log);
+  EXPECT_NE(log.find("deep/embedding -> every ps, row id mod 2 [200000 x 4]"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("deep/embedding_dim8 -> every ps, row id mod 2 [300000 x 8]"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("wide/weights -> every ps, row id mod 2 [500000 x 1]"), std::string::npos)
+      << log;
+  ExpectPredictGivesTheChiefsFigures(cluster.dir(), log, {"--features=" + features});
 }
 
 // 40 million rows: 1.3 GB of values were it pulled whole, every step. By
