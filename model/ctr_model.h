@@ -4,8 +4,9 @@
 // are sets of them):
 //
 //   field vectors: a [rows, dim] table shared by every field (keys are
-//         field-aware hashes, so fields do not collide by design); each
-//         field's entries' rows pooled into one dim vector by its combiner
+//         field-aware hashes, so fields do not collide by design), or one
+//         per dim when fields have their own dims (below); each field's
+//         entries' rows pooled into one vector of its dim by its combiner
 //         (weighted by the entries' values, as TensorFlow's
 //         embedding_lookup_sparse): sum, mean (divided by the sum of the
 //         weights) or sqrtn (by the square root of the sum of squares);
