@@ -55,17 +55,20 @@ void GiveBackFreedMemory() {
 #endif
 }
 
-// Sends frames as one multipart message, the routing id first when given.
-size_t SendFrames(zmq::socket_t& socket, zmq::message_t* routing_id,
-                  std::vector<zmq::message_t>& frames) {
+size_t FramesBytes(const std::vector<zmq::message_t>& frames) {
   size_t bytes = 0;
+  for (const zmq::message_t& frame : frames) bytes += frame.size();
+  return bytes;
+}
+
+// Sends frames as one multipart message, the routing id first when given.
+void SendFrames(zmq::socket_t& socket, zmq::message_t* routing_id,
+                std::vector<zmq::message_t>& frames) {
   if (routing_id) socket.send(*routing_id, zmq::send_flags::sndmore);
   for (size_t i = 0; i < frames.size(); ++i) {
-    bytes += frames[i].size();
     socket.send(frames[i],
                 i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
   }
-  return bytes;
 }
 
 std::vector<zmq::message_t> RecvMultipart(zmq::socket_t& socket) {
@@ -197,7 +200,8 @@ void RpcServer::SendRefusal(zmq::socket_t& router, zmq::message_t routing_id, co
   refusal.status = status;
   Envelope envelope{request_id, /*cluster_id=*/0, options_.role, options_.index};
   std::vector<zmq::message_t> frames = EncodeMessage(refusal, envelope);
-  bytes_out_ += SendFrames(router, &routing_id, frames);
+  bytes_out_ += FramesBytes(frames);
+  SendFrames(router, &routing_id, frames);
 }
 
 // ZeroMQ hands a multipart message over only once all its frames have
@@ -289,11 +293,10 @@ bool RpcServer::SendReply(zmq::socket_t& router, zmq::message_t& routing_id,
                           std::vector<zmq::message_t>& frames) {
   const std::string route(routing_id.data<char>(), routing_id.size());
   bytes_out_ += shm_peers_.Outgoing(route, &frames);
-  if (shm_peers_.SendOverBell(route, frames)) {
-    for (const zmq::message_t& frame : frames) bytes_out_ += frame.size();
-    return false;
-  }
-  bytes_out_ += SendFrames(router, &routing_id, frames);
+  // Counted before the send: a peer that has its reply may read the counter.
+  bytes_out_ += FramesBytes(frames);
+  if (shm_peers_.SendOverBell(route, frames)) return false;
+  SendFrames(router, &routing_id, frames);
   return true;
 }
 
