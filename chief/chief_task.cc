@@ -89,7 +89,7 @@ class Chief {
     if (!options.checkpoint_dir.empty()) {
       checkpointer_ =
           std::make_unique<Checkpointer>(options.checkpoint_dir, options.keep_checkpoints,
-                                         ps_.placement().Hash(), cluster_id, &ps_);
+                                         cluster_id, &ps_);
     }
   }
 

@@ -215,7 +215,8 @@ DEFINE_string(run_dir, "", "Chief: folder for metrics.jsonl and model.bin");
 DEFINE_string(logdir, "",
               "Chief: folder for TensorBoard event files (loss, accuracy, steps/s, ...)");
 DEFINE_string(checkpoint_dir, "",
-              "Chief and ps: checkpoint folder (shared by all hosts); restored at start");
+              "Chief and ps: checkpoint folder (shared by all hosts); restored at start, "
+              "resharded when written over another number of ps");
 DEFINE_int64(checkpoint_every_steps, 0, "Chief: checkpoint every this many global steps (0: off)");
 DEFINE_int32(checkpoint_every_secs, 600, "Chief: checkpoint every this many seconds (0: off)");
 DEFINE_int32(keep_checkpoints, 5, "Chief: how many complete checkpoints to keep");

@@ -58,6 +58,7 @@ StatusOr<Placement> Placement::Compute(const std::vector<VariableSpec>& variable
   p.variables_ = variables;
   p.tables_ = std::move(tables);
   p.num_shards_ = options.num_shards;
+  p.options_ = options;
   p.by_variable_.resize(variables.size());
   std::vector<int64_t> load(options.num_shards, 0);
   for (size_t v = 0; v < variables.size(); ++v) {
@@ -92,6 +93,12 @@ StatusOr<Placement> Placement::Compute(const std::vector<VariableSpec>& variable
     }
   }
   return p;
+}
+
+StatusOr<Placement> Placement::WithShards(int num_shards) const {
+  PlacementOptions options = options_;
+  options.num_shards = num_shards;
+  return Compute(variables_, options, tables_);
 }
 
 std::vector<int> Placement::SlicesOnShard(int shard) const {

@@ -59,6 +59,10 @@ class Placement {
   const std::vector<Slice>& slices() const { return slices_; }
   const std::vector<EmbeddingTableSpec>& tables() const { return tables_; }
   int num_shards() const { return num_shards_; }
+  // The same variables and tables, placed by the same options over
+  // `num_shards` shards (the placement a checkpoint of another ps count was
+  // written under).
+  StatusOr<Placement> WithShards(int num_shards) const;
   // Indexes into slices() of the slices of one variable, in row order.
   const std::vector<int>& SlicesOfVariable(int variable) const { return by_variable_[variable]; }
   // Indexes into slices() of the slices on one shard.
@@ -74,6 +78,7 @@ class Placement {
   std::vector<Slice> slices_;
   std::vector<EmbeddingTableSpec> tables_;
   std::vector<std::vector<int>> by_variable_;
+  PlacementOptions options_;
   int num_shards_ = 0;
 };
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "chief/checkpoints/reshard.h"
 #include "common/atomic_file.h"
 #include "common/create_folder.h"
 #include "common/parse_number.h"
@@ -14,6 +15,9 @@ namespace {
 namespace fs = std::filesystem;
 constexpr char kPrefix[] = "ckpt-";
 constexpr char kClusterIdFile[] = "cluster_id";
+// Where a checkpoint of another ps count is cut for the running ps: a folder
+// name the ps accept, outside the ckpt-<step> names every listing reads.
+constexpr char kReshardFolder[] = "resharding";
 
 // Checkpoint folders under `dir` with their steps, newest first.
 std::vector<std::pair<int64_t, std::string>> CheckpointFolders(const std::string& dir) {
@@ -46,13 +50,21 @@ Status VerifyParts(const std::string& folder, const CheckpointManifest& m) {
   return Status::OK();
 }
 
+// True when `manifest` was written under `running`'s model and placement
+// options over another number of ps: a checkpoint to reshard.
+bool WrittenOverOtherShards(const Placement& running, const CheckpointManifest& manifest) {
+  const int parts = static_cast<int>(manifest.parts.size());
+  if (parts < 1 || parts == running.num_shards()) return false;
+  StatusOr<Placement> then = running.WithShards(parts);
+  return then.ok() && then->Hash() == manifest.placement_hash;
+}
+
 }  // namespace
 
-Checkpointer::Checkpointer(std::string dir, int keep, uint64_t placement_hash, uint64_t cluster_id,
-                           PsClient* ps)
+Checkpointer::Checkpointer(std::string dir, int keep, uint64_t cluster_id, PsClient* ps)
     : dir_(std::move(dir)),
       keep_(keep),
-      placement_hash_(placement_hash),
+      placement_hash_(ps->placement().Hash()),
       cluster_id_(cluster_id),
       ps_(ps) {}
 
@@ -86,14 +98,12 @@ StatusOr<std::optional<FoundCheckpoint>> Checkpointer::FindNewest() const {
   for (const auto& [step, name] : CheckpointFolders(dir_)) {
     const std::string folder = dir_ + "/" + name;
     StatusOr<CheckpointManifest> manifest = ReadManifest(folder);
-    if (manifest.ok() && manifest->placement_hash != placement_hash_) {
-      return FailedPrecondition(
-          "checkpoint " + folder +
-          " was written under another variable placement (other "
-          "number of ps tasks, --model, --placement or --partition_bytes); "
-          "checkpoints are "
-          "not re-sharded: restore with the same cluster shape or use another "
-          "--checkpoint_dir");
+    if (manifest.ok() && manifest->placement_hash != placement_hash_ &&
+        !WrittenOverOtherShards(ps_->placement(), *manifest)) {
+      return FailedPrecondition("checkpoint " + folder +
+                                " was written for another model or variable placement (other "
+                                "--model, --placement or --partition_bytes): restore it with "
+                                "the same ones or use another --checkpoint_dir");
     }
     Status valid = manifest.ok() ? VerifyParts(folder, *manifest) : manifest.status();
     if (!valid.ok()) {
@@ -108,9 +118,50 @@ StatusOr<std::optional<FoundCheckpoint>> Checkpointer::FindNewest() const {
 }
 
 Status Checkpointer::Restore(const FoundCheckpoint& checkpoint) {
-  PST_RETURN_IF_ERROR(ps_->RestoreCheckpoint(checkpoint.name, checkpoint.manifest.step));
+  const int written_over = static_cast<int>(checkpoint.manifest.parts.size());
+  if (written_over == ps_->num_shards()) {
+    PST_RETURN_IF_ERROR(ps_->RestoreCheckpoint(checkpoint.name, checkpoint.manifest.step));
+  } else {
+    PST_RETURN_IF_ERROR(WriteResharded(checkpoint));
+    Status restored = ps_->RestoreCheckpoint(kReshardFolder, checkpoint.manifest.step);
+    std::error_code error;
+    fs::remove_all(dir_ + "/" + kReshardFolder, error);
+    PST_RETURN_IF_ERROR(restored);
+    LOG(INFO) << "resharded checkpoint " << checkpoint.name << " from " << written_over << " ps to "
+              << ps_->num_shards();
+  }
   LOG(INFO) << "restored checkpoint " << dir_ << "/" << checkpoint.name << " at step "
             << checkpoint.manifest.step;
+  return Status::OK();
+}
+
+Status Checkpointer::WriteResharded(const FoundCheckpoint& checkpoint) const {
+  const std::string from_folder = dir_ + "/" + checkpoint.name;
+  const std::string to_folder = dir_ + "/" + kReshardFolder;
+  PST_ASSIGN_OR_RETURN(
+      const Placement from,
+      ps_->placement().WithShards(static_cast<int>(checkpoint.manifest.parts.size())));
+  std::vector<NamedTensors> parts;
+  for (int k = 0; k < from.num_shards(); ++k) {
+    PST_ASSIGN_OR_RETURN(NamedTensors part, ReadTensorFile(from_folder + "/" + PartFileName(k)));
+    parts.push_back(std::move(part));
+  }
+  StatusOr<std::vector<NamedTensors>> resharded = ReshardParts(parts, from, ps_->placement());
+  if (!resharded.ok()) {
+    return Status(resharded.status().code(),
+                  "cannot reshard " + from_folder + ": " + resharded.status().message());
+  }
+  parts.clear();  // the old parts' memory, before the new ones are written
+  std::error_code error;
+  fs::remove_all(to_folder, error);  // a crashed chief's leftovers
+  PST_RETURN_IF_ERROR(CreateFolder(to_folder, "resharding folder " + to_folder));
+  for (int k = 0; k < ps_->num_shards(); ++k) {
+    Status written = WriteTensorFile(to_folder + "/" + PartFileName(k), (*resharded)[k]).status();
+    if (!written.ok()) {
+      fs::remove_all(to_folder, error);
+      return written;
+    }
+  }
   return Status::OK();
 }
 

@@ -5,9 +5,11 @@
 // keeps only the newest --keep_checkpoints complete ones. A save that fails
 // removes its incomplete folder and leaves the older checkpoints alone.
 // FindNewest() picks the newest checkpoint whose manifest and parts all verify,
-// warning about each one it skips. A checkpoint written under another placement
-// (another ps count, model or partitioning) is refused with an error: parts are
-// not re-sharded.
+// warning about each one it skips. One written over another number of ps, with
+// the same model and placement options, is restored resharded (reshard.h):
+// the chief writes the parts for the running ps into <dir>/resharding/, the
+// ps restore them, and the folder goes. One written for another model or
+// partitioning is refused with an error.
 //
 // Thread safety: none; used by the chief's main thread.
 #ifndef PST_CHIEF_CHECKPOINTS_CHECKPOINTER_H_
@@ -22,15 +24,15 @@
 namespace pst {
 
 struct FoundCheckpoint {
-  std::string name;  // "ckpt-000000001200"
-  CheckpointManifest manifest;
+  std::string name;             // "ckpt-000000001200"
+  CheckpointManifest manifest;  // manifest.parts: one per ps it was written over
 };
 
 class Checkpointer {
  public:
-  // `ps` is borrowed and must outlive the checkpointer.
-  Checkpointer(std::string dir, int keep, uint64_t placement_hash, uint64_t cluster_id,
-               PsClient* ps);
+  // `ps` is borrowed and must outlive the checkpointer; its placement is
+  // the one checkpoints are written under.
+  Checkpointer(std::string dir, int keep, uint64_t cluster_id, PsClient* ps);
 
   // For the manifest: `run_started_unix`, when the run first opened
   // training; `lr_lowerings`, k of a plateau schedule (0 for another).
@@ -42,6 +44,8 @@ class Checkpointer {
 
  private:
   void Prune() const;
+  // Writes `checkpoint`'s parts cut for the running ps into kReshardFolder.
+  Status WriteResharded(const FoundCheckpoint& checkpoint) const;
 
   const std::string dir_;
   const int keep_;

@@ -34,8 +34,7 @@ class CheckpointerTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   Checkpointer MakeCheckpointer(int keep) {
-    return Checkpointer(dir_, keep, shards_.chief().placement().Hash(),
-                        CheckpointingShards::kCluster, &shards_.chief());
+    return Checkpointer(dir_, keep, CheckpointingShards::kCluster, &shards_.chief());
   }
   std::vector<std::string> Folders() const {
     std::vector<std::string> names;
@@ -124,12 +123,33 @@ TEST_F(CheckpointerTest, FindNewestSkipsACheckpointWhosePartIsCorrupt) {
   EXPECT_EQ((*newest)->manifest.step, 5);
 }
 
-TEST_F(CheckpointerTest, ACheckpointOfAnotherPlacementIsRefused) {
+TEST_F(CheckpointerTest, ACheckpointOfAnotherModelIsRefused) {
   ASSERT_TRUE(MakeCheckpointer(5).Save(5, 0).ok());
-  Checkpointer other(dir_, 5, shards_.chief().placement().Hash() + 1, CheckpointingShards::kCluster,
-                     &shards_.chief());
+  CheckpointingShards wider({dir_, dir_}, /*w_size=*/4);
+  ASSERT_TRUE(wider.Initialize(0, 0.0f).ok());
+  Checkpointer other(dir_, 5, CheckpointingShards::kCluster, &wider.chief());
   StatusOr<std::optional<FoundCheckpoint>> newest = other.FindNewest();
   EXPECT_EQ(newest.status().code(), Code::kFailedPrecondition) << newest.status().ToString();
+  EXPECT_NE(newest.status().message().find("another model"), std::string::npos)
+      << newest.status().ToString();
+}
+
+// Written over 2 ps, restored over 3 and over 1: the same step and values,
+// and the cut parts do not stay behind.
+TEST_F(CheckpointerTest, ACheckpointOfAnotherPsCountIsRestoredResharded) {
+  ASSERT_TRUE(MakeCheckpointer(5).Save(5, 0).ok());  // step 5, w = {1, 2, 3}
+  for (int ps : {3, 1}) {
+    SCOPED_TRACE(std::to_string(ps) + " ps");
+    CheckpointingShards other(std::vector<std::string>(ps, dir_));
+    ASSERT_TRUE(other.Initialize(0, 9.0f).ok());
+    Checkpointer checkpointer(dir_, 5, CheckpointingShards::kCluster, &other.chief());
+    StatusOr<std::optional<FoundCheckpoint>> newest = checkpointer.FindNewest();
+    ASSERT_TRUE(newest.ok() && newest->has_value()) << newest.status().ToString();
+    EXPECT_EQ((*newest)->manifest.parts.size(), 2u);
+    ASSERT_TRUE(checkpointer.Restore(**newest).ok());
+    EXPECT_EQ(other.Values(), (std::vector<double>{5, 1, 2, 3}));
+    EXPECT_EQ(Folders(), (std::vector<std::string>{Checkpointer::Name(5)}));
+  }
 }
 
 TEST_F(CheckpointerTest, TheClusterIdIsKeptBeforeAndAfterTheFirstCheckpoint) {

@@ -55,8 +55,7 @@ class ChiefCheckpointsTest : public ::testing::Test {
   FakeClock clock_;
   std::atomic<bool> stop_{false};
   CheckpointingShards shards_{{dir_, dir_}};
-  Checkpointer checkpointer_{dir_, 100, shards_.chief().placement().Hash(),
-                             CheckpointingShards::kCluster, &shards_.chief()};
+  Checkpointer checkpointer_{dir_, 100, CheckpointingShards::kCluster, &shards_.chief()};
   ShardKeeper keeper_{options_, &shards_.chief(), nullptr, &checkpointer_, stop_};
   std::unique_ptr<ChiefCheckpoints> checkpoints_;
 };

@@ -1,6 +1,7 @@
 // Checkpoints with real processes: a new cluster resumes from the newest
-// checkpoint; an async final checkpoint is one cut of the pushes; torn or corrupt checkpoints are
-// skipped with a warning; a checkpoint of another placement is refused.
+// checkpoint, on the same number of ps or, resharded, on another; an async
+// final checkpoint is one cut of the pushes; torn or corrupt checkpoints are
+// skipped with a warning; a checkpoint of another model is refused.
 #include <filesystem>
 #include <fstream>
 
@@ -20,12 +21,20 @@ class CheckpointTest : public SyntheticDataTest {
 
   // Trains a fresh cluster to `train_steps`, checkpointing every 50 steps;
   // returns the chief's log.
-  std::string Train(int num_ps, int train_steps, int expected_exit = 0) {
+  std::string Train(int num_ps, int train_steps, int expected_exit = 0,
+                    const std::vector<std::string>& more_flags = {}) {
     LocalCluster cluster(num_ps, 1, TestDir());
-    cluster.StartAll({"--data_dir=" + data_dir(), "--model=mlp", "--batch_size=50",
-                      "--train_steps=" + std::to_string(train_steps), "--eval_every_steps=0",
-                      "--checkpoint_dir=" + checkpoints_, "--checkpoint_every_steps=50",
-                      "--keep_checkpoints=3", "--rpc_timeout_ms=20000"});
+    std::vector<std::string> flags = {"--data_dir=" + data_dir(),
+                                      "--model=mlp",
+                                      "--batch_size=50",
+                                      "--train_steps=" + std::to_string(train_steps),
+                                      "--eval_every_steps=0",
+                                      "--checkpoint_dir=" + checkpoints_,
+                                      "--checkpoint_every_steps=50",
+                                      "--keep_checkpoints=3",
+                                      "--rpc_timeout_ms=20000"};
+    flags.insert(flags.end(), more_flags.begin(), more_flags.end());
+    cluster.StartAll(flags);
     ChildProcess& chief = cluster.task("chief");
     EXPECT_EQ(chief.Wait(seconds(120)), expected_exit) << chief.Log();
     return chief.Log();
@@ -136,10 +145,37 @@ TEST_F(CheckpointTest, AnAsyncFinalCheckpointHoldsEveryPushItCounts) {
   EXPECT_GE(versions, 4);  // mlp: two weights and two biases
 }
 
-TEST_F(CheckpointTest, AnotherPlacementIsRefused) {
+// 1 ps, then 2, then 3, the mlp's first weights partitioned: each cluster
+// restores the last one's final checkpoint cut for its own ps and trains on
+// from its step, async and sync.
+TEST_F(CheckpointTest, AnotherNumberOfPsResumesFromTheCheckpointResharded) {
+  for (const char* mode : {"async", "sync"}) {
+    SCOPED_TRACE(mode);
+    fs::remove_all(checkpoints_);
+    const std::vector<std::string> flags = {std::string("--mode=") + mode,
+                                            "--partition_bytes=20000"};
+    Train(1, 100, 0, flags);
+    for (int ps : {2, 3}) {
+      const int64_t from_step = 100 + 50 * (ps - 2), to_step = from_step + 50;
+      const std::string log = Train(ps, to_step, 0, flags);
+      const std::string name = "ckpt-" + std::string(12 - std::to_string(from_step).size(), '0') +
+                               std::to_string(from_step);
+      EXPECT_NE(log.find("resharded checkpoint " + name + " from " + std::to_string(ps - 1) +
+                         " ps to " + std::to_string(ps)),
+                std::string::npos)
+          << log;
+      EXPECT_NE(log.find(name + " at step " + std::to_string(from_step)), std::string::npos) << log;
+      EXPECT_NE(log.find("/part_1 -> ps:"), std::string::npos) << "not partitioned\n" << log;
+      EXPECT_EQ(ReportValue(log, "Global-Step: ").value_or(0), to_step) << log;
+      EXPECT_FALSE(fs::exists(checkpoints_ + "/resharding"));
+    }
+  }
+}
+
+TEST_F(CheckpointTest, AnotherModelIsRefused) {
   Train(1, 100);
-  const std::string log = Train(2, 150, /*expected_exit=*/1);
-  EXPECT_NE(log.find("written under another variable placement"), std::string::npos) << log;
+  const std::string log = Train(1, 150, /*expected_exit=*/1, {"--model=wide_mlp"});
+  EXPECT_NE(log.find("written for another model or variable placement"), std::string::npos) << log;
 }
 
 }  // namespace

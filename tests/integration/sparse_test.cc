@@ -4,7 +4,8 @@
 // generator's Bayes-optimal test AUC; a fixed table too large to pull whole
 // moving as many bytes per step as a small one; a dynamic table that never
 // holds more rows than its capacity; a killed ps whose rows come back from
-// the checkpoint, or, with --ps_replicas=2, from its shards' backups.
+// the checkpoint, or, with --ps_replicas=2, from its shards' backups; a
+// checkpoint of 2 ps whose table rows go, one by one, to 3.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -14,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/tensor_file.h"
 #include "tests/integration/child_process.h"
 #include "tests/integration/test_util.h"
 
@@ -261,6 +263,56 @@ TEST_F(SparseTest, AKilledPsGetsItsRowsBackFromTheCheckpoint) {
                                            "after the restore")))
       << ps_log;
   EXPECT_GT(std::stoi(m[1].str()), 1000) << ps_log;
+  ExpectNearBayes(log);
+}
+
+// Trained on 2 ps, resumed on 3 (a dynamic table, which saves every row it
+// holds): the chief cuts the final checkpoint for 3 ps, each ps restores the
+// rows whose id mod 3 is its index, none is lost, and training goes on to
+// the Bayes AUC.
+TEST_F(SparseTest, ATableCheckpointedOnTwoPsIsRestoredRowByRowOnThree) {
+  const std::string dir = TestDir(), checkpoints = dir + "/checkpoints";
+  auto flags = [&](const std::string& run_dir, int steps) {
+    std::vector<std::string> f = Flags(run_dir, steps);
+    f.insert(f.end(), {"--embedding_capacity=200000", "--checkpoint_dir=" + checkpoints,
+                       "--checkpoint_every_steps=0"});
+    return f;
+  };
+  int64_t rows_saved = 0;
+  std::string newest;
+  std::filesystem::create_directories(dir + "/two");
+  std::filesystem::create_directories(dir + "/three");
+  {
+    LocalCluster two(2, 2, dir + "/two");
+    Train(two, flags(two.dir(), 2500));
+    for (const auto& entry : std::filesystem::directory_iterator(checkpoints)) {
+      if (entry.path().filename().string().rfind("ckpt-", 0) == 0) newest = entry.path().string();
+    }
+    ASSERT_FALSE(newest.empty());  // the final one: async may pass step 2500
+    for (const char* part : {"/ps-0.part", "/ps-1.part"}) {
+      StatusOr<NamedTensors> tensors = ReadTensorFile(newest + part);
+      ASSERT_TRUE(tensors.ok()) << tensors.status().ToString();
+      for (const auto& [name, t] : *tensors) {
+        if (name == "deep/embedding@ids") rows_saved += t.num_elements();
+      }
+    }
+  }
+  ASSERT_GT(rows_saved, 10000);
+  LocalCluster three(3, 2, dir + "/three");
+  const std::string log = Train(three, flags(three.dir(), 4000));
+  const std::string name = std::filesystem::path(newest).filename().string();
+  EXPECT_NE(log.find("resharded checkpoint " + name + " from 2 ps to 3"), std::string::npos) << log;
+  int64_t rows_restored = 0;
+  for (int k = 0; k < 3; ++k) {
+    std::smatch m;
+    const std::string ps_log = three.task("ps", k).Log();
+    ASSERT_TRUE(std::regex_search(
+        ps_log, m, std::regex("table 'deep/embedding' holds (\\d+) rows after the restore")))
+        << ps_log;
+    EXPECT_GT(std::stoll(m[1].str()), rows_saved / 4) << "ps:" << k;
+    rows_restored += std::stoll(m[1].str());
+  }
+  EXPECT_EQ(rows_restored, rows_saved);
   ExpectNearBayes(log);
 }
 
