@@ -87,9 +87,8 @@ class Chief {
     // repairs the chains, instead of waiting --rpc_timeout_ms in vain.
     if (options.ps_replicas > 1) ps_.RouteByChains(&routes_, WhenRefused::kFail);
     if (!options.checkpoint_dir.empty()) {
-      checkpointer_ =
-          std::make_unique<Checkpointer>(options.checkpoint_dir, options.keep_checkpoints,
-                                         cluster_id, &ps_);
+      checkpointer_ = std::make_unique<Checkpointer>(options.checkpoint_dir,
+                                                     options.keep_checkpoints, cluster_id, &ps_);
     }
   }
 
