@@ -6,6 +6,7 @@
 
 #include "common/clock.h"
 #include "model/initializer.h"
+#include "scheduler/start_decision.h"
 
 namespace pst {
 namespace {
@@ -14,6 +15,10 @@ namespace {
 constexpr std::chrono::milliseconds kProbePatience{1000};
 // How long WaitForShards waits for one answer before asking again.
 constexpr std::chrono::milliseconds kWaitAttempt{250};
+// A starting chief asks the shards this many times, this far apart, before
+// it takes their disagreement for good.
+constexpr int kAgreementAttempts = 10;
+constexpr std::chrono::milliseconds kAgreementWait{100};
 
 // The transport's deadline `patience` from now.
 MonotonicClock::TimePoint RequestDeadline(std::chrono::milliseconds patience) {
@@ -238,19 +243,38 @@ Status ShardKeeper::InitializeVariables(bool reset_container) {
   return Status::OK();
 }
 
-// Async, a restarted chief: when every ps still serves this cluster's
-// variables, the workers kept training while the chief was away, and that
-// state is newer than any checkpoint: the chief carries on from it. (Sync
-// steps need the chief's tokens, so nothing moved: the checkpoint is
-// restored.)
+// A restarted chief: when every ps still holds this cluster's run and the
+// shards agree (scheduler/start_decision.h), that state is newer than any
+// checkpoint (async workers trained on; a sync step ended after the last
+// checkpoint) and the chief carries on from it.
 StatusOr<std::optional<int64_t>> ShardKeeper::CarryOnWithRunningShards() {
-  if (sync_) return std::optional<int64_t>();
-  PST_ASSIGN_OR_RETURN(const bool kept, EveryShardKeptItsVariables());
-  if (!kept) return std::optional<int64_t>();
-  PST_ASSIGN_OR_RETURN(const int64_t step, ps_->GlobalStep());
-  LOG(INFO) << "every ps still serves this cluster's variables: carrying on "
-               "from global step "
-            << step << " without restoring a checkpoint";
+  StartDecision decision;
+  // Sync: a push on its way when the chief was lost may leave a shard a step
+  // behind the others for a moment.
+  for (int attempt = 0; attempt < kAgreementAttempts; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(kAgreementWait);
+    std::vector<ShardAtStart> shards;
+    for (int k = 0; k < ps_->num_shards(); ++k) {
+      StatusOr<ShardStatus> status = ps_->GetShardStatus(k, deadline());
+      if (!status.ok()) {
+        shards.push_back(ShardAtStart{false, false, 0, 0});
+        continue;
+      }
+      shards.push_back(ShardAtStart{true, status->store.initialized, status->store.sync_step,
+                                    status->store.global_step});
+    }
+    decision =
+        DecideStart(sync_ != nullptr, shards, SyncShards(ps_->placement()), GlobalStepShard());
+    if (decision.carry_on || decision.why.empty()) break;
+  }
+  if (!decision.carry_on) {
+    if (!decision.why.empty()) LOG(WARNING) << "not carrying on from the ps: " << decision.why;
+    return std::optional<int64_t>();
+  }
+  LOG(INFO) << "every ps still serves this cluster's variables"
+            << (sync_ ? ", every shard at sync step " + std::to_string(decision.step) : "")
+            << ": carrying on from global step " << decision.step
+            << " without restoring a checkpoint";
   if (lr_plateau_) {
     // The running shards' k, not the newest manifest's: like their
     // variables, it may be newer than any checkpoint (a lowering after the
@@ -259,7 +283,7 @@ StatusOr<std::optional<int64_t>> ShardKeeper::CarryOnWithRunningShards() {
     PST_ASSIGN_OR_RETURN(const int lowerings, RunningLrLowerings());
     PST_RETURN_IF_ERROR(lr_plateau_->Restart(lowerings, deadline()));
   }
-  return std::optional<int64_t>(step);
+  return std::optional<int64_t>(decision.step);
 }
 
 StatusOr<bool> ShardKeeper::EveryShardKeptItsVariables() {

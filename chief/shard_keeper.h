@@ -1,8 +1,9 @@
 // ShardKeeper: keeps the ps shards alive and consistent for the chief. At
 // start it waits for every ps, then initializes the variables (seeded) and
-// restores the newest valid checkpoint, or, a restarted chief in async mode,
-// carries on from the shards still running (not with --reset_container,
-// which discards what the job's named container holds before initializing). While training runs it
+// restores the newest valid checkpoint, or, a restarted chief, carries on
+// from the shards still running when they agree (scheduler/start_decision.h;
+// not with --reset_container, which discards what the job's named container
+// holds before initializing). While training runs it
 // probes them; when one is lost (dead, or restarted without its variables) it brings the whole
 // cluster back to one step: every shard initialized again, then the newest checkpoint restored. One
 // that was only slow to answer is left as it is. At the end it shuts them down.
@@ -107,8 +108,8 @@ class ShardKeeper {
   void LogContainers();
   // True when every ps answers with this cluster's variables initialized.
   StatusOr<bool> EveryShardKeptItsVariables();
-  // The global step of the running shards when every ps still serves this
-  // cluster's variables (async only); none otherwise.
+  // The step of the running shards when every ps still serves this
+  // cluster's variables and they agree (DecideStart); none otherwise.
   StatusOr<std::optional<int64_t>> CarryOnWithRunningShards();
   // The restored checkpoint's step; 0 without one.
   StatusOr<int64_t> RestoreNewestCheckpoint();

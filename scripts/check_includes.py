@@ -3,7 +3,7 @@
 include headers of its own folder and of the folders below it, never above.
 The layers, lowest first (as the top-level CMakeLists.txt adds them):
 
-  common, cluster, schema, transport, monitoring, kernels, model, data, job,
+  common, scheduler, cluster, schema, transport, monitoring, kernels, model, data, job,
   export, ps, worker, chief, predict, cli
 
 tests/, bench/ and fuzz/ sit above them all. It also checks that no file of
@@ -17,8 +17,8 @@ import re
 import subprocess
 import sys
 
-LAYERS = ["common", "cluster", "schema", "transport", "monitoring", "kernels", "model", "data",
-          "job", "export", "ps", "worker", "chief", "predict", "cli"]
+LAYERS = ["common", "scheduler", "cluster", "schema", "transport", "monitoring", "kernels", "model",
+          "data", "job", "export", "ps", "worker", "chief", "predict", "cli"]
 RANK = {folder: i for i, folder in enumerate(LAYERS)}
 INCLUDE = re.compile(r'\s*#\s*include\s+"(([^/"]+)/[^"]+)"')
 

@@ -3,7 +3,7 @@
 // stalls (nothing rolls back), a worker killed and
 // restarted in sync mode without a spare replica, the chief killed and
 // restarted (once, and five times for longer than a worker's token re-send
-// interval).
+// interval), carrying on from the running shards without a rollback.
 #include <signal.h>
 
 #include <functional>
@@ -11,6 +11,7 @@
 #include <memory>
 #include <regex>
 #include <thread>
+#include <vector>
 
 #include "tests/integration/child_process.h"
 #include "tests/integration/synthetic_data_test.h"
@@ -239,12 +240,19 @@ TEST_F(FaultTest, KilledChiefIsRestartedAndSyncTrainingResumes) {
   flags.push_back("--replicas_to_aggregate=2");
   cluster.StartAll(flags);
   const std::string log = RestartChief(cluster, flags, 120);
-  // Steps wait for the chief's tokens: the checkpoint is restored, and the
-  // workers that joined the killed chief count as live for the new one.
+  // Every shard is at the step the killed chief last opened: the new one
+  // carries on from there without a rollback, and the workers that joined
+  // the killed chief count as live for the new one.
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(log, m, std::regex("ckpt-0*(\\d+) at step (\\d+)"))) << log;
+  ASSERT_TRUE(std::regex_search(
+      log, m,
+      std::regex("every shard at sync step (\\d+): carrying on from global step (\\d+) without "
+                 "restoring")))
+      << log;
   EXPECT_EQ(m[1].str(), m[2].str());
-  EXPECT_GE(std::stoi(m[2].str()), 50);
+  EXPECT_GE(std::stoi(m[2].str()), 120);
+  EXPECT_EQ(log.find("restored checkpoint"), std::string::npos) << log;
+  EXPECT_EQ(ReportValue(log, "Global-Step: ").value_or(0), train_steps_) << log;
   EXPECT_NE(log.find("worker:0 carries on from before this chief started"), std::string::npos);
   EXPECT_NE(log.find("worker:1 carries on from before this chief started"), std::string::npos);
   EXPECT_EQ(log.find("waiting: "), std::string::npos) << log;
@@ -262,12 +270,28 @@ TEST_F(FaultTest, SyncTrainingSurvivesFiveLongChiefOutages) {
   flags.push_back("--replicas_to_aggregate=3");
   cluster.StartAll(flags);
   for (int kill = 1; kill <= 5; ++kill) {
-    // 60 steps apart: past the checkpoint each restart rolls back to.
     WaitForStep(cluster.task("chief"), 60 * kill);
     if (HasFatalFailure()) return;  // stalled
     cluster.task("chief").Signal(SIGKILL);
     std::this_thread::sleep_for(seconds(3));
-    cluster.StartTask("chief", 0, flags);
+    ChildProcess& chief = cluster.StartTask("chief", 0, flags);
+    // The shards agree on their step: no rollback, the step never goes back.
+    // The log file goes on across restarts: this chief's line is the kill-th.
+    const std::regex carrying_on("carrying on from global step (\\d+)");
+    std::vector<int> steps;
+    std::string log;
+    for (int i = 0; i < 6000 && static_cast<int>(steps.size()) < kill; ++i) {
+      std::this_thread::sleep_for(milliseconds(10));
+      log = chief.Log();
+      steps.clear();
+      for (auto it = std::sregex_iterator(log.begin(), log.end(), carrying_on);
+           it != std::sregex_iterator(); ++it) {
+        steps.push_back(std::stoi((*it)[1].str()));
+      }
+    }
+    ASSERT_EQ(static_cast<int>(steps.size()), kill) << log;
+    const int step = steps.back();
+    EXPECT_GE(step, 60 * kill) << log;
   }
   ExpectAllExitZero(cluster);
   const std::string log = cluster.task("chief").Log();
