@@ -4,6 +4,7 @@
 #include <thread>
 #include <utility>
 
+#include "chief/replication/running_chains.h"
 #include "common/clock.h"
 #include "model/initializer.h"
 #include "scheduler/start_decision.h"
@@ -69,8 +70,13 @@ Status ShardKeeper::WaitForShards() {
 
 StatusOr<int64_t> ShardKeeper::Start() {
   if (replicas_) {
-    // Every replica starts from the initial values or the checkpoint: a
-    // restarted chief does not know the chains the ps held.
+    // A restarted chief takes the chains the running ps hold over, when
+    // they are whole and agree; otherwise every replica starts from the
+    // initial values or the checkpoint.
+    if (!options_.reset_container) {
+      PST_ASSIGN_OR_RETURN(const std::optional<int64_t> carried_on, CarryOnWithRunningShards());
+      if (carried_on) return *carried_on;
+    }
     PST_RETURN_IF_ERROR(InitializeVariables());
     PST_RETURN_IF_ERROR(replicas_->SendAll(std::chrono::milliseconds(options_.rpc_timeout_ms)));
     return RestoreNewestCheckpoint();
@@ -249,19 +255,28 @@ Status ShardKeeper::InitializeVariables(bool reset_container) {
 // checkpoint) and the chief carries on from it.
 StatusOr<std::optional<int64_t>> ShardKeeper::CarryOnWithRunningShards() {
   StartDecision decision;
+  RunningChains running;  // --ps_replicas
   // Sync: a push on its way when the chief was lost may leave a shard a step
   // behind the others for a moment.
   for (int attempt = 0; attempt < kAgreementAttempts; ++attempt) {
     if (attempt > 0) std::this_thread::sleep_for(kAgreementWait);
-    std::vector<ShardAtStart> shards;
-    for (int k = 0; k < ps_->num_shards(); ++k) {
-      StatusOr<ShardStatus> status = ps_->GetShardStatus(k, deadline());
-      if (!status.ok()) {
-        shards.push_back(ShardAtStart{false, false, 0, 0});
+    if (replicas_) {
+      running = FindRunningChains(TaskReplicas(), ps_->num_shards());
+      if (running.chains.empty()) {
+        decision = StartDecision{false, 0, running.why};
+        if (running.why.empty()) break;
         continue;
       }
-      shards.push_back(ShardAtStart{true, status->store.initialized, status->store.sync_step,
-                                    status->store.global_step});
+    }
+    std::vector<ShardAtStart> shards;
+    for (int k = 0; k < ps_->num_shards(); ++k) {
+      StatusOr<ShardStatus> status =
+          replicas_ ? ps_->GetShardStatus(running.chains[k].primary, deadline(), k)
+                    : ps_->GetShardStatus(k, deadline());
+      shards.push_back(status.ok()
+                           ? ShardAtStart{true, status->store.initialized, status->store.sync_step,
+                                          status->store.global_step}
+                           : ShardAtStart{false, false, 0, 0});
     }
     decision =
         DecideStart(sync_ != nullptr, shards, SyncShards(ps_->placement()), GlobalStepShard());
@@ -270,6 +285,12 @@ StatusOr<std::optional<int64_t>> ShardKeeper::CarryOnWithRunningShards() {
   if (!decision.carry_on) {
     if (!decision.why.empty()) LOG(WARNING) << "not carrying on from the ps: " << decision.why;
     return std::optional<int64_t>();
+  }
+  if (replicas_) {
+    replicas_->Adopt(running.chains);
+    // Learns which backups are filled, and puts back a task the chief
+    // before this one had taken out of the chains.
+    PST_RETURN_IF_ERROR(replicas_->Repair(kProbePatience).status());
   }
   LOG(INFO) << "every ps still serves this cluster's variables"
             << (sync_ ? ", every shard at sync step " + std::to_string(decision.step) : "")
@@ -284,6 +305,15 @@ StatusOr<std::optional<int64_t>> ShardKeeper::CarryOnWithRunningShards() {
     PST_RETURN_IF_ERROR(lr_plateau_->Restart(lowerings, deadline()));
   }
   return std::optional<int64_t>(decision.step);
+}
+
+std::vector<std::vector<ReplicaLoad>> ShardKeeper::TaskReplicas() {
+  std::vector<std::vector<ReplicaLoad>> by_task;
+  for (int t = 0; t < ps_->num_shards(); ++t) {
+    StatusOr<ShardStatus> status = ps_->GetShardStatus(t, deadline());
+    by_task.push_back(status.ok() ? status->replicas : std::vector<ReplicaLoad>());
+  }
+  return by_task;
 }
 
 StatusOr<bool> ShardKeeper::EveryShardKeptItsVariables() {

@@ -2,8 +2,8 @@
 // start it waits for every ps, then initializes the variables (seeded) and
 // restores the newest valid checkpoint, or, a restarted chief, carries on
 // from the shards still running when they agree (scheduler/start_decision.h;
-// not with --reset_container, which discards what the job's named container
-// holds before initializing). While training runs it
+// with --ps_replicas, in the chains the ps hold; not with --reset_container,
+// which discards what the job's named container holds before initializing). While training runs it
 // probes them; when one is lost (dead, or restarted without its variables) it brings the whole
 // cluster back to one step: every shard initialized again, then the newest checkpoint restored. One
 // that was only slow to answer is left as it is. At the end it shuts them down.
@@ -109,8 +109,12 @@ class ShardKeeper {
   // True when every ps answers with this cluster's variables initialized.
   StatusOr<bool> EveryShardKeptItsVariables();
   // The step of the running shards when every ps still serves this
-  // cluster's variables and they agree (DecideStart); none otherwise.
+  // cluster's variables and they agree (DecideStart; --ps_replicas: the
+  // chains they hold are whole, FindRunningChains, and are adopted); none
+  // otherwise.
   StatusOr<std::optional<int64_t>> CarryOnWithRunningShards();
+  // --ps_replicas: the replicas each ps task reports (none when silent).
+  std::vector<std::vector<ReplicaLoad>> TaskReplicas();
   // The restored checkpoint's step; 0 without one.
   StatusOr<int64_t> RestoreNewestCheckpoint();
   // The most lowerings any running shard applies (the plateau's k).

@@ -916,8 +916,10 @@ StatusOr<ShardStatus> PsClient::GetShardStatus(int shard, MonotonicClock::TimePo
   }
   if (s->replicas()) {
     for (const wire::ReplicaState* r : *s->replicas()) {
-      status.replicas.push_back({r->shard(), r->epoch(), r->primary(), r->deposed(), r->rounds(),
-                                 r->bytes_shipped(), r->shipments_taken(), r->filled_at_epoch()});
+      ReplicaLoad load{r->shard(),  r->epoch(),         r->primary(),         r->deposed(),
+                       r->rounds(), r->bytes_shipped(), r->shipments_taken(), r->filled_at_epoch()};
+      if (r->backups()) load.backups.assign(r->backups()->begin(), r->backups()->end());
+      status.replicas.push_back(std::move(load));
     }
   }
   if (s->containers()) {

@@ -653,9 +653,9 @@ OutgoingMessage PsService::HandleStatus(const ReceivedMessage& request) {
                   replicas](flatbuffers::FlatBufferBuilder& fbb) {
     std::vector<flatbuffers::Offset<wire::ReplicaState>> replica_states;
     for (const ReplicaLoad& r : replicas) {
-      replica_states.push_back(wire::CreateReplicaState(fbb, r.shard, r.epoch, r.primary, r.deposed,
-                                                        r.rounds, r.bytes_shipped,
-                                                        r.shipments_taken, r.filled_at_epoch));
+      replica_states.push_back(wire::CreateReplicaState(
+          fbb, r.shard, r.epoch, r.primary, r.deposed, r.rounds, r.bytes_shipped, r.shipments_taken,
+          r.filled_at_epoch, fbb.CreateVector(r.backups)));
     }
     std::vector<flatbuffers::Offset<wire::ContainerLoad>> containers;
     for (const ContainerLoad& l : loads) {

@@ -129,6 +129,7 @@ std::vector<ReplicaLoad> ReplicaShards::Loads() const {
     load.deposed = r->role.deposed();
     load.shipments_taken = r->shipments_taken;
     load.filled_at_epoch = r->filled_at_epoch;
+    load.backups = r->role.chain().backups;
     loads.push_back(load);
   }
   return loads;

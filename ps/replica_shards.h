@@ -50,6 +50,7 @@ struct ReplicaLoad {
   uint64_t bytes_shipped = 0;  // as the primary
   uint64_t shipments_taken = 0;
   int64_t filled_at_epoch = 0;  // a backup holds its primary's state of this epoch
+  std::vector<int> backups;     // the chain it holds at `epoch`: its backups, in order
 };
 
 class ReplicaShards {

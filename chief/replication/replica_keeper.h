@@ -45,6 +45,11 @@ class ReplicaKeeper {
   // Every chain back to its home replicas at a new epoch, published (the
   // shards were initialized again: SendAll follows).
   void ResetAll();
+  // A restarted chief: takes over and publishes the chains the running ps
+  // hold (FindRunningChains). A home replica left out of them (lost, and
+  // not back under the chief before this one) counts as lost: the next
+  // Repair puts it back when it answers.
+  void Adopt(const std::vector<ShardChain>& running);
 
   const ShardChains& chains() const { return chains_; }
   // The ps tasks taken out of the chains and not back yet.

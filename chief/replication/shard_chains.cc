@@ -86,6 +86,15 @@ ChainChange ShardChains::ResetAll() {
   return change;
 }
 
+void ShardChains::Adopt(const std::vector<ShardChain>& running) {
+  chains_ = running;
+  for (const ShardChain& c : chains_) {
+    lost_[c.shard] = false;
+    filling_[c.shard].clear();
+    for (int b : c.backups) filling_[c.shard][b] = c.epoch;
+  }
+}
+
 std::string ShardChains::Describe() const {
   std::string lines;
   for (const ShardChain& c : chains_) {

@@ -61,6 +61,10 @@ class ShardChains {
   // Every shard restored from a checkpoint onto its home replicas: each
   // chain is its home chain again, at an epoch above every one before.
   ChainChange ResetAll();
+  // A restarted chief takes over the chains the running ps hold (one per
+  // shard, in shard order; FindRunningChains). Their backups count as
+  // filling until Filled() says otherwise.
+  void Adopt(const std::vector<ShardChain>& running);
 
   // One line per shard: ShardChain::Describe().
   std::string Describe() const;

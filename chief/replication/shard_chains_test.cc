@@ -100,5 +100,24 @@ TEST(ShardChainsTest, ResetGoesHomeAboveEveryEpoch) {
             "shard 2 epoch 3: primary ps:2, backups ps:0");
 }
 
+// A restarted chief's chains are the running ones: their backups are
+// promoted only once a report says they are filled.
+TEST(ShardChainsTest, AdoptedChainsPromoteABackupOnceItIsFilled) {
+  ShardChains chains(3, 2);
+  chains.Adopt({{0, 4, 0, {1}}, {1, 2, 2, {}}, {2, 1, 2, {0}}});
+  EXPECT_EQ(chains.chain(0).Describe(), "shard 0 epoch 4: primary ps:0, backups ps:1");
+  chains.Filled(0, 1, 4);
+  ChainChange change = chains.TaskLost(0);
+  EXPECT_TRUE(change.lost_shards.empty());
+  EXPECT_EQ(chains.chain(0).Describe(), "shard 0 epoch 5: primary ps:1, backups none");
+  // Shard 2's backup ps:0 was never reported filled, and is gone anyway.
+  EXPECT_EQ(chains.chain(2).Describe(), "shard 2 epoch 2: primary ps:2, backups none");
+  change = chains.TaskLost(2);
+  EXPECT_EQ(change.lost_shards, (std::vector<int>{1, 2}));
+  // ResetAll goes above the adopted epochs.
+  chains.ResetAll();
+  EXPECT_EQ(chains.chain(0).epoch, 6);
+}
+
 }  // namespace
 }  // namespace pst

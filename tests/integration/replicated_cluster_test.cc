@@ -1,7 +1,7 @@
 // The ps, worker and chief executables with --ps_replicas=2 (3 ps, 3
-// workers, no --checkpoint_dir at all): a ps SIGKILLed in the middle of
-// training costs no rollback, async or sync; the global step never moves
-// backwards and the run finishes.
+// workers): a ps SIGKILLed in the middle of training (no --checkpoint_dir
+// at all), or the chief SIGKILLed and restarted, costs no rollback, async
+// or sync; the global step never moves backwards and the run finishes.
 #include <signal.h>
 
 #include <regex>
@@ -79,6 +79,40 @@ TEST_P(ReplicatedClusterTest, AKilledPsCostsNoRollback) {
   // (PushLedger::kPushesInFlight in flight under --ps_replicas).
   EXPECT_LE(final_step, GetParam() == "sync" ? kTrainSteps : kTrainSteps + 3 * 2) << log;
   EXPECT_GT(ReportValue(log, "Test-Accuracy: ").value_or(0), 0.5) << log;
+}
+
+// The chief SIGKILLed and started again (with --checkpoint_dir, which keeps
+// the cluster id and holds a checkpoint it could roll back to): it takes the
+// chains the ps hold over and carries on from their step, restoring nothing.
+TEST_P(ReplicatedClusterTest, AKilledChiefTakesTheRunningChainsOverWithoutARollback) {
+  LocalCluster cluster(3, 3, TestDir());
+  std::vector<std::string> flags = Flags();
+  flags.insert(flags.end(), {"--checkpoint_dir=" + cluster.dir() + "/checkpoints",
+                             "--checkpoint_every_steps=100", "--join_timeout_ms=60000"});
+  cluster.StartAll(flags);
+  WaitForStep(cluster.task("chief"), 150);
+  cluster.task("chief").Signal(SIGKILL);
+  std::this_thread::sleep_for(milliseconds(500));
+  ChildProcess& chief = cluster.StartTask("chief", 0, flags);
+  const auto exits = cluster.WaitAll(seconds(240));
+  for (const TaskExit& e : exits) {
+    EXPECT_EQ(e.code, 0) << DescribeExits(exits) << "\n" << chief.Log();
+  }
+  const std::string log = chief.Log();  // both chiefs': the file goes on
+  EXPECT_NE(log.find("as the running ps hold them"), std::string::npos) << log;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      log, m, std::regex("carrying on from global step (\\d+) without restoring a checkpoint")))
+      << log;
+  EXPECT_GE(std::stoi(m[1].str()), 150) << log;
+  EXPECT_EQ(log.find("restored checkpoint"), std::string::npos) << log;
+  const std::vector<int> steps = LoggedSteps(log);
+  for (size_t i = 1; i < steps.size(); ++i) {
+    EXPECT_GE(steps[i], steps[i - 1]) << "the global step moved backwards:\n" << log;
+  }
+  const double final_step = ReportValue(log, "Global-Step: ").value_or(0);
+  EXPECT_GE(final_step, kTrainSteps) << log;
+  EXPECT_LE(final_step, GetParam() == "sync" ? kTrainSteps : kTrainSteps + 3 * 2) << log;
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ReplicatedClusterTest, ::testing::Values("async", "sync"));
