@@ -60,6 +60,7 @@
 #include "common/mutex.h"
 #include "common/tensor.h"
 #include "ps/ps_client.h"
+#include "ps/shard_admin.h"
 #include "transport/zmq_transport.h"
 
 DEFINE_int32(clients, 16, "Concurrent clients (threads), each with its own PsClient");
@@ -402,14 +403,17 @@ int Main(std::unique_ptr<SoakPs> ps) {
     zmq::context_t context(1);
     ZmqTransport transport(context);
     PsClient chief(transport, cluster, placement, Identity(0, wire::Role::Chief));
-    CheckOk(chief.GetShardStatus(0, SteadyClock().Now() + std::chrono::seconds(30)).status(),
+    CheckOk(ShardAdmin(&chief)
+                .GetShardStatus(0, SteadyClock().Now() + std::chrono::seconds(30))
+                .status(),
             "waiting for the ps");
     ShardConfig config;
     config.optimizer.name = "sgd";
     config.optimizer.learning_rate = 1.0f;
     config.global_step_variable = kGlobalStepName;
-    CheckOk(chief.Initialize(config, {Tensor(DType::kInt64, {}), Tensor(DType::kFloat32, {1}),
-                                      Tensor(DType::kFloat32, {big_elements})}),
+    CheckOk(ShardAdmin(&chief).Initialize(config,
+                                          {Tensor(DType::kInt64, {}), Tensor(DType::kFloat32, {1}),
+                                           Tensor(DType::kFloat32, {big_elements})}),
             "initializing the ps");
   }
   const std::string ps_pid = ps->Pid();  // "" for an in-process ps
@@ -461,7 +465,7 @@ int Main(std::unique_ptr<SoakPs> ps) {
     values.clear();
     after.ps_kib = memory.Now().ps_kib;  // clients gone, the ps still up
     if (!ps_pid.empty()) {
-      CheckOk(reader.Shutdown(0, SteadyClock().Now() + std::chrono::seconds(30)),
+      CheckOk(ShardAdmin(&reader).Shutdown(0, SteadyClock().Now() + std::chrono::seconds(30)),
               "shutting the ps down");
     }
   }

@@ -28,6 +28,7 @@
 #include "job/job.h"
 #include "model/model_zoo.h"
 #include "ps/ps_client.h"
+#include "ps/shard_admin.h"
 #include "transport/bind_address.h"
 #include "transport/zmq_transport.h"
 
@@ -42,7 +43,7 @@ uint64_t NewClusterId() {
 }
 
 // The chief's side of --lr_schedule=plateau; null for another schedule.
-std::unique_ptr<LrPlateau> MakeLrPlateau(const ChiefOptions& options, PsClient* ps) {
+std::unique_ptr<LrPlateau> MakeLrPlateau(const ChiefOptions& options, ShardAdmin* ps) {
   if (options.shard.lr_schedule != "plateau") return nullptr;
   StatusOr<LrSchedule> schedule = LrScheduleOf(options.shard);
   CHECK(schedule.ok()) << "the flags let a bad schedule through: " << schedule.status().ToString();
@@ -76,11 +77,12 @@ class Chief {
         clock_(clock),
         pause_(std::move(pause)),
         ps_(transport_, options.cluster, std::move(placement), Identity(options, cluster_id)),
+        admin_(&ps_),
         state_(ps_.placement().Hash(), options.train_steps, num_workers(),
                static_cast<int>(options.cluster.ps.size()), job.Describe(), clock),
         // The evaluator keeps the Job: its test sets, and what model.bin records.
         evaluator_(std::move(model), std::move(job), &ps_, options.tables),
-        lr_plateau_(MakeLrPlateau(options, &ps_)),
+        lr_plateau_(MakeLrPlateau(options, &admin_)),
         reporter_(options, &state_, std::move(metrics), stdout, lr_plateau_.get()) {
     // Its routes change only between its own calls (ReplicaKeeper): a
     // request refused by a lost primary fails at once, and the keeper
@@ -88,7 +90,7 @@ class Chief {
     if (options.ps_replicas > 1) ps_.RouteByChains(&routes_, WhenRefused::kFail);
     if (!options.checkpoint_dir.empty()) {
       checkpointer_ = std::make_unique<Checkpointer>(options.checkpoint_dir,
-                                                     options.keep_checkpoints, cluster_id, &ps_);
+                                                     options.keep_checkpoints, cluster_id, &admin_);
     }
   }
 
@@ -129,7 +131,7 @@ class Chief {
     LivenessMonitor liveness(&state_, std::chrono::milliseconds(options_.heartbeat_timeout_ms),
                              clock_);
     LOG(INFO) << "chief serving on " << server->bound_endpoint() << ", cluster id " << cluster_id_;
-    ShardKeeper keeper(options_, &ps_, sync_.get(), checkpointer_.get(), stop, clock_,
+    ShardKeeper keeper(options_, &admin_, sync_.get(), checkpointer_.get(), stop, clock_,
                        lr_plateau_.get(), &routes_);
     ChiefCheckpoints checkpoints(options_, checkpointer_.get(), sync_.get(), &keeper, clock_,
                                  lr_plateau_.get());
@@ -183,7 +185,8 @@ class Chief {
   const MonotonicClock& clock_;
   const ChiefTimeline::Pause pause_;
   RoutesBoard routes_;  // the shards' chains (--ps_replicas > 1); before ps_, which reads it
-  PsClient ps_;
+  PsClient ps_;         // the evaluation's pulls, and admin_'s connections
+  ShardAdmin admin_;    // over ps_
   ChiefState state_;
   ClusterEvaluator evaluator_;
   std::unique_ptr<LrPlateau> lr_plateau_;  // null unless --lr_schedule=plateau

@@ -6,7 +6,7 @@
 
 namespace pst {
 
-LrPlateau::LrPlateau(LrSchedule schedule, PlateauOptions options, PsClient* ps)
+LrPlateau::LrPlateau(LrSchedule schedule, PlateauOptions options, ShardAdmin* ps)
     : schedule_(schedule), options_(options), ps_(ps), decision_(options) {
   CHECK(schedule_.kind() == LrDecay::kPlateau);
 }

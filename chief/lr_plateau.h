@@ -17,14 +17,14 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "ps/optimizers/lr_schedule.h"
-#include "ps/ps_client.h"
+#include "ps/shard_admin.h"
 
 namespace pst {
 
 class LrPlateau {
  public:
   // `schedule`: a plateau schedule (CHECKed), as the ps run it.
-  LrPlateau(LrSchedule schedule, PlateauOptions options, PsClient* ps);
+  LrPlateau(LrSchedule schedule, PlateauOptions options, ShardAdmin* ps);
 
   // The shards start over at k = `lowerings`: the checkpoint's k before its
   // parts are restored, 0 for fresh variables, the running shards' when the
@@ -48,7 +48,7 @@ class LrPlateau {
  private:
   const LrSchedule schedule_;
   const PlateauOptions options_;
-  PsClient* const ps_;
+  ShardAdmin* const ps_;
   PlateauDecision decision_;
 };
 

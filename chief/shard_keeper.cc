@@ -28,7 +28,7 @@ MonotonicClock::TimePoint RequestDeadline(std::chrono::milliseconds patience) {
 
 }  // namespace
 
-ShardKeeper::ShardKeeper(const ChiefOptions& options, PsClient* ps, SyncCoordinator* sync,
+ShardKeeper::ShardKeeper(const ChiefOptions& options, ShardAdmin* ps, SyncCoordinator* sync,
                          Checkpointer* checkpointer, const std::atomic<bool>& stop,
                          const MonotonicClock& clock, LrPlateau* lr_plateau, RoutesBoard* routes)
     : options_(options),

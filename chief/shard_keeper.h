@@ -44,8 +44,8 @@
 #include "chief/sync/sync_coordinator.h"
 #include "common/clock.h"
 #include "common/status.h"
-#include "ps/ps_client.h"
 #include "ps/ps_failure.h"
+#include "ps/shard_admin.h"
 
 namespace pst {
 
@@ -56,7 +56,7 @@ class ShardKeeper {
 
   // `routes` (borrowed; used with --ps_replicas > 1) is where the chains
   // are published for the ps client and the workers.
-  ShardKeeper(const ChiefOptions& options, PsClient* ps, SyncCoordinator* sync,
+  ShardKeeper(const ChiefOptions& options, ShardAdmin* ps, SyncCoordinator* sync,
               Checkpointer* checkpointer, const std::atomic<bool>& stop,
               const MonotonicClock& clock = SteadyClock(), LrPlateau* lr_plateau = nullptr,
               RoutesBoard* routes = nullptr);
@@ -128,7 +128,7 @@ class ShardKeeper {
   StatusOr<int64_t> RecoverReplicated(const std::string& why);
 
   const ChiefOptions& options_;
-  PsClient* const ps_;
+  ShardAdmin* const ps_;
   SyncCoordinator* const sync_;
   Checkpointer* const checkpointer_;
   const std::atomic<bool>& stop_;

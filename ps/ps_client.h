@@ -1,7 +1,9 @@
-// PsClient: talks to every ps shard of a cluster on behalf of a worker, the
-// chief, a test or a benchmark. Splits variables into their slices, sends
-// one request per shard with all shards' requests in flight together, and
-// reassembles partitioned variables.
+// PsClient: the data plane to every ps shard of a cluster, for a worker, the
+// chief's evaluation, a test or a benchmark: pulls and pushes. Splits
+// variables into their slices, sends one request per shard with all shards'
+// requests in flight together, and reassembles partitioned variables. The
+// chief's administration of the shards (init, chains, checkpoints, status,
+// shutdown) is ShardAdmin's, over a PsClient's connections.
 //
 // Thread safety: none; one PsClient per thread (it owns its connections,
 // e.g. DEALER sockets).
@@ -111,8 +113,6 @@ class PsClient {
   // Initialize, SetLrLowerings reach every replica (ReplicaRouter).
   void RouteByChains(RouteSource* routes,
                      WhenRefused when_refused = WhenRefused::kWaitForNewRoutes);
-  // The chief's chains to the tasks each names (ChainRequest), in parallel.
-  Status SendChains(const std::vector<ShardChain>& chains, MonotonicClock::TimePoint deadline);
 
   // Pulls the given variables (indexes into placement().variables()) into
   // (*values)[i] for variables[i]. Remembers each slice's version for the
@@ -220,38 +220,16 @@ class PsClient {
                                  const std::vector<TableRows>& tables,
                                  const std::vector<Tensor>& row_grads);
 
-  // Initializes every shard: values[i] is the initial value of variable i.
-  // Every shard also creates its part of the placement's tables.
-  Status Initialize(const ShardConfig& config, const std::vector<Tensor>& values,
-                    const ContainerInit& container = {}, const TableSettings& tables = {});
-  // Replicated shards: initializes the replicas ps task `task` holds in
-  // the chains (a task back after a loss, before it joins them).
-  Status InitializeTask(int task, const ShardConfig& config, const std::vector<Tensor>& values,
-                        const TableSettings& tables = {});
-
-  // Every shard writes its part of checkpoint `name` for `step` (in
-  // parallel); returns each part's size and CRC32, indexed by shard.
-  StatusOr<std::vector<FileDigest>> SaveCheckpoint(const std::string& name, int64_t step);
-  // Every shard loads its part of checkpoint `name`.
-  Status RestoreCheckpoint(const std::string& name, int64_t step);
-  // --lr_schedule=plateau: tells every shard (in parallel) that the chief
-  // lowered the learning rate `lowerings` times so far (k of
-  // ps/optimizers/lr_schedule.h). The first error names its shard
-  // ("ps:1: ..."); InvalidArgument for a negative k. A shard that failed
-  // may run at another k than the others until it is sent again.
-  Status SetLrLowerings(int lowerings, MonotonicClock::TimePoint deadline);
-
-  // The status of ps task `shard`'s default container, or, with `replica`
-  // >= 0, of its replica of that shard (--ps_replicas).
-  StatusOr<ShardStatus> GetShardStatus(int shard, MonotonicClock::TimePoint deadline,
-                                       int replica = -1);
-  // Asks a shard to stop serving; waits for its answer until `deadline`.
-  Status Shutdown(int shard, MonotonicClock::TimePoint deadline);
+  // The global step: a pull of the int64 scalar variable 0.
   StatusOr<int64_t> GlobalStep();
 
   int num_shards() const { return static_cast<int>(channels_.size()); }
 
  private:
+  // The chief's administration of the shards speaks through this client's
+  // connections and rounds (ps/shard_admin.h).
+  friend class ShardAdmin;
+
   // Whether values of this dtype travel narrowed to bfloat16.
   bool Narrowed(DType variable_dtype) const;
   // A pulled value is reassembled (partitioned) or widened (bfloat16) in
@@ -400,9 +378,6 @@ class PsClient {
                     bool interruptible = true);
   // SendShards, then WaitShards for all.
   Status CallShards(const std::vector<Round*>& rounds);
-  // Every shard's init request.
-  Round InitRound(const ShardConfig& config, const std::vector<Tensor>& values,
-                  const ContainerInit& container, const TableSettings& tables);
   // Replicated: shard k's request of `round` to every replica of shard k.
   Status CallEveryReplica(const Round& round, MonotonicClock::TimePoint deadline);
 

@@ -13,6 +13,7 @@
 
 #include "common/testing/gate.h"
 #include "model/initializer.h"
+#include "ps/shard_admin.h"
 #include "ps/testing/in_process_shards.h"
 #include "transport/server.h"
 #include "transport/zmq_transport.h"
@@ -47,7 +48,8 @@ class PsClientTest : public ::testing::Test {
     }
     for (int i = 0; i < 24; ++i) values[1].f32()[i] = static_cast<float>(i);
     config.global_step_variable = kGlobalStepName;
-    return shards_.Client(*placement_, kCluster, wire::Role::Chief)->Initialize(config, values);
+    return ShardAdmin(&*shards_.Client(*placement_, kCluster, wire::Role::Chief))
+        .Initialize(config, values);
   }
   std::vector<float> PullW() {
     std::vector<Tensor> values;
@@ -149,12 +151,12 @@ TEST_F(PsClientTest, TheLearningRatesLoweringsReachEveryShard) {
   ASSERT_TRUE(Initialize(config).ok());
   auto chief = shards_.Client(*placement_, kCluster, wire::Role::Chief);
   const auto deadline = [] { return SteadyClock().Now() + std::chrono::seconds(2); };
-  ASSERT_TRUE(chief->SetLrLowerings(1, deadline()).ok());
-  const Status negative = chief->SetLrLowerings(-1, deadline());
+  ASSERT_TRUE(ShardAdmin(&*chief).SetLrLowerings(1, deadline()).ok());
+  const Status negative = ShardAdmin(&*chief).SetLrLowerings(-1, deadline());
   EXPECT_EQ(negative.code(), Code::kInvalidArgument);
   EXPECT_EQ(negative.message().rfind("ps:0: ", 0), 0u) << negative.ToString();
   for (int k = 0; k < 2; ++k) {
-    StatusOr<ShardStatus> status = chief->GetShardStatus(k, deadline());
+    StatusOr<ShardStatus> status = ShardAdmin(&*chief).GetShardStatus(k, deadline());
     ASSERT_TRUE(status.ok()) << status.status().ToString();
     EXPECT_EQ(status->store.lr_lowerings, 1) << "ps:" << k;
   }

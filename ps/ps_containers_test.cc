@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "model/initializer.h"
 #include "ps/ps_service.h"
+#include "ps/shard_admin.h"
 #include "ps/testing/in_process_shards.h"
 
 namespace pst {
@@ -49,8 +50,8 @@ class PsContainersTest : public ::testing::Test {
     config.global_step_variable = kGlobalStepName;
     config.mode = mode;
     auto chief = shards_.Client(*placement, cluster, wire::Role::Chief, 0, container);
-    return chief->Initialize(config, values,
-                             ContainerInit{5000 + static_cast<int>(cluster), reset});
+    return ShardAdmin(&*chief).Initialize(config, values,
+                                          ContainerInit{5000 + static_cast<int>(cluster), reset});
   }
   StatusOr<ReceivedMessage> Call(const std::string& container, uint64_t cluster,
                                  OutgoingMessage request) {
@@ -166,7 +167,8 @@ TEST_F(PsContainersTest, StatusReportsEveryContainersLoad) {
   First("a", kJobA);
   auto placement = Placement::Compute(WithGlobalStep({{"w", DType::kFloat32, {2, 3}}}), {1});
   auto client = shards_.Client(*placement, kJobA, wire::Role::Chief, 0, "a");
-  auto status = client->GetShardStatus(0, SteadyClock().Now() + std::chrono::seconds(2));
+  auto status =
+      ShardAdmin(&*client).GetShardStatus(0, SteadyClock().Now() + std::chrono::seconds(2));
   ASSERT_TRUE(status.ok()) << status.status().ToString();
   EXPECT_TRUE(status->store.initialized);
   EXPECT_EQ(status->store.updates_applied, 1u);
@@ -179,8 +181,8 @@ TEST_F(PsContainersTest, StatusReportsEveryContainersLoad) {
   EXPECT_EQ(status->containers[1].name, "b");
   EXPECT_EQ(status->containers[1].pushes, 0u);
   // A container not there is one to initialize.
-  auto fresh = shards_.Client(*placement, kJobA, wire::Role::Chief, 0, "c")
-                   ->GetShardStatus(0, SteadyClock().Now() + std::chrono::seconds(2));
+  auto fresh = ShardAdmin(&*shards_.Client(*placement, kJobA, wire::Role::Chief, 0, "c"))
+                   .GetShardStatus(0, SteadyClock().Now() + std::chrono::seconds(2));
   ASSERT_TRUE(fresh.ok());
   EXPECT_FALSE(fresh->store.initialized);
 }

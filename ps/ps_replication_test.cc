@@ -10,6 +10,7 @@
 
 #include "model/initializer.h"
 #include "ps/ps_client.h"
+#include "ps/shard_admin.h"
 #include "ps/testing/in_process_shards.h"
 
 namespace pst {
@@ -68,8 +69,8 @@ class PsReplicationTest : public ::testing::Test {
     config_.optimizer.learning_rate = 1.0f;
     config_.global_step_variable = kGlobalStepName;
     chief_ = Client(&routes_, wire::Role::Chief);
-    EXPECT_TRUE(chief_->Initialize(config_, values_).ok());
-    EXPECT_TRUE(chief_->SendChains(routes_.chains(), Deadline()).ok());
+    EXPECT_TRUE(ShardAdmin(&*chief_).Initialize(config_, values_).ok());
+    EXPECT_TRUE(ShardAdmin(&*chief_).SendChains(routes_.chains(), Deadline()).ok());
   }
 
   std::unique_ptr<PsClient> Client(RouteSource* routes, wire::Role role = wire::Role::Worker,
@@ -83,7 +84,7 @@ class PsReplicationTest : public ::testing::Test {
   }
   // The chief's change of a chain: to the replicas it names, then routes.
   void Change(const ShardChain& chain) {
-    const Status sent = chief_->SendChains({chain}, Deadline());
+    const Status sent = ShardAdmin(&*chief_).SendChains({chain}, Deadline());
     ASSERT_TRUE(sent.ok()) << sent.ToString();
     routes_.Set(chain);
   }
@@ -254,7 +255,7 @@ TEST_F(PsReplicationTest, APushRefusedByAReplicaBehindTheRoutesGoesThroughOnceIt
   std::future<StatusOr<PushSummary>> push =
       std::async(std::launch::async, [&] { return PushOnes(*worker, {3}); });
   EXPECT_EQ(push.wait_for(std::chrono::milliseconds(600)), std::future_status::timeout);
-  ASSERT_TRUE(chief_->SendChains({next}, Deadline()).ok());
+  ASSERT_TRUE(ShardAdmin(&*chief_).SendChains({next}, Deadline()).ok());
   ASSERT_EQ(push.wait_for(std::chrono::seconds(5)), std::future_status::ready);
   StatusOr<PushSummary> pushed = push.get();
   ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
@@ -283,7 +284,9 @@ TEST(ReplicaRouterIdsTest, APushsRequestsToAShardShareItsSequence) {
 // serves no more.
 TEST_F(PsReplicationTest, APausedPrimaryThatWasReplacedCannotWrite) {
   ShardChain promoted{0, 2, 1, {}};
-  ASSERT_TRUE(chief_->SendChains({promoted}, Deadline()).ok());  // ps:1 only: ps:0 is not named
+  ASSERT_TRUE(ShardAdmin(&*chief_)
+                  .SendChains({promoted}, Deadline())
+                  .ok());  // ps:1 only: ps:0 is not named
   routes_.Set(promoted);
   StatusOr<ReceivedMessage> stale = RawPush(0, 1, 1);
   ASSERT_FALSE(stale.ok());
@@ -320,7 +323,7 @@ TEST_F(PsReplicationTest, ANewBackupIsFilledWhilePushesGoOn) {
   // ps:2 joins shard 0's chain: initialized, then named by the chain.
   const ShardChain grown{0, 2, 0, {1, 2}};
   routes_.Set(grown);
-  ASSERT_TRUE(chief_->InitializeTask(2, config_, values_).ok());
+  ASSERT_TRUE(ShardAdmin(&*chief_).InitializeTask(2, config_, values_).ok());
   routes_.Set(HomeChains()[0]);  // workers keep epoch 1 until the chain is sent
   Change(grown);
   await_pushed(pushed.load() + 3);
@@ -393,9 +396,10 @@ TEST(PsReplicationStopTest, AStoppingPsDropsAPushWaitingForItsStep) {
   FakeRoutes routes({{0, 1, 0, {1}}, {1, 1, 1, {0}}});
   auto chief = shards->Client(*placement, kCluster, wire::Role::Chief);
   chief->RouteByChains(&routes);
-  ASSERT_TRUE(chief->Initialize(config, values).ok());
-  ASSERT_TRUE(
-      chief->SendChains(routes.chains(), SteadyClock().Now() + std::chrono::seconds(2)).ok());
+  ASSERT_TRUE(ShardAdmin(&*chief).Initialize(config, values).ok());
+  ASSERT_TRUE(ShardAdmin(&*chief)
+                  .SendChains(routes.chains(), SteadyClock().Now() + std::chrono::seconds(2))
+                  .ok());
   auto worker = shards->Client(*placement, kCluster, wire::Role::Worker);
   worker->RouteByChains(&routes);
   std::future<Status> push = std::async(std::launch::async, [&] {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "model/initializer.h"
+#include "ps/shard_admin.h"
 #include "ps/testing/in_process_shards.h"
 #include "ps/transport_shipper.h"
 
@@ -32,7 +33,7 @@ class PsServiceTest : public ::testing::Test {
     config.mode = mode;
     config.replicas_to_aggregate = replicas;
     auto chief = shards_.Client(*placement_, kCluster, wire::Role::Chief);
-    ASSERT_TRUE(chief->Initialize(config, values).ok());
+    ASSERT_TRUE(ShardAdmin(&*chief).Initialize(config, values).ok());
   }
   static OutgoingMessage Push(Shape shape, float value, const std::string& name = "w",
                               int64_t step = 0) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ps/ps_service.h"
+#include "ps/shard_admin.h"
 #include "ps/testing/in_process_shards.h"
 
 namespace pst {
@@ -24,8 +25,8 @@ class PsSparseServiceTest : public ::testing::Test {
     config.global_step_variable = kGlobalStepName;
     TableSettings tables;
     tables.seed = 3;
-    ASSERT_TRUE(shards_.Client(*placement_, kCluster, wire::Role::Chief)
-                    ->Initialize(config, {Tensor(DType::kInt64, {})}, {}, tables)
+    ASSERT_TRUE(ShardAdmin(&*shards_.Client(*placement_, kCluster, wire::Role::Chief))
+                    .Initialize(config, {Tensor(DType::kInt64, {})}, {}, tables)
                     .ok());
   }
   static std::vector<float> Initial(int64_t id) {

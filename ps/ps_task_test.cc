@@ -11,6 +11,7 @@
 
 #include "common/mutex.h"
 #include "ps/ps_client.h"
+#include "ps/shard_admin.h"
 #include "transport/in_process.h"
 #include "transport/message_types.h"
 
@@ -116,7 +117,7 @@ class PsTaskTest : public ::testing::Test {
     if (!running_.valid() || Returned(seconds(0))) return;
     // Every way to stop it, so that a broken one fails a test instead of
     // hanging it.
-    (void)Client(wire::Role::Chief)->Shutdown(0, Deadline());
+    (void)ShardAdmin(&*Client(wire::Role::Chief)).Shutdown(0, Deadline());
     stop_.graceful.store(true);
     stop_.now.store(true);
     if (!Returned(kPatience)) LOG(FATAL) << "RunPsOn does not stop";
@@ -150,7 +151,7 @@ class PsTaskTest : public ::testing::Test {
   void InitByChief() {
     Tensor w(DType::kFloat32, {3});
     for (int i = 0; i < 3; ++i) w.f32()[i] = static_cast<float>(i + 1);
-    ASSERT_TRUE(Client(wire::Role::Chief)->Initialize(ShardConfig(), {w}).ok());
+    ASSERT_TRUE(ShardAdmin(&*Client(wire::Role::Chief)).Initialize(ShardConfig(), {w}).ok());
   }
 
   PsOptions options_;
@@ -184,7 +185,7 @@ TEST_F(PsTaskTest, ServesPullsOnceTheChiefInitializedIt) {
 
 TEST_F(PsTaskTest, StopsWhenTheChiefShutsItDown) {
   StartPs();
-  const Status shutdown = Client(wire::Role::Chief)->Shutdown(0, Deadline());
+  const Status shutdown = ShardAdmin(&*Client(wire::Role::Chief)).Shutdown(0, Deadline());
   ASSERT_TRUE(shutdown.ok()) << shutdown.ToString();
   EXPECT_TRUE(Returned(kPatience));
 }
@@ -192,7 +193,8 @@ TEST_F(PsTaskTest, StopsWhenTheChiefShutsItDown) {
 TEST_F(PsTaskTest, OnlyTheChiefsHostMayShutItDown) {
   site_.chief_addresses = {"10.0.0.9"};
   StartPs();
-  EXPECT_EQ(Client(wire::Role::Chief)->Shutdown(0, Deadline()).code(), Code::kPermissionDenied);
+  EXPECT_EQ(ShardAdmin(&*Client(wire::Role::Chief)).Shutdown(0, Deadline()).code(),
+            Code::kPermissionDenied);
   EXPECT_FALSE(Returned(std::chrono::milliseconds(0)));
 }
 
@@ -203,16 +205,19 @@ TEST_F(PsTaskTest, OnlyTheChiefMaySetTheLearningRatesLowerings) {
   ShardConfig plateau;
   plateau.lr_schedule = "plateau";
   plateau.lr_decay_rate = 0.5f;
-  ASSERT_TRUE(Client(wire::Role::Chief)->Initialize(plateau, {Tensor(DType::kFloat32, {3})}).ok());
-  const Status refused = Client(wire::Role::Worker)->SetLrLowerings(2, Deadline());
+  ASSERT_TRUE(ShardAdmin(&*Client(wire::Role::Chief))
+                  .Initialize(plateau, {Tensor(DType::kFloat32, {3})})
+                  .ok());
+  const Status refused = ShardAdmin(&*Client(wire::Role::Worker)).SetLrLowerings(2, Deadline());
   EXPECT_EQ(refused.code(), Code::kPermissionDenied) << refused.ToString();
   const auto lowerings = [this] {
-    StatusOr<ShardStatus> status = Client(wire::Role::Worker)->GetShardStatus(0, Deadline());
+    StatusOr<ShardStatus> status =
+        ShardAdmin(&*Client(wire::Role::Worker)).GetShardStatus(0, Deadline());
     EXPECT_TRUE(status.ok()) << status.status().ToString();
     return status.ok() ? status->store.lr_lowerings : -1;
   };
   EXPECT_EQ(lowerings(), 0);
-  const Status applied = Client(wire::Role::Chief)->SetLrLowerings(2, Deadline());
+  const Status applied = ShardAdmin(&*Client(wire::Role::Chief)).SetLrLowerings(2, Deadline());
   ASSERT_TRUE(applied.ok()) << applied.ToString();
   EXPECT_EQ(lowerings(), 2);
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model/initializer.h"
+#include "ps/shard_admin.h"
 #include "ps/testing/in_process_shards.h"
 
 namespace pst {
@@ -42,8 +43,9 @@ class GradientStreamerTest : public ::testing::Test {
     ShardConfig config;
     config.optimizer.learning_rate = 1.0f;
     config.global_step_variable = kGlobalStepName;
-    ASSERT_TRUE(
-        shards_.Client(*placement_, kCluster, wire::Role::Chief)->Initialize(config, values).ok());
+    ASSERT_TRUE(ShardAdmin(&*shards_.Client(*placement_, kCluster, wire::Role::Chief))
+                    .Initialize(config, values)
+                    .ok());
     for (const VariableSpec& spec : model_variables_) {
       Tensor grad(spec.dtype, spec.shape);
       for (int64_t i = 0; i < grad.num_elements(); ++i) grad.f32()[i] = 1.0f;
@@ -249,9 +251,10 @@ TEST(ReplicatedGradientStreamerTest, TheEndCollectsEveryPushInFlight) {
   ShardConfig config;
   config.optimizer.learning_rate = 1.0f;
   config.global_step_variable = kGlobalStepName;
-  ASSERT_TRUE(
-      chief->Initialize(config, {Tensor(DType::kInt64, {}), Tensor(DType::kFloat32, {2})}).ok());
-  ASSERT_TRUE(chief->SendChains(FixedRoutes::Chains(), SteadyClock().Now() + 2s).ok());
+  ASSERT_TRUE(ShardAdmin(&*chief)
+                  .Initialize(config, {Tensor(DType::kInt64, {}), Tensor(DType::kFloat32, {2})})
+                  .ok());
+  ASSERT_TRUE(ShardAdmin(&*chief).SendChains(FixedRoutes::Chains(), SteadyClock().Now() + 2s).ok());
   auto worker = shards.Client(placement, kCluster);
   worker->RouteByChains(&routes);
   ASSERT_EQ(worker->max_pushes_in_flight(), 2u);

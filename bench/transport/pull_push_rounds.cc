@@ -15,6 +15,7 @@
 #include "cluster/placement.h"
 #include "common/tensor.h"
 #include "ps/ps_client.h"
+#include "ps/shard_admin.h"
 #include "transport/shm_options.h"
 #include "transport/zmq_transport.h"
 
@@ -52,7 +53,7 @@ std::vector<PullPushResult> RunPullPushRounds(const std::vector<size_t>& sizes,
   ZmqTransport client_transport(client_context, ShmOptions());  // TCP only
   ZmqTransport shm_transport(client_context, ShmOptions{ShmMode::kAuto, size_t{16} << 20});
   PsClient client(client_transport, ps.Cluster(), std::move(placement).value(), BenchIdentity());
-  CheckOk(client.Initialize(SgdConfig(), initial), "initialize");
+  CheckOk(ShardAdmin(&client).Initialize(SgdConfig(), initial), "initialize");
   ClientIdentity narrow_identity = BenchIdentity();
   narrow_identity.wire_dtype = DType::kBFloat16;
   PsClient narrow_client(client_transport, ps.Cluster(), client.placement(), narrow_identity);
@@ -62,7 +63,7 @@ std::vector<PullPushResult> RunPullPushRounds(const std::vector<size_t>& sizes,
   // ZeroMQ's server serves one TCP client.
   InProcessPs shm_ps(ps_threads, kBenchClusterId);
   PsClient shm_client(shm_transport, shm_ps.Cluster(), client.placement(), BenchIdentity());
-  CheckOk(shm_client.Initialize(SgdConfig(), initial), "initialize");
+  CheckOk(ShardAdmin(&shm_client).Initialize(SgdConfig(), initial), "initialize");
 
   BareServer bare_server(sizes);
   BareClient bare(bare_server.endpoint(), sizes);

@@ -12,6 +12,7 @@
 #include "bench/transport/ps_settings.h"
 #include "cluster/placement.h"
 #include "model/model_zoo.h"
+#include "ps/shard_admin.h"
 
 namespace pst {
 namespace {
@@ -49,7 +50,7 @@ ClusterTrainer::ClusterTrainer(const std::string& model_name, const std::vector<
                                        BenchIdentity());
   std::vector<Tensor> values = {Tensor(DType::kInt64, {})};  // global step 0
   for (const Tensor& t : initial) values.push_back(t.Clone());
-  CheckOk(client_->Initialize(SgdConfig(), values), "initialize");
+  CheckOk(ShardAdmin(&*client_).Initialize(SgdConfig(), values), "initialize");
   spare_grads_.resize(client_->max_pushes_in_flight());
   // Model variables are 1..n of the placement's list (0 is the global step).
   variables_.resize(model_->variables().size());

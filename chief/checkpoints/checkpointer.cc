@@ -61,7 +61,7 @@ bool WrittenOverOtherShards(const Placement& running, const CheckpointManifest& 
 
 }  // namespace
 
-Checkpointer::Checkpointer(std::string dir, int keep, uint64_t cluster_id, PsClient* ps)
+Checkpointer::Checkpointer(std::string dir, int keep, uint64_t cluster_id, ShardAdmin* ps)
     : dir_(std::move(dir)),
       keep_(keep),
       placement_hash_(ps->placement().Hash()),

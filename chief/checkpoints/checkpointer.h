@@ -19,7 +19,7 @@
 #include <string>
 
 #include "chief/checkpoints/checkpoint_manifest.h"
-#include "ps/ps_client.h"
+#include "ps/shard_admin.h"
 
 namespace pst {
 
@@ -32,7 +32,7 @@ class Checkpointer {
  public:
   // `ps` is borrowed and must outlive the checkpointer; its placement is
   // the one checkpoints are written under.
-  Checkpointer(std::string dir, int keep, uint64_t cluster_id, PsClient* ps);
+  Checkpointer(std::string dir, int keep, uint64_t cluster_id, ShardAdmin* ps);
 
   // For the manifest: `run_started_unix`, when the run first opened
   // training; `lr_lowerings`, k of a plateau schedule (0 for another).
@@ -51,7 +51,7 @@ class Checkpointer {
   const int keep_;
   const uint64_t placement_hash_;
   const uint64_t cluster_id_;
-  PsClient* ps_;
+  ShardAdmin* ps_;
 };
 
 // The newest readable manifest under `dir`: a restarted chief keeps its

@@ -15,7 +15,7 @@ MonotonicClock::TimePoint In(std::chrono::milliseconds patience) {
 
 }  // namespace
 
-ReplicaKeeper::ReplicaKeeper(int num_ps, int replicas, PsClient* ps, RoutesBoard* board,
+ReplicaKeeper::ReplicaKeeper(int num_ps, int replicas, ShardAdmin* ps, RoutesBoard* board,
                              InitializeTask initialize_task)
     : chains_(num_ps, replicas),
       ps_(ps),

@@ -18,7 +18,7 @@
 #include "chief/replication/routes_board.h"
 #include "chief/replication/shard_chains.h"
 #include "common/status.h"
-#include "ps/ps_client.h"
+#include "ps/shard_admin.h"
 
 namespace pst {
 
@@ -28,7 +28,7 @@ class ReplicaKeeper {
   using InitializeTask = std::function<Status(int task)>;
 
   // Publishes the home chains (ShardChains).
-  ReplicaKeeper(int num_ps, int replicas, PsClient* ps, RoutesBoard* board,
+  ReplicaKeeper(int num_ps, int replicas, ShardAdmin* ps, RoutesBoard* board,
                 InitializeTask initialize_task);
 
   // Sends every chain to its replicas (after they were initialized).
@@ -64,7 +64,7 @@ class ReplicaKeeper {
   void Apply(const ChainChange& change, const std::string& why, std::chrono::milliseconds patience);
 
   ShardChains chains_;
-  PsClient* const ps_;
+  ShardAdmin* const ps_;
   RoutesBoard* const board_;
   const InitializeTask initialize_task_;
   std::vector<bool> lost_;

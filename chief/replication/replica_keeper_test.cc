@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "model/initializer.h"
+#include "ps/shard_admin.h"
 #include "ps/testing/in_process_shards.h"
 
 namespace pst {
@@ -28,10 +29,11 @@ class ReplicaKeeperTest : public ::testing::Test {
     config_.optimizer.learning_rate = 1.0f;
     config_.global_step_variable = kGlobalStepName;
     chief_ = Routed(wire::Role::Chief);
-    keeper_ = std::make_unique<ReplicaKeeper>(3, 2, chief_.get(), &board_, [this](int task) {
-      return chief_->InitializeTask(task, config_, values_);
+    admin_ = std::make_unique<ShardAdmin>(chief_.get());
+    keeper_ = std::make_unique<ReplicaKeeper>(3, 2, admin_.get(), &board_, [this](int task) {
+      return admin_->InitializeTask(task, config_, values_);
     });
-    EXPECT_TRUE(chief_->Initialize(config_, values_).ok());
+    EXPECT_TRUE(admin_->Initialize(config_, values_).ok());
     EXPECT_TRUE(keeper_->SendAll(kPatience).ok());
   }
   std::unique_ptr<PsClient> Routed(wire::Role role) {
@@ -52,6 +54,7 @@ class ReplicaKeeperTest : public ::testing::Test {
   ShardConfig config_;
   RoutesBoard board_;
   std::unique_ptr<PsClient> chief_;
+  std::unique_ptr<ShardAdmin> admin_;  // over chief_
   std::unique_ptr<ReplicaKeeper> keeper_;
 };
 

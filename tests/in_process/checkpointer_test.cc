@@ -34,7 +34,7 @@ class CheckpointerTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   Checkpointer MakeCheckpointer(int keep) {
-    return Checkpointer(dir_, keep, CheckpointingShards::kCluster, &shards_.chief());
+    return Checkpointer(dir_, keep, CheckpointingShards::kCluster, &shards_.admin());
   }
   std::vector<std::string> Folders() const {
     std::vector<std::string> names;
@@ -127,7 +127,7 @@ TEST_F(CheckpointerTest, ACheckpointOfAnotherModelIsRefused) {
   ASSERT_TRUE(MakeCheckpointer(5).Save(5, 0).ok());
   CheckpointingShards wider({dir_, dir_}, /*w_size=*/4);
   ASSERT_TRUE(wider.Initialize(0, 0.0f).ok());
-  Checkpointer other(dir_, 5, CheckpointingShards::kCluster, &wider.chief());
+  Checkpointer other(dir_, 5, CheckpointingShards::kCluster, &wider.admin());
   StatusOr<std::optional<FoundCheckpoint>> newest = other.FindNewest();
   EXPECT_EQ(newest.status().code(), Code::kFailedPrecondition) << newest.status().ToString();
   EXPECT_NE(newest.status().message().find("another model"), std::string::npos)
@@ -142,7 +142,7 @@ TEST_F(CheckpointerTest, ACheckpointOfAnotherPsCountIsRestoredResharded) {
     SCOPED_TRACE(std::to_string(ps) + " ps");
     CheckpointingShards other(std::vector<std::string>(ps, dir_));
     ASSERT_TRUE(other.Initialize(0, 9.0f).ok());
-    Checkpointer checkpointer(dir_, 5, CheckpointingShards::kCluster, &other.chief());
+    Checkpointer checkpointer(dir_, 5, CheckpointingShards::kCluster, &other.admin());
     StatusOr<std::optional<FoundCheckpoint>> newest = checkpointer.FindNewest();
     ASSERT_TRUE(newest.ok() && newest->has_value()) << newest.status().ToString();
     EXPECT_EQ((*newest)->manifest.parts.size(), 2u);

@@ -14,6 +14,7 @@
 
 #include "cluster/placement.h"
 #include "ps/ps_client.h"
+#include "ps/shard_admin.h"
 #include "ps/shard_config.h"
 #include "ps/testing/in_process_shards.h"
 
@@ -31,6 +32,7 @@ class CheckpointingShards {
                               wire::Role::Chief)) {}
 
   PsClient& chief() { return *chief_; }
+  ShardAdmin& admin() { return admin_; }
   // Ps task k stops answering (as if lost).
   void Stop(int k) { shards_.server(k).Stop(); }
 
@@ -42,7 +44,7 @@ class CheckpointingShards {
     for (int i = 0; i < w_size_; ++i) w.f32()[i] = w0 + static_cast<float>(i);
     ShardConfig config;
     config.global_step_variable = kGlobalStepName;
-    return chief_->Initialize(config, {global_step, w});
+    return admin_.Initialize(config, {global_step, w});
   }
 
   // {global step, w[0], w[1], ...} as the shards hold them now.
@@ -67,6 +69,7 @@ class CheckpointingShards {
   const int64_t w_size_;
   InProcessShards shards_;
   std::unique_ptr<PsClient> chief_;  // after shards_: gone before them
+  ShardAdmin admin_{chief_.get()};
 };
 
 }  // namespace pst

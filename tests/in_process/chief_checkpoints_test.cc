@@ -55,8 +55,8 @@ class ChiefCheckpointsTest : public ::testing::Test {
   FakeClock clock_;
   std::atomic<bool> stop_{false};
   CheckpointingShards shards_{{dir_, dir_}};
-  Checkpointer checkpointer_{dir_, 100, CheckpointingShards::kCluster, &shards_.chief()};
-  ShardKeeper keeper_{options_, &shards_.chief(), nullptr, &checkpointer_, stop_};
+  Checkpointer checkpointer_{dir_, 100, CheckpointingShards::kCluster, &shards_.admin()};
+  ShardKeeper keeper_{options_, &shards_.admin(), nullptr, &checkpointer_, stop_};
   std::unique_ptr<ChiefCheckpoints> checkpoints_;
 };
 
@@ -169,7 +169,7 @@ TEST_F(ChiefCheckpointsTest, ASyncCheckpointWaitingForALostPsReportsItsLoss) {
   replicas.fixed = 1;
   SyncCoordinator sync({1}, 1, 100, nullptr, replicas);
   sync.Open(0);  // step 0 in flight; no worker will push it
-  ShardKeeper keeper(options_, &shards_.chief(), &sync, &checkpointer_, stop_);
+  ShardKeeper keeper(options_, &shards_.admin(), &sync, &checkpointer_, stop_);
   ChiefCheckpoints checkpoints(options_, &checkpointer_, &sync, &keeper, clock_);
   checkpoints.Restart(0, clock_.Now());
   shards_.Stop(1);

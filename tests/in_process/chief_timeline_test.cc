@@ -25,6 +25,7 @@
 #include "job/job.h"
 #include "ps/ps_client.h"
 #include "ps/ps_service.h"
+#include "ps/shard_admin.h"
 #include "tests/in_process/chief_testing.h"
 #include "transport/in_process.h"
 
@@ -101,15 +102,16 @@ class ChiefTimelineTest : public ::testing::Test {
     identity.cluster_id = kCluster;
     identity.rpc_timeout_ms = options_.rpc_timeout_ms;
     ps_ = std::make_unique<PsClient>(transport_, options_.cluster, std::move(computed), identity);
+    admin_ = std::make_unique<ShardAdmin>(ps_.get());
     lr_plateau_.reset();
     if (options_.shard.lr_schedule == "plateau") {
       lr_plateau_ = std::make_unique<LrPlateau>(LrScheduleOf(options_.shard).value(),
-                                                options_.lr_plateau, ps_.get());
+                                                options_.lr_plateau, admin_.get());
     }
     state_ = std::make_unique<ChiefState>(ps_->placement().Hash(), options_.train_steps,
                                           static_cast<int>(options_.cluster.workers.size()), 1,
                                           job.Describe(), clock_);
-    keeper_ = std::make_unique<ShardKeeper>(options_, ps_.get(), nullptr, nullptr, stop_, clock_,
+    keeper_ = std::make_unique<ShardKeeper>(options_, admin_.get(), nullptr, nullptr, stop_, clock_,
                                             lr_plateau_.get());
     checkpoints_ = std::make_unique<ChiefCheckpoints>(options_, nullptr, nullptr, keeper_.get(),
                                                       clock_, lr_plateau_.get());
@@ -167,6 +169,7 @@ class ChiefTimelineTest : public ::testing::Test {
   RestartableShard shard_{transport_, {"127.0.0.1", 2000}};
   std::unique_ptr<StepByStepWorker> worker_;
   std::unique_ptr<PsClient> ps_;
+  std::unique_ptr<ShardAdmin> admin_;      // over ps_
   std::unique_ptr<LrPlateau> lr_plateau_;  // null unless --lr_schedule=plateau
   std::unique_ptr<ChiefState> state_;
   std::unique_ptr<ShardKeeper> keeper_;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "chief/checkpoints/checkpointer.h"
+#include "ps/shard_admin.h"
 #include "ps/testing/in_process_shards.h"
 
 namespace pst {
@@ -46,7 +47,8 @@ class Shards {
         shards_(num_shards, nullptr, nullptr, std::vector<std::string>(num_shards, dir)),
         chief_(shards_.Client(placement_, kCluster, wire::Role::Chief)),
         worker_(shards_.Client(placement_, kCluster)),
-        checkpointer_(dir, 100, kCluster, chief_.get()) {
+        admin_(chief_.get()),
+        checkpointer_(dir, 100, kCluster, &admin_) {
     ShardConfig config;
     config.optimizer.name = "adam";
     config.optimizer.learning_rate = 0.1f;
@@ -54,10 +56,10 @@ class Shards {
     TableSettings tables;
     tables.seed = 5;
     EXPECT_TRUE(
-        chief_
-            ->Initialize(config,
-                         {Tensor(DType::kInt64, {}), Filled({6, 3}, 1.0f), Filled({3}, -1.0f)}, {},
-                         tables)
+        admin_
+            .Initialize(config,
+                        {Tensor(DType::kInt64, {}), Filled({6, 3}, 1.0f), Filled({3}, -1.0f)}, {},
+                        tables)
             .ok());
   }
 
@@ -100,6 +102,7 @@ class Shards {
   const Placement placement_;
   InProcessShards shards_;
   std::unique_ptr<PsClient> chief_, worker_;
+  ShardAdmin admin_;
   Checkpointer checkpointer_;
 };
 

@@ -22,6 +22,7 @@
 #include "data/dataset.h"
 #include "model/initializer.h"
 #include "model/model_zoo.h"
+#include "ps/shard_admin.h"
 #include "ps/testing/in_process_shards.h"
 #include "worker/worker_task.h"
 
@@ -95,8 +96,8 @@ class WorkerLoopTest : public ::testing::Test {
     ShardConfig config;
     config.optimizer.learning_rate = 0.5f;
     config.global_step_variable = kGlobalStepName;
-    PST_RETURN_IF_ERROR(
-        shards_.Client(*placement_, kCluster, wire::Role::Chief)->Initialize(config, values));
+    PST_RETURN_IF_ERROR(ShardAdmin(&*shards_.Client(*placement_, kCluster, wire::Role::Chief))
+                            .Initialize(config, values));
     initial_ = values;
     state_ = std::make_unique<ChiefState>(placement_->Hash(), kTrainSteps, 1, 1, job_description_);
     state_->set_state(wire::ClusterState::Training);

@@ -10,6 +10,7 @@
 
 #include "common/clock.h"
 #include "model/initializer.h"
+#include "ps/shard_admin.h"
 
 namespace pst {
 
@@ -28,13 +29,14 @@ void PsFixture::StartPs(const std::vector<VariableSpec>& variables,
   ASSERT_TRUE(placement.ok());
   placement_ = std::make_unique<Placement>(*placement);
   auto chief = NewChiefClient();
-  ASSERT_TRUE(chief->GetShardStatus(0, SteadyClock().Now() + std::chrono::seconds(30)).ok())
+  ASSERT_TRUE(
+      ShardAdmin(&*chief).GetShardStatus(0, SteadyClock().Now() + std::chrono::seconds(30)).ok())
       << ps_->Log();
   std::vector<Tensor> values;
   for (const VariableSpec& spec : placement_->variables()) {
     values.push_back(InitializeVariable(spec, 1));
   }
-  ASSERT_TRUE(chief->Initialize(config, values).ok());
+  ASSERT_TRUE(ShardAdmin(&*chief).Initialize(config, values).ok());
 }
 
 std::unique_ptr<PsClient> PsFixture::NewClient(int index) {

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "common/bfloat16.h"
+#include "ps/shard_admin.h"
 #include "tests/integration/ps_fixture.h"
 #include "transport/message.h"
 
@@ -82,7 +83,7 @@ class PsAdminTest : public PsTrustTest {
     checkpoint_dir_ = MakeTestDir("ps-trust-checkpoints");
     StartPs({{"w", DType::kFloat32, {4}, Initializer::kGlorotUniform}},
             {"--checkpoint_dir=" + checkpoint_dir_});
-    ASSERT_TRUE(NewChiefClient()->SaveCheckpoint("ckpt-good", 0).ok());
+    ASSERT_TRUE(ShardAdmin(&*NewChiefClient()).SaveCheckpoint("ckpt-good", 0).ok());
     // Move the model away from the checkpoint, so a restore would show.
     ASSERT_TRUE(NewClient()->Push({1}, {Filled({4}, 1.0f)}, true).ok());
     before_ = Model();

@@ -13,6 +13,7 @@
 #include "chief/replication/replica_keeper.h"
 #include "common/clock.h"
 #include "model/initializer.h"
+#include "ps/shard_admin.h"
 #include "tests/integration/local_cluster.h"
 #include "transport/zmq_transport.h"
 
@@ -46,14 +47,15 @@ class ReplicationTest : public ::testing::Test {
     config_.optimizer.learning_rate = 1.0f;
     config_.global_step_variable = kGlobalStepName;
     chief_ = Client(wire::Role::Chief, 0);
+    admin_ = std::make_unique<ShardAdmin>(chief_.get());
     for (int k = 0; k < kPs; ++k) {
-      ASSERT_TRUE(chief_->GetShardStatus(k, SteadyClock().Now() + std::chrono::seconds(30)).ok())
+      ASSERT_TRUE(admin_->GetShardStatus(k, SteadyClock().Now() + std::chrono::seconds(30)).ok())
           << cluster_->task("ps", k).Log();
     }
-    keeper_ = std::make_unique<ReplicaKeeper>(kPs, 2, chief_.get(), &board_, [this](int task) {
-      return chief_->InitializeTask(task, config_, values_);
+    keeper_ = std::make_unique<ReplicaKeeper>(kPs, 2, admin_.get(), &board_, [this](int task) {
+      return admin_->InitializeTask(task, config_, values_);
     });
-    ASSERT_TRUE(chief_->Initialize(config_, values_).ok());
+    ASSERT_TRUE(admin_->Initialize(config_, values_).ok());
     ASSERT_TRUE(keeper_->SendAll(std::chrono::seconds(5)).ok());
     chief_loop_ = std::thread([this] {
       while (!stop_.load()) {
@@ -159,7 +161,8 @@ class ReplicationTest : public ::testing::Test {
   void AwaitFilled(int task) {
     auto probe = Client(wire::Role::Client, 0);
     for (int i = 0; i < 1000; ++i) {
-      StatusOr<ShardStatus> s = probe->GetShardStatus(task, SteadyClock().Now() + kPatience);
+      StatusOr<ShardStatus> s =
+          ShardAdmin(&*probe).GetShardStatus(task, SteadyClock().Now() + kPatience);
       int filled = 0;
       if (s.ok()) {
         for (const ReplicaLoad& r : s->replicas) filled += r.filled_at_epoch == r.epoch;
@@ -178,6 +181,7 @@ class ReplicationTest : public ::testing::Test {
   ShardConfig config_;
   RoutesBoard board_;
   std::unique_ptr<PsClient> chief_;
+  std::unique_ptr<ShardAdmin> admin_;  // over chief_
   std::unique_ptr<ReplicaKeeper> keeper_;
   std::thread chief_loop_;
   std::vector<std::thread> workers_;

@@ -1,6 +1,7 @@
 // Sync mode against a real ps: a second push of one worker for one step is
 // refused and does not count towards the N gradients of the step.
 #include "common/clock.h"
+#include "ps/shard_admin.h"
 #include "tests/integration/ps_fixture.h"
 
 namespace pst {
@@ -32,7 +33,8 @@ TEST_F(SyncDuplicateTest, SecondPushForAStepIsRefused) {
   ASSERT_TRUE(worker0->Pull({1}, &values).ok());
   EXPECT_EQ(values[0].f32()[0], -2.0f);  // lr 1 * mean(1, 3): the 100 never counted
 
-  auto stats = worker0->GetShardStatus(0, SteadyClock().Now() + std::chrono::seconds(10));
+  auto stats =
+      ShardAdmin(&*worker0).GetShardStatus(0, SteadyClock().Now() + std::chrono::seconds(10));
   ASSERT_TRUE(stats.ok());
   EXPECT_EQ(stats->store.duplicate_pushes, 1u);
   EXPECT_EQ(stats->store.sync_step, 1);
