@@ -287,7 +287,7 @@ StatusOr<std::optional<int64_t>> ShardKeeper::CarryOnWithRunningShards() {
     return std::optional<int64_t>();
   }
   if (replicas_) {
-    replicas_->Adopt(running.chains);
+    replicas_->Adopt(running, std::chrono::milliseconds(options_.rpc_timeout_ms));
     // Learns which backups are filled, and puts back a task the chief
     // before this one had taken out of the chains.
     PST_RETURN_IF_ERROR(replicas_->Repair(kProbePatience).status());

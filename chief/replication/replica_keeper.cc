@@ -40,22 +40,22 @@ void ReplicaKeeper::ResetAll() {
   board_->Publish(chains_.chains());
 }
 
-void ReplicaKeeper::Adopt(const std::vector<ShardChain>& running) {
-  chains_.Adopt(running);
+void ReplicaKeeper::Adopt(const RunningChains& running, std::chrono::milliseconds patience) {
+  chains_.Adopt(running.chains);
   lost_whole_.clear();
   const int num_ps = static_cast<int>(lost_.size());
   for (int t = 0; t < num_ps; ++t) {
     lost_[t] = false;
-    for (const ShardChain& c : running) {
+    for (const ShardChain& c : running.chains) {
       const std::vector<int> home = HomeReplicas(c.shard, num_ps, chains_.replicas());
       const bool home_replica = std::find(home.begin(), home.end(), t) != home.end();
       if (home_replica && !c.Names(t)) lost_[t] = true;
     }
   }
-  board_->Publish(chains_.chains());
   LOG(INFO) << "replicated shards (--ps_replicas=" << chains_.replicas()
             << "), as the running ps hold them:\n"
             << chains_.Describe();
+  Apply(ChainChange{running.changed, {}}, "a chain changed as this chief takes over", patience);
 }
 
 int ReplicaKeeper::lost_tasks() const {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "chief/replication/routes_board.h"
+#include "chief/replication/running_chains.h"
 #include "chief/replication/shard_chains.h"
 #include "common/status.h"
 #include "ps/shard_admin.h"
@@ -46,10 +47,11 @@ class ReplicaKeeper {
   // shards were initialized again: SendAll follows).
   void ResetAll();
   // A restarted chief: takes over and publishes the chains the running ps
-  // hold (FindRunningChains). A home replica left out of them (lost, and
-  // not back under the chief before this one) counts as lost: the next
-  // Repair puts it back when it answers.
-  void Adopt(const std::vector<ShardChain>& running);
+  // hold (FindRunningChains) and sends those it changed, each within
+  // `patience`. A home replica left out of them (lost, and not back under
+  // the chief before this one) counts as lost: the next Repair puts it back
+  // when it answers.
+  void Adopt(const RunningChains& running, std::chrono::milliseconds patience);
 
   const ShardChains& chains() const { return chains_; }
   // The ps tasks taken out of the chains and not back yet.

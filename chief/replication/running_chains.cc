@@ -1,5 +1,7 @@
 #include "chief/replication/running_chains.h"
 
+#include <algorithm>
+
 namespace pst {
 namespace {
 
@@ -11,9 +13,25 @@ const ReplicaLoad* ReplicaOf(const std::vector<ReplicaLoad>& replicas, int shard
   return nullptr;
 }
 
-RunningChains NotRunning(std::string why) { return RunningChains{{}, std::move(why)}; }
+RunningChains NotRunning(std::string why) { return RunningChains{{}, {}, std::move(why)}; }
 
 }  // namespace
+
+// The tasks of `backups` that hold shard `shard` at `epoch`, not deposed
+// (and, with `filled`, hold their primary's state of that epoch).
+std::vector<int> Holding(const std::vector<std::vector<ReplicaLoad>>& by_task, int shard,
+                         int64_t epoch, const std::vector<int>& backups, bool filled) {
+  std::vector<int> holding;
+  for (int b : backups) {
+    const int tasks = static_cast<int>(by_task.size());
+    const ReplicaLoad* r = b >= 0 && b < tasks ? ReplicaOf(by_task[b], shard) : nullptr;
+    if (r != nullptr && !r->deposed && r->epoch == epoch &&
+        (!filled || r->filled_at_epoch == epoch)) {
+      holding.push_back(b);
+    }
+  }
+  return holding;
+}
 
 RunningChains FindRunningChains(const std::vector<std::vector<ReplicaLoad>>& by_task,
                                 int num_shards) {
@@ -23,26 +41,38 @@ RunningChains FindRunningChains(const std::vector<std::vector<ReplicaLoad>>& by_
   if (!any) return NotRunning("");  // a first start: nothing to find
   RunningChains found;
   for (int shard = 0; shard < num_shards; ++shard) {
-    const std::string name = "shard " + std::to_string(shard);
+    // The live primary at the highest epoch, else the replica at the highest
+    // epoch that holds the chain (a backup whose primary was lost).
     int primary = -1;
     const ReplicaLoad* held = nullptr;
     for (int t = 0; t < num_tasks; ++t) {
       const ReplicaLoad* r = ReplicaOf(by_task[t], shard);
-      if (r != nullptr && r->primary && !r->deposed &&
-          (held == nullptr || r->epoch > held->epoch)) {
-        primary = t;
+      if (r == nullptr || r->deposed) continue;
+      const bool better = held == nullptr || (r->primary && !held->primary) ||
+                          (r->primary == held->primary && r->epoch > held->epoch);
+      if (better) {
+        primary = r->primary ? t : -1;
         held = r;
       }
     }
-    if (held == nullptr) return NotRunning(name + " has no primary on the running ps");
-    for (int b : held->backups) {
-      const ReplicaLoad* r = b >= 0 && b < num_tasks ? ReplicaOf(by_task[b], shard) : nullptr;
-      if (r == nullptr || r->deposed || r->epoch != held->epoch) {
-        return NotRunning(name + "'s backup ps:" + std::to_string(b) +
-                          " does not hold its replica at epoch " + std::to_string(held->epoch));
+    if (held == nullptr) return NotRunning("shard " + std::to_string(shard) + " has no replica");
+    ShardChain chain{shard, held->epoch, primary, {}};
+    std::vector<int> backups = held->backups;
+    if (primary < 0) {  // as the chief would have: its first filled backup takes over
+      const std::vector<int> filled = Holding(by_task, shard, held->epoch, backups, true);
+      if (filled.empty()) {
+        return NotRunning("shard " + std::to_string(shard) +
+                          " lost its primary and has no filled backup");
       }
+      chain.primary = filled.front();
+      backups.erase(std::find(backups.begin(), backups.end(), chain.primary));
     }
-    found.chains.push_back(ShardChain{shard, held->epoch, primary, held->backups});
+    chain.backups = Holding(by_task, shard, held->epoch, backups, false);
+    if (primary < 0 || chain.backups.size() != backups.size()) {
+      ++chain.epoch;  // a new chain: fences what it left out
+      found.changed.push_back(chain);
+    }
+    found.chains.push_back(chain);
   }
   return found;
 }
