@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/clock.h"
+
 namespace pst {
 namespace {
 
-using TimePoint = std::chrono::steady_clock::time_point;
+using TimePoint = MonotonicClock::TimePoint;
 
 // Records that task `name` was heard from; says so when it was declared dead.
 void MarkAlive(const std::string& name, TimePoint now, bool* dead, TimePoint* last_seen) {

@@ -28,13 +28,13 @@ struct WorkerInfo {
   // The global step of its last report (async: after its last push was
   // acknowledged); -1 before its first report since it joined.
   int64_t reported_step = -1;
-  std::chrono::steady_clock::time_point last_seen;
+  MonotonicClock::TimePoint last_seen;
 };
 
 struct PsInfo {
   bool seen = false;  // has sent a heartbeat: followed from then on
   bool dead = false;  // silent for longer than the heartbeat timeout
-  std::chrono::steady_clock::time_point last_seen;
+  MonotonicClock::TimePoint last_seen;
 };
 
 // Reports received since the last TakeWindow().

@@ -1,5 +1,7 @@
 #include "common/periodic_thread.h"
 
+#include "common/clock.h"
+
 namespace pst {
 
 PeriodicThread::PeriodicThread(std::chrono::milliseconds period, std::function<void()> tick)
@@ -20,7 +22,7 @@ void PeriodicThread::Loop() {
     lock.Unlock();
     tick_();
     lock.Lock();
-    const auto next = std::chrono::steady_clock::now() + period_;
+    const auto next = SteadyClock().Now() + period_;
     while (!stop_ && wake_.WaitUntil(mu_, next)) {
     }
   }

@@ -21,6 +21,7 @@
 #include <string>
 #include <thread>
 
+#include "common/clock.h"
 #include "common/status.h"
 
 namespace pst {
@@ -57,7 +58,7 @@ class MetricsHttpServer {
   bool ReadHead(int connection, std::string* head, int* status);
   std::string Answer(const std::string& head);
   // False when stopping or past `deadline`.
-  bool WaitFor(int fd, short events, std::chrono::steady_clock::time_point deadline);
+  bool WaitFor(int fd, short events, MonotonicClock::TimePoint deadline);
   void SendAll(int connection, const std::string& bytes);
 
   const MetricsHttpServerOptions options_;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the project and runs the whole test suite, in two stages:
-#   1. the formatting of every C++ file (scripts/check_format.sh) and the
-#      include layering (scripts/check_includes.py), then
+#   1. the formatting of every C++ file (scripts/check_format.sh), the
+#      include layering (scripts/check_includes.py) and the rules that tend
+#      to regrow (scripts/check_rules.py: one clock, ZeroMQ in transport/
+#      only), then
 #      build/ (Release): every test, with ctest;
 #   2. build-asan/ (clang, ASan + UBSan, scripts/sanitize.sh --fuzz): every
 #      test again under the sanitizers but experiments_test, sweep_test,
@@ -52,6 +54,7 @@ fi
 echo "test.sh: stage 1: Release build, MNIST_DIR=${MNIST_DIR:-<unset: full-MNIST tests will skip>}"
 "$root/scripts/check_format.sh"
 "$root/scripts/check_includes.py"
+"$root/scripts/check_rules.py"
 "$root/scripts/build.sh"
 "$root/scripts/test_venv.sh" || echo "test.sh: no test venv: the Python-based tests will skip" >&2
 [[ -n "$stress_runs" ]] && exec "$root/scripts/stress.sh" "${stress_args[@]}" "$stress_runs"

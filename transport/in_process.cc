@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 
+#include "common/clock.h"
 #include "common/mutex.h"
 
 namespace pst {
@@ -78,7 +79,7 @@ class InProcessServer : public Server {
     while (!stopped_) idle_.Wait(mu_);
   }
   bool WaitFor(std::chrono::milliseconds timeout) override {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const auto deadline = SteadyClock().Now() + timeout;
     MutexLock lock(mu_);
     while (!stopped_ && idle_.WaitUntil(mu_, deadline)) {
     }
@@ -206,7 +207,7 @@ class InProcessConnection : public Connection {
       }
       return any;
     };
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const auto deadline = SteadyClock().Now() + timeout;
     MutexLock lock(network_->mu);
     while (!any_ready() && network_->replied.WaitUntil(network_->mu, deadline)) {
     }

@@ -181,7 +181,7 @@ void RpcServer::Wait() {
 }
 
 bool RpcServer::WaitFor(std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = SteadyClock().Now() + timeout;
   MutexLock lock(stopped_mu_);
   while (!stopped_ && stopped_cv_.WaitUntil(stopped_mu_, deadline)) {
   }

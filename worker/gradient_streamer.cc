@@ -5,12 +5,11 @@
 #include <cmath>
 #include <utility>
 
+#include "common/clock.h"
 #include "worker/divergence.h"
 
 namespace pst {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 std::vector<int64_t> GradientBytes(const std::vector<VariableSpec>& variables) {
   std::vector<int64_t> bytes;
@@ -32,7 +31,7 @@ GradientStreamer::GradientStreamer(PsClient* ps, std::vector<VariableSpec> model
 }
 
 void GradientStreamer::StartStep(const std::vector<Tensor>* grads, int64_t train_steps) {
-  step_start_ = Clock::now();
+  step_start_ = SteadyClock().Now();
   phases_.StartStep();
   grads_ = grads;
   train_steps_ = train_steps;
@@ -51,9 +50,9 @@ void GradientStreamer::Ready(int first, int end) {
     // As late as it can be: the acknowledgement (under --ps_replicas, once
     // the backups hold the push) has had the backward pass so far to come
     // (under --ps_replicas, of the push before the last: two are in flight).
-    const auto asked = Clock::now();
+    const auto asked = SteadyClock().Now();
     StatusOr<std::optional<PushSummary>> acked = ps_->MakeRoomForPush();
-    phases_.Add(StepPhases::kAcknowledgement, Clock::now() - asked);
+    phases_.Add(StepPhases::kAcknowledgement, SteadyClock().Now() - asked);
     if (!acked.ok()) {
       error_ = acked.status();
       state_ = State::kFailed;
@@ -75,9 +74,9 @@ void GradientStreamer::Ready(int first, int end) {
     }
     state_ = State::kSending;
   }
-  const auto sending = Clock::now();
+  const auto sending = SteadyClock().Now();
   Send(part);
-  phases_.Add(StepPhases::kSending, Clock::now() - sending);
+  phases_.Add(StepPhases::kSending, SteadyClock().Now() - sending);
 }
 
 void GradientStreamer::Send(const std::vector<int>& part) {
@@ -121,9 +120,9 @@ StatusOr<PushSummary> GradientStreamer::Finish(const StatusOr<float>& computed,
     return acked_;
   }
   CHECK(buckets_.complete()) << "the model did not report every gradient";
-  const auto waiting = Clock::now();
+  const auto waiting = SteadyClock().Now();
   PST_RETURN_IF_ERROR(ps_->TakePullsBehindPush(placement_ids_, values));
-  const auto now = Clock::now();
+  const auto now = SteadyClock().Now();
   phases_.Add(StepPhases::kPull, now - waiting);
   phases_.EndStep(now - step_start_);
   *pulled = true;

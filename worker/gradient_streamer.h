@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "common/tensor.h"
 #include "common/variable_spec.h"
@@ -73,7 +74,7 @@ class GradientStreamer {
   PushSummary acked_;                      // the previous push's
   Status error_;                           // kFailed
   std::optional<std::string> non_finite_;  // kNonFinite: the variable
-  std::chrono::steady_clock::time_point step_start_;
+  MonotonicClock::TimePoint step_start_;
   StepPhases phases_;
 };
 

@@ -13,11 +13,13 @@
 #include <cstdint>
 #include <string>
 
+#include "common/clock.h"
+
 namespace pst {
 
 class StepPhases {
  public:
-  using Duration = std::chrono::steady_clock::duration;
+  using Duration = MonotonicClock::Duration;
   enum Phase { kAcknowledgement, kSending, kPull, kNumPhases };
 
   // Starts a step: what was added since the last EndStep is dropped (a

@@ -14,6 +14,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "common/clock.h"
+
 namespace pst {
 
 struct CheckpointScheduleOptions {
@@ -26,7 +28,7 @@ enum class AfterSaveFailure { kRetryLater, kGiveUp };
 
 class CheckpointSchedule {
  public:
-  using TimePoint = std::chrono::steady_clock::time_point;
+  using TimePoint = MonotonicClock::TimePoint;
 
   CheckpointSchedule(CheckpointScheduleOptions options, int64_t step, TimePoint now);
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/clock.h"
+
 namespace pst {
 
 SyncCoordinator::SyncCoordinator(std::vector<int> sync_shards, int num_workers, int64_t train_steps,
@@ -117,7 +119,7 @@ void SyncCoordinator::ShardApplied(int shard, int64_t step) {
   Send(std::move(grants), replicas);
 }
 
-StatusOr<int64_t> SyncCoordinator::Pause(std::chrono::steady_clock::time_point deadline) {
+StatusOr<int64_t> SyncCoordinator::Pause(MonotonicClock::TimePoint deadline) {
   MutexLock lock(mu_);
   paused_ = true;
   // Settled: every sync shard has applied exactly the global step's steps,

@@ -65,7 +65,7 @@ class SyncCoordinator {
   // checkpoint).
   // DeadlineExceeded when a shard lags past `deadline` (it stays paused:
   // Open() or Resume() ends the pause).
-  StatusOr<int64_t> Pause(std::chrono::steady_clock::time_point deadline);
+  StatusOr<int64_t> Pause(MonotonicClock::TimePoint deadline);
   // Releases the tokens held back since Pause().
   void Resume();
 

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <utility>
 
+#include "common/clock.h"
 #include "common/thread_name.h"
 
 namespace pst {
@@ -139,7 +140,7 @@ void Replicator::Run() {
     // A backup that did not answer: again, unless the chain changes or the
     // ps stops meanwhile.
     MutexLock lock(mu_);
-    if (!stopping_) wake_.WaitUntil(mu_, std::chrono::steady_clock::now() + kRetryPause);
+    if (!stopping_) wake_.WaitUntil(mu_, SteadyClock().Now() + kRetryPause);
   }
 }
 
