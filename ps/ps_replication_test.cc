@@ -198,7 +198,10 @@ TEST_F(PsReplicationTest, TwoPushesOfAWorkerAreInFlightAtOnce) {
   StatusOr<std::optional<PushSummary>> summary = acked.get();
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   ASSERT_TRUE(summary->has_value());
-  EXPECT_EQ((*summary)->applied, 2u);
+  // Each push applied once. One the worker sent again while its reply waited
+  // for the backups (a slow machine) is acknowledged as a duplicate.
+  EXPECT_EQ((*summary)->applied + (*summary)->duplicate_shards, 2u)
+      << (*summary)->applied << " applied, " << (*summary)->duplicate_shards << " duplicates";
   EXPECT_EQ(Read(&routes_, 3), (std::vector<float>{0.5, 0.5, 0.5}));
 }
 
