@@ -9,8 +9,8 @@
 # RUN/tasks.pid; before each kill it checks in /proc that the PID still runs
 # this run's binary with this run's flag file, so it never touches another
 # process. Kills stop once the chief has reported global step >= the train
-# steps, or its Global-Step line (what remains is the final evaluation,
-# checkpoint and shutdown).
+# steps (a Step or Progress line), or its Global-Step line (what remains is
+# the final evaluation, checkpoint and shutdown).
 #
 #   scripts/chaos.sh [--runs=N] [--modes=sync,async] [--kill_every=MIN:MAX]
 #       [--kill_roles=chief,ps,worker] [--ps_replicas=R]
@@ -163,9 +163,12 @@ stop_run() {
 trap 'echo "chaos.sh: interrupted, stopping the run" >&2; stop_run; exit 130' INT TERM
 trap 'stop_run' EXIT
 
-# The chief's newest reported global step ("" before its first Step line).
+# The chief's newest reported global step ("" before its first Step or
+# Progress line). A chief restarted after the workers reached the end prints
+# no Step line before its report, only a Progress line at the end.
 reported_step() {
-  { grep -o '^Step: [0-9]*' "$run_dir/chief.log" 2>/dev/null || true; } | tail -n 1 | cut -d' ' -f2
+  { grep -oE '^Step: [0-9]+|Progress: step [0-9]+' "$run_dir/chief.log" 2>/dev/null || true; } |
+    tail -n 1 | grep -oE '[0-9]+$' || true
 }
 
 # one_run MODE NAME CHAOS(0|1): runs one cluster, kills tasks when CHAOS is
