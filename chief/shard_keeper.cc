@@ -18,7 +18,7 @@ constexpr std::chrono::milliseconds kProbePatience{1000};
 constexpr std::chrono::milliseconds kWaitAttempt{250};
 // A starting chief asks the shards this many times, this far apart, before
 // it takes their disagreement for good.
-constexpr int kAgreementAttempts = 10;
+constexpr int kAgreementAttempts = 20;
 constexpr std::chrono::milliseconds kAgreementWait{100};
 
 // The transport's deadline `patience` from now.
@@ -254,25 +254,24 @@ Status ShardKeeper::InitializeVariables(bool reset_container) {
 // checkpoint (async workers trained on; a sync step ended after the last
 // checkpoint) and the chief carries on from it.
 StatusOr<std::optional<int64_t>> ShardKeeper::CarryOnWithRunningShards() {
+  if (replicas_) {
+    const RunningChains running = FindRunningChains(TaskReplicas(), ps_->num_shards());
+    if (running.chains.empty()) {
+      if (!running.why.empty()) LOG(WARNING) << "not carrying on from the ps: " << running.why;
+      return std::optional<int64_t>();
+    }
+    // Before the shards' states are compared: a backup promoted now gets the
+    // pushes its lost primary never acknowledged once the workers see it.
+    replicas_->Adopt(running, std::chrono::milliseconds(options_.rpc_timeout_ms));
+  }
   StartDecision decision;
-  RunningChains running;  // --ps_replicas
-  // Sync: a push on its way when the chief was lost may leave a shard a step
-  // behind the others for a moment.
+  // Sync: a push on its way when the chief was lost (or sent again to a
+  // promoted backup) may leave a shard a step behind the others for a moment.
   for (int attempt = 0; attempt < kAgreementAttempts; ++attempt) {
     if (attempt > 0) std::this_thread::sleep_for(kAgreementWait);
-    if (replicas_) {
-      running = FindRunningChains(TaskReplicas(), ps_->num_shards());
-      if (running.chains.empty()) {
-        decision = StartDecision{false, 0, running.why};
-        if (running.why.empty()) break;
-        continue;
-      }
-    }
     std::vector<ShardAtStart> shards;
     for (int k = 0; k < ps_->num_shards(); ++k) {
-      StatusOr<ShardStatus> status =
-          replicas_ ? ps_->GetShardStatus(running.chains[k].primary, deadline(), k)
-                    : ps_->GetShardStatus(k, deadline());
+      StatusOr<ShardStatus> status = ShardStatusOf(k, deadline());
       shards.push_back(status.ok()
                            ? ShardAtStart{true, status->store.initialized, status->store.sync_step,
                                           status->store.global_step}
@@ -284,10 +283,11 @@ StatusOr<std::optional<int64_t>> ShardKeeper::CarryOnWithRunningShards() {
   }
   if (!decision.carry_on) {
     if (!decision.why.empty()) LOG(WARNING) << "not carrying on from the ps: " << decision.why;
+    // The restore starts from the home chains, above every epoch adopted.
+    if (replicas_) replicas_->ResetAll();
     return std::optional<int64_t>();
   }
   if (replicas_) {
-    replicas_->Adopt(running, std::chrono::milliseconds(options_.rpc_timeout_ms));
     // Learns which backups are filled, and puts back a task the chief
     // before this one had taken out of the chains.
     PST_RETURN_IF_ERROR(replicas_->Repair(kProbePatience).status());
