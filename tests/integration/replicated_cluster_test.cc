@@ -40,6 +40,34 @@ class ReplicatedClusterTest : public SyntheticDataTest,
     }
     ASSERT_GE(ReportValue(chief.Log(), "Step: ").value_or(0), step) << chief.Log();
   }
+  // Flags() with checkpoints, which a restarted chief could roll back to.
+  static std::vector<std::string> FlagsWithCheckpoints(const std::string& dir) {
+    std::vector<std::string> flags = Flags();
+    flags.insert(flags.end(), {"--checkpoint_dir=" + dir + "/checkpoints",
+                               "--checkpoint_every_steps=100", "--join_timeout_ms=60000"});
+    return flags;
+  }
+  // Every task of `cluster` exits 0.
+  static void ExpectEveryExitZero(LocalCluster& cluster, ChildProcess& chief) {
+    const auto exits = cluster.WaitAll(seconds(240));
+    for (const TaskExit& e : exits) {
+      EXPECT_EQ(e.code, 0) << DescribeExits(exits) << "\n" << chief.Log();
+    }
+  }
+  // The chiefs of `log` restored nothing, their global step never went back,
+  // and the run reached --train_steps.
+  static void ExpectNoRollback(const std::string& log) {
+    EXPECT_EQ(log.find("restored checkpoint"), std::string::npos) << log;
+    ExpectStepsNeverGoBack(log);
+    EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), kTrainSteps) << log;
+  }
+  static void ExpectStepsNeverGoBack(const std::string& log) {
+    const std::vector<int> steps = LoggedSteps(log);
+    ASSERT_FALSE(steps.empty()) << log;
+    for (size_t i = 1; i < steps.size(); ++i) {
+      EXPECT_GE(steps[i], steps[i - 1]) << "the global step moved backwards:\n" << log;
+    }
+  }
   // The global steps of the chief's "Step: N" lines, in order.
   static std::vector<int> LoggedSteps(const std::string& log) {
     std::vector<int> steps;
@@ -67,11 +95,7 @@ TEST_P(ReplicatedClusterTest, AKilledPsCostsNoRollback) {
   EXPECT_NE(log.find("ps:1 lost"), std::string::npos) << log;
   EXPECT_NE(log.find("shard 1 epoch 2: primary ps:2"), std::string::npos) << log;
   EXPECT_EQ(log.find("training resumes at global step"), std::string::npos) << log;
-  const std::vector<int> steps = LoggedSteps(log);
-  ASSERT_FALSE(steps.empty());
-  for (size_t i = 1; i < steps.size(); ++i) {
-    EXPECT_GE(steps[i], steps[i - 1]) << "the global step moved backwards:\n" << log;
-  }
+  ExpectStepsNeverGoBack(log);
   const double final_step = ReportValue(log, "Global-Step: ").value_or(0);
   EXPECT_GE(final_step, kTrainSteps) << log;
   // Sync counts each step once; async, each of the 3 workers' last pushes
@@ -86,18 +110,13 @@ TEST_P(ReplicatedClusterTest, AKilledPsCostsNoRollback) {
 // chains the ps hold over and carries on from their step, restoring nothing.
 TEST_P(ReplicatedClusterTest, AKilledChiefTakesTheRunningChainsOverWithoutARollback) {
   LocalCluster cluster(3, 3, TestDir());
-  std::vector<std::string> flags = Flags();
-  flags.insert(flags.end(), {"--checkpoint_dir=" + cluster.dir() + "/checkpoints",
-                             "--checkpoint_every_steps=100", "--join_timeout_ms=60000"});
+  const std::vector<std::string> flags = FlagsWithCheckpoints(cluster.dir());
   cluster.StartAll(flags);
   WaitForStep(cluster.task("chief"), 150);
   cluster.task("chief").Signal(SIGKILL);
   std::this_thread::sleep_for(milliseconds(500));
   ChildProcess& chief = cluster.StartTask("chief", 0, flags);
-  const auto exits = cluster.WaitAll(seconds(240));
-  for (const TaskExit& e : exits) {
-    EXPECT_EQ(e.code, 0) << DescribeExits(exits) << "\n" << chief.Log();
-  }
+  ExpectEveryExitZero(cluster, chief);
   const std::string log = chief.Log();  // both chiefs': the file goes on
   EXPECT_NE(log.find("as the running ps hold them"), std::string::npos) << log;
   std::smatch m;
@@ -105,14 +124,10 @@ TEST_P(ReplicatedClusterTest, AKilledChiefTakesTheRunningChainsOverWithoutARollb
       log, m, std::regex("carrying on from global step (\\d+) without restoring a checkpoint")))
       << log;
   EXPECT_GE(std::stoi(m[1].str()), 150) << log;
-  EXPECT_EQ(log.find("restored checkpoint"), std::string::npos) << log;
-  const std::vector<int> steps = LoggedSteps(log);
-  for (size_t i = 1; i < steps.size(); ++i) {
-    EXPECT_GE(steps[i], steps[i - 1]) << "the global step moved backwards:\n" << log;
-  }
-  const double final_step = ReportValue(log, "Global-Step: ").value_or(0);
-  EXPECT_GE(final_step, kTrainSteps) << log;
-  EXPECT_LE(final_step, GetParam() == "sync" ? kTrainSteps : kTrainSteps + 3 * 2) << log;
+  ExpectNoRollback(log);
+  EXPECT_LE(ReportValue(log, "Global-Step: ").value_or(0),
+            GetParam() == "sync" ? kTrainSteps : kTrainSteps + 3 * 2)
+      << log;
 }
 
 // A ps and the chief SIGKILLed at once: the chief had no time to promote the
@@ -121,9 +136,7 @@ TEST_P(ReplicatedClusterTest, AKilledChiefTakesTheRunningChainsOverWithoutARollb
 // it), rejoins its chains as a backup.
 TEST_P(ReplicatedClusterTest, AChiefKilledWithAPsPromotesTheBackupItself) {
   LocalCluster cluster(3, 3, TestDir());
-  std::vector<std::string> flags = Flags();
-  flags.insert(flags.end(), {"--checkpoint_dir=" + cluster.dir() + "/checkpoints",
-                             "--checkpoint_every_steps=100", "--join_timeout_ms=60000"});
+  const std::vector<std::string> flags = FlagsWithCheckpoints(cluster.dir());
   cluster.StartAll(flags);
   WaitForStep(cluster.task("chief"), 150);
   cluster.task("ps", 1).Signal(SIGKILL);
@@ -131,21 +144,13 @@ TEST_P(ReplicatedClusterTest, AChiefKilledWithAPsPromotesTheBackupItself) {
   std::this_thread::sleep_for(milliseconds(500));
   cluster.StartTask("ps", 1, flags);  // empty: the chief waits for every ps
   ChildProcess& chief = cluster.StartTask("chief", 0, flags);
-  const auto exits = cluster.WaitAll(seconds(240));
-  for (const TaskExit& e : exits) {
-    EXPECT_EQ(e.code, 0) << DescribeExits(exits) << "\n" << chief.Log();
-  }
+  ExpectEveryExitZero(cluster, chief);
   const std::string log = chief.Log();
   EXPECT_NE(log.find("a chain changed as this chief takes over: shard 1 epoch 2: primary ps:2"),
             std::string::npos)
       << log;
   EXPECT_NE(log.find("ps:1 is back"), std::string::npos) << log;
-  EXPECT_EQ(log.find("restored checkpoint"), std::string::npos) << log;
-  const std::vector<int> steps = LoggedSteps(log);
-  for (size_t i = 1; i < steps.size(); ++i) {
-    EXPECT_GE(steps[i], steps[i - 1]) << "the global step moved backwards:\n" << log;
-  }
-  EXPECT_GE(ReportValue(log, "Global-Step: ").value_or(0), kTrainSteps) << log;
+  ExpectNoRollback(log);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ReplicatedClusterTest, ::testing::Values("async", "sync"));
