@@ -18,7 +18,6 @@
 #include <optional>
 #include <string>
 
-#include "chief/checkpoints/checkpoint_schedule.h"
 #include "chief/checkpoints/checkpointer.h"
 #include "chief/chief_options.h"
 #include "chief/lr_plateau.h"
@@ -26,6 +25,7 @@
 #include "chief/sync/sync_coordinator.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "scheduler/checkpoint_schedule.h"
 
 namespace pst {
 

@@ -10,12 +10,12 @@
 #include <optional>
 #include <string>
 
-#include "chief/plateau_decision.h"
 #include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "job/job.h"
 #include "ps/ps_client.h"
 #include "ps/shard_config.h"
+#include "scheduler/plateau_decision.h"
 #include "transport/curve.h"
 
 namespace pst {

@@ -8,9 +8,9 @@
 namespace pst {
 namespace {
 
-OutgoingMessage Error(wire::MessageType type, Status status) {
+// A refusal; ChiefService::Handle gives it the request's reply type.
+OutgoingMessage Error(Status status) {
   OutgoingMessage reply;
-  reply.type = type;
   reply.status = std::move(status);
   return reply;
 }
@@ -29,13 +29,10 @@ bool ChiefService::SentBy(const wire::Header& h, wire::Role role) const {
   return h.sender_role() == role && h.sender_index() >= 0 && h.sender_index() < tasks;
 }
 
-OutgoingMessage ChiefService::StateReply(wire::MessageType type) const {
-  return StateReply(type, state_->state());
-}
+OutgoingMessage ChiefService::StateReply() const { return StateReply(state_->state()); }
 
-OutgoingMessage ChiefService::StateReply(wire::MessageType type, wire::ClusterState state) const {
+OutgoingMessage ChiefService::StateReply(wire::ClusterState state) const {
   OutgoingMessage reply;
-  reply.type = type;
   const uint64_t hash = state_->placement_hash();
   const int64_t train_steps = state_->train_steps();
   reply.extras = [hash, state, train_steps](flatbuffers::FlatBufferBuilder& fbb) {
@@ -47,6 +44,13 @@ OutgoingMessage ChiefService::StateReply(wire::MessageType type, wire::ClusterSt
 }
 
 OutgoingMessage ChiefService::Handle(const ReceivedMessage& request, RequestContext& context) {
+  OutgoingMessage reply = Dispatch(request, context);
+  // A request the chief does not serve gets the generic ErrorReply.
+  if (reply.type != wire::MessageType::ErrorReply) reply.type = ReplyTypeOf(request.type());
+  return reply;
+}
+
+OutgoingMessage ChiefService::Dispatch(const ReceivedMessage& request, RequestContext& context) {
   switch (request.type()) {
     case wire::MessageType::JoinRequest:
     case wire::MessageType::ReportRequest:
@@ -55,20 +59,21 @@ OutgoingMessage ChiefService::Handle(const ReceivedMessage& request, RequestCont
     case wire::MessageType::ShardAppliedRequest: return HandleShardApplied(request);
     case wire::MessageType::HeartbeatRequest: return HandleHeartbeat(request);
     case wire::MessageType::RoutesRequest: return HandleRoutes(request);
-    default:
-      return Error(wire::MessageType::ErrorReply,
-                   InvalidArgument(std::string("the chief does not serve ") +
-                                   wire::EnumNameMessageType(request.type())));
+    default: {
+      OutgoingMessage refusal = Error(InvalidArgument(std::string("the chief does not serve ") +
+                                                      wire::EnumNameMessageType(request.type())));
+      refusal.type = wire::MessageType::ErrorReply;
+      return refusal;
+    }
   }
 }
 
 OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
                                            RequestContext& context) {
   const wire::Header& h = request.header();
-  const wire::MessageType reply_type = ReplyTypeOf(request.type());
   if (!SentBy(h, wire::Role::Worker)) {
-    return Error(reply_type, InvalidArgument("sender is not a worker of this cluster (" +
-                                             DescribeSender(h) + ")"));
+    return Error(
+        InvalidArgument("sender is not a worker of this cluster (" + DescribeSender(h) + ")"));
   }
   const int worker = h.sender_index();
   if (request.type() != wire::MessageType::JoinRequest) AdoptOnceOpen(worker);
@@ -76,8 +81,7 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
     case wire::MessageType::JoinRequest:
       if (h.join() != nullptr && h.join()->job() != nullptr &&
           h.join()->job()->string_view() != state_->job()) {
-        return Error(reply_type,
-                     FailedPrecondition("worker:" + std::to_string(worker) +
+        return Error(FailedPrecondition("worker:" + std::to_string(worker) +
                                         " runs another job than the chief: the worker's is " +
                                         h.join()->job()->str() + ", the chief's " + state_->job() +
                                         "; --dataset, its files and --model must be the same on "
@@ -85,42 +89,40 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
       }
       if (h.join() == nullptr || h.join()->placement_hash() != state_->placement_hash()) {
         return Error(
-            reply_type,
             FailedPrecondition("worker:" + std::to_string(worker) +
                                " computed another variable placement than the chief: --model, "
                                "--placement, --partition_bytes and --ps_hosts must be the same on "
                                "every task"));
       }
       if (const int theirs = std::max(1, h.join()->ps_replicas()); theirs != ps_replicas_) {
-        return Error(reply_type,
-                     FailedPrecondition("worker:" + std::to_string(worker) +
+        return Error(FailedPrecondition("worker:" + std::to_string(worker) +
                                         " has --ps_replicas=" + std::to_string(theirs) +
                                         ", the chief " + std::to_string(ps_replicas_) +
                                         ": --ps_replicas must be the same on every task"));
       }
-      return StateReply(wire::MessageType::JoinReply, state_->RecordJoin(worker));
+      return StateReply(state_->RecordJoin(worker));
     case wire::MessageType::ReportRequest:
       if (h.report() == nullptr) {
-        return Error(reply_type, InvalidArgument("report request without a report"));
+        return Error(InvalidArgument("report request without a report"));
       }
       state_->RecordReport(worker, h.step(), *h.report());
       if (ssp_ != nullptr && h.report()->done()) ssp_->WorkerLeft(worker, h.step());
-      return StateReply(wire::MessageType::ReportReply);
+      return StateReply();
     case wire::MessageType::ClockRequest:
       if (ssp_ == nullptr) {
-        return Error(reply_type, FailedPrecondition("clocks exist only in --mode=ssp"));
+        return Error(FailedPrecondition("clocks exist only in --mode=ssp"));
       }
       // header.step: the steps the worker has completed.
       if (h.step() < 0) {
-        return Error(reply_type, InvalidArgument("clock request for " + std::to_string(h.step()) +
-                                                 " completed steps"));
+        return Error(
+            InvalidArgument("clock request for " + std::to_string(h.step()) + " completed steps"));
       }
       state_->RecordSeen(worker);
       if (state_->state() == wire::ClusterState::Stopping) ssp_->Close();
       return ssp_->HandleClockRequest(worker, h.step(), state_->gone_worker_mask(), context);
     default:  // TokenRequest
       if (sync_ == nullptr) {
-        return Error(reply_type, FailedPrecondition("tokens exist only in --mode=sync"));
+        return Error(FailedPrecondition("tokens exist only in --mode=sync"));
       }
       state_->RecordSeen(worker);
       // header.step: the step of the last token the worker received.
@@ -132,13 +134,11 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
 // routes say no more than where each shard is served.
 OutgoingMessage ChiefService::HandleRoutes(const ReceivedMessage& request) {
   if (routes_ == nullptr) {
-    return Error(wire::MessageType::RoutesReply,
-                 FailedPrecondition("this cluster's shards are not replicated (--ps_replicas=1)"));
+    return Error(FailedPrecondition("this cluster's shards are not replicated (--ps_replicas=1)"));
   }
   StatusOr<std::vector<ShardChain>> chains = routes_->FetchRoutes();
-  if (!chains.ok()) return Error(wire::MessageType::RoutesReply, chains.status());
+  if (!chains.ok()) return Error(chains.status());
   OutgoingMessage reply;
-  reply.type = wire::MessageType::RoutesReply;
   reply.extras = [chains = *std::move(chains)](flatbuffers::FlatBufferBuilder& fbb) {
     HeaderExtras extras;
     extras.chains = ChainsToWire(fbb, chains);
@@ -150,23 +150,19 @@ OutgoingMessage ChiefService::HandleRoutes(const ReceivedMessage& request) {
 OutgoingMessage ChiefService::HandleShardApplied(const ReceivedMessage& request) {
   const wire::Header& h = request.header();
   if (!SentBy(h, wire::Role::Ps)) {
-    return Error(wire::MessageType::ShardAppliedReply,
-                 InvalidArgument("step notice from a sender that is not a ps of this cluster"));
+    return Error(InvalidArgument("step notice from a sender that is not a ps of this cluster"));
   }
   if (sync_ == nullptr) {
-    return Error(wire::MessageType::ShardAppliedReply,
-                 FailedPrecondition("step notices exist only in --mode=sync"));
+    return Error(FailedPrecondition("step notices exist only in --mode=sync"));
   }
   // A replicated shard's primary names the shard: it may be another task's.
   const int shard = h.replica() != nullptr ? h.replica()->shard() : h.sender_index();
   if (shard < 0 || shard >= num_ps_) {
-    return Error(wire::MessageType::ShardAppliedReply,
-                 InvalidArgument("step notice for shard " + std::to_string(shard) +
+    return Error(InvalidArgument("step notice for shard " + std::to_string(shard) +
                                  ", not one of this cluster's"));
   }
   sync_->ShardApplied(shard, h.step());
   OutgoingMessage reply;
-  reply.type = wire::MessageType::ShardAppliedReply;
   return reply;
 }
 
@@ -183,14 +179,12 @@ void ChiefService::AdoptOnceOpen(int worker) {
 OutgoingMessage ChiefService::HandleHeartbeat(const ReceivedMessage& request) {
   const wire::Header& h = request.header();
   if (!SentBy(h, wire::Role::Ps) && !SentBy(h, wire::Role::Worker)) {
-    return Error(wire::MessageType::HeartbeatReply,
-                 InvalidArgument("heartbeat from a sender that is not a task of this cluster (" +
+    return Error(InvalidArgument("heartbeat from a sender that is not a task of this cluster (" +
                                  DescribeSender(h) + ")"));
   }
   if (h.sender_role() == wire::Role::Worker) AdoptOnceOpen(h.sender_index());
   state_->RecordHeartbeat(h.sender_role(), h.sender_index());
   OutgoingMessage reply;
-  reply.type = wire::MessageType::HeartbeatReply;
   return reply;
 }
 

@@ -32,8 +32,11 @@ class ChiefService {
  private:
   // True when `h` comes from a task of this cluster with `role` (Ps or Worker).
   bool SentBy(const wire::Header& h, wire::Role role) const;
-  OutgoingMessage StateReply(wire::MessageType type) const;
-  OutgoingMessage StateReply(wire::MessageType type, wire::ClusterState state) const;
+  // Replies carry the cluster's state (now, or `state`); types are set by
+  // Handle, from the request's (ReplyTypeOf).
+  OutgoingMessage StateReply() const;
+  OutgoingMessage StateReply(wire::ClusterState state) const;
+  OutgoingMessage Dispatch(const ReceivedMessage& request, RequestContext& context);
   OutgoingMessage HandleWorker(const ReceivedMessage& request, RequestContext& context);
   OutgoingMessage HandleShardApplied(const ReceivedMessage& request);
   OutgoingMessage HandleHeartbeat(const ReceivedMessage& request);

@@ -2,10 +2,10 @@
 
 #include <utility>
 
-#include "chief/step_cadence.h"
 #include "common/clock.h"
 #include "export/onnx_export.h"
 #include "job/model_file.h"
+#include "scheduler/step_cadence.h"
 
 namespace pst {
 namespace {

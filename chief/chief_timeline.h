@@ -31,7 +31,6 @@
 #include <optional>
 #include <string>
 
-#include "chief/best_model_keeper.h"
 #include "chief/chief_checkpoints.h"
 #include "chief/chief_options.h"
 #include "chief/chief_reporter.h"
@@ -42,9 +41,10 @@
 #include "chief/reporting/progress.h"
 #include "chief/shard_keeper.h"
 #include "chief/sync/sync_coordinator.h"
-#include "chief/worker_absence.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "scheduler/best_model_keeper.h"
+#include "scheduler/worker_absence.h"
 
 namespace pst {
 

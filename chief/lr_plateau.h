@@ -13,11 +13,11 @@
 
 #include <cstdint>
 
-#include "chief/plateau_decision.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "ps/optimizers/lr_schedule.h"
 #include "ps/shard_admin.h"
+#include "scheduler/plateau_decision.h"
 
 namespace pst {
 

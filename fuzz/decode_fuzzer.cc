@@ -29,6 +29,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -38,6 +39,7 @@
 #include "fuzz/fuzz_shard.h"
 #include "ps/ps_service.h"
 #include "transport/message.h"
+#include "transport/message_types.h"
 #include "transport/server.h"
 
 namespace pst {
@@ -73,19 +75,12 @@ std::string FirstDifference(const std::string& a, const std::string& b) {
 // The reply type that answers `request`, or Invalid when the request type is
 // not one a ps serves (then ErrorReply is expected).
 wire::MessageType ExpectedReply(wire::MessageType request) {
-  switch (request) {
-    case wire::MessageType::PullRequest: return wire::MessageType::PullReply;
-    case wire::MessageType::PushRequest: return wire::MessageType::PushReply;
-    case wire::MessageType::InitRequest: return wire::MessageType::InitReply;
-    case wire::MessageType::ShardStatusRequest: return wire::MessageType::ShardStatusReply;
-    case wire::MessageType::ShutdownRequest: return wire::MessageType::ShutdownReply;
-    case wire::MessageType::SaveRequest: return wire::MessageType::SaveReply;
-    case wire::MessageType::RestoreRequest: return wire::MessageType::RestoreReply;
-    case wire::MessageType::LrLoweringsRequest: return wire::MessageType::LrLoweringsReply;
-    case wire::MessageType::ChainRequest: return wire::MessageType::ChainReply;
-    case wire::MessageType::ShipRequest: return wire::MessageType::ShipReply;
-    default: return wire::MessageType::Invalid;
-  }
+  using T = wire::MessageType;
+  static const std::set<T> kServedByPs = {
+      T::PullRequest,     T::PushRequest, T::InitRequest,    T::ShardStatusRequest,
+      T::ShutdownRequest, T::SaveRequest, T::RestoreRequest, T::LrLoweringsRequest,
+      T::ChainRequest,    T::ShipRequest};
+  return kServedByPs.count(request) ? ReplyTypeOf(request) : T::Invalid;
 }
 
 // Touches everything a handler may read from a verified message.

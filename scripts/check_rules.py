@@ -4,7 +4,11 @@
   one clock     library code reads time through common/clock.h (MonotonicClock,
                 SteadyClock()), never std::chrono::steady_clock itself, so that
                 tests can hand any class a FakeClock;
-  one wire      only transport/ includes a ZeroMQ header.
+  one wire      only transport/ includes a ZeroMQ header;
+  reply types   a reply's type comes from ReplyTypeOf (transport/message_types.h),
+                the one table of which reply answers which request: no
+                MessageType::...Reply is written by hand but the generic
+                ErrorReply.
 
 tests/ and the files listed in EXEMPT (each with its reason) are not checked;
 an exemption no rule needs any more is a breach too. Prints each breach as
@@ -22,6 +26,8 @@ RULES = [
      lambda path: not path.startswith("common/clock.")),
     ("one wire", re.compile(r'#\s*include\s*[<"]zmq(\.hpp|\.h|_addon\.hpp)[>"]'),
      lambda path: not path.startswith("transport/")),
+    ("reply types", re.compile(r"MessageType::(?!ErrorReply\b)\w+Reply\b"),
+     lambda path: not path.startswith("transport/message_types.")),
 ]
 EXEMPT = {
     # Benchmarks that measure bare ZeroMQ as the baseline of pstrain's transport.

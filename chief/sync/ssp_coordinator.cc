@@ -2,11 +2,13 @@
 
 #include <utility>
 
+#include "transport/message_types.h"
+
 namespace pst {
 
 OutgoingMessage ClockReply(int64_t clock) {
   OutgoingMessage reply;
-  reply.type = wire::MessageType::ClockReply;
+  reply.type = ReplyTypeOf(wire::MessageType::ClockRequest);
   reply.step = clock;
   const wire::ClusterState state =
       clock < 0 ? wire::ClusterState::Stopping : wire::ClusterState::Training;
@@ -23,6 +25,7 @@ SspCoordinator::SspCoordinator(int num_workers, int64_t bound, int64_t train_ste
     : train_steps_(train_steps),
       replies_(replies),
       gate_(num_workers, bound),
+      parked_(num_workers),
       log_(std::move(log)) {
   // docs/FORMATS.md: a version line, the column names, a line per grant.
   if (log_) *log_ << "# ssp_clocks 1\nworker\tclock\tslowest\n" << std::flush;
@@ -32,53 +35,59 @@ void SspCoordinator::Log(int worker, int64_t clock, int64_t slowest) {
   if (log_) *log_ << worker << '\t' << clock << '\t' << slowest << '\n' << std::flush;
 }
 
-void SspCoordinator::Send(std::vector<ClockGrant> grants, bool stop) {
-  for (ClockGrant& g : grants) {
-    replies_->SendDeferred(std::move(g.to), ClockReply(stop ? -1 : g.clock));
+std::vector<Answer> SspCoordinator::Answers(const std::vector<ClockGrant>& grants, bool stop) {
+  std::vector<Answer> answers;
+  for (const ClockGrant& g : grants) {
+    parked_.Take({g.worker}, ClockReply(stop ? -1 : g.clock), answers);
   }
+  return answers;
 }
 
 OutgoingMessage SspCoordinator::HandleClockRequest(int worker, int64_t completed,
                                                    const std::vector<bool>& gone,
                                                    RequestContext& context) {
-  std::vector<ClockGrant> released;
+  std::vector<Answer> answers;
   Admission admission;
   {
     MutexLock lock(mu_);
+    std::vector<ClockGrant> released;
     for (int other = 0; other < static_cast<int>(gone.size()); ++other) {
       if (other == worker || !gone[other]) continue;
-      for (ClockGrant& g : gate_.Leave(other)) released.push_back(std::move(g));
+      for (const ClockGrant& g : gate_.Leave(other)) released.push_back(g);
     }
-    admission = gate_.Ask(worker, completed, context);
-    for (ClockGrant& g : admission.released) released.push_back(std::move(g));
+    admission = gate_.Ask(worker, completed);
+    if (admission.verdict == Admission::Verdict::kWait) parked_.Park(worker, context);
+    for (const ClockGrant& g : admission.released) released.push_back(g);
     for (const ClockGrant& g : released) Log(g.worker, g.clock, g.slowest);
     if (admission.verdict == Admission::Verdict::kGo) {
       Log(worker, admission.clock, admission.slowest);
     }
+    answers = Answers(released, /*stop=*/false);
   }
-  Send(std::move(released), /*stop=*/false);
+  SendAnswers(*replies_, std::move(answers));
   // Parked: the return value is ignored.
   return ClockReply(admission.verdict == Admission::Verdict::kStop ? -1 : admission.clock);
 }
 
 void SspCoordinator::WorkerLeft(int worker, int64_t global_step) {
   if (global_step >= train_steps_) return Close();
-  std::vector<ClockGrant> released;
+  std::vector<Answer> answers;
   {
     MutexLock lock(mu_);
-    released = gate_.Leave(worker);
+    const std::vector<ClockGrant> released = gate_.Leave(worker);
     for (const ClockGrant& g : released) Log(g.worker, g.clock, g.slowest);
+    answers = Answers(released, /*stop=*/false);
   }
-  Send(std::move(released), /*stop=*/false);
+  SendAnswers(*replies_, std::move(answers));
 }
 
 void SspCoordinator::Close() {
-  std::vector<ClockGrant> stopped;
+  std::vector<Answer> answers;
   {
     MutexLock lock(mu_);
-    stopped = gate_.Close();
+    answers = Answers(gate_.Close(), /*stop=*/true);
   }
-  Send(std::move(stopped), /*stop=*/true);
+  SendAnswers(*replies_, std::move(answers));
 }
 
 }  // namespace pst

@@ -1,6 +1,8 @@
 // SspCoordinator: the chief's half of bounded-staleness training
-// (--mode=ssp, docs/SSP.md). It answers the workers' clock requests through
-// a StalenessGate, sends the replies of parked requests once they may go,
+// (--mode=ssp, docs/SSP.md) that talks to the workers. It answers their clock
+// requests with a StalenessGate's decisions (scheduler/staleness_gate.h),
+// parks the requests of the workers told to wait and answers them once they
+// may go,
 // and writes every grant to the clock log (docs/FORMATS.md), from which the
 // bound can be checked after the run.
 //
@@ -17,8 +19,9 @@
 #include <ostream>
 #include <vector>
 
-#include "chief/sync/staleness_gate.h"
+#include "chief/sync/parked_replies.h"
 #include "common/mutex.h"
+#include "scheduler/staleness_gate.h"
 #include "transport/request_context.h"
 
 namespace pst {
@@ -50,12 +53,14 @@ class SspCoordinator {
  private:
   // Logs the grants (under mu_, so that the log keeps their order).
   void Log(int worker, int64_t clock, int64_t slowest) REQUIRES(mu_);
-  void Send(std::vector<ClockGrant> grants, bool stop);
+  // The answers to the parked requests of `grants`: go, or stop.
+  std::vector<Answer> Answers(const std::vector<ClockGrant>& grants, bool stop) REQUIRES(mu_);
 
   const int64_t train_steps_;
   ReplySender* replies_;
   Mutex mu_;
   StalenessGate gate_ GUARDED_BY(mu_);
+  ParkedReplies parked_ GUARDED_BY(mu_);
   std::unique_ptr<std::ostream> log_ GUARDED_BY(mu_);
 };
 

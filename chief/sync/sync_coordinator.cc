@@ -1,29 +1,14 @@
 #include "chief/sync/sync_coordinator.h"
 
-#include <algorithm>
-#include <limits>
+#include <utility>
 
-#include "common/clock.h"
+#include "transport/message_types.h"
 
 namespace pst {
 
-SyncCoordinator::SyncCoordinator(std::vector<int> sync_shards, int num_workers, int64_t train_steps,
-                                 ReplySender* replies, SyncReplicas replicas)
-    : train_steps_(train_steps),
-      replies_(replies),
-      tokens_(num_workers),
-      clock_(*replicas.clock),
-      replicas_(replicas.fixed > 0 ? replicas.fixed : num_workers) {
-  if (replicas.fixed == 0) adaptive_.emplace(num_workers, replicas.window);
-  const int shards =
-      sync_shards.empty() ? 0 : *std::max_element(sync_shards.begin(), sync_shards.end()) + 1;
-  applied_.assign(shards, -1);
-  for (int k : sync_shards) applied_[k] = 0;
-}
-
 OutgoingMessage TokenReply(int64_t step, int replicas) {
   OutgoingMessage reply;
-  reply.type = wire::MessageType::TokenReply;
+  reply.type = ReplyTypeOf(wire::MessageType::TokenRequest);
   reply.step = step;
   const wire::ClusterState state =
       step < 0 ? wire::ClusterState::Stopping : wire::ClusterState::Training;
@@ -35,153 +20,89 @@ OutgoingMessage TokenReply(int64_t step, int replicas) {
   return reply;
 }
 
-void SyncCoordinator::Send(std::vector<TokenGrant> grants, int replicas) {
-  for (TokenGrant& g : grants) {
-    replies_->SendDeferred(std::move(g.to), TokenReply(g.step, replicas));
-  }
-}
+SyncCoordinator::SyncCoordinator(std::vector<int> sync_shards, int num_workers, int64_t train_steps,
+                                 ReplySender* replies, SyncReplicas replicas)
+    : replies_(replies),
+      steps_(std::move(sync_shards), num_workers, train_steps, replicas),
+      parked_(num_workers) {}
 
-void SyncCoordinator::StepOpens(int64_t step) {
-  if (!adaptive_) return;
-  const int n = adaptive_->StepOpened(step, clock_.Now());
-  if (n == replicas_) return;
-  LOG(INFO) << "replicas_to_aggregate=auto: step " << step << " aggregates " << n
-            << " gradients (was " << replicas_ << "): expected " << adaptive_->ExpectedRate(n)
-            << " batches/s against " << adaptive_->ExpectedRate(replicas_);
-  replicas_ = n;
+std::vector<Answer> SyncCoordinator::Answers(const TokenRelease& release) {
+  std::vector<Answer> answers;
+  parked_.Take(release.workers, TokenReply(release.step, release.replicas), answers);
+  return answers;
 }
 
 void SyncCoordinator::Open(int64_t step) {
-  std::vector<TokenGrant> grants;
-  int replicas;
+  std::vector<Answer> answers;
   {
     MutexLock lock(mu_);
-    global_step_ = step;
-    paused_ = false;
-    closed_ = false;
-    for (int64_t& a : applied_) {
-      if (a >= 0) a = step;
-    }
-    if (adaptive_) adaptive_->Forget();
-    StepOpens(step);
-    replicas = replicas_;
-    grants = tokens_.Reset(step);
+    answers = Answers(steps_.Open(step));
+    applied_changed_.NotifyAll();
   }
-  Send(std::move(grants), replicas);
+  SendAnswers(*replies_, std::move(answers));
 }
 
 OutgoingMessage SyncCoordinator::HandleTokenRequest(int worker, int64_t last_received,
                                                     RequestContext& context) {
   MutexLock lock(mu_);
-  // The request that follows a worker's push of step `last_received`.
-  if (adaptive_ && last_received >= 0) {
-    adaptive_->GradientArrived(worker, last_received, clock_.Now());
-  }
-  std::optional<int64_t> step = tokens_.TakeOrPark(worker, last_received, context);
-  // Parked: the return value is ignored. Closed and not parked: stop.
-  return TokenReply(step.value_or(-1), replicas_);
+  const TokenAnswer answer = steps_.Request(worker, last_received);
+  if (answer.verdict == TokenAnswer::Verdict::kWait) parked_.Park(worker, context);
+  // Parked: the return value is ignored. Stop: step -1.
+  return TokenReply(answer.step, steps_.replicas());
 }
 
 void SyncCoordinator::ShardApplied(int shard, int64_t step) {
-  std::vector<TokenGrant> grants;
-  int replicas;
+  std::vector<Answer> answers;
   {
     MutexLock lock(mu_);
-    if (shard < 0 || shard >= static_cast<int>(applied_.size()) || applied_[shard] < 0) {
-      LOG(WARNING) << "step notice from ps:" << shard << ", which holds no trainable variable";
-      return;
-    }
-    // No shard can apply a step whose tokens are not out yet: such a notice
-    // was sent before a recovery rolled the shards back.
-    if (step > global_step_) {
-      LOG(WARNING) << "ignoring ps:" << shard << "'s notice of step " << step
-                   << " from before the rollback to step " << global_step_;
-      return;
-    }
-    applied_[shard] = std::max(applied_[shard], step + 1);
+    answers = Answers(steps_.ShardApplied(shard, step));
     applied_changed_.NotifyAll();
-    int64_t slowest = std::numeric_limits<int64_t>::max();
-    for (int64_t a : applied_) {
-      if (a >= 0) slowest = std::min(slowest, a);
-    }
-    if (slowest <= global_step_) return;
-    global_step_ = slowest;
-    // Token steps only move forward: advanced under mu_, like Resume(). At
-    // --train_steps no step opens and the workers wait until the chief has
-    // secured the result and Close()s: a ps lost before that is recovered
-    // with the workers still there to train the lost steps again.
-    if (global_step_ < train_steps_ && !paused_) {
-      StepOpens(global_step_);
-      grants = tokens_.Advance(global_step_);
-    }
-    replicas = replicas_;
   }
-  Send(std::move(grants), replicas);
+  SendAnswers(*replies_, std::move(answers));
 }
 
 StatusOr<int64_t> SyncCoordinator::Pause(MonotonicClock::TimePoint deadline) {
   MutexLock lock(mu_);
-  paused_ = true;
-  // Settled: every sync shard has applied exactly the global step's steps,
-  // and the step whose tokens are out is among them (paused, no later one
-  // starts). A step still in flight could be applied by a shard while its
-  // part is written, and the checkpoint would be torn.
-  // Once closed the step in flight is abandoned (the workers are leaving):
-  // its gradients so far sit in the shards' accumulators, which are not
-  // saved, so only the steps applied need to agree.
+  steps_.Pause();
   bool notified = true;
-  while (!Settled()) {
+  while (!steps_.Settled()) {
     if (!notified) {
       return DeadlineExceeded("the ps shards did not all finish sync step " +
-                              std::to_string(global_step_) + " before the checkpoint's deadline");
+                              std::to_string(steps_.global_step()) +
+                              " before the checkpoint's deadline");
     }
     notified = applied_changed_.WaitUntil(mu_, deadline);
   }
-  return global_step_;
-}
-
-bool SyncCoordinator::Settled() const {
-  const std::optional<int64_t> in_flight = tokens_.current_step();
-  if (!closed_ && in_flight && *in_flight >= global_step_) return false;
-  for (int64_t a : applied_) {
-    if (a >= 0 && a != global_step_) return false;
-  }
-  return true;
+  return steps_.global_step();
 }
 
 void SyncCoordinator::Resume() {
-  std::vector<TokenGrant> grants;
-  int replicas;
+  std::vector<Answer> answers;
   {
     MutexLock lock(mu_);
-    paused_ = false;
-    const std::optional<int64_t> out = tokens_.current_step();
-    if (global_step_ >= train_steps_ || (out && *out >= global_step_)) return;
-    StepOpens(global_step_);
-    grants = tokens_.Advance(global_step_);
-    replicas = replicas_;
+    answers = Answers(steps_.Resume());
   }
-  Send(std::move(grants), replicas);
+  SendAnswers(*replies_, std::move(answers));
 }
 
 void SyncCoordinator::Close() {
-  std::vector<TokenGrant> grants;
+  std::vector<Answer> answers;
   {
     MutexLock lock(mu_);
-    closed_ = true;
-    grants = tokens_.Close();
+    answers = Answers(steps_.Close());
+    applied_changed_.NotifyAll();
   }
-  Send(std::move(grants), 0);
+  SendAnswers(*replies_, std::move(answers));
 }
 
 int64_t SyncCoordinator::global_step() const {
   MutexLock lock(mu_);
-  return global_step_;
+  return steps_.global_step();
 }
 
 int SyncCoordinator::replicas() const {
   MutexLock lock(mu_);
-  return replicas_;
+  return steps_.replicas();
 }
 
 }  // namespace pst

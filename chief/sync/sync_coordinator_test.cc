@@ -22,10 +22,12 @@ class FakeReplies : public ReplySender {
   void SendDeferred(DeferredReply to, const OutgoingMessage& reply) override {
     EXPECT_EQ(reply.type, wire::MessageType::TokenReply);
     sent[to.address].push_back(reply.step);
+    request_ids[to.address].push_back(to.request_id);
     replicas[to.address].push_back(ReplicasIn(reply));
   }
   std::map<std::string, std::vector<int64_t>> sent;  // by address ("worker:0")
   std::map<std::string, std::vector<int>> replicas;
+  std::map<std::string, std::vector<uint64_t>> request_ids;
 };
 
 class SyncCoordinatorTest : public ::testing::Test {
@@ -71,32 +73,6 @@ TEST_F(SyncCoordinatorTest, StepAdvancesWhenEveryShardApplied) {
   EXPECT_EQ(Sent(0), Steps{1});
 }
 
-// A notice repeated (a ps re-sends it) counts once.
-TEST_F(SyncCoordinatorTest, DuplicateNoticeCountsOnce) {
-  SyncCoordinator sync({0, 1}, /*num_workers=*/1, /*train_steps=*/100, &replies_, SyncReplicas{1});
-  sync.Open(0);
-  EXPECT_EQ(TakeToken(sync, 0, -1), 0);
-  sync.ShardApplied(0, 0);
-  sync.ShardApplied(0, 0);
-  EXPECT_EQ(sync.global_step(), 0);
-  sync.ShardApplied(1, 0);
-  EXPECT_EQ(sync.global_step(), 1);
-  sync.ShardApplied(1, 0);
-  EXPECT_EQ(sync.global_step(), 1);
-}
-
-// A stale notice (of a step already counted) changes nothing.
-TEST_F(SyncCoordinatorTest, StaleNoticeChangesNothing) {
-  SyncCoordinator sync({0, 1}, /*num_workers=*/1, /*train_steps=*/100, &replies_, SyncReplicas{1});
-  sync.Open(5);
-  sync.ShardApplied(0, 5);
-  sync.ShardApplied(0, 3);  // late: ps:0 stays at 6 steps applied
-  sync.ShardApplied(1, 5);
-  EXPECT_EQ(sync.global_step(), 6);
-  sync.ShardApplied(1, 3);
-  EXPECT_EQ(sync.global_step(), 6);
-}
-
 // No shard can apply a step whose tokens are not out: such a notice is from
 // before a rollback (a future step) and is ignored.
 TEST_F(SyncCoordinatorTest, IgnoresNoticesFromBeforeARollback) {
@@ -111,6 +87,19 @@ TEST_F(SyncCoordinatorTest, IgnoresNoticesFromBeforeARollback) {
   auto step = sync.Pause(Now());
   ASSERT_TRUE(step.ok()) << step.status().ToString();
   EXPECT_EQ(*step, 41);
+}
+
+// A newer request of a waiting worker replaces its parked one: the token
+// goes to the request the worker waits on, once.
+TEST_F(SyncCoordinatorTest, TheTokenGoesToTheNewestParkedRequest) {
+  SyncCoordinator sync({0}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncReplicas{2});
+  sync.Open(0);
+  EXPECT_EQ(TakeToken(sync, 0, -1), 0);
+  EXPECT_EQ(TakeToken(sync, 0, 0), std::nullopt);  // request 2
+  EXPECT_EQ(TakeToken(sync, 0, 0), std::nullopt);  // request 3, a second later
+  sync.ShardApplied(0, 0);
+  EXPECT_EQ(Sent(0), Steps{1});
+  EXPECT_EQ(replies_.request_ids["worker:0"], std::vector<uint64_t>{3});
 }
 
 TEST_F(SyncCoordinatorTest, ReSentTokenRequestGetsTheSameStep) {

@@ -10,7 +10,7 @@
 //   cosine       lr_min + (lr - lr_min) * (1 + cos(pi * min(s, D) / D)) / 2
 //                (D is the whole decay; the rate stays at lr_min after it)
 //   plateau      lr * r^k, k = how many times the chief lowered the rate
-//                (chief/plateau_decision.h decides; k is an input here)
+//                (scheduler/plateau_decision.h decides; k is an input here)
 // then the floor: max(lr_min, that). Then the linear warm-up, over the first
 // W = warmup_steps steps: step s < W gets (s + 1) / W of that rate, so the
 // first update uses lr / W and step W - 1 the full rate. The decay counts

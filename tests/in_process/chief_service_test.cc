@@ -12,6 +12,7 @@
 #include "chief/sync/sync_coordinator.h"
 #include "common/clock.h"
 #include "transport/in_process.h"
+#include "transport/message_types.h"
 
 namespace pst {
 namespace {
@@ -150,6 +151,41 @@ TEST_F(ChiefServiceTest, OnlyTheClustersTasksAreServed) {
   const Status pull =
       Connect(wire::Role::Worker, 0)->Call(Message(wire::MessageType::PullRequest)).status();
   EXPECT_EQ(pull.code(), Code::kInvalidArgument) << pull.ToString();
+}
+
+// Every answer, a refusal too, has the reply type of its request; a request
+// type the chief does not serve gets the generic ErrorReply.
+TEST_F(ChiefServiceTest, EachReplyHasItsRequestsReplyType) {
+  Serve(/*sync=*/true);
+  using T = wire::MessageType;
+  const auto handle = [this](T type, wire::Role role, int index) {
+    StatusOr<ReceivedMessage> request =
+        DecodeMessage(EncodeMessage(Message(type), {1, kCluster, role, index}), 1 << 20);
+    EXPECT_TRUE(request.ok()) << request.status().ToString();
+    RequestContext context("peer", 1);
+    return service_->Handle(*request, context);
+  };
+  // Refused: a join and a report without their tables, a clock in sync
+  // mode, routes of unreplicated shards.
+  for (T type : {T::JoinRequest, T::ReportRequest, T::ClockRequest, T::RoutesRequest}) {
+    const OutgoingMessage reply = handle(type, wire::Role::Worker, 0);
+    EXPECT_EQ(reply.type, ReplyTypeOf(type)) << wire::EnumNameMessageType(type);
+    EXPECT_FALSE(reply.status.ok()) << wire::EnumNameMessageType(type);
+  }
+  for (T type : {T::JoinRequest, T::ShardAppliedRequest}) {
+    const OutgoingMessage stranger = handle(type, wire::Role::Worker, kWorkers);
+    EXPECT_EQ(stranger.type, ReplyTypeOf(type)) << wire::EnumNameMessageType(type);
+    EXPECT_EQ(stranger.status.code(), Code::kInvalidArgument);
+  }
+  const OutgoingMessage applied = handle(T::ShardAppliedRequest, wire::Role::Ps, 0);
+  EXPECT_EQ(applied.type, T::ShardAppliedReply);
+  EXPECT_TRUE(applied.status.ok()) << applied.status.ToString();
+  const OutgoingMessage heartbeat = handle(T::HeartbeatRequest, wire::Role::Worker, 0);
+  EXPECT_EQ(heartbeat.type, T::HeartbeatReply);
+  EXPECT_TRUE(heartbeat.status.ok()) << heartbeat.status.ToString();
+  const OutgoingMessage pull = handle(T::PullRequest, wire::Role::Worker, 0);
+  EXPECT_EQ(pull.type, T::ErrorReply);
+  EXPECT_EQ(pull.status.code(), Code::kInvalidArgument);
 }
 
 TEST_F(ChiefServiceTest, HeartbeatsKeepTasksAliveAndAdoptAnEarlierChiefsWorker) {

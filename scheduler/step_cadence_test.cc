@@ -1,4 +1,4 @@
-#include "chief/step_cadence.h"
+#include "scheduler/step_cadence.h"
 
 #include <gtest/gtest.h>
 

@@ -13,16 +13,16 @@
 //
 // A plain object: the SyncCoordinator tells it what happened under its own
 // lock and sends the N it returns with the tokens. Not thread-safe.
-#ifndef PST_CHIEF_SYNC_ADAPTIVE_REPLICAS_H_
-#define PST_CHIEF_SYNC_ADAPTIVE_REPLICAS_H_
+#ifndef PST_SCHEDULER_ADAPTIVE_REPLICAS_H_
+#define PST_SCHEDULER_ADAPTIVE_REPLICAS_H_
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <vector>
 
-#include "chief/sync/replica_chooser.h"
 #include "common/clock.h"
+#include "scheduler/replica_chooser.h"
 
 namespace pst {
 
@@ -60,4 +60,4 @@ class AdaptiveReplicas {
 
 }  // namespace pst
 
-#endif  // PST_CHIEF_SYNC_ADAPTIVE_REPLICAS_H_
+#endif  // PST_SCHEDULER_ADAPTIVE_REPLICAS_H_

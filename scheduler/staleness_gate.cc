@@ -1,9 +1,8 @@
-#include "chief/sync/staleness_gate.h"
+#include "scheduler/staleness_gate.h"
 
 #include <glog/logging.h>
 
 #include <algorithm>
-#include <utility>
 
 namespace pst {
 
@@ -12,7 +11,7 @@ StalenessGate::StalenessGate(int num_workers, int64_t bound)
   CHECK_GE(bound, 0);
 }
 
-Admission StalenessGate::Ask(int worker, int64_t completed, RequestContext& context) {
+Admission StalenessGate::Ask(int worker, int64_t completed) {
   CHECK(worker >= 0 && worker < static_cast<int>(workers_.size())) << worker;
   CHECK_GE(completed, 0);
   Admission admission;
@@ -21,7 +20,7 @@ Admission StalenessGate::Ask(int worker, int64_t completed, RequestContext& cont
     return admission;
   }
   WorkerClock& w = workers_[worker];
-  w.parked.reset();  // this request replaces an older parked one
+  w.waiting = false;  // this request replaces an older one
   if (completed < w.reported) w.offset = w.clock() - completed;  // restarted: keep its clock
   w.reported = completed;
   if (!w.counted) {
@@ -37,7 +36,7 @@ Admission StalenessGate::Ask(int worker, int64_t completed, RequestContext& cont
     admission.clock = w.clock();
     admission.slowest = slowest;
   } else {
-    w.parked = context.Defer();
+    w.waiting = true;
   }
   return admission;
 }
@@ -46,7 +45,7 @@ std::vector<ClockGrant> StalenessGate::Leave(int worker) {
   CHECK(worker >= 0 && worker < static_cast<int>(workers_.size())) << worker;
   WorkerClock& w = workers_[worker];
   w.counted = false;
-  w.parked.reset();
+  w.waiting = false;
   return Release();
 }
 
@@ -56,9 +55,9 @@ std::vector<ClockGrant> StalenessGate::Close() {
   std::vector<ClockGrant> stopped;
   for (size_t i = 0; i < workers_.size(); ++i) {
     WorkerClock& w = workers_[i];
-    if (!w.parked) continue;
-    stopped.push_back({std::move(*w.parked), static_cast<int>(i), w.clock(), slowest});
-    w.parked.reset();
+    if (!w.waiting) continue;
+    stopped.push_back({static_cast<int>(i), w.clock(), slowest});
+    w.waiting = false;
   }
   return stopped;
 }
@@ -77,9 +76,9 @@ std::vector<ClockGrant> StalenessGate::Release() {
   if (!slowest) return grants;
   for (size_t i = 0; i < workers_.size(); ++i) {
     WorkerClock& w = workers_[i];
-    if (!w.parked || w.clock() > *slowest + bound_) continue;
-    grants.push_back({std::move(*w.parked), static_cast<int>(i), w.clock(), *slowest});
-    w.parked.reset();
+    if (!w.waiting || w.clock() > *slowest + bound_) continue;
+    grants.push_back({static_cast<int>(i), w.clock(), *slowest});
+    w.waiting = false;
   }
   return grants;
 }

@@ -1,4 +1,4 @@
-#include "chief/sync/adaptive_replicas.h"
+#include "scheduler/adaptive_replicas.h"
 
 namespace pst {
 namespace {

@@ -11,8 +11,8 @@
 //
 // A plain object: the chief records and asks; it changes nothing by itself.
 // Not thread-safe.
-#ifndef PST_CHIEF_SYNC_REPLICA_CHOOSER_H_
-#define PST_CHIEF_SYNC_REPLICA_CHOOSER_H_
+#ifndef PST_SCHEDULER_REPLICA_CHOOSER_H_
+#define PST_SCHEDULER_REPLICA_CHOOSER_H_
 
 #include <deque>
 #include <optional>
@@ -48,4 +48,4 @@ class ReplicaChooser {
 
 }  // namespace pst
 
-#endif  // PST_CHIEF_SYNC_REPLICA_CHOOSER_H_
+#endif  // PST_SCHEDULER_REPLICA_CHOOSER_H_

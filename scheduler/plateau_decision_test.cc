@@ -1,4 +1,4 @@
-#include "chief/plateau_decision.h"
+#include "scheduler/plateau_decision.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "chief/sync/replica_chooser.h"
+#include "scheduler/replica_chooser.h"
 
 #include <glog/logging.h>
 

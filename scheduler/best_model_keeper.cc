@@ -1,4 +1,4 @@
-#include "chief/best_model_keeper.h"
+#include "scheduler/best_model_keeper.h"
 
 #include <glog/logging.h>
 

@@ -17,8 +17,8 @@
 // start afresh, which can only delay the next lowering.
 //
 // Thread safety: none.
-#ifndef PST_CHIEF_PLATEAU_DECISION_H_
-#define PST_CHIEF_PLATEAU_DECISION_H_
+#ifndef PST_SCHEDULER_PLATEAU_DECISION_H_
+#define PST_SCHEDULER_PLATEAU_DECISION_H_
 
 #include <limits>
 
@@ -50,4 +50,4 @@ class PlateauDecision {
 
 }  // namespace pst
 
-#endif  // PST_CHIEF_PLATEAU_DECISION_H_
+#endif  // PST_SCHEDULER_PLATEAU_DECISION_H_

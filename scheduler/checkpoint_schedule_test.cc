@@ -1,4 +1,4 @@
-#include "chief/checkpoints/checkpoint_schedule.h"
+#include "scheduler/checkpoint_schedule.h"
 
 #include <gtest/gtest.h>
 

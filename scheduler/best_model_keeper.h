@@ -14,8 +14,8 @@
 // --train_steps.
 //
 // Thread safety: none.
-#ifndef PST_CHIEF_BEST_MODEL_KEEPER_H_
-#define PST_CHIEF_BEST_MODEL_KEEPER_H_
+#ifndef PST_SCHEDULER_BEST_MODEL_KEEPER_H_
+#define PST_SCHEDULER_BEST_MODEL_KEEPER_H_
 
 #include <cstdint>
 #include <optional>
@@ -63,4 +63,4 @@ class BestModelKeeper {
 
 }  // namespace pst
 
-#endif  // PST_CHIEF_BEST_MODEL_KEEPER_H_
+#endif  // PST_SCHEDULER_BEST_MODEL_KEEPER_H_

@@ -9,8 +9,8 @@
 // worker waits for the chief) the chief gives up with an error that says so.
 //
 // Thread safety: none.
-#ifndef PST_CHIEF_WORKER_ABSENCE_H_
-#define PST_CHIEF_WORKER_ABSENCE_H_
+#ifndef PST_SCHEDULER_WORKER_ABSENCE_H_
+#define PST_SCHEDULER_WORKER_ABSENCE_H_
 
 #include <chrono>
 #include <cstdint>
@@ -39,4 +39,4 @@ class WorkerAbsence {
 
 }  // namespace pst
 
-#endif  // PST_CHIEF_WORKER_ABSENCE_H_
+#endif  // PST_SCHEDULER_WORKER_ABSENCE_H_

@@ -8,8 +8,8 @@
 // `every_secs` seconds since the last attempt (0: not by that measure).
 //
 // Thread safety: none. Time is passed in, so tests need no clock.
-#ifndef PST_CHIEF_CHECKPOINTS_CHECKPOINT_SCHEDULE_H_
-#define PST_CHIEF_CHECKPOINTS_CHECKPOINT_SCHEDULE_H_
+#ifndef PST_SCHEDULER_CHECKPOINT_SCHEDULE_H_
+#define PST_SCHEDULER_CHECKPOINT_SCHEDULE_H_
 
 #include <chrono>
 #include <cstdint>
@@ -58,4 +58,4 @@ class CheckpointSchedule {
 
 }  // namespace pst
 
-#endif  // PST_CHIEF_CHECKPOINTS_CHECKPOINT_SCHEDULE_H_
+#endif  // PST_SCHEDULER_CHECKPOINT_SCHEDULE_H_

@@ -17,8 +17,8 @@
 // interval, and at least at the end.
 //
 // A plain calculator: steps in, decisions out. Not thread-safe.
-#ifndef PST_CHIEF_STEP_CADENCE_H_
-#define PST_CHIEF_STEP_CADENCE_H_
+#ifndef PST_SCHEDULER_STEP_CADENCE_H_
+#define PST_SCHEDULER_STEP_CADENCE_H_
 
 #include <cstdint>
 
@@ -51,4 +51,4 @@ class StepCadence {
 
 }  // namespace pst
 
-#endif  // PST_CHIEF_STEP_CADENCE_H_
+#endif  // PST_SCHEDULER_STEP_CADENCE_H_

@@ -1,4 +1,4 @@
-#include "chief/worker_absence.h"
+#include "scheduler/worker_absence.h"
 
 #include <gtest/gtest.h>
 

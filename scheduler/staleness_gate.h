@@ -3,9 +3,9 @@
 //
 // A worker's clock is the number of steps it has completed. A worker at
 // clock c may start its next step when c <= slowest + s, where slowest is
-// the least clock of the counted workers; otherwise its request is parked
-// until the slowest clock moves, a worker stops being counted, or the gate
-// closes. s = 0 is lock-step (bulk-synchronous); a large s is async.
+// the least clock of the counted workers; otherwise it waits until the slowest clock moves, a
+// worker stops being counted, or the gate closes. s = 0 is lock-step (bulk-synchronous); a large s
+// is async.
 //
 // Counted: every worker of the cluster counts from the start, at clock 0, so
 // that s = 0 is lock-step from the first step (like sync with every worker
@@ -21,22 +21,21 @@
 //  - A count lower than the last one the worker reported means it restarted
 //    (its count starts again at 0): its clock stays where it was.
 //
-// Not thread-safe: SspCoordinator serializes the calls.
-#ifndef PST_CHIEF_SYNC_STALENESS_GATE_H_
-#define PST_CHIEF_SYNC_STALENESS_GATE_H_
+// A plain object: requests in, decisions out; it holds no connection (the
+// caller keeps each waiting worker's request and answers it when a decision
+// lets the worker go). Not thread-safe: SspCoordinator serializes the calls.
+#ifndef PST_SCHEDULER_STALENESS_GATE_H_
+#define PST_SCHEDULER_STALENESS_GATE_H_
 
 #include <cstdint>
 #include <optional>
 #include <vector>
 
-#include "transport/request_context.h"
-
 namespace pst {
 
-// A parked request that may now go: `worker` at `clock` starts its next
+// A waiting worker that may now go: `worker` at `clock` starts its next
 // step; `slowest`: the slowest counted clock when it was let go.
 struct ClockGrant {
-  DeferredReply to;
   int worker = 0;
   int64_t clock = 0;
   int64_t slowest = 0;
@@ -49,7 +48,7 @@ struct Admission {
   // kGo: the worker's clock and the slowest counted clock.
   int64_t clock = 0;
   int64_t slowest = 0;
-  // Parked requests that the asking worker's clock let go.
+  // Waiting workers that the asking worker's clock let go.
   std::vector<ClockGrant> released;
 };
 
@@ -59,14 +58,14 @@ class StalenessGate {
   StalenessGate(int num_workers, int64_t bound);
 
   // `worker` (in 0..num_workers-1) has completed `completed` steps and asks
-  // to start the next one. kWait: the request is parked (replacing an older
-  // parked one of the same worker) and comes back from a later call. kStop
-  // once closed.
-  Admission Ask(int worker, int64_t completed, RequestContext& context);
-  // `worker` is done or declared dead: it is no longer counted and its
-  // parked request, if any, is dropped. Returns the requests that go now.
+  // to start the next one. kWait: the worker waits (this request replaces
+  // an older one it waited with) until a later call lets it go. kStop once
+  // closed.
+  Admission Ask(int worker, int64_t completed);
+  // `worker` is done or declared dead: it is no longer counted and no longer
+  // waits. Returns the waiting workers that go now.
   std::vector<ClockGrant> Leave(int worker);
-  // No more steps: returns every parked request (to be told to stop).
+  // No more steps: returns every waiting worker (to be told to stop).
   std::vector<ClockGrant> Close();
 
   // The slowest counted clock; nullopt when no worker is counted (all left).
@@ -77,11 +76,11 @@ class StalenessGate {
     bool counted = true;
     int64_t reported = 0;  // the last count the worker sent
     int64_t offset = 0;    // clock = reported + offset
-    std::optional<DeferredReply> parked;
+    bool waiting = false;
     int64_t clock() const { return reported + offset; }
   };
 
-  // The parked requests that may go now, unparked.
+  // The waiting workers that may go now, no longer waiting.
   std::vector<ClockGrant> Release();
 
   const int64_t bound_;
@@ -91,4 +90,4 @@ class StalenessGate {
 
 }  // namespace pst
 
-#endif  // PST_CHIEF_SYNC_STALENESS_GATE_H_
+#endif  // PST_SCHEDULER_STALENESS_GATE_H_
