@@ -35,7 +35,7 @@ struct ChiefOptions {
   TableSettings tables;  // how the ps create the rows of a click model's tables
   // Sync, --replicas_to_aggregate=auto: N is picked per step;
   // shard.replicas_to_aggregate (every worker) is then the most it can be.
-  bool auto_replicas = false;
+  bool auto_quorum = false;
   // --mode=ssp: how many steps a worker may run ahead of the slowest live
   // one (the ps run their async path); unset in the other modes.
   std::optional<int64_t> staleness_bound;

@@ -114,10 +114,10 @@ class Chief {
         server_options,
         [this](const ReceivedMessage& r, RequestContext& c) { return service_->Handle(r, c); });
     if (options_.shard.mode == TrainingMode::kSync) {
-      SyncReplicas replicas;
-      replicas.fixed = options_.auto_replicas ? 0 : options_.shard.replicas_to_aggregate;
+      SyncQuorum quorum;
+      quorum.fixed = options_.auto_quorum ? 0 : options_.shard.replicas_to_aggregate;
       sync_ = std::make_unique<SyncCoordinator>(SyncShards(ps_.placement()), num_workers(),
-                                                options_.train_steps, server.get(), replicas);
+                                                options_.train_steps, server.get(), quorum);
     }
     if (options_.staleness_bound) {
       PST_ASSIGN_OR_RETURN(ssp_, MakeSspCoordinator(server.get()));
@@ -162,9 +162,8 @@ class Chief {
   std::string ModeLine() const {
     if (ssp_) return "ssp, staleness bound " + std::to_string(*options_.staleness_bound);
     if (!sync_) return "async";
-    if (options_.auto_replicas) return "sync, replicas to aggregate: auto";
-    return "sync, " + std::to_string(options_.shard.replicas_to_aggregate) +
-           " replicas to aggregate";
+    if (options_.auto_quorum) return "sync, --replicas_to_aggregate=auto";
+    return "sync, --replicas_to_aggregate=" + std::to_string(options_.shard.replicas_to_aggregate);
   }
 
   // --mode=ssp; the clock log goes to --run_dir/ssp_clocks.tsv.

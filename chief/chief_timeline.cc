@@ -326,7 +326,7 @@ Status ChiefTimeline::Recover(const std::string& why) {
 void ChiefTimeline::SayIfTooFewWorkers() {
   if (!sync_ || clock_.Now() < next_too_few_notice_) return;
   const int live = state_.live_workers();
-  const int needed = sync_->replicas();
+  const int needed = sync_->quorum();
   if (live >= needed || SecondsSince(start_) * 1000 < options_.heartbeat_timeout_ms) return;
   LOG(WARNING) << "waiting: " << live << " live workers, each step needs " << needed;
   next_too_few_notice_ = clock_.Now() + std::chrono::milliseconds(options_.heartbeat_timeout_ms);

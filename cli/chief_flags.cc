@@ -182,25 +182,25 @@ Status CheckSpecAugment(const SpecTraining& spec) {
   return Status::OK();
 }
 
-}  // namespace
-
-StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
-  PST_RETURN_IF_ERROR(CheckTaskFlags());
-  ChiefOptions o;
-  int index = 0;
-  PST_ASSIGN_OR_RETURN(o.cluster, ClusterFromFlags(TaskType::kChief, &index));
-  o.cluster_id = FLAGS_cluster_id;
+// --container and --reset_container.
+Status ContainerFromFlags(ChiefOptions* o) {
   if (!FLAGS_container.empty()) PST_RETURN_IF_ERROR(CheckContainerName(FLAGS_container));
   if (FLAGS_reset_container && FLAGS_container.empty()) {
     return InvalidArgument("--reset_container needs the --container to reset");
   }
-  o.container = FLAGS_container;
-  o.reset_container = FLAGS_reset_container;
+  o->container = FLAGS_container;
+  o->reset_container = FLAGS_reset_container;
+  return Status::OK();
+}
+
+// What --mode needs: sync's --replicas_to_aggregate (of the cluster's
+// workers), ssp's --staleness_bound (a flag of that mode only).
+Status ModeFromFlags(ChiefOptions* o) {
   if (FLAGS_mode == "sync") {
-    const int workers = static_cast<int>(o.cluster.workers.size());
-    o.auto_replicas = FLAGS_replicas_to_aggregate == "auto";
+    const int workers = static_cast<int>(o->cluster.workers.size());
+    o->auto_quorum = FLAGS_replicas_to_aggregate == "auto";
     int n = workers;
-    if (!o.auto_replicas) {
+    if (!o->auto_quorum) {
       const std::string& given = FLAGS_replicas_to_aggregate;
       int value = -1;
       if (!ParseNumber(given, &value) || value < 0 || value > workers) {
@@ -210,70 +210,142 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
       }
       if (value > 0) n = value;
     }
-    o.shard.mode = TrainingMode::kSync;
-    o.shard.replicas_to_aggregate = n;
+    o->shard.mode = TrainingMode::kSync;
+    o->shard.replicas_to_aggregate = n;
   }
   if (FLAGS_mode == "ssp") {
     if (FLAGS_staleness_bound < 0) {
       return InvalidArgument("--staleness_bound=" + std::to_string(FLAGS_staleness_bound) +
                              " must be >= 0");
     }
-    o.staleness_bound = FLAGS_staleness_bound;
+    o->staleness_bound = FLAGS_staleness_bound;
   } else if (FlagGiven("staleness_bound")) {
     return InvalidArgument("--staleness_bound applies only with --mode=ssp");
   }
+  return Status::OK();
+}
+
+// The optimizer of `job`'s model: --optimizer (a click model's own unless
+// given), --learning_rate (0: the model's recommended rate), --momentum,
+// --l1 and --l2.
+Status OptimizerFromFlags(const JobOptions& job, OptimizerConfig* optimizer) {
+  optimizer->name = FLAGS_optimizer;
+  if (IsClickModel(job.model) && !FlagGiven("optimizer")) {
+    // A click model trains with its own optimizer unless told otherwise.
+    PST_ASSIGN_OR_RETURN(const ClickTraining training, ClickModelTraining(job.model));
+    optimizer->name = training.optimizer;
+  }
+  if (FLAGS_learning_rate < 0) {
+    return InvalidArgument("--learning_rate=" + std::to_string(FLAGS_learning_rate) +
+                           " must be >= 0 (0: the model's recommended rate)");
+  }
+  optimizer->learning_rate = static_cast<float>(FLAGS_learning_rate);
+  if (FLAGS_learning_rate == 0) {
+    StatusOr<float> recommended = IsClickModel(job.model)
+                                      ? ClickModelLearningRate(job.model, optimizer->name)
+                                      : RecommendedLearningRate(job.model);
+    if (!recommended.ok()) {
+      return InvalidArgument(recommended.status().message() + ": give --learning_rate");
+    }
+    optimizer->learning_rate = *recommended;
+  }
+  optimizer->momentum = static_cast<float>(FLAGS_momentum);
+  if (!(FLAGS_l1 >= 0) || !(FLAGS_l2 >= 0)) return InvalidArgument("--l1 and --l2 must be >= 0");
+  optimizer->l1 = static_cast<float>(FLAGS_l1);
+  optimizer->l2 = static_cast<float>(FLAGS_l2);
+  return Status::OK();
+}
+
+// How the ps create the rows of `job`'s tables: --embedding_min_count (the
+// feature file's unless given), --embedding_l2, the job's capacity, --seed.
+Status TablesFromFlags(const JobOptions& job, TableSettings* tables) {
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("embedding_min_count", FLAGS_embedding_min_count));
+  tables->min_count = FLAGS_embedding_min_count;
+  if (!std::isfinite(FLAGS_embedding_l2) || FLAGS_embedding_l2 < 0) {
+    return InvalidArgument("--embedding_l2 must be a finite number >= 0");
+  }
+  tables->l2 = static_cast<float>(FLAGS_embedding_l2);
+  // A feature file's min_count stands unless the flag says otherwise.
+  if (job.data.features && job.data.features->summary.min_count > 0) {
+    const int64_t file = job.data.features->summary.min_count;
+    if (FlagGiven("embedding_min_count") && FLAGS_embedding_min_count != file) {
+      return InvalidArgument("--embedding_min_count=" + std::to_string(FLAGS_embedding_min_count) +
+                             " differs from the feature file's min_count=" + std::to_string(file));
+    }
+    tables->min_count = file;
+  }
+  tables->capacity = job.embedding_capacity;
+  tables->seed = FLAGS_seed;
+  return Status::OK();
+}
+
+// How long the run trains and how often it evaluates, logs and shows its
+// progress; when it stops early.
+Status CadencesFromFlags(ChiefOptions* o) {
+  o->train_steps = FLAGS_train_steps;
+  if (FLAGS_eval_every_steps < 0) return InvalidArgument("--eval_every_steps must be >= 0");
+  o->eval_every_steps = FLAGS_eval_every_steps;
+  if (FLAGS_early_stopping_patience < 0) {
+    return InvalidArgument("--early_stopping_patience must be >= 0 (0: never stop early)");
+  }
+  if (FLAGS_early_stopping_patience > 0 && FLAGS_validation_examples == 0) {
+    return InvalidArgument(
+        "--early_stopping_patience needs --validation_examples: it counts evaluations of the "
+        "validation set");
+  }
+  o->early_stopping_patience = FLAGS_early_stopping_patience;
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("log_every_steps", FLAGS_log_every_steps));
+  o->log_every_steps = FLAGS_log_every_steps;
+  if (!(FLAGS_progress_every_secs >= 0))
+    return InvalidArgument("--progress_every_secs must be >= 0");
+  o->progress_every_secs = FLAGS_progress_every_secs;
+  return Status::OK();
+}
+
+// What the run writes: its run dir, the ONNX export, TensorBoard's logdir,
+// and the checkpoints, their cadence and how many are kept.
+Status OutputsFromFlags(ChiefOptions* o) {
+  o->run_dir = FLAGS_run_dir;
+  o->export_onnx = FLAGS_export_onnx;
+  o->logdir = FLAGS_logdir;
+  o->checkpoint_dir = FLAGS_checkpoint_dir;
+  // The ps write a named container's parts under DIR/NAME too.
+  if (!o->checkpoint_dir.empty() && !o->container.empty()) o->checkpoint_dir += "/" + o->container;
+  if (FLAGS_checkpoint_every_steps < 0 || FLAGS_checkpoint_every_secs < 0) {
+    return InvalidArgument("--checkpoint_every_steps and --checkpoint_every_secs must be >= 0");
+  }
+  o->checkpoint_every_steps = FLAGS_checkpoint_every_steps;
+  o->checkpoint_every_secs = FLAGS_checkpoint_every_secs;
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("keep_checkpoints", FLAGS_keep_checkpoints));
+  o->keep_checkpoints = FLAGS_keep_checkpoints;
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("max_checkpoint_failures", FLAGS_max_checkpoint_failures));
+  o->max_checkpoint_failures = FLAGS_max_checkpoint_failures;
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
+  PST_RETURN_IF_ERROR(CheckTaskFlags());
+  ChiefOptions o;
+  int index = 0;
+  PST_ASSIGN_OR_RETURN(o.cluster, ClusterFromFlags(TaskType::kChief, &index));
+  o.cluster_id = FLAGS_cluster_id;
+  PST_RETURN_IF_ERROR(ContainerFromFlags(&o));
+  PST_RETURN_IF_ERROR(ModeFromFlags(&o));
   o.heartbeat_timeout_ms = FLAGS_heartbeat_timeout_ms;
   if (FLAGS_join_timeout_ms <= 0) return InvalidArgument("--join_timeout_ms must be > 0");
   o.join_timeout_ms = FLAGS_join_timeout_ms;
   o.heartbeat_interval = HeartbeatIntervalFromFlags();
   PST_ASSIGN_OR_RETURN(o.job, JobFromFlags(DataSets::kTrainingAndTest));
   o.seed = FLAGS_seed;
-  o.shard.optimizer.name = FLAGS_optimizer;
-  if (IsClickModel(o.job.model) && !FlagGiven("optimizer")) {
-    // A click model trains with its own optimizer unless told otherwise.
-    PST_ASSIGN_OR_RETURN(const ClickTraining training, ClickModelTraining(o.job.model));
-    o.shard.optimizer.name = training.optimizer;
-  }
-  if (FLAGS_learning_rate < 0) {
-    return InvalidArgument("--learning_rate=" + std::to_string(FLAGS_learning_rate) +
-                           " must be >= 0 (0: the model's recommended rate)");
-  }
-  o.shard.optimizer.learning_rate = static_cast<float>(FLAGS_learning_rate);
-  if (FLAGS_learning_rate == 0) {
-    StatusOr<float> recommended = IsClickModel(o.job.model)
-                                      ? ClickModelLearningRate(o.job.model, o.shard.optimizer.name)
-                                      : RecommendedLearningRate(o.job.model);
-    if (!recommended.ok()) {
-      return InvalidArgument(recommended.status().message() + ": give --learning_rate");
-    }
-    o.shard.optimizer.learning_rate = *recommended;
-  }
-  o.shard.optimizer.momentum = static_cast<float>(FLAGS_momentum);
-  if (!(FLAGS_l1 >= 0) || !(FLAGS_l2 >= 0)) return InvalidArgument("--l1 and --l2 must be >= 0");
-  o.shard.optimizer.l1 = static_cast<float>(FLAGS_l1);
-  o.shard.optimizer.l2 = static_cast<float>(FLAGS_l2);
+  PST_RETURN_IF_ERROR(OptimizerFromFlags(o.job, &o.shard.optimizer));
   PST_ASSIGN_OR_RETURN(const SpecTraining spec, SpecTrainingSettings(o.job.model));
   PST_RETURN_IF_ERROR(CheckPositiveFlag("train_steps", FLAGS_train_steps));
   PST_RETURN_IF_ERROR(ScheduleFromFlags(spec, FLAGS_train_steps, &o.shard));
   PST_ASSIGN_OR_RETURN(o.lr_plateau, PlateauFromFlags(o.shard.lr_schedule));
   PST_RETURN_IF_ERROR(CheckSpecAugment(spec));
-  PST_RETURN_IF_ERROR(CheckPositiveFlag("embedding_min_count", FLAGS_embedding_min_count));
-  o.tables.min_count = FLAGS_embedding_min_count;
-  if (!std::isfinite(FLAGS_embedding_l2) || FLAGS_embedding_l2 < 0) {
-    return InvalidArgument("--embedding_l2 must be a finite number >= 0");
-  }
-  o.tables.l2 = static_cast<float>(FLAGS_embedding_l2);
-  // A feature file's min_count stands unless the flag says otherwise.
-  if (o.job.data.features && o.job.data.features->summary.min_count > 0) {
-    const int64_t file = o.job.data.features->summary.min_count;
-    if (FlagGiven("embedding_min_count") && FLAGS_embedding_min_count != file) {
-      return InvalidArgument("--embedding_min_count=" + std::to_string(FLAGS_embedding_min_count) +
-                             " differs from the feature file's min_count=" + std::to_string(file));
-    }
-    o.tables.min_count = file;
-  }
-  o.tables.capacity = o.job.embedding_capacity;
-  o.tables.seed = FLAGS_seed;
+  PST_RETURN_IF_ERROR(TablesFromFlags(o.job, &o.tables));
   PST_ASSIGN_OR_RETURN(o.shard.staleness_policy, ParseStalenessPolicy(FLAGS_staleness_policy));
   if (FLAGS_max_staleness < 0) return InvalidArgument("--max_staleness must be >= 0");
   o.shard.max_staleness = FLAGS_max_staleness;
@@ -284,38 +356,8 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
         "--ps_replicas > 1 does not work with --container yet: a named container's shards are "
         "not replicated");
   }
-  o.train_steps = FLAGS_train_steps;
-  if (FLAGS_eval_every_steps < 0) return InvalidArgument("--eval_every_steps must be >= 0");
-  o.eval_every_steps = FLAGS_eval_every_steps;
-  if (FLAGS_early_stopping_patience < 0) {
-    return InvalidArgument("--early_stopping_patience must be >= 0 (0: never stop early)");
-  }
-  if (FLAGS_early_stopping_patience > 0 && FLAGS_validation_examples == 0) {
-    return InvalidArgument(
-        "--early_stopping_patience needs --validation_examples: it counts evaluations of the "
-        "validation set");
-  }
-  o.early_stopping_patience = FLAGS_early_stopping_patience;
-  PST_RETURN_IF_ERROR(CheckPositiveFlag("log_every_steps", FLAGS_log_every_steps));
-  o.log_every_steps = FLAGS_log_every_steps;
-  if (!(FLAGS_progress_every_secs >= 0))
-    return InvalidArgument("--progress_every_secs must be >= 0");
-  o.progress_every_secs = FLAGS_progress_every_secs;
-  o.run_dir = FLAGS_run_dir;
-  o.export_onnx = FLAGS_export_onnx;
-  o.logdir = FLAGS_logdir;
-  o.checkpoint_dir = FLAGS_checkpoint_dir;
-  // The ps write a named container's parts under DIR/NAME too.
-  if (!o.checkpoint_dir.empty() && !o.container.empty()) o.checkpoint_dir += "/" + o.container;
-  if (FLAGS_checkpoint_every_steps < 0 || FLAGS_checkpoint_every_secs < 0) {
-    return InvalidArgument("--checkpoint_every_steps and --checkpoint_every_secs must be >= 0");
-  }
-  o.checkpoint_every_steps = FLAGS_checkpoint_every_steps;
-  o.checkpoint_every_secs = FLAGS_checkpoint_every_secs;
-  PST_RETURN_IF_ERROR(CheckPositiveFlag("keep_checkpoints", FLAGS_keep_checkpoints));
-  o.keep_checkpoints = FLAGS_keep_checkpoints;
-  PST_RETURN_IF_ERROR(CheckPositiveFlag("max_checkpoint_failures", FLAGS_max_checkpoint_failures));
-  o.max_checkpoint_failures = FLAGS_max_checkpoint_failures;
+  PST_RETURN_IF_ERROR(CadencesFromFlags(&o));
+  PST_RETURN_IF_ERROR(OutputsFromFlags(&o));
   PST_RETURN_IF_ERROR(CheckPositiveFlag("ps_wait_timeout_ms", FLAGS_ps_wait_timeout_ms));
   o.ps_wait_timeout_ms = FLAGS_ps_wait_timeout_ms;
   o.rpc_timeout_ms = FLAGS_rpc_timeout_ms;

@@ -208,23 +208,33 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
     ledger_.Record(id);
   }
   if (outcome.duplicate) {
-    if (global_step_ != nullptr) {
-      MutexLock slock(global_step_->mu);
-      outcome.global_step = global_step_->value.i64()[0];
-    }
+    if (global_step_ != nullptr) outcome.global_step = GlobalStep();
     outcome.pushes_applied = pushes_applied_.load();
     return outcome;
   }
   // The step the tables' rows follow the schedule at: the dense variables'
   // (each one's update count, the global step of an async run), or, when
   // this push has none here, the global step if this shard holds it.
-  int64_t schedule_step = -1;
+  const int64_t schedule_step = ApplyDense(gradients, targets, &outcome);
+  const bool dense_applied = outcome.applied > 0;
+  if (!sparse.empty()) ApplySparse(sparse, schedule_step, &outcome);
+  if (global_step_ != nullptr) outcome.global_step = GlobalStep();
+  if (increment_global_step && (dense_applied || gradients.empty())) {
+    outcome.global_step = IncrementGlobalStep();
+  }
+  outcome.pushes_applied = ++pushes_applied_;
+  return outcome;
+}
+
+int64_t VariableStore::ApplyDense(const std::vector<Gradient>& gradients,
+                                  const std::vector<Variable*>& targets, PushOutcome* outcome) {
+  int64_t max_version = -1;
   for (size_t i = 0; i < gradients.size(); ++i) {
     Variable* v = targets[i];
     MutexLock vlock(v->mu);
-    schedule_step = std::max(schedule_step, v->version);
+    max_version = std::max(max_version, v->version);
     const int64_t staleness = std::max<int64_t>(0, v->version - gradients[i].version);
-    outcome.max_staleness = std::max(outcome.max_staleness, staleness);
+    outcome->max_staleness = std::max(outcome->max_staleness, staleness);
     staleness_sum_ += staleness;
     ++staleness_count_;
     int64_t seen = staleness_max_.load();
@@ -232,42 +242,37 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
     }
     float lr_scale = 1.0f;
     if (config_.staleness_policy == StalenessPolicy::kDrop && staleness > config_.max_staleness) {
-      ++outcome.dropped;
+      ++outcome->dropped;
       ++gradients_dropped_;
       continue;
     }
     if (config_.staleness_policy == StalenessPolicy::kScale && staleness > 0) {
       lr_scale = 1.0f / (1.0f + staleness);
-      ++outcome.scaled;
+      ++outcome->scaled;
       ++gradients_scaled_;
     }
     ApplyUpdate(v, gradients[i], v->version, lr_scale);
-    ++outcome.applied;
+    ++outcome->applied;
     ++updates_applied_;
   }
-  const bool dense_applied = outcome.applied > 0;
-  if (!sparse.empty()) {
-    if (schedule_step < 0 && global_step_ != nullptr) {
-      MutexLock slock(global_step_->mu);
-      schedule_step = global_step_->value.i64()[0];
-    }
-    const SparseApplyCounts rows = tables_.Apply(
-        sparse, config_, schedule_->Multiplier(std::max<int64_t>(schedule_step, 0), lr_lowerings_));
-    outcome.applied += rows.applied;
-    outcome.dropped += rows.dropped;
-    outcome.scaled += rows.scaled;
-    outcome.max_staleness = std::max(outcome.max_staleness, rows.max_staleness);
-    updates_applied_ += rows.applied;
-  }
-  if (global_step_ != nullptr) {
-    MutexLock slock(global_step_->mu);
-    outcome.global_step = global_step_->value.i64()[0];
-  }
-  if (increment_global_step && (dense_applied || gradients.empty())) {
-    outcome.global_step = IncrementGlobalStep();
-  }
-  outcome.pushes_applied = ++pushes_applied_;
-  return outcome;
+  return max_version;
+}
+
+void VariableStore::ApplySparse(const std::vector<SparseGradient>& sparse, int64_t schedule_step,
+                                PushOutcome* outcome) {
+  if (schedule_step < 0 && global_step_ != nullptr) schedule_step = GlobalStep();
+  const SparseApplyCounts rows = tables_.Apply(
+      sparse, config_, schedule_->Multiplier(std::max<int64_t>(schedule_step, 0), lr_lowerings_));
+  outcome->applied += rows.applied;
+  outcome->dropped += rows.dropped;
+  outcome->scaled += rows.scaled;
+  outcome->max_staleness = std::max(outcome->max_staleness, rows.max_staleness);
+  updates_applied_ += rows.applied;
+}
+
+int64_t VariableStore::GlobalStep() const {
+  MutexLock lock(global_step_->mu);
+  return global_step_->value.i64()[0];
 }
 
 StatusOr<PushOutcome> VariableStore::SyncPush(const std::vector<Gradient>& gradients, int worker,
@@ -466,6 +471,47 @@ constexpr char kLrLoweringsName[] = "@lr_lowerings";
 // is corruption.
 bool PlausibleCount(int64_t n) { return n >= 0 && n <= std::numeric_limits<int64_t>::max() / 2; }
 
+// A checkpoint part's (or a shipment's) tensors by name.
+using TensorsByName = std::map<std::string, const Tensor*, std::less<>>;
+
+// The tensor `name` of `part`, of `dtype` and `shape`: DataLoss when it is
+// missing or is not.
+StatusOr<const Tensor*> FindTensor(const TensorsByName& part, const std::string& name, DType dtype,
+                                   const Shape& shape) {
+  auto it = part.find(name);
+  if (it == part.end()) return DataLoss("checkpoint part has no '" + name + "'");
+  if (it->second->dtype() != dtype || it->second->shape() != shape) {
+    return DataLoss("checkpoint part's '" + name + "' is " + DTypeName(it->second->dtype()) +
+                    ShapeToString(it->second->shape()) + ", expected " + DTypeName(dtype) +
+                    ShapeToString(shape));
+  }
+  return it->second;
+}
+
+// A shipment's push ledger; an empty one for a checkpoint, which has none
+// (the pushes after it are not held).
+StatusOr<PushLedger> LedgerIn(const TensorsByName& part) {
+  if (auto it = part.find(kPushLedgerName); it != part.end()) {
+    return PushLedger::FromTensor(*it->second);
+  }
+  return PushLedger();
+}
+
+// A shipment's learning-rate lowerings; none for a checkpoint (its k is in
+// its manifest).
+StatusOr<std::optional<int>> LrLoweringsIn(const TensorsByName& part) {
+  std::optional<int> lowerings;
+  if (auto it = part.find(kLrLoweringsName); it != part.end()) {
+    const Tensor& k = *it->second;
+    if (k.dtype() != DType::kInt64 || !k.shape().empty() || k.i64()[0] < 0 ||
+        k.i64()[0] > std::numeric_limits<int>::max()) {
+      return DataLoss("a shipment's learning-rate lowerings are malformed");
+    }
+    lowerings = static_cast<int>(k.i64()[0]);
+  }
+  return lowerings;
+}
+
 }  // namespace
 
 StatusOr<NamedTensors> VariableStore::Snapshot() const {
@@ -512,82 +558,25 @@ void VariableStore::SnapshotInto(NamedTensors* snapshot) const {
 }
 
 Status VariableStore::Restore(const NamedTensors& snapshot) {
-  std::map<std::string, const Tensor*, std::less<>> by_name;
+  TensorsByName by_name;
   for (const auto& [name, t] : snapshot) by_name[name] = &t;
-  auto find = [&](const std::string& name, DType dtype, const Shape& shape,
-                  const Tensor** out) -> Status {
-    auto it = by_name.find(name);
-    if (it == by_name.end()) return DataLoss("checkpoint part has no '" + name + "'");
-    if (it->second->dtype() != dtype || it->second->shape() != shape) {
-      return DataLoss("checkpoint part's '" + name + "' is " + DTypeName(it->second->dtype()) +
-                      ShapeToString(it->second->shape()) + ", expected " + DTypeName(dtype) +
-                      ShapeToString(shape));
-    }
-    *out = it->second;
-    return Status::OK();
-  };
   WriterMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("initialize before restoring");
   // Check everything first, so that a bad part changes nothing.
-  struct Loaded {
-    Variable* v;
-    const Tensor* value;
-    int64_t version, updates;
-    std::vector<const Tensor*> slots;
-  };
-  std::vector<Loaded> loaded;
+  std::vector<VariableInPart> found;
   for (const auto& [name, v] : variables_) {
-    Loaded l{v.get(), nullptr, 0, 0, {}};
-    const Tensor* scalar;
-    PST_RETURN_IF_ERROR(find(name, v->dtype, v->shape, &l.value));
-    PST_RETURN_IF_ERROR(find(name + "@version", DType::kInt64, {}, &scalar));
-    l.version = scalar->i64()[0];
-    PST_RETURN_IF_ERROR(find(name + "@updates", DType::kInt64, {}, &scalar));
-    l.updates = scalar->i64()[0];
-    if (!PlausibleCount(l.version) || !PlausibleCount(l.updates)) {
-      return DataLoss("checkpoint part's '" + name + "' has an impossible version or update count");
-    }
-    MutexLock vlock(v->mu);  // uncontended under mu_ held exclusively
-    for (const std::string& slot : v->slots.names) {
-      const Tensor* t;
-      PST_RETURN_IF_ERROR(find(name + "@slot/" + slot, DType::kFloat32, v->shape, &t));
-      l.slots.push_back(t);
-    }
-    loaded.push_back(std::move(l));
+    PST_ASSIGN_OR_RETURN(VariableInPart in_part, FindVariable(by_name, name, v.get()));
+    found.push_back(std::move(in_part));
   }
-  const Tensor* sync_step;
-  PST_RETURN_IF_ERROR(find(kSyncStepName, DType::kInt64, {}, &sync_step));
+  PST_ASSIGN_OR_RETURN(const Tensor* sync_step,
+                       FindTensor(by_name, kSyncStepName, DType::kInt64, {}));
   if (!PlausibleCount(sync_step->i64()[0])) {
     return DataLoss("checkpoint part has an impossible sync step");
   }
-  PushLedger ledger;  // a checkpoint has none: the pushes after it are not held
-  if (auto it = by_name.find(kPushLedgerName); it != by_name.end()) {
-    PST_ASSIGN_OR_RETURN(ledger, PushLedger::FromTensor(*it->second));
-  }
-  std::optional<int> lowerings;  // a shipment's; a checkpoint's k is in its manifest
-  if (auto it = by_name.find(kLrLoweringsName); it != by_name.end()) {
-    const Tensor& k = *it->second;
-    if (k.dtype() != DType::kInt64 || !k.shape().empty() || k.i64()[0] < 0 ||
-        k.i64()[0] > std::numeric_limits<int>::max()) {
-      return DataLoss("a shipment's learning-rate lowerings are malformed");
-    }
-    lowerings = static_cast<int>(k.i64()[0]);
-  }
+  PST_ASSIGN_OR_RETURN(PushLedger ledger, LedgerIn(by_name));
+  PST_ASSIGN_OR_RETURN(const std::optional<int> lowerings, LrLoweringsIn(by_name));
   PST_RETURN_IF_ERROR(tables_.Restore(by_name));
-  for (Loaded& l : loaded) {
-    MutexLock vlock(l.v->mu);
-    // A backup restores every shipment: into its own buffer (no
-    // allocation) unless a pull's reply still holds it.
-    MakePrivate(&l.v->value);
-    std::memcpy(l.v->value.data(), l.value->data(), l.value->num_bytes());
-    l.v->version = l.version;
-    l.v->slots.updates = l.updates;
-    for (size_t i = 0; i < l.slots.size(); ++i) {
-      const float* src = l.slots[i]->f32();
-      std::copy(src, src + l.slots[i]->num_elements(), l.v->slots.values[i].begin());
-    }
-    std::fill(l.v->accumulator.begin(), l.v->accumulator.end(), 0.0f);
-  }
+  for (const VariableInPart& in_part : found) LoadVariable(in_part);
   if (lowerings) lr_lowerings_ = *lowerings;
   {
     MutexLock ledger_lock(ledger_mu_);
@@ -597,6 +586,45 @@ Status VariableStore::Restore(const NamedTensors& snapshot) {
   sync_step_ = sync_step->i64()[0];
   contributors_.clear();
   return Status::OK();
+}
+
+StatusOr<VariableStore::VariableInPart> VariableStore::FindVariable(const TensorsByName& part,
+                                                                    const std::string& name,
+                                                                    Variable* v) const {
+  VariableInPart in_part{v, nullptr, 0, 0, {}};
+  PST_ASSIGN_OR_RETURN(in_part.value, FindTensor(part, name, v->dtype, v->shape));
+  PST_ASSIGN_OR_RETURN(const Tensor* version,
+                       FindTensor(part, name + "@version", DType::kInt64, {}));
+  in_part.version = version->i64()[0];
+  PST_ASSIGN_OR_RETURN(const Tensor* updates,
+                       FindTensor(part, name + "@updates", DType::kInt64, {}));
+  in_part.updates = updates->i64()[0];
+  if (!PlausibleCount(in_part.version) || !PlausibleCount(in_part.updates)) {
+    return DataLoss("checkpoint part's '" + name + "' has an impossible version or update count");
+  }
+  MutexLock vlock(v->mu);  // uncontended under mu_ held exclusively
+  for (const std::string& slot : v->slots.names) {
+    PST_ASSIGN_OR_RETURN(const Tensor* t,
+                         FindTensor(part, name + "@slot/" + slot, DType::kFloat32, v->shape));
+    in_part.slots.push_back(t);
+  }
+  return in_part;
+}
+
+void VariableStore::LoadVariable(const VariableInPart& in_part) {
+  Variable* v = in_part.v;
+  MutexLock vlock(v->mu);
+  // A backup restores every shipment: into its own buffer (no
+  // allocation) unless a pull's reply still holds it.
+  MakePrivate(&v->value);
+  std::memcpy(v->value.data(), in_part.value->data(), in_part.value->num_bytes());
+  v->version = in_part.version;
+  v->slots.updates = in_part.updates;
+  for (size_t i = 0; i < in_part.slots.size(); ++i) {
+    const float* src = in_part.slots[i]->f32();
+    std::copy(src, src + in_part.slots[i]->num_elements(), v->slots.values[i].begin());
+  }
+  std::fill(v->accumulator.begin(), v->accumulator.end(), 0.0f);
 }
 
 }  // namespace pst

@@ -201,8 +201,38 @@ class VariableStore {
   Status CheckGradient(const Gradient& g, Variable** variable) const REQUIRES_SHARED(mu_);
   int64_t IncrementGlobalStep() REQUIRES_SHARED(mu_);
 
+  // Push's dense part: applies each gradient to its target (checked) as the
+  // staleness policy says, counting into *outcome. Returns the largest
+  // version the targets had before, -1 for none.
+  int64_t ApplyDense(const std::vector<Gradient>& gradients, const std::vector<Variable*>& targets,
+                     PushOutcome* outcome) REQUIRES_SHARED(mu_);
+  // Push's row gradients, at the scheduled rate of step `schedule_step`
+  // (-1: the global step when this shard holds it, else 0), counting into
+  // *outcome.
+  void ApplySparse(const std::vector<SparseGradient>& sparse, int64_t schedule_step,
+                   PushOutcome* outcome) REQUIRES_SHARED(mu_);
+  // The global step's value (global_step_ must be set).
+  int64_t GlobalStep() const REQUIRES_SHARED(mu_);
+
   // Every variable, slot and table into *out (Snapshot's tensors).
   void SnapshotInto(NamedTensors* out) const REQUIRES_SHARED(mu_);
+
+  // A variable's tensors in a checkpoint part, which Restore finds and
+  // checks for every variable before it loads any.
+  struct VariableInPart {
+    Variable* v;
+    const Tensor* value;
+    int64_t version, updates;
+    std::vector<const Tensor*> slots;
+  };
+  // Finds variable `name` (*v)'s value, version, update count and slots in
+  // `part`: DataLoss naming the first one missing, of another dtype or
+  // shape, or impossible.
+  StatusOr<VariableInPart> FindVariable(
+      const std::map<std::string, const Tensor*, std::less<>>& part, const std::string& name,
+      Variable* v) const REQUIRES(mu_);
+  // Copies the tensors into their variable and clears its sync accumulator.
+  void LoadVariable(const VariableInPart& in_part) REQUIRES(mu_);
 
   // exclusive for Initialize, Restore and ReplicationSnapshot, shared otherwise
   mutable SharedMutex mu_;

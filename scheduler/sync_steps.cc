@@ -9,12 +9,12 @@
 namespace pst {
 
 SyncSteps::SyncSteps(std::vector<int> sync_shards, int num_workers, int64_t train_steps,
-                     SyncReplicas replicas)
+                     SyncQuorum quorum)
     : train_steps_(train_steps),
       tokens_(num_workers),
-      clock_(*replicas.clock),
-      replicas_(replicas.fixed > 0 ? replicas.fixed : num_workers) {
-  if (replicas.fixed == 0) adaptive_.emplace(num_workers, replicas.window);
+      clock_(*quorum.clock),
+      quorum_(quorum.fixed > 0 ? quorum.fixed : num_workers) {
+  if (quorum.fixed == 0) adaptive_.emplace(num_workers, quorum.window);
   const int shards =
       sync_shards.empty() ? 0 : *std::max_element(sync_shards.begin(), sync_shards.end()) + 1;
   applied_.assign(shards, -1);
@@ -24,11 +24,11 @@ SyncSteps::SyncSteps(std::vector<int> sync_shards, int num_workers, int64_t trai
 void SyncSteps::StepOpens(int64_t step) {
   if (!adaptive_) return;
   const int n = adaptive_->StepOpened(step, clock_.Now());
-  if (n == replicas_) return;
+  if (n == quorum_) return;
   LOG(INFO) << "replicas_to_aggregate=auto: step " << step << " aggregates " << n
-            << " gradients (was " << replicas_ << "): expected " << adaptive_->ExpectedRate(n)
-            << " batches/s against " << adaptive_->ExpectedRate(replicas_);
-  replicas_ = n;
+            << " gradients (was " << quorum_ << "): expected " << adaptive_->ExpectedRate(n)
+            << " batches/s against " << adaptive_->ExpectedRate(quorum_);
+  quorum_ = n;
 }
 
 TokenRelease SyncSteps::Open(int64_t step) {
@@ -40,7 +40,7 @@ TokenRelease SyncSteps::Open(int64_t step) {
   }
   if (adaptive_) adaptive_->Forget();
   StepOpens(step);
-  return {tokens_.Reset(step), step, replicas_};
+  return {tokens_.Reset(step), step, quorum_};
 }
 
 TokenAnswer SyncSteps::Request(int worker, int64_t last_received) {
@@ -75,7 +75,7 @@ TokenRelease SyncSteps::ShardApplied(int shard, int64_t step) {
   // the workers still there to train the lost steps again.
   if (global_step_ >= train_steps_ || paused_) return {};
   StepOpens(global_step_);
-  return {tokens_.Advance(global_step_), global_step_, replicas_};
+  return {tokens_.Advance(global_step_), global_step_, quorum_};
 }
 
 void SyncSteps::Pause() { paused_ = true; }
@@ -99,7 +99,7 @@ TokenRelease SyncSteps::Resume() {
   const std::optional<int64_t> out = tokens_.current_step();
   if (global_step_ >= train_steps_ || (out && *out >= global_step_)) return {};
   StepOpens(global_step_);
-  return {tokens_.Advance(global_step_), global_step_, replicas_};
+  return {tokens_.Advance(global_step_), global_step_, quorum_};
 }
 
 TokenRelease SyncSteps::Close() {

@@ -4,8 +4,9 @@
 // s+1 and the tokens of s+1 go out. At --train_steps none go out: the
 // workers wait until the chief has its final checkpoint and closes.
 //
-// Each token carries the N (gradients aggregated) of its step: the fixed
-// --replicas_to_aggregate, or with `auto` the N an AdaptiveReplicas picks as
+// Each token carries its step's quorum N (the gradients the step
+// aggregates; "replica" is kept for the copies of a shard): the fixed
+// --replicas_to_aggregate, or with `auto` the N an AdaptiveQuorum picks as
 // the step opens, from when the workers' gradients arrived in recent steps;
 // every change of N is logged.
 //
@@ -25,38 +26,37 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "scheduler/adaptive_replicas.h"
+#include "scheduler/adaptive_quorum.h"
 #include "scheduler/token_queue.h"
 
 namespace pst {
 
-// How many gradients each sync step aggregates.
-struct SyncReplicas {
+// The quorum: how many gradients each sync step aggregates.
+struct SyncQuorum {
   int fixed = 0;    // N, or 0: chosen per step (--replicas_to_aggregate=auto)
   int window = 20;  // auto: steps of arrival times that decide N
   const MonotonicClock* clock = &SteadyClock();  // auto: times the arrivals
 };
 
-// Tokens that go out now: each of `workers` gets `step` (-1: stop) of N
-// `replicas`.
+// Tokens that go out now: each of `workers` gets `step` (-1: stop), whose
+// quorum is `quorum`.
 struct TokenRelease {
   std::vector<int> workers;
   int64_t step = -1;
-  int replicas = 0;
+  int quorum = 0;
 };
 
 class SyncSteps {
  public:
   // `sync_shards`: the shards that accumulate gradients (hold a trainable
   // variable).
-  SyncSteps(std::vector<int> sync_shards, int num_workers, int64_t train_steps,
-            SyncReplicas replicas);
+  SyncSteps(std::vector<int> sync_shards, int num_workers, int64_t train_steps, SyncQuorum quorum);
 
   // Releases the tokens of `step` (0, or a restored checkpoint's step;
   // once the variables are initialized or restored). Called again after a
   // recovery, it moves the cluster back to `step`.
   TokenRelease Open(int64_t step);
-  // A worker's token request: go (with replicas()), wait, or stop.
+  // A worker's token request: go (with quorum()), wait, or stop.
   // `last_received`: the step of the last token it received (TokenQueue).
   TokenAnswer Request(int worker, int64_t last_received);
   // A shard reports that it applied `step`: the tokens that go out.
@@ -74,7 +74,7 @@ class SyncSteps {
   // Steps every sync shard has applied.
   int64_t global_step() const { return global_step_; }
   // The N of the step whose tokens are out.
-  int replicas() const { return replicas_; }
+  int quorum() const { return quorum_; }
 
  private:
   // Tokens of `step` go out now: fixes its N (auto: logs a change).
@@ -87,8 +87,8 @@ class SyncSteps {
   bool paused_ = false;
   bool closed_ = false;  // by Close() until Open()
   const MonotonicClock& clock_;
-  std::optional<AdaptiveReplicas> adaptive_;  // auto only
-  int replicas_;                              // N of the step whose tokens are out
+  std::optional<AdaptiveQuorum> adaptive_;  // auto only
+  int quorum_;                              // N of the step whose tokens are out
 };
 
 }  // namespace pst

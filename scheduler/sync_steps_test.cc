@@ -21,17 +21,17 @@ int64_t Take(SyncSteps& steps, int worker, int64_t last_received) {
 }
 
 TEST(SyncStepsTest, OpenReleasesTheWaitingWithTheStepAndN) {
-  SyncSteps steps({0}, /*num_workers=*/2, /*train_steps=*/100, SyncReplicas{2});
+  SyncSteps steps({0}, /*num_workers=*/2, /*train_steps=*/100, SyncQuorum{2});
   EXPECT_EQ(Take(steps, 1, -1), -1);
   const TokenRelease release = steps.Open(3);  // e.g. restored at step 3
   EXPECT_EQ(release.workers, Workers{1});
   EXPECT_EQ(release.step, 3);
-  EXPECT_EQ(release.replicas, 2);
+  EXPECT_EQ(release.quorum, 2);
   EXPECT_EQ(Take(steps, 0, -1), 3);
 }
 
 TEST(SyncStepsTest, TheStepMovesWhenEverySyncShardApplied) {
-  SyncSteps steps({0, 2}, /*num_workers=*/1, /*train_steps=*/100, SyncReplicas{1});
+  SyncSteps steps({0, 2}, /*num_workers=*/1, /*train_steps=*/100, SyncQuorum{1});
   steps.Open(0);
   EXPECT_EQ(Take(steps, 0, -1), 0);
   EXPECT_EQ(Take(steps, 0, 0), -1);
@@ -46,7 +46,7 @@ TEST(SyncStepsTest, TheStepMovesWhenEverySyncShardApplied) {
 }
 
 TEST(SyncStepsTest, StaleAndFutureNoticesChangeNothing) {
-  SyncSteps steps({0, 1}, /*num_workers=*/1, /*train_steps=*/100, SyncReplicas{1});
+  SyncSteps steps({0, 1}, /*num_workers=*/1, /*train_steps=*/100, SyncQuorum{1});
   steps.Open(40);             // restored at step 40
   steps.ShardApplied(0, 57);  // sent before the rollback
   steps.ShardApplied(0, 40);
@@ -57,7 +57,7 @@ TEST(SyncStepsTest, StaleAndFutureNoticesChangeNothing) {
 }
 
 TEST(SyncStepsTest, TrainStepsHoldsTheWorkersUntilClose) {
-  SyncSteps steps({0}, /*num_workers=*/2, /*train_steps=*/1, SyncReplicas{2});
+  SyncSteps steps({0}, /*num_workers=*/2, /*train_steps=*/1, SyncQuorum{2});
   steps.Open(0);
   EXPECT_EQ(Take(steps, 0, -1), 0);
   EXPECT_EQ(Take(steps, 0, 0), -1);
@@ -70,7 +70,7 @@ TEST(SyncStepsTest, TrainStepsHoldsTheWorkersUntilClose) {
 }
 
 TEST(SyncStepsTest, APauseHoldsTheNextStepAndSettlesOnceEveryShardIsThere) {
-  SyncSteps steps({0, 1}, /*num_workers=*/2, /*train_steps=*/100, SyncReplicas{2});
+  SyncSteps steps({0, 1}, /*num_workers=*/2, /*train_steps=*/100, SyncQuorum{2});
   steps.Open(0);
   EXPECT_EQ(Take(steps, 0, -1), 0);
   EXPECT_EQ(Take(steps, 0, 0), -1);
@@ -89,7 +89,7 @@ TEST(SyncStepsTest, APauseHoldsTheNextStepAndSettlesOnceEveryShardIsThere) {
 }
 
 TEST(SyncStepsTest, OnceClosedTheStepInFlightIsAbandoned) {
-  SyncSteps steps({0}, /*num_workers=*/1, /*train_steps=*/100, SyncReplicas{1});
+  SyncSteps steps({0}, /*num_workers=*/1, /*train_steps=*/100, SyncQuorum{1});
   steps.Open(0);
   EXPECT_EQ(Take(steps, 0, -1), 0);
   EXPECT_FALSE(steps.Settled());
@@ -101,20 +101,20 @@ TEST(SyncStepsTest, OnceClosedTheStepInFlightIsAbandoned) {
 // step 0 is past the horizon (step 2 opens), N drops to 2.
 TEST(SyncStepsTest, AutoPicksNFromWhenGradientsArrived) {
   FakeClock clock;
-  SyncReplicas autos;
+  SyncQuorum autos;
   autos.window = 2;
   autos.clock = &clock;
   SyncSteps steps({0}, /*num_workers=*/3, /*train_steps=*/100, autos);
-  EXPECT_EQ(steps.Open(0).replicas, 3);
+  EXPECT_EQ(steps.Open(0).quorum, 3);
   for (int w = 0; w < 3; ++w) ASSERT_EQ(Take(steps, w, -1), 0);
   std::vector<int> released_n;
   for (int64_t step = 0; step < 2; ++step) {
     clock.Advance(std::chrono::milliseconds(10));
     for (int w = 0; w < 2; ++w) EXPECT_EQ(Take(steps, w, step), -1);
-    released_n.push_back(steps.ShardApplied(0, step).replicas);
+    released_n.push_back(steps.ShardApplied(0, step).quorum);
   }
   EXPECT_EQ(released_n, (std::vector<int>{3, 2}));
-  EXPECT_EQ(steps.replicas(), 2);
+  EXPECT_EQ(steps.quorum(), 2);
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the project and runs the whole test suite, in two stages:
 #   1. the formatting of every C++ file (scripts/check_format.sh), the
-#      include layering (scripts/check_includes.py) and the rules that tend
+#      include layering (scripts/check_includes.py), the rules that tend
 #      to regrow (scripts/check_rules.py: one clock, ZeroMQ in transport/
-#      only), then
+#      only) and the length of library functions
+#      (scripts/check_function_length.py: 80 lines at most), then
 #      build/ (Release): every test, with ctest;
 #   2. build-asan/ (clang, ASan + UBSan, scripts/sanitize.sh --fuzz): every
 #      test again under the sanitizers but experiments_test, sweep_test,
@@ -55,6 +56,7 @@ echo "test.sh: stage 1: Release build, MNIST_DIR=${MNIST_DIR:-<unset: full-MNIST
 "$root/scripts/check_format.sh"
 "$root/scripts/check_includes.py"
 "$root/scripts/check_rules.py"
+"$root/scripts/check_function_length.py"
 "$root/scripts/build.sh"
 "$root/scripts/test_venv.sh" || echo "test.sh: no test venv: the Python-based tests will skip" >&2
 [[ -n "$stress_runs" ]] && exec "$root/scripts/stress.sh" "${stress_args[@]}" "$stress_runs"

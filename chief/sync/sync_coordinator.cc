@@ -6,29 +6,29 @@
 
 namespace pst {
 
-OutgoingMessage TokenReply(int64_t step, int replicas) {
+OutgoingMessage TokenReply(int64_t step, int quorum) {
   OutgoingMessage reply;
   reply.type = ReplyTypeOf(wire::MessageType::TokenRequest);
   reply.step = step;
   const wire::ClusterState state =
       step < 0 ? wire::ClusterState::Stopping : wire::ClusterState::Training;
-  reply.extras = [state, replicas](flatbuffers::FlatBufferBuilder& fbb) {
+  reply.extras = [state, quorum](flatbuffers::FlatBufferBuilder& fbb) {
     HeaderExtras extras;
-    extras.join = wire::CreateJoinInfo(fbb, 0, state, 0, 0, replicas);
+    extras.join = wire::CreateJoinInfo(fbb, 0, state, 0, 0, quorum);
     return extras;
   };
   return reply;
 }
 
 SyncCoordinator::SyncCoordinator(std::vector<int> sync_shards, int num_workers, int64_t train_steps,
-                                 ReplySender* replies, SyncReplicas replicas)
+                                 ReplySender* replies, SyncQuorum quorum)
     : replies_(replies),
-      steps_(std::move(sync_shards), num_workers, train_steps, replicas),
+      steps_(std::move(sync_shards), num_workers, train_steps, quorum),
       parked_(num_workers) {}
 
 std::vector<Answer> SyncCoordinator::Answers(const TokenRelease& release) {
   std::vector<Answer> answers;
-  parked_.Take(release.workers, TokenReply(release.step, release.replicas), answers);
+  parked_.Take(release.workers, TokenReply(release.step, release.quorum), answers);
   return answers;
 }
 
@@ -48,7 +48,7 @@ OutgoingMessage SyncCoordinator::HandleTokenRequest(int worker, int64_t last_rec
   const TokenAnswer answer = steps_.Request(worker, last_received);
   if (answer.verdict == TokenAnswer::Verdict::kWait) parked_.Park(worker, context);
   // Parked: the return value is ignored. Stop: step -1.
-  return TokenReply(answer.step, steps_.replicas());
+  return TokenReply(answer.step, steps_.quorum());
 }
 
 void SyncCoordinator::ShardApplied(int shard, int64_t step) {
@@ -100,9 +100,9 @@ int64_t SyncCoordinator::global_step() const {
   return steps_.global_step();
 }
 
-int SyncCoordinator::replicas() const {
+int SyncCoordinator::quorum() const {
   MutexLock lock(mu_);
-  return steps_.replicas();
+  return steps_.quorum();
 }
 
 }  // namespace pst

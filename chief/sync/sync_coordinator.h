@@ -21,14 +21,14 @@ namespace pst {
 
 // The reply to a token request: the step to train and the gradients it
 // aggregates, or step -1 (state Stopping): stop.
-OutgoingMessage TokenReply(int64_t step, int replicas);
+OutgoingMessage TokenReply(int64_t step, int quorum);
 
 class SyncCoordinator {
  public:
   // `sync_shards`: the shards that accumulate gradients (hold a trainable
   // variable). `replies` (borrowed) sends the parked token replies.
   SyncCoordinator(std::vector<int> sync_shards, int num_workers, int64_t train_steps,
-                  ReplySender* replies, SyncReplicas replicas);
+                  ReplySender* replies, SyncQuorum quorum);
 
   // Releases the tokens of `step` (0, or a restored checkpoint's step;
   // call once the variables are initialized or restored). Called again
@@ -54,7 +54,7 @@ class SyncCoordinator {
   // Steps every sync shard has applied.
   int64_t global_step() const;
   // The N of the step whose tokens are out.
-  int replicas() const;
+  int quorum() const;
 
  private:
   // The answers to the parked requests that `release` lets go.

@@ -10,7 +10,7 @@ namespace pst {
 namespace {
 
 // The N a token reply says its step aggregates, as the worker decodes it.
-int ReplicasIn(const OutgoingMessage& reply) {
+int QuorumIn(const OutgoingMessage& reply) {
   auto decoded = DecodeMessage(EncodeMessage(reply, {1, 1, wire::Role::Chief, 0}), 1 << 20);
   if (!decoded.ok() || decoded->header().join() == nullptr) return -1;
   return decoded->header().join()->replicas_to_aggregate();
@@ -23,10 +23,10 @@ class FakeReplies : public ReplySender {
     EXPECT_EQ(reply.type, wire::MessageType::TokenReply);
     sent[to.address].push_back(reply.step);
     request_ids[to.address].push_back(to.request_id);
-    replicas[to.address].push_back(ReplicasIn(reply));
+    quorum[to.address].push_back(QuorumIn(reply));
   }
   std::map<std::string, std::vector<int64_t>> sent;  // by address ("worker:0")
-  std::map<std::string, std::vector<int>> replicas;
+  std::map<std::string, std::vector<int>> quorum;
   std::map<std::string, std::vector<uint64_t>> request_ids;
 };
 
@@ -53,14 +53,14 @@ class SyncCoordinatorTest : public ::testing::Test {
 using Steps = std::vector<int64_t>;
 
 TEST_F(SyncCoordinatorTest, NoTokenBeforeOpen) {
-  SyncCoordinator sync({0}, /*num_workers=*/1, /*train_steps=*/100, &replies_, SyncReplicas{1});
+  SyncCoordinator sync({0}, /*num_workers=*/1, /*train_steps=*/100, &replies_, SyncQuorum{1});
   EXPECT_EQ(TakeToken(sync, 0, -1), std::nullopt);
   sync.Open(3);  // e.g. restored at step 3
   EXPECT_EQ(Sent(0), Steps{3});
 }
 
 TEST_F(SyncCoordinatorTest, StepAdvancesWhenEveryShardApplied) {
-  SyncCoordinator sync({0, 2}, /*num_workers=*/1, /*train_steps=*/100, &replies_, SyncReplicas{1});
+  SyncCoordinator sync({0, 2}, /*num_workers=*/1, /*train_steps=*/100, &replies_, SyncQuorum{1});
   sync.Open(0);
   EXPECT_EQ(TakeToken(sync, 0, -1), 0);
   EXPECT_EQ(TakeToken(sync, 0, 0), std::nullopt);
@@ -76,7 +76,7 @@ TEST_F(SyncCoordinatorTest, StepAdvancesWhenEveryShardApplied) {
 // No shard can apply a step whose tokens are not out: such a notice is from
 // before a rollback (a future step) and is ignored.
 TEST_F(SyncCoordinatorTest, IgnoresNoticesFromBeforeARollback) {
-  SyncCoordinator sync({0, 1}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncReplicas{2});
+  SyncCoordinator sync({0, 1}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncQuorum{2});
   sync.Open(40);             // restored at step 40
   sync.ShardApplied(0, 57);  // sent before the rollback
   EXPECT_EQ(sync.global_step(), 40);
@@ -92,7 +92,7 @@ TEST_F(SyncCoordinatorTest, IgnoresNoticesFromBeforeARollback) {
 // A newer request of a waiting worker replaces its parked one: the token
 // goes to the request the worker waits on, once.
 TEST_F(SyncCoordinatorTest, TheTokenGoesToTheNewestParkedRequest) {
-  SyncCoordinator sync({0}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncReplicas{2});
+  SyncCoordinator sync({0}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncQuorum{2});
   sync.Open(0);
   EXPECT_EQ(TakeToken(sync, 0, -1), 0);
   EXPECT_EQ(TakeToken(sync, 0, 0), std::nullopt);  // request 2
@@ -103,7 +103,7 @@ TEST_F(SyncCoordinatorTest, TheTokenGoesToTheNewestParkedRequest) {
 }
 
 TEST_F(SyncCoordinatorTest, ReSentTokenRequestGetsTheSameStep) {
-  SyncCoordinator sync({0}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncReplicas{2});
+  SyncCoordinator sync({0}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncQuorum{2});
   sync.Open(0);
   EXPECT_EQ(TakeToken(sync, 0, -1), 0);
   EXPECT_EQ(TakeToken(sync, 0, -1), 0);            // the first answer was lost
@@ -114,7 +114,7 @@ TEST_F(SyncCoordinatorTest, ReSentTokenRequestGetsTheSameStep) {
 // gradient: the step moves on without it, and the slow worker, asking late,
 // gets the newest step at once, never the one it missed.
 TEST_F(SyncCoordinatorTest, SpareReplicaLetsTheStepMoveWithoutTheSlowWorker) {
-  SyncCoordinator sync({0}, /*num_workers=*/3, /*train_steps=*/100, &replies_, SyncReplicas{3});
+  SyncCoordinator sync({0}, /*num_workers=*/3, /*train_steps=*/100, &replies_, SyncQuorum{3});
   sync.Open(0);
   EXPECT_EQ(TakeToken(sync, 0, -1), 0);
   EXPECT_EQ(TakeToken(sync, 1, -1), 0);
@@ -131,7 +131,7 @@ TEST_F(SyncCoordinatorTest, SpareReplicaLetsTheStepMoveWithoutTheSlowWorker) {
 // A worker that died holding a parked request is not waited for; when it
 // restarts (it remembers no token) it gets the current step.
 TEST_F(SyncCoordinatorTest, DeadWorkerIsNotWaitedForAndRestartsAtTheCurrentStep) {
-  SyncCoordinator sync({0}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncReplicas{2});
+  SyncCoordinator sync({0}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncQuorum{2});
   sync.Open(0);
   EXPECT_EQ(TakeToken(sync, 0, -1), 0);
   EXPECT_EQ(TakeToken(sync, 1, -1), 0);
@@ -145,7 +145,7 @@ TEST_F(SyncCoordinatorTest, DeadWorkerIsNotWaitedForAndRestartsAtTheCurrentStep)
 }
 
 TEST_F(SyncCoordinatorTest, RollbackHandsOutTheRestoredStepAgain) {
-  SyncCoordinator sync({0}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncReplicas{2});
+  SyncCoordinator sync({0}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncQuorum{2});
   sync.Open(0);
   EXPECT_EQ(TakeToken(sync, 0, -1), 0);
   EXPECT_EQ(TakeToken(sync, 1, -1), 0);
@@ -162,7 +162,7 @@ TEST_F(SyncCoordinatorTest, RollbackHandsOutTheRestoredStepAgain) {
 // A restarted chief opens at its checkpoint's step; workers of the earlier
 // chief, holding later tokens, get that step.
 TEST_F(SyncCoordinatorTest, RestartedChiefOpensAtItsCheckpoint) {
-  SyncCoordinator sync({0}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncReplicas{2});
+  SyncCoordinator sync({0}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncQuorum{2});
   sync.Open(20);
   EXPECT_EQ(TakeToken(sync, 0, 23), 20);
   EXPECT_EQ(TakeToken(sync, 1, 20), 20);
@@ -172,7 +172,7 @@ TEST_F(SyncCoordinatorTest, RestartedChiefOpensAtItsCheckpoint) {
 // At --train_steps the workers are held, not sent away: until the chief has
 // its final checkpoint, a lost ps can still be recovered with them.
 TEST_F(SyncCoordinatorTest, TrainStepsHoldsTheWorkersUntilClose) {
-  SyncCoordinator sync({0}, /*num_workers=*/2, /*train_steps=*/1, &replies_, SyncReplicas{2});
+  SyncCoordinator sync({0}, /*num_workers=*/2, /*train_steps=*/1, &replies_, SyncQuorum{2});
   sync.Open(0);
   EXPECT_EQ(TakeToken(sync, 0, -1), 0);
   sync.ShardApplied(0, 0);
@@ -185,7 +185,7 @@ TEST_F(SyncCoordinatorTest, TrainStepsHoldsTheWorkersUntilClose) {
 }
 
 TEST_F(SyncCoordinatorTest, PauseWaitsForEveryShardAndHoldsTheNextTokens) {
-  SyncCoordinator sync({0, 1}, /*num_workers=*/3, /*train_steps=*/100, &replies_, SyncReplicas{3});
+  SyncCoordinator sync({0, 1}, /*num_workers=*/3, /*train_steps=*/100, &replies_, SyncQuorum{3});
   sync.Open(0);
   EXPECT_EQ(TakeToken(sync, 0, -1), 0);
   EXPECT_EQ(TakeToken(sync, 0, 0), std::nullopt);
@@ -209,7 +209,7 @@ TEST_F(SyncCoordinatorTest, PauseWaitsForEveryShardAndHoldsTheNextTokens) {
 // while its part is written. Pause waits for that step, not only for the
 // shards to agree.
 TEST_F(SyncCoordinatorTest, PauseWaitsForTheStepInFlight) {
-  SyncCoordinator sync({0, 1}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncReplicas{2});
+  SyncCoordinator sync({0, 1}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncQuorum{2});
   sync.Open(0);
   EXPECT_EQ(TakeToken(sync, 0, -1), 0);  // step 0 is in flight
   EXPECT_EQ(sync.Pause(Now()).status().code(), Code::kDeadlineExceeded);
@@ -223,7 +223,7 @@ TEST_F(SyncCoordinatorTest, PauseWaitsForTheStepInFlight) {
 // A signal stopped the workers mid-step: once closed, the step in flight is
 // abandoned and a checkpoint of the steps every shard applied goes ahead.
 TEST_F(SyncCoordinatorTest, AfterCloseThePauseDoesNotWaitForTheAbandonedStep) {
-  SyncCoordinator sync({0, 1}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncReplicas{2});
+  SyncCoordinator sync({0, 1}, /*num_workers=*/2, /*train_steps=*/100, &replies_, SyncQuorum{2});
   sync.Open(0);
   EXPECT_EQ(TakeToken(sync, 0, -1), 0);
   sync.ShardApplied(0, 0);
@@ -237,13 +237,13 @@ TEST_F(SyncCoordinatorTest, AfterCloseThePauseDoesNotWaitForTheAbandonedStep) {
 }
 
 TEST_F(SyncCoordinatorTest, EveryTokenCarriesTheFixedN) {
-  SyncCoordinator sync({0}, /*num_workers=*/3, /*train_steps=*/100, &replies_, SyncReplicas{2});
+  SyncCoordinator sync({0}, /*num_workers=*/3, /*train_steps=*/100, &replies_, SyncQuorum{2});
   sync.Open(0);
   RequestContext context("worker:0", 1);
-  EXPECT_EQ(ReplicasIn(sync.HandleTokenRequest(0, -1, context)), 2);
+  EXPECT_EQ(QuorumIn(sync.HandleTokenRequest(0, -1, context)), 2);
   EXPECT_FALSE(TakeToken(sync, 0, 0).has_value());
   sync.ShardApplied(0, 0);
-  EXPECT_EQ(replies_.replicas["worker:0"], std::vector<int>{2});
+  EXPECT_EQ(replies_.quorum["worker:0"], std::vector<int>{2});
 }
 
 // Auto: workers 0 and 1 answer 10 ms after each step opens, worker 2 never;
@@ -251,23 +251,23 @@ TEST_F(SyncCoordinatorTest, EveryTokenCarriesTheFixedN) {
 // tokens of step 2 say so.
 TEST_F(SyncCoordinatorTest, AutoPicksNFromWhenGradientsArrived) {
   FakeClock clock;
-  SyncReplicas autos;
+  SyncQuorum autos;
   autos.window = 2;
   autos.clock = &clock;
   SyncCoordinator sync({0}, /*num_workers=*/3, /*train_steps=*/100, &replies_, autos);
   sync.Open(0);
-  EXPECT_EQ(sync.replicas(), 3);
+  EXPECT_EQ(sync.quorum(), 3);
   for (int w = 0; w < 3; ++w) ASSERT_EQ(TakeToken(sync, w, -1), 0);
   for (int64_t step = 0; step < 2; ++step) {
     clock.Advance(std::chrono::milliseconds(10));
     for (int w = 0; w < 2; ++w) EXPECT_FALSE(TakeToken(sync, w, step).has_value());
     sync.ShardApplied(0, step);
   }
-  EXPECT_EQ(sync.replicas(), 2);
-  EXPECT_EQ(replies_.replicas["worker:0"], (std::vector<int>{3, 2}));
+  EXPECT_EQ(sync.quorum(), 2);
+  EXPECT_EQ(replies_.quorum["worker:0"], (std::vector<int>{3, 2}));
   EXPECT_EQ(replies_.sent["worker:0"], (Steps{1, 2}));
   RequestContext late("worker:2", 99);
-  EXPECT_EQ(ReplicasIn(sync.HandleTokenRequest(2, 0, late)), 2);
+  EXPECT_EQ(QuorumIn(sync.HandleTokenRequest(2, 0, late)), 2);
 }
 
 }  // namespace

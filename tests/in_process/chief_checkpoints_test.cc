@@ -165,9 +165,9 @@ TEST_F(StorageFailsTest, TheFinalSaveNeverStopsTheRunForStorage) {
 // waited --rpc_timeout_ms blind (here an hour: the test would time out).
 TEST_F(ChiefCheckpointsTest, ASyncCheckpointWaitingForALostPsReportsItsLoss) {
   options_.rpc_timeout_ms = 3600 * 1000;
-  SyncReplicas replicas;
-  replicas.fixed = 1;
-  SyncCoordinator sync({1}, 1, 100, nullptr, replicas);
+  SyncQuorum quorum;
+  quorum.fixed = 1;
+  SyncCoordinator sync({1}, 1, 100, nullptr, quorum);
   sync.Open(0);  // step 0 in flight; no worker will push it
   ShardKeeper keeper(options_, &shards_.admin(), &sync, &checkpointer_, stop_);
   ChiefCheckpoints checkpoints(options_, &checkpointer_, &sync, &keeper, clock_);

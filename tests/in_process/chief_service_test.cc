@@ -71,10 +71,10 @@ class ChiefServiceTest : public ::testing::Test {
       return service_->Handle(r, c);
     });
     if (sync) {
-      SyncReplicas replicas;
-      replicas.fixed = 1;
+      SyncQuorum quorum;
+      quorum.fixed = 1;
       sync_ = std::make_unique<SyncCoordinator>(std::vector<int>{0}, kWorkers, kTrainSteps,
-                                                server_.get(), replicas);
+                                                server_.get(), quorum);
     }
     service_ = std::make_unique<ChiefService>(&state_, sync_.get(), kWorkers, kPs);
     ASSERT_TRUE(server_->Start().ok());

@@ -188,7 +188,7 @@ TEST_F(SyncTest, AutoReplicasStopWaitingForAWorkerThatTurnsSlow) {
   auto cluster = RunWithStraggler("auto", kSteps, /*delay_ms=*/100, /*from_step=*/300);
   const std::string chief = cluster->task("chief").Log();
   EXPECT_EQ(ReportValue(chief, "Global-Step: "), kSteps) << chief;
-  EXPECT_NE(chief.find("replicas to aggregate: auto"), std::string::npos) << chief;
+  EXPECT_NE(chief.find("sync, --replicas_to_aggregate=auto"), std::string::npos) << chief;
   // The N it ended with is below 3 (steps before 300 may have seen changes
   // too: three workers share two cores here).
   EXPECT_LT(ReportValue(chief, " aggregates ").value_or(3), 3) << chief;

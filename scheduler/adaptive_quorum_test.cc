@@ -1,4 +1,4 @@
-#include "scheduler/adaptive_replicas.h"
+#include "scheduler/adaptive_quorum.h"
 
 #include <gtest/gtest.h>
 
@@ -10,14 +10,14 @@ namespace pst {
 namespace {
 
 using std::chrono::milliseconds;
-using TimePoint = AdaptiveReplicas::TimePoint;
+using TimePoint = AdaptiveQuorum::TimePoint;
 
 // A sync cluster in simulated time: a worker idle when a step opens takes its
 // token at once; the step closes at the N-th arrival of its gradients; a
 // worker that arrives after its step closed takes the open step's token on
 // arrival (it skips the steps it missed). compute(worker, step) is how long
 // a worker's step takes, in ms. Returns the N of each step.
-std::vector<int> Simulate(AdaptiveReplicas& adaptive, int workers, int steps,
+std::vector<int> Simulate(AdaptiveQuorum& adaptive, int workers, int steps,
                           const std::function<int(int, int64_t)>& compute) {
   std::vector<int> chosen;
   std::vector<int64_t> working_on(workers, -1);  // -1: idle
@@ -49,21 +49,21 @@ std::vector<int> Simulate(AdaptiveReplicas& adaptive, int workers, int steps,
   return chosen;
 }
 
-TEST(AdaptiveReplicasTest, AllWorkersUntilAStepIsTimed) {
-  AdaptiveReplicas adaptive(3, 10);
-  EXPECT_EQ(adaptive.replicas(), 3);
+TEST(AdaptiveQuorumTest, AllWorkersUntilAStepIsTimed) {
+  AdaptiveQuorum adaptive(3, 10);
+  EXPECT_EQ(adaptive.quorum(), 3);
   EXPECT_EQ(adaptive.StepOpened(0, TimePoint()), 3);
   EXPECT_EQ(adaptive.StepOpened(1, TimePoint()), 3);
 }
 
-TEST(AdaptiveReplicasTest, EqualWorkersKeepEveryGradient) {
-  AdaptiveReplicas adaptive(3, 10);
+TEST(AdaptiveQuorumTest, EqualWorkersKeepEveryGradient) {
+  AdaptiveQuorum adaptive(3, 10);
   const std::vector<int> n = Simulate(adaptive, 3, 60, [](int w, int64_t) { return 20 + w; });
   EXPECT_EQ(*std::min_element(n.begin(), n.end()), 3);
 }
 
-TEST(AdaptiveReplicasTest, AStragglerThatAppearsIsLeftOutAndTakenBackWhenItRecovers) {
-  AdaptiveReplicas adaptive(3, 10);
+TEST(AdaptiveQuorumTest, AStragglerThatAppearsIsLeftOutAndTakenBackWhenItRecovers) {
+  AdaptiveQuorum adaptive(3, 10);
   // Worker 2 takes 10x as long from step 100 to step 199.
   const std::vector<int> n = Simulate(adaptive, 3, 300, [](int w, int64_t step) {
     return w == 2 && step >= 100 && step < 200 ? 200 : 20;
@@ -78,8 +78,8 @@ TEST(AdaptiveReplicasTest, AStragglerThatAppearsIsLeftOutAndTakenBackWhenItRecov
 // Worker 2 arrives 1.4x later than the others: N=2 would do 2/20 = 0.100
 // batches/ms, N=3 3/28 = 0.107; then 1.55x later: 3/31 = 0.097, 3% below
 // N=2's. N stays where it is until a choice is 5% better.
-TEST(AdaptiveReplicasTest, NChangesOnlyForAFivePercentGain) {
-  AdaptiveReplicas adaptive(3, 10);
+TEST(AdaptiveQuorumTest, NChangesOnlyForAFivePercentGain) {
+  AdaptiveQuorum adaptive(3, 10);
   std::vector<int> n = Simulate(adaptive, 3, 40, [](int w, int64_t) { return w == 2 ? 28 : 20; });
   EXPECT_EQ(*std::min_element(n.begin(), n.end()), 3);
   n = Simulate(adaptive, 3, 40, [](int w, int64_t) { return w == 2 ? 31 : 20; });
@@ -88,8 +88,8 @@ TEST(AdaptiveReplicasTest, NChangesOnlyForAFivePercentGain) {
   EXPECT_EQ(n.back(), 2);  // 3/36 = 0.083: N=2 is 20% better
 }
 
-TEST(AdaptiveReplicasTest, OnlyTheFirstOfARepeatedRequestCounts) {
-  AdaptiveReplicas adaptive(2, 1);
+TEST(AdaptiveQuorumTest, OnlyTheFirstOfARepeatedRequestCounts) {
+  AdaptiveQuorum adaptive(2, 1);
   const TimePoint t0;
   adaptive.StepOpened(0, t0);
   adaptive.GradientArrived(0, 0, t0 + milliseconds(10));
@@ -100,8 +100,8 @@ TEST(AdaptiveReplicasTest, OnlyTheFirstOfARepeatedRequestCounts) {
   EXPECT_EQ(adaptive.StepOpened(2, t0 + milliseconds(24)), 2);
 }
 
-TEST(AdaptiveReplicasTest, ArrivalsOfUnknownStepsAndWorkersAreIgnored) {
-  AdaptiveReplicas adaptive(2, 1);
+TEST(AdaptiveQuorumTest, ArrivalsOfUnknownStepsAndWorkersAreIgnored) {
+  AdaptiveQuorum adaptive(2, 1);
   const TimePoint t0;
   adaptive.StepOpened(0, t0);
   adaptive.GradientArrived(0, 0, t0 + milliseconds(10));
@@ -113,8 +113,8 @@ TEST(AdaptiveReplicasTest, ArrivalsOfUnknownStepsAndWorkersAreIgnored) {
   EXPECT_EQ(adaptive.StepOpened(2, t0 + milliseconds(20)), 1);
 }
 
-TEST(AdaptiveReplicasTest, ARecoveryForgetsTheStepsInFlight) {
-  AdaptiveReplicas adaptive(2, 3);
+TEST(AdaptiveQuorumTest, ARecoveryForgetsTheStepsInFlight) {
+  AdaptiveQuorum adaptive(2, 3);
   const TimePoint t0;
   adaptive.StepOpened(0, t0);
   adaptive.StepOpened(1, t0);

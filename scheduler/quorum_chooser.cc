@@ -1,4 +1,4 @@
-#include "scheduler/replica_chooser.h"
+#include "scheduler/quorum_chooser.h"
 
 #include <glog/logging.h>
 
@@ -6,14 +6,14 @@
 
 namespace pst {
 
-ReplicaChooser::ReplicaChooser(int num_workers, int min_replicas, int window)
-    : num_workers_(num_workers), min_replicas_(min_replicas), window_(window) {
+QuorumChooser::QuorumChooser(int num_workers, int min_quorum, int window)
+    : num_workers_(num_workers), min_quorum_(min_quorum), window_(window) {
   CHECK_GE(num_workers_, 1);
-  CHECK(min_replicas_ >= 1 && min_replicas_ <= num_workers_) << min_replicas_;
+  CHECK(min_quorum_ >= 1 && min_quorum_ <= num_workers_) << min_quorum_;
   CHECK_GE(window, 1);
 }
 
-void ReplicaChooser::RecordStep(const std::vector<std::optional<double>>& arrivals) {
+void QuorumChooser::RecordStep(const std::vector<std::optional<double>>& arrivals) {
   std::vector<double> sorted;
   for (const std::optional<double>& t : arrivals) {
     if (t) sorted.push_back(*t);
@@ -23,7 +23,7 @@ void ReplicaChooser::RecordStep(const std::vector<std::optional<double>>& arriva
   if (steps_.size() > window_) steps_.pop_front();
 }
 
-double ReplicaChooser::ProgressPerSecond(int n) const {
+double QuorumChooser::ProgressPerSecond(int n) const {
   // A step that never had n arrivals would have waited for ever: n is
   // judged only if every step of the window reached it.
   double total = 0;
@@ -35,11 +35,11 @@ double ReplicaChooser::ProgressPerSecond(int n) const {
   return n / (total / steps_.size());
 }
 
-int ReplicaChooser::Choose() const {
+int QuorumChooser::Choose() const {
   if (steps_.empty()) return num_workers_;
-  int best = min_replicas_;
+  int best = min_quorum_;
   double best_rate = 0;
-  for (int n = min_replicas_; n <= num_workers_; ++n) {
+  for (int n = min_quorum_; n <= num_workers_; ++n) {
     const double rate = ProgressPerSecond(n);
     if (rate > 0 && rate >= best_rate * 0.99) {
       best = n;

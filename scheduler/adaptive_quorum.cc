@@ -1,4 +1,4 @@
-#include "scheduler/adaptive_replicas.h"
+#include "scheduler/adaptive_quorum.h"
 
 namespace pst {
 namespace {
@@ -11,24 +11,24 @@ constexpr double kMinGain = 1.05;
 
 }  // namespace
 
-AdaptiveReplicas::AdaptiveReplicas(int num_workers, int window)
+AdaptiveQuorum::AdaptiveQuorum(int num_workers, int window)
     : num_workers_(num_workers),
-      chooser_(num_workers, /*min_replicas=*/1, window),
-      replicas_(num_workers) {}
+      chooser_(num_workers, /*min_quorum=*/1, window),
+      quorum_(num_workers) {}
 
-int AdaptiveReplicas::StepOpened(int64_t step, TimePoint now) {
+int AdaptiveQuorum::StepOpened(int64_t step, TimePoint now) {
   while (!steps_.empty() && steps_.begin()->first <= step - kHorizonSteps) {
     chooser_.RecordStep(steps_.begin()->second.arrivals);
     steps_.erase(steps_.begin());
   }
   steps_[step] = OpenStep{now, std::vector<std::optional<double>>(num_workers_)};
   const int best = chooser_.Choose();
-  const double current = chooser_.ProgressPerSecond(replicas_);
-  if (current == 0 || chooser_.ProgressPerSecond(best) > kMinGain * current) replicas_ = best;
-  return replicas_;
+  const double current = chooser_.ProgressPerSecond(quorum_);
+  if (current == 0 || chooser_.ProgressPerSecond(best) > kMinGain * current) quorum_ = best;
+  return quorum_;
 }
 
-void AdaptiveReplicas::GradientArrived(int worker, int64_t step, TimePoint now) {
+void AdaptiveQuorum::GradientArrived(int worker, int64_t step, TimePoint now) {
   auto it = steps_.find(step);
   if (it == steps_.end() || worker < 0 || worker >= num_workers_) return;
   std::optional<double>& arrival = it->second.arrivals[worker];
@@ -36,6 +36,6 @@ void AdaptiveReplicas::GradientArrived(int worker, int64_t step, TimePoint now) 
   if (!arrival) arrival = std::chrono::duration<double>(now - it->second.opened).count();
 }
 
-void AdaptiveReplicas::Forget() { steps_.clear(); }
+void AdaptiveQuorum::Forget() { steps_.clear(); }
 
 }  // namespace pst

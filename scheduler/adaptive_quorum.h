@@ -1,9 +1,10 @@
-// AdaptiveReplicas: the chief's N for --replicas_to_aggregate=auto.
+// AdaptiveQuorum: the chief's quorum N (the gradients a sync step
+// aggregates) for --replicas_to_aggregate=auto.
 //
 // It times each sync step from the moment its tokens go out, and each
 // worker's gradient from the token request that follows it (a worker asks
 // for its next token once its push of step s is answered, saying it last
-// received s). A step's arrivals are handed to a ReplicaChooser once two
+// received s). A step's arrivals are handed to a QuorumChooser once two
 // later steps have opened: a worker that arrives within that horizon counts
 // even when the step closed without it, so a worker that stops straggling
 // is seen again; one later than that counts as never. Each step that opens
@@ -13,8 +14,8 @@
 //
 // A plain object: the SyncCoordinator tells it what happened under its own
 // lock and sends the N it returns with the tokens. Not thread-safe.
-#ifndef PST_SCHEDULER_ADAPTIVE_REPLICAS_H_
-#define PST_SCHEDULER_ADAPTIVE_REPLICAS_H_
+#ifndef PST_SCHEDULER_ADAPTIVE_QUORUM_H_
+#define PST_SCHEDULER_ADAPTIVE_QUORUM_H_
 
 #include <cstdint>
 #include <map>
@@ -22,16 +23,16 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "scheduler/replica_chooser.h"
+#include "scheduler/quorum_chooser.h"
 
 namespace pst {
 
-class AdaptiveReplicas {
+class AdaptiveQuorum {
  public:
   using TimePoint = MonotonicClock::TimePoint;
 
   // N stays within [1, num_workers]; `window` steps of arrivals decide it.
-  AdaptiveReplicas(int num_workers, int window);
+  AdaptiveQuorum(int num_workers, int window);
 
   // Step `step` opens at `now`: returns its N.
   int StepOpened(int64_t step, TimePoint now);
@@ -42,7 +43,7 @@ class AdaptiveReplicas {
   void Forget();
 
   // The N of the last step opened (num_workers before any).
-  int replicas() const { return replicas_; }
+  int quorum() const { return quorum_; }
   // Batches per second expected with `n` aggregated (0: no estimate).
   double ExpectedRate(int n) const { return chooser_.ProgressPerSecond(n); }
 
@@ -53,11 +54,11 @@ class AdaptiveReplicas {
   };
 
   const int num_workers_;
-  ReplicaChooser chooser_;
+  QuorumChooser chooser_;
   std::map<int64_t, OpenStep> steps_;  // opened, not yet handed to the chooser
-  int replicas_;
+  int quorum_;
 };
 
 }  // namespace pst
 
-#endif  // PST_SCHEDULER_ADAPTIVE_REPLICAS_H_
+#endif  // PST_SCHEDULER_ADAPTIVE_QUORUM_H_
