@@ -64,8 +64,8 @@
 #include "common/split.h"
 #include "common/tensor.h"
 #include "kernels/kernels.h"
-#include "model/initializer.h"
-#include "model/model_zoo.h"
+#include "model/layers/initializer.h"
+#include "model/zoo/model_zoo.h"
 
 DEFINE_int32(repeats, 3, "Timed repeats per figure; the median is reported");
 DEFINE_double(kernel_repeat_s, 0.1, "Seconds per timed repeat of a kernel");

@@ -1,12 +1,12 @@
 // bench_model_parallel: model parallelism (--model_parallel, a pipeline of
-// stages) against data parallelism (a ReplicatedModel) on the same devices.
+// stages) against data parallelism (a TowerModel) on the same devices.
 //
 // For mlp_relu and cnn at each --batch_sizes, times one training step
 // (Model::ComputeGradients on a batch of synthetic examples: uniform pixels,
 // random labels, 8 batches cycled; the SGD update, the same for all, is left
 // out) of:
 //   plain      the model on one device ("cpu": one thread);
-//   data x2    2-way data parallel: ReplicatedModel over --devices;
+//   data x2    2-way data parallel: TowerModel over --devices;
 //   pipe M=m   2-stage model parallel over --devices, m micro-batches, for
 //              each m in --micro_batches.
 // Each row prints steps/s and the ratio to plain measured in the same run.
@@ -33,9 +33,9 @@
 #include "common/clock.h"
 #include "common/split.h"
 #include "common/tensor.h"
-#include "model/initializer.h"
-#include "model/make_pipelined_model.h"
-#include "model/model_zoo.h"
+#include "model/layers/initializer.h"
+#include "model/parallel/make_pipelined_model.h"
+#include "model/zoo/model_zoo.h"
 
 DEFINE_int32(repeats, 5, "Timed repeats per figure; the median is reported");
 DEFINE_double(repeat_s, 1.0, "Seconds per timed repeat");

@@ -26,7 +26,7 @@
 #include "common/signal_watcher.h"
 #include "common/stop_signals.h"
 #include "job/job.h"
-#include "model/model_zoo.h"
+#include "model/zoo/model_zoo.h"
 #include "ps/ps_client.h"
 #include "ps/shard_admin.h"
 #include "transport/bind_address.h"

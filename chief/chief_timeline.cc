@@ -5,7 +5,6 @@
 #include "common/clock.h"
 #include "export/onnx_export.h"
 #include "job/model_file.h"
-#include "scheduler/step_cadence.h"
 
 namespace pst {
 namespace {
@@ -107,27 +106,9 @@ Status ChiefTimeline::FollowTraining() {
                               checkpoints_.consecutive_failures(), keeper_.promotions());
     const auto now = clock_.Now();
     progress.Observe(now, step, state_.total_examples());
-    if (const std::string bad = state_.non_finite_loss(); !bad.empty()) {
-      return Diverged(bad + " (global step " + std::to_string(step) + ")");
-    }
-    // At the end the workers leave: nothing to wait for.
-    if (step < options_.train_steps) {
-      SayIfTooFewWorkers();
-      const bool present = !state_.EveryWorkerDone();
-      if (auto why = absence_.Observe(now, present, step, options_.train_steps)) {
-        return Aborted(*why);
-      }
-    }
+    PST_RETURN_IF_ERROR(CheckRunHealthy(step, now));
     last_progress_ = progress.Snapshot();
-    // The last steps' line waits for Finish: their reports may still be on
-    // their way when the global step reaches --train_steps.
-    if (cadence.LogDue(step)) {
-      if (const ReportWindow w = state_.TakeWindow(); w.reports > 0) {
-        PST_RETURN_IF_ERROR(
-            RecoverIfPsFailed(reporter_.LogTraining(step, w, last_progress_, ProbedStaleness())));
-      }
-      cadence.Logged(step);
-    }
+    PST_RETURN_IF_ERROR(LogIfDue(cadence, step));
     const bool done = step >= options_.train_steps;
     if (!done) {
       final_save_tried = final_cut_ready = false;
@@ -169,6 +150,33 @@ Status ChiefTimeline::FollowTraining() {
   }
   reporter_.EndProgress();  // a warning that follows keeps the last progress line
   if (stop_.load()) LOG(WARNING) << "interrupted at global step " << step;
+  return Status::OK();
+}
+
+Status ChiefTimeline::CheckRunHealthy(int64_t step, MonotonicClock::TimePoint now) {
+  if (const std::string bad = state_.non_finite_loss(); !bad.empty()) {
+    return Diverged(bad + " (global step " + std::to_string(step) + ")");
+  }
+  // At the end the workers leave: nothing to wait for.
+  if (step < options_.train_steps) {
+    SayIfTooFewWorkers();
+    const bool present = !state_.EveryWorkerDone();
+    if (auto why = absence_.Observe(now, present, step, options_.train_steps)) {
+      return Aborted(*why);
+    }
+  }
+  return Status::OK();
+}
+
+// The last steps' line waits for Finish: their reports may still be on
+// their way when the global step reaches --train_steps (StepCadence).
+Status ChiefTimeline::LogIfDue(StepCadence& cadence, int64_t step) {
+  if (!cadence.LogDue(step)) return Status::OK();
+  if (const ReportWindow w = state_.TakeWindow(); w.reports > 0) {
+    PST_RETURN_IF_ERROR(
+        RecoverIfPsFailed(reporter_.LogTraining(step, w, last_progress_, ProbedStaleness())));
+  }
+  cadence.Logged(step);
   return Status::OK();
 }
 

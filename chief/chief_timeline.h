@@ -44,6 +44,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "scheduler/best_model_keeper.h"
+#include "scheduler/step_cadence.h"
 #include "scheduler/worker_absence.h"
 
 namespace pst {
@@ -68,6 +69,11 @@ class ChiefTimeline {
 
  private:
   Status FollowTraining();
+  // Diverged for a non-finite loss, Aborted when the workers stayed away
+  // too long (WorkerAbsence); else OK.
+  Status CheckRunHealthy(int64_t step, MonotonicClock::TimePoint now);
+  // The Step line of `step`, when `cadence` says it is due.
+  Status LogIfDue(StepCadence& cadence, int64_t step);
   Status Finish();
   Status FinishThroughPsFailures();
   // model.bin into --run_dir and the ONNX export, at the end of training.

@@ -6,7 +6,7 @@
 
 #include "chief/replication/running_chains.h"
 #include "common/clock.h"
-#include "model/initializer.h"
+#include "model/layers/initializer.h"
 #include "scheduler/start_decision.h"
 
 namespace pst {

@@ -15,8 +15,8 @@
 #include "cli/task_flags.h"
 #include "common/parse_number.h"
 #include "data/augment.h"
-#include "model/ctr_spec.h"
-#include "model/model_zoo.h"
+#include "model/ctr/ctr_spec.h"
+#include "model/zoo/model_zoo.h"
 #include "ps/container.h"
 #include "ps/shard_config.h"
 
@@ -87,7 +87,7 @@ std::string NamingFlags(std::string message) {
   return message;
 }
 
-// A flag's value, or the model spec's (model/model_spec.h) when the spec
+// A flag's value, or the model spec's (model/zoo/model_spec.h) when the spec
 // states one and the flag is left at its default; then "--flag=value" is
 // added to *from_spec.
 template <typename F, typename T>

@@ -56,10 +56,11 @@ DEFINE_string(mode, "async",
 DEFINE_int64(staleness_bound, 3,
              "SSP: a worker may start a step at most this many steps ahead of the slowest live "
              "worker (0: lock-step)");
-DEFINE_string(replicas_to_aggregate, "0",
-              "Sync: gradients averaged per step (0: the number of workers); workers beyond it "
-              "are spares. auto: the chief picks it each step from when the workers' gradients "
-              "arrived, for the most batches per second, and logs each change");
+DEFINE_string(
+    replicas_to_aggregate, "0",
+    "Sync: the quorum, gradients averaged per step (0: the number of workers); workers "
+    "beyond it are spares. auto: the chief picks it each step from when the workers' gradients "
+    "arrived, for the most batches per second, and logs each change");
 DEFINE_string(model, "mlp",
               "Model: mlp (input-100-classes sigmoid), mlp_relu, wide_mlp, cnn (LeNet-style, "
               "any HxWxC image); click models for sparse data, tables on the ps, CPU only "

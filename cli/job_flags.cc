@@ -15,9 +15,9 @@
 #include "common/parse_number.h"
 #include "common/split.h"
 #include "data/feature_columns.h"
-#include "model/ctr_spec.h"
-#include "model/model_spec.h"
-#include "model/model_zoo.h"
+#include "model/ctr/ctr_spec.h"
+#include "model/zoo/model_spec.h"
+#include "model/zoo/model_zoo.h"
 
 DECLARE_string(model);
 DECLARE_string(model_spec);

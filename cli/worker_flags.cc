@@ -11,7 +11,7 @@
 #include "cli/task_flags.h"
 #include "data/augment.h"
 #include "kernels/kernels.h"
-#include "model/model_zoo.h"
+#include "model/zoo/model_zoo.h"
 #include "ps/container.h"
 
 DECLARE_uint64(cluster_id);

@@ -1,11 +1,11 @@
-// worker: trains a model replica on its shard of the data.
+// worker: trains the model on its shard of the data.
 #include "cli/flags.h"
 #include "cli/worker_flags.h"
 
 int main(int argc, char** argv) {
   pst::InitProgram(pst::Program::kWorker, &argc, &argv,
                    "worker --ps_hosts=... --worker_hosts=... --chief_host=... "
-                   "--task_index=I --model=mlp --data_dir=DIR: trains replica I");
+                   "--task_index=I --model=mlp --data_dir=DIR: trains as worker I");
   auto options = pst::WorkerOptionsFromFlags();
   if (!options.ok()) return pst::ReportFlagError(options.status());
   pst::Status status = pst::RunWorker(*options);

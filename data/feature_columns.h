@@ -38,7 +38,7 @@
 // What the click models take (the checks of ParseFeatureColumns): the
 // columns of one table have one dim (they share its rows); the tables are
 // all hashed or all dynamic; dynamic columns state one min_count. Fields of
-// different dims go to different physical tables (model/ctr_model.h); fm
+// different dims go to different physical tables (model/ctr/ctr_model.h); fm
 // and dlrm need one dim for every field (job/ refuses a file that breaks
 // it, naming the column).
 //

@@ -8,8 +8,8 @@
 #include "common/atomic_file.h"
 #include "export/proto_writer.h"
 #include "kernels/cpu_kernels.h"
-#include "model/ctr_model.h"
-#include "model/model_zoo.h"
+#include "model/ctr/ctr_model.h"
+#include "model/zoo/model_zoo.h"
 
 namespace pst {
 namespace {
@@ -184,7 +184,7 @@ class GraphWriter {
 
   void Elementwise(const std::string& op) { Node(op, {current_}, {}); }
 
-  // A click model's input side (model/ctr_model.h): "keys", int64 [batch,
+  // A click model's input side (model/ctr/ctr_model.h): "keys", int64 [batch,
   // fields], one key per field; each key's row id is key mod `rows` (ONNX's
   // integer Mod, as the model maps them); the deep table's rows of the
   // fields, side by side, after the (standardized) dense features.

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "job/model_file.h"
-#include "model/model_zoo.h"
+#include "model/zoo/model_zoo.h"
 
 // The graph's numbers (that ONNX Runtime computes what predict does) are
 // checked by tests/integration/onnx_runtime_test.cc; this checks its shape.

@@ -38,6 +38,7 @@
 #include "fuzz/fuzz_input.h"
 #include "fuzz/fuzz_shard.h"
 #include "ps/ps_service.h"
+#include "transport/frames.h"
 #include "transport/message.h"
 #include "transport/message_types.h"
 #include "transport/server.h"

@@ -18,6 +18,7 @@
 #include "fuzz/fuzz_input.h"
 #include "fuzz/fuzz_shard.h"
 #include "ps/variable_store.h"
+#include "transport/frames.h"
 #include "transport/message.h"
 
 namespace pst {

@@ -14,7 +14,7 @@
 #include "data/data_source.h"
 #include "data/feature_columns.h"
 #include "kernels/kernels.h"
-#include "model/ctr_model.h"
+#include "model/ctr/ctr_model.h"
 #include "model/model.h"
 
 namespace pst {
@@ -22,7 +22,7 @@ namespace pst {
 struct JobOptions {
   DataOptions data;
   std::string model = "mlp";  // a zoo name, or SpecModelName(spec text)
-  // Click models (model/ctr_spec.h): fixed embedding tables of this many
+  // Click models (model/ctr/ctr_spec.h): fixed embedding tables of this many
   // rows (hash buckets), or, with embedding_capacity > 0, dynamic tables
   // (any 64-bit key; the capacity is per table per ps). With feature
   // columns (data.features) the file's tables decide: embedding_rows is
@@ -80,8 +80,8 @@ Status CheckFeatureTables(const FeatureSummary& summary, const JobOptions& optio
 // tables, then ApplyFeatureSummary with the job's feature columns.
 StatusOr<CtrModelConfig> JobClickModelConfig(const Job& job);
 
-// The job's model on the CPU: a click model (model/ctr_model.h) or a zoo or
-// spec model (model/model_zoo.h).
+// The job's model on the CPU: a click model (model/ctr/ctr_model.h) or a zoo or
+// spec model (model/zoo/model_zoo.h).
 StatusOr<std::unique_ptr<Model>> MakeJobModel(const Job& job, const KernelsOptions& kernels = {});
 
 }  // namespace pst

@@ -3,9 +3,9 @@
 #include <map>
 
 #include "common/tensor_file.h"
-#include "model/ctr_model.h"
-#include "model/ctr_spec.h"
-#include "model/model_zoo.h"
+#include "model/ctr/ctr_model.h"
+#include "model/ctr/ctr_spec.h"
+#include "model/zoo/model_zoo.h"
 
 namespace pst {
 namespace {

@@ -47,7 +47,7 @@ struct TrainedModel {
   // In the model's variable order; a click model's whole tables follow
   // ([rows, dim] each, in the order of its tables()).
   std::vector<Tensor> params;
-  // Click models (model/ctr_model.h), with fixed tables only.
+  // Click models (model/ctr/ctr_model.h), with fixed tables only.
   bool click_model = false;
   int num_fields = 0;
   int64_t table_rows = 0;

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "common/tensor_file.h"
-#include "model/model_zoo.h"
+#include "model/zoo/model_zoo.h"
 
 namespace pst {
 namespace {

@@ -29,7 +29,7 @@ class Model {
   // "dense0/weights", "dense0/bias".
   virtual const std::vector<VariableSpec>& variables() const = 0;
 
-  // Embedding tables (sparse models, model/ctr_model.h; none for dense
+  // Embedding tables (sparse models, model/ctr/ctr_model.h; none for dense
   // ones). For a model with tables, the params of ComputeGradients,
   // Evaluate and Predict hold, after one tensor per variable, one [n_t,
   // dim_t] tensor per table t: the rows of RowIds(batch)[t], in that order;
@@ -47,12 +47,12 @@ class Model {
   virtual int64_t input_dim() const = 0;    // Batch::feature_dim it accepts
   virtual int64_t num_classes() const = 0;  // labels lie in [0, num_classes)
 
-  // Where it computes: "cpu", "gpu:0", or for a replicated model the
-  // comma-separated list of its replicas' devices ("gpu:0,gpu:1").
+  // Where it computes: "cpu", "gpu:0", or for a tower model the
+  // comma-separated list of its towers' devices ("gpu:0,gpu:1").
   virtual const std::string& device() const = 0;
   // Where each layer runs, one line per layer and one for the loss, for
   // --log_device_placement: "conv0 (Conv2D 5x5x1->20) on gpu:0". A
-  // replicated model lists each replica's lines prefixed "replica i: ".
+  // tower model lists each tower's lines prefixed "tower i: ".
   virtual std::vector<std::string> Placement() const = 0;
 
   // Forward and backward on `batch`. params[i] matches variables()[i] (shape

@@ -14,7 +14,7 @@
 #include "kernels/cpu_kernels.h"
 #include "model/fake_device_kernels.h"
 #include "model/model_test_util.h"
-#include "model/model_zoo.h"
+#include "model/zoo/model_zoo.h"
 
 namespace pst {
 namespace {

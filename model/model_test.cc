@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "model/initializer.h"
+#include "model/layers/initializer.h"
 #include "model/model_test_util.h"
-#include "model/model_zoo.h"
+#include "model/zoo/model_zoo.h"
 
 namespace pst {
 namespace {

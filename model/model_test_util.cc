@@ -10,8 +10,8 @@
 #include <random>
 #include <utility>
 
-#include "model/initializer.h"
-#include "model/model_zoo.h"
+#include "model/layers/initializer.h"
+#include "model/zoo/model_zoo.h"
 
 namespace pst {
 

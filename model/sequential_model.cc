@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "model/ensure_buffer.h"
-#include "model/softmax_rows.h"
+#include "model/layers/softmax_rows.h"
 #include "model/validation.h"
 
 namespace pst {

@@ -15,9 +15,9 @@
 
 #include "kernels/kernels.h"
 #include "model/device_io.h"
-#include "model/layer.h"
+#include "model/layers/layer.h"
+#include "model/layers/softmax_cross_entropy.h"
 #include "model/model.h"
-#include "model/softmax_cross_entropy.h"
 
 namespace pst {
 

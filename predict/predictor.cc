@@ -8,7 +8,7 @@
 #include "data/example_range.h"
 #include "export/onnx_export.h"
 #include "job/model_file.h"
-#include "model/model_zoo.h"
+#include "model/zoo/model_zoo.h"
 
 namespace pst {
 namespace {

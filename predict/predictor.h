@@ -12,7 +12,7 @@
 #include "common/status.h"
 #include "data/data_source.h"
 #include "job/model_file.h"
-#include "model/binary_metrics.h"
+#include "model/ctr/binary_metrics.h"
 
 namespace pst {
 

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "common/testing/gate.h"
-#include "model/initializer.h"
+#include "model/layers/initializer.h"
 #include "ps/shard_admin.h"
 #include "ps/testing/in_process_shards.h"
 #include "transport/server.h"

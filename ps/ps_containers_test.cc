@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "common/clock.h"
-#include "model/initializer.h"
+#include "model/layers/initializer.h"
 #include "ps/ps_service.h"
 #include "ps/shard_admin.h"
 #include "ps/testing/in_process_shards.h"

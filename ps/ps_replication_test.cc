@@ -8,7 +8,7 @@
 #include <future>
 #include <thread>
 
-#include "model/initializer.h"
+#include "model/layers/initializer.h"
 #include "ps/ps_client.h"
 #include "ps/shard_admin.h"
 #include "ps/testing/in_process_shards.h"

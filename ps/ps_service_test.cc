@@ -5,10 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include "model/initializer.h"
+#include "model/layers/initializer.h"
 #include "ps/shard_admin.h"
 #include "ps/testing/in_process_shards.h"
 #include "ps/transport_shipper.h"
+#include "transport/frames.h"
 
 namespace pst {
 namespace {

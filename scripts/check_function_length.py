@@ -35,12 +35,7 @@ import sys
 
 MAX_LINES = 80
 SKIP_FOLDERS = ("tests/", "bench/", "fuzz/", "tools/")
-EXEMPT = {
-    "chief/chief_timeline.cc:ChiefTimeline::FollowTraining":
-        "the chief's one loop: each turn probes, logs, evaluates, checkpoints and ends the run, "
-        "in that order, with the final save's state kept across turns and continue/break "
-        "from three places",
-}
+EXEMPT = {}
 
 
 def is_library(path):

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "transport/frames.h"
 #include "transport/socket_wait.h"
 
 namespace pst {

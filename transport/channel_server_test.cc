@@ -7,6 +7,7 @@
 
 #include "common/testing/gate.h"
 #include "transport/channel.h"
+#include "transport/frames.h"
 #include "transport/server.h"
 
 namespace pst {

@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "common/mutex.h"
+#include "transport/frames.h"
 
 namespace pst {
 

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "transport/frames.h"
+
 namespace pst {
 namespace {
 
@@ -255,8 +257,13 @@ void CopyInPlacePayload(const std::vector<zmq::message_t>& frames, size_t first,
   }
 }
 
-StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
-                                        size_t max_message_bytes) {
+ReceivedMessage::ReceivedMessage() = default;
+ReceivedMessage::ReceivedMessage(ReceivedMessage&&) noexcept = default;
+ReceivedMessage& ReceivedMessage::operator=(ReceivedMessage&&) noexcept = default;
+ReceivedMessage::~ReceivedMessage() = default;
+
+StatusOr<ReceivedMessage> MessageDecoder::Decode(std::vector<zmq::message_t> frames,
+                                                 size_t max_message_bytes) {
   if (frames.empty()) return InvalidArgument("empty message");
   size_t total = 0;
   size_t cost = 0;
@@ -295,23 +302,24 @@ StatusOr<ReceivedMessage> DecodeMessage(std::vector<zmq::message_t> frames,
   }
   message.total_bytes_ = total;
   message.header_ = header;
-  // zmq::message_t owns heap storage that does not move with the vector, so
-  // the pointers taken above stay valid.
-  message.frames_ = std::move(frames);
+  // Moving the vector moves no frame: the pointers taken above stay valid.
+  message.frames_ = std::make_unique<MessageFrames>(MessageFrames{std::move(frames)});
   return message;
 }
 
-StatusOr<ReceivedMessage> DecodeMessageInPlace(zmq::message_t header_frame, const uint8_t* payload,
-                                               size_t payload_bytes,
-                                               std::shared_ptr<const void> payload_owner,
-                                               size_t max_message_bytes) {
+StatusOr<ReceivedMessage> MessageDecoder::DecodeInPlace(zmq::message_t header_frame,
+                                                        const uint8_t* payload,
+                                                        size_t payload_bytes,
+                                                        std::shared_ptr<const void> payload_owner,
+                                                        size_t max_message_bytes) {
   size_t cost = FrameCost(header_frame.size());
   if (cost > max_message_bytes) return MessageTooLarge(max_message_bytes);
   ReceivedMessage message;
   // Read where the message keeps it: ZeroMQ holds a frame of up to 33
   // bytes inside the zmq_msg_t, so its bytes move with the frame.
-  message.frames_.push_back(std::move(header_frame));
-  const zmq::message_t& kept = message.frames_.front();
+  message.frames_ = std::make_unique<MessageFrames>();
+  message.frames_->frames.push_back(std::move(header_frame));
+  const zmq::message_t& kept = message.frames_->frames.front();
   PST_ASSIGN_OR_RETURN(const wire::Header* header,
                        VerifyHeader(AlignedBytes(kept, &message.aligned_copies_), kept.size()));
   const size_t declared = header->tensors() ? header->tensors()->size() : 0;

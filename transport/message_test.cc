@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "transport/frames.h"
+
 namespace pst {
 namespace {
 

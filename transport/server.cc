@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "common/thread_name.h"
+#include "transport/frames.h"
 
 namespace pst {
 namespace {

@@ -9,6 +9,7 @@
 
 #include "transport/bell_frames.h"
 #include "transport/bind_address.h"
+#include "transport/frames.h"
 #include "transport/shm/stale_segments.h"
 #include "transport/shm_ref.h"
 

@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "transport/frames.h"
+
 namespace pst {
 namespace {
 

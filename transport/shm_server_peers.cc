@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "transport/bell_frames.h"
+#include "transport/frames.h"
 #include "transport/shm/shm_name.h"
 
 namespace pst {

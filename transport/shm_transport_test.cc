@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "transport/channel.h"
+#include "transport/frames.h"
 #include "transport/server.h"
 #include "transport/shm/shm_testing.h"
 #include "transport/shm_client_link.h"

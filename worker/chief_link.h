@@ -66,7 +66,7 @@ class ChiefLink {
   // Sync mode: the step of the last token failed before its gradient
   // reached every ps (a ps stalled or died): the next TakeToken asks for the
   // current step again instead of waiting for the next one, which would need
-  // this very gradient when no spare replica covers for it. A ps that did
+  // this very gradient when no spare worker covers for it. A ps that did
   // receive the gradient drops the second push of the step as a duplicate.
   void ReturnToken() { last_token_ = -1; }
 

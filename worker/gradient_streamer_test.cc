@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/initializer.h"
+#include "model/layers/initializer.h"
 #include "ps/shard_admin.h"
 #include "ps/testing/in_process_shards.h"
 

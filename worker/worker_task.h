@@ -1,4 +1,4 @@
-// The worker task: a model replica training on its shard of the data.
+// The worker task: the model training on its shard of the data.
 // Each step: pull the variables from every ps shard (all in flight at once),
 // compute gradients, push each shard its part (again in parallel).
 #ifndef PST_WORKER_WORKER_TASK_H_

@@ -4,7 +4,7 @@
 What a user with a dense model would run instead of a parameter server:
 --num_workers processes on 127.0.0.1, one DDP rank each, gloo all-reduce of
 the gradients (the mean over the ranks) after every step, on the CPU. The
-job is pstrain's `--model=mlp_relu` on MNIST, as model/model_zoo.cc builds it:
+job is pstrain's `--model=mlp_relu` on MNIST, as model/zoo/model_zoo.cc builds it:
   - dense 784->256, relu, dense 256->128, relu, dense 128->10 (logits);
     weights glorot-uniform (torch's xavier_uniform_: Keras' fans), biases 0;
   - softmax cross-entropy, the mean over the batch; plain SGD

@@ -3,7 +3,7 @@
 
 Times the step that bench/bench_kernels.cc times for pstrain, so that
 bench/peers/run.sh can print pstrain / peer ratios:
-  - models as model/model_zoo.cc builds them for 784 inputs, 10 classes:
+  - models as model/zoo/model_zoo.cc builds them for 784 inputs, 10 classes:
     mlp_relu: dense 784->256, relu, dense 256->128, relu, dense 128->10;
     cnn (LeNet): conv 5x5x20 valid, relu, maxpool 2x2, conv 5x5x50 valid,
     relu, maxpool 2x2, dense 800->500, relu, dense 500->10;

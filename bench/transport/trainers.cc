@@ -11,7 +11,7 @@
 #include "bench/check_ok.h"
 #include "bench/transport/ps_settings.h"
 #include "cluster/placement.h"
-#include "model/model_zoo.h"
+#include "model/zoo/model_zoo.h"
 #include "ps/shard_admin.h"
 
 namespace pst {

@@ -13,8 +13,8 @@
 #include "bench/transport/trainers.h"
 #include "bench/transport/training_batches.h"
 #include "common/clock.h"
-#include "model/initializer.h"
-#include "model/model_zoo.h"
+#include "model/layers/initializer.h"
+#include "model/zoo/model_zoo.h"
 #include "worker/worker_task.h"
 
 namespace pst {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model/initializer.h"
+#include "model/layers/initializer.h"
 #include "ps/shard_admin.h"
 #include "ps/testing/in_process_shards.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "data/example_range.h"
-#include "model/binary_metrics.h"
+#include "model/ctr/binary_metrics.h"
 
 namespace pst {
 

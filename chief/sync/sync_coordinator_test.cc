@@ -6,6 +6,8 @@
 
 #include <map>
 
+#include "transport/frames.h"
+
 namespace pst {
 namespace {
 
@@ -110,10 +112,10 @@ TEST_F(SyncCoordinatorTest, ReSentTokenRequestGetsTheSameStep) {
   EXPECT_EQ(TakeToken(sync, 0, 0), std::nullopt);  // it used step 0: it waits
 }
 
-// With a spare replica, the shards apply a step without the slow worker's
+// With a spare worker, the shards apply a step without the slow worker's
 // gradient: the step moves on without it, and the slow worker, asking late,
 // gets the newest step at once, never the one it missed.
-TEST_F(SyncCoordinatorTest, SpareReplicaLetsTheStepMoveWithoutTheSlowWorker) {
+TEST_F(SyncCoordinatorTest, SpareWorkerLetsTheStepMoveWithoutTheSlowWorker) {
   SyncCoordinator sync({0}, /*num_workers=*/3, /*train_steps=*/100, &replies_, SyncQuorum{3});
   sync.Open(0);
   EXPECT_EQ(TakeToken(sync, 0, -1), 0);

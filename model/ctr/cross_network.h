@@ -18,7 +18,7 @@
 
 #include "common/variable_spec.h"
 #include "kernels/kernels.h"
-#include "model/dense.h"
+#include "model/layers/dense.h"
 
 namespace pst {
 

@@ -12,7 +12,7 @@
 #include "model/ctr/cross_network.h"
 #include "model/ctr/interactions.h"
 #include "model/ctr/mlp.h"
-#include "model/initializer.h"
+#include "model/layers/initializer.h"
 
 namespace pst {
 namespace {

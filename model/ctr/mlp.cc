@@ -2,10 +2,10 @@
 
 #include <glog/logging.h>
 
-#include "model/activations.h"
-#include "model/batch_norm.h"
-#include "model/dense.h"
-#include "model/dropout.h"
+#include "model/layers/activations.h"
+#include "model/layers/batch_norm.h"
+#include "model/layers/dense.h"
+#include "model/layers/dropout.h"
 
 namespace pst {
 

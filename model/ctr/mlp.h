@@ -17,7 +17,7 @@
 
 #include "common/variable_spec.h"
 #include "kernels/kernels.h"
-#include "model/layer.h"
+#include "model/layers/layer.h"
 
 namespace pst {
 

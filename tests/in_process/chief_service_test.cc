@@ -11,6 +11,7 @@
 #include "chief/chief_state.h"
 #include "chief/sync/sync_coordinator.h"
 #include "common/clock.h"
+#include "transport/frames.h"
 #include "transport/in_process.h"
 #include "transport/message_types.h"
 

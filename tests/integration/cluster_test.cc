@@ -392,7 +392,7 @@ TEST_F(DeviceTest, DeviceListSplitsTheBatchAndLogsPlacement) {
     EXPECT_EQ(e.code, 0) << e.name;
   }
   const std::string worker = cluster.task("worker").Log();
-  EXPECT_NE(worker.find("replica 1: "), std::string::npos) << worker;
+  EXPECT_NE(worker.find("tower 1: "), std::string::npos) << worker;
   EXPECT_NE(worker.find(" on cpu"), std::string::npos) << worker;
   // Test accuracy 1.0000 in each of 5 seeds (--seed=1..5; 2026-11-28, 2-core dev, shared).
   EXPECT_GT(ReportValue(cluster.task("chief").Log(), "Test-Accuracy: ").value_or(0), 0.9);

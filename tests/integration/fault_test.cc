@@ -1,7 +1,7 @@
 // Processes that die mid-run: a ps killed, declared dead and restarted (the
 // cluster rolls back to its last checkpoint and finishes), a ps that only
 // stalls (nothing rolls back), a worker killed and
-// restarted in sync mode without a spare replica, the chief killed and
+// restarted in sync mode without a spare worker, the chief killed and
 // restarted (once, and five times for longer than a worker's token re-send
 // interval), carrying on from the running shards without a rollback.
 #include <signal.h>

@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "common/clock.h"
-#include "model/initializer.h"
+#include "model/layers/initializer.h"
 #include "ps/shard_admin.h"
 
 namespace pst {

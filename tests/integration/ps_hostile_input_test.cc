@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "tests/integration/ps_fixture.h"
+#include "transport/frames.h"
 #include "transport/message.h"
 
 namespace pst {

@@ -11,6 +11,7 @@
 #include "common/bfloat16.h"
 #include "ps/shard_admin.h"
 #include "tests/integration/ps_fixture.h"
+#include "transport/frames.h"
 #include "transport/message.h"
 
 namespace pst {

@@ -12,7 +12,7 @@
 
 #include "chief/replication/replica_keeper.h"
 #include "common/clock.h"
-#include "model/initializer.h"
+#include "model/layers/initializer.h"
 #include "ps/shard_admin.h"
 #include "tests/integration/local_cluster.h"
 #include "transport/zmq_transport.h"

@@ -1,5 +1,5 @@
 // Synchronous training with real processes: exactness against one process,
-// averaging, spare replicas against a straggler, and a killed worker.
+// averaging, spare workers against a straggler, and a killed worker.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -11,8 +11,8 @@
 #include "common/tensor_file.h"
 #include "data/idx_reader.h"
 #include "data/input_pipeline.h"
-#include "model/initializer.h"
-#include "model/model_zoo.h"
+#include "model/layers/initializer.h"
+#include "model/zoo/model_zoo.h"
 #include "ps/optimizers/optimizer.h"
 #include "tests/integration/local_cluster.h"
 #include "tests/integration/synthetic_data_test.h"
@@ -160,7 +160,7 @@ TEST_F(SyncTest, ThreeWorkersEqualOneProcessAveraging) {
   EXPECT_LE(RelativeError(cluster->dir() + "/model.bin", TrainInOneProcess(3, kSteps)), 1e-5);
 }
 
-TEST_F(SyncTest, SpareReplicaLetsTheStepRateIgnoreAStraggler) {
+TEST_F(SyncTest, SpareWorkerLetsTheStepRateIgnoreAStraggler) {
   auto cluster = RunWithStraggler(/*replicas=*/"2", /*train_steps=*/400, /*delay_ms=*/100);
   const std::string straggler = cluster->task("worker", 2).Log();
   // Several steps pass between two consecutive pushes of the straggler, and
@@ -183,7 +183,7 @@ TEST_F(SyncTest, WithoutSpareEveryStepWaitsForTheStraggler) {
 // --replicas_to_aggregate=auto: all three gradients while the workers are
 // alike; worker 2 turns 100 ms slow at its step 300 and the chief stops
 // waiting for it (DESIGN section 7, adaptive spares).
-TEST_F(SyncTest, AutoReplicasStopWaitingForAWorkerThatTurnsSlow) {
+TEST_F(SyncTest, AutoQuorumStopsWaitingForAWorkerThatTurnsSlow) {
   constexpr int kSteps = 500;
   auto cluster = RunWithStraggler("auto", kSteps, /*delay_ms=*/100, /*from_step=*/300);
   const std::string chief = cluster->task("chief").Log();
@@ -222,7 +222,7 @@ TEST_F(SyncTest, KilledWorkerWithASpareDoesNotStopTraining) {
   for (int k : {0, 1}) EXPECT_EQ(cluster->task("ps", k).Wait(seconds(60)), 0);
 }
 
-TEST(SyncFlagsTest, ReplicasAboveWorkersExitTwo) {
+TEST(SyncFlagsTest, QuorumAboveWorkersExitsTwo) {
   LocalCluster cluster(1, 2, MakeTestDir("bad-replicas"));
   ChildProcess& chief = cluster.StartTask(
       "chief", 0, {"--mode=sync", "--replicas_to_aggregate=3", "--data_dir=/nonexistent"});
