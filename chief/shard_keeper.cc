@@ -249,6 +249,17 @@ Status ShardKeeper::InitializeVariables(bool reset_container) {
   return Status::OK();
 }
 
+// `why` is empty when no ps holds anything of this cluster: a first start,
+// or every ps restarted since the chief before this one.
+void ShardKeeper::LogWhyNotCarryingOn(const std::string& why) {
+  if (why.empty()) {
+    LOG(INFO) << "no ps holds this cluster's variables (a first start, or every ps restarted): "
+                 "initializing them, then restoring the newest checkpoint if there is one";
+  } else {
+    LOG(WARNING) << "not carrying on from the ps: " << why;
+  }
+}
+
 // A restarted chief: when every ps still holds this cluster's run and the
 // shards agree (scheduler/start_decision.h), that state is newer than any
 // checkpoint (async workers trained on; a sync step ended after the last
@@ -257,7 +268,7 @@ StatusOr<std::optional<int64_t>> ShardKeeper::CarryOnWithRunningShards() {
   if (replicas_) {
     const RunningChains running = FindRunningChains(TaskReplicas(), ps_->num_shards());
     if (running.chains.empty()) {
-      if (!running.why.empty()) LOG(WARNING) << "not carrying on from the ps: " << running.why;
+      LogWhyNotCarryingOn(running.why);
       return std::optional<int64_t>();
     }
     // Before the shards' states are compared: a backup promoted now gets the
@@ -282,7 +293,7 @@ StatusOr<std::optional<int64_t>> ShardKeeper::CarryOnWithRunningShards() {
     if (decision.carry_on || decision.why.empty()) break;
   }
   if (!decision.carry_on) {
-    if (!decision.why.empty()) LOG(WARNING) << "not carrying on from the ps: " << decision.why;
+    LogWhyNotCarryingOn(decision.why);
     // The restore starts from the home chains, above every epoch adopted.
     if (replicas_) replicas_->ResetAll();
     return std::optional<int64_t>();

@@ -113,6 +113,8 @@ class ShardKeeper {
   // chains they hold are whole, FindRunningChains, and are adopted); none
   // otherwise.
   StatusOr<std::optional<int64_t>> CarryOnWithRunningShards();
+  // Logs why the chief does not carry on from the running ps (see there).
+  void LogWhyNotCarryingOn(const std::string& why);
   // --ps_replicas: the replicas each ps task reports (none when silent).
   std::vector<std::vector<ReplicaLoad>> TaskReplicas();
   // The restored checkpoint's step; 0 without one.

@@ -45,6 +45,12 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   buffer_ = std::shared_ptr<uint8_t[]>(new uint8_t[num_bytes() + 1]());
 }
 
+Tensor ScalarI64(int64_t value) {
+  Tensor t(DType::kInt64, {});
+  t.i64()[0] = value;
+  return t;
+}
+
 Tensor Tensor::Uninitialized(DType dtype, Shape shape) {
   Tensor t;
   t.dtype_ = dtype;

@@ -63,6 +63,9 @@ class Tensor {
   std::shared_ptr<uint8_t[]> buffer_;
 };
 
+// A scalar int64 tensor (a checkpoint's versions, counts and steps).
+Tensor ScalarI64(int64_t value);
+
 }  // namespace pst
 
 #endif  // PST_COMMON_TENSOR_H_

@@ -19,12 +19,6 @@ const float* RowsAsFloat32(const SparseGradient& g, std::vector<float>* scratch)
   return scratch->data();
 }
 
-Tensor ScalarI64(int64_t v) {
-  Tensor t(DType::kInt64, {});
-  t.i64()[0] = v;
-  return t;
-}
-
 template <typename T>
 Tensor VectorTensor(DType dtype, const std::vector<T>& values, Shape shape) {
   Tensor t = Tensor::Uninitialized(dtype, std::move(shape));

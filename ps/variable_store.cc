@@ -450,12 +450,6 @@ StoreStats VariableStore::Stats() const {
 namespace pst {
 namespace {
 
-Tensor ScalarI64(int64_t v) {
-  Tensor t(DType::kInt64, {});
-  t.i64()[0] = v;
-  return t;
-}
-
 Tensor FloatsAs(const std::vector<float>& values, const Shape& shape) {
   Tensor t = Tensor::Uninitialized(DType::kFloat32, shape);
   std::copy(values.begin(), values.end(), t.f32());

@@ -13,12 +13,6 @@ using PartIndex = std::map<std::string, const Tensor*, std::less<>>;
 constexpr char kSyncStepName[] = "@sync_step";
 constexpr char kSlotInfix[] = "@slot/";
 
-Tensor ScalarI64(int64_t v) {
-  Tensor t(DType::kInt64, {});
-  t.i64()[0] = v;
-  return t;
-}
-
 // The tensor `name` of old part `shard`, of `dtype` and (unless null) `shape`.
 StatusOr<const Tensor*> Find(const PartIndex& part, int shard, const std::string& name, DType dtype,
                              const Shape* shape) {
