@@ -65,6 +65,13 @@ std::string PsFixture::endpoint() const {
   return "tcp://127.0.0.1:" + std::to_string(cluster_->ports()[1]);
 }
 
+void PsFixture::ResetPsPeakResidentBytes() const {
+  std::ofstream out("/proc/" + std::to_string(ps_->pid()) + "/clear_refs");
+  out << "5";
+  out.flush();
+  ASSERT_TRUE(out.good()) << "cannot reset the ps's peak resident memory";
+}
+
 size_t PsFixture::StatusBytes(const std::string& key) const {
   std::ifstream in("/proc/" + std::to_string(ps_->pid()) + "/status");
   for (std::string line; std::getline(in, line);) {

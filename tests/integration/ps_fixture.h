@@ -43,6 +43,10 @@ class PsFixture : public ::testing::Test {
   // The ps's resident memory now (VmRSS) and at its peak so far (VmHWM).
   size_t PsResidentBytes() const { return StatusBytes("VmRSS:"); }
   size_t PsPeakResidentBytes() const { return StatusBytes("VmHWM:"); }
+  // Starts the peak over from the resident memory now (clear_refs 5), so
+  // that it measures what comes next, not the ps's start (which may touch
+  // more than it keeps).
+  void ResetPsPeakResidentBytes() const;
 
   size_t StatusBytes(const std::string& key) const;
 

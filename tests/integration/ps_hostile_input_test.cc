@@ -171,6 +171,7 @@ constexpr char kNotUnderAsan[] = "resident memory is not measurable under ASan";
 // holds it once; it must not hold more (copies), nor keep it afterwards.
 TEST_F(PsHostileInputTest, OversizedMessageOfManyBigFrames) {
   if (kUnderAsan) GTEST_SKIP() << kNotUnderAsan;
+  ResetPsPeakResidentBytes();
   const size_t rss_before = PsResidentBytes();
   static const std::string kChunk(60000, 'x');
   std::vector<zmq::message_t> frames = Push("w", {4, 4});
@@ -190,6 +191,7 @@ TEST_F(PsHostileInputTest, OversizedMessageOfManyBigFrames) {
 // zmq_msg_t, so the message is over the limit all the same.
 TEST_F(PsHostileInputTest, OversizedMessageOfManyEmptyFrames) {
   if (kUnderAsan) GTEST_SKIP() << kNotUnderAsan;
+  ResetPsPeakResidentBytes();
   const size_t rss_before = PsResidentBytes();
   std::vector<zmq::message_t> frames = Push("w", {4, 4});
   frames.pop_back();
@@ -209,6 +211,7 @@ TEST_F(PsHostileInputTest, OversizedMessageOfManyEmptyFrames) {
 // they are open the ps serves; once they close, it gives the memory back.
 TEST_F(PsHostileInputTest, TwoThousandIdleConnections) {
   if (kUnderAsan) GTEST_SKIP() << kNotUnderAsan;
+  ResetPsPeakResidentBytes();
   const size_t rss_before = PsResidentBytes();
   {
     std::vector<std::unique_ptr<RawZmtpPeer>> peers;
@@ -232,6 +235,7 @@ TEST_F(PsHostileInputTest, TwoThousandIdleConnections) {
 // meanwhile, then drops the connection and gives back what it held.
 TEST_F(PsHostileInputTest, SenderStoppingHalfWay) {
   if (kUnderAsan) GTEST_SKIP() << kNotUnderAsan;
+  ResetPsPeakResidentBytes();
   const size_t rss_before = PsResidentBytes();
   RawZmtpPeer peer(cluster_->ports()[1]);
   ASSERT_TRUE(peer.Handshake());
