@@ -11,8 +11,8 @@ void ParkedReplies::Take(const std::vector<int>& workers, const OutgoingMessage&
   }
 }
 
-void SendAnswers(ReplySender& sender, std::vector<Answer> answers) {
-  for (Answer& a : answers) sender.SendDeferred(std::move(a.first), a.second);
+void SendAnswers(ReplySender* sender, std::vector<Answer> answers) {
+  for (Answer& a : answers) sender->SendDeferred(std::move(a.first), a.second);
 }
 
 }  // namespace pst

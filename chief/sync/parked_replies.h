@@ -35,8 +35,9 @@ class ParkedReplies {
   std::vector<std::optional<DeferredReply>> parked_;
 };
 
-// Sends the answers taken (outside the coordinator's lock).
-void SendAnswers(ReplySender& sender, std::vector<Answer> answers);
+// Sends the answers taken (outside the coordinator's lock); `sender` is
+// used only when there is one.
+void SendAnswers(ReplySender* sender, std::vector<Answer> answers);
 
 }  // namespace pst
 

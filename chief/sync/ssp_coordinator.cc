@@ -64,7 +64,7 @@ OutgoingMessage SspCoordinator::HandleClockRequest(int worker, int64_t completed
     }
     answers = Answers(released, /*stop=*/false);
   }
-  SendAnswers(*replies_, std::move(answers));
+  SendAnswers(replies_, std::move(answers));
   // Parked: the return value is ignored.
   return ClockReply(admission.verdict == Admission::Verdict::kStop ? -1 : admission.clock);
 }
@@ -78,7 +78,7 @@ void SspCoordinator::WorkerLeft(int worker, int64_t global_step) {
     for (const ClockGrant& g : released) Log(g.worker, g.clock, g.slowest);
     answers = Answers(released, /*stop=*/false);
   }
-  SendAnswers(*replies_, std::move(answers));
+  SendAnswers(replies_, std::move(answers));
 }
 
 void SspCoordinator::Close() {
@@ -87,7 +87,7 @@ void SspCoordinator::Close() {
     MutexLock lock(mu_);
     answers = Answers(gate_.Close(), /*stop=*/true);
   }
-  SendAnswers(*replies_, std::move(answers));
+  SendAnswers(replies_, std::move(answers));
 }
 
 }  // namespace pst

@@ -39,7 +39,7 @@ void SyncCoordinator::Open(int64_t step) {
     answers = Answers(steps_.Open(step));
     applied_changed_.NotifyAll();
   }
-  SendAnswers(*replies_, std::move(answers));
+  SendAnswers(replies_, std::move(answers));
 }
 
 OutgoingMessage SyncCoordinator::HandleTokenRequest(int worker, int64_t last_received,
@@ -58,7 +58,7 @@ void SyncCoordinator::ShardApplied(int shard, int64_t step) {
     answers = Answers(steps_.ShardApplied(shard, step));
     applied_changed_.NotifyAll();
   }
-  SendAnswers(*replies_, std::move(answers));
+  SendAnswers(replies_, std::move(answers));
 }
 
 StatusOr<int64_t> SyncCoordinator::Pause(MonotonicClock::TimePoint deadline) {
@@ -82,7 +82,7 @@ void SyncCoordinator::Resume() {
     MutexLock lock(mu_);
     answers = Answers(steps_.Resume());
   }
-  SendAnswers(*replies_, std::move(answers));
+  SendAnswers(replies_, std::move(answers));
 }
 
 void SyncCoordinator::Close() {
@@ -92,7 +92,7 @@ void SyncCoordinator::Close() {
     answers = Answers(steps_.Close());
     applied_changed_.NotifyAll();
   }
-  SendAnswers(*replies_, std::move(answers));
+  SendAnswers(replies_, std::move(answers));
 }
 
 int64_t SyncCoordinator::global_step() const {
