@@ -87,6 +87,11 @@ DEFINE_string(features, "",
               "data set read goes through it; the click model's fields, dense features, table "
               "rows, dim and combiners come from it (--embedding_rows, if given, must equal its "
               "rows). docs/SPARSE.md, examples/criteo.features");
+DEFINE_bool(criteo_integer_fields, true,
+            "criteo without --features: each of the 13 integers also as a categorical field "
+            "(its bucket floor(4 log(1 + x)); 39 fields in all), beside its log(1 + x) dense "
+            "input: a model learns effects of a count that are not smooth. false: the 26 "
+            "categorical fields alone (models trained before it existed)");
 DEFINE_string(data_dir, "",
               "mnist: folder of the IDX files (default: $MNIST_DIR); records: folder of "
               "CIFAR-10's data_batch_*.bin and test_batch.bin");
@@ -113,8 +118,12 @@ DEFINE_double(embedding_l2, 0,
               "through --weight_decay");
 DEFINE_int32(label_column, 0, "csv: the label's column, 0-based (-1: the last)");
 DEFINE_int32(num_classes, 0, "csv, records: the class count (0: the largest label + 1)");
-DEFINE_string(input_shape, "", "records: H,W,C of each image (default 32,32,3)");
+DEFINE_string(input_shape, "",
+              "records: H,W,C of each image (default 32,32,3), or D for D plain features");
 DEFINE_int32(label_bytes, 1, "records: bytes of label before each image (the last is the class)");
+DEFINE_string(record_dtype, "uint8",
+              "records: how each value is stored: uint8 (a byte, scaled to [0,1], CIFAR-10's) "
+              "or float32 (4 bytes, little-endian, taken as is; pstrain.data.write_records)");
 DEFINE_bool(normalize, false,
             "Standardize every feature with the training split's mean and deviation");
 DEFINE_string(augment, "",

@@ -15,6 +15,7 @@
 #include "common/parse_number.h"
 #include "common/split.h"
 #include "data/feature_columns.h"
+#include "data/records_reader.h"
 #include "model/ctr/ctr_spec.h"
 #include "model/zoo/model_spec.h"
 #include "model/zoo/model_zoo.h"
@@ -30,6 +31,8 @@ DECLARE_int32(label_column);
 DECLARE_int32(num_classes);
 DECLARE_string(input_shape);
 DECLARE_int32(label_bytes);
+DECLARE_string(record_dtype);
+DECLARE_bool(criteo_integer_fields);
 DECLARE_bool(normalize);
 DECLARE_int64(validation_examples);
 DECLARE_int64(embedding_rows);
@@ -58,7 +61,8 @@ Status CheckSpec(const std::string& text, const std::string& path) {
   return ParseModelSpec(text, path).status();
 }
 
-// --input_shape: "32,32,3" is a 32x32 image of 3 channels; empty: unset.
+// --input_shape: "32,32,3" is a 32x32 image of 3 channels, "20" 20 plain
+// features; empty: unset.
 StatusOr<std::optional<InputShape>> ParseInputShape(const std::string& text) {
   if (text.empty()) return std::optional<InputShape>();
   std::vector<int64_t> dims;
@@ -66,11 +70,13 @@ StatusOr<std::optional<InputShape>> ParseInputShape(const std::string& text) {
     int64_t d = 0;
     if (!ParseNumber(item, &d) || d < 1) {
       return InvalidArgument("--input_shape=" + text + ": '" + item +
-                             "' is not a positive whole number; expected H,W,C");
+                             "' is not a positive whole number; expected H,W,C or D");
     }
     dims.push_back(d);
   }
-  if (dims.size() != 3) return InvalidArgument("--input_shape=" + text + ": expected H,W,C");
+  if (dims.size() != 3 && dims.size() != 1) {
+    return InvalidArgument("--input_shape=" + text + ": expected H,W,C or D");
+  }
   return std::optional<InputShape>(InputShape(std::move(dims)));
 }
 
@@ -135,6 +141,10 @@ StatusOr<JobOptions> JobFromFlags(DataSets reads) {
   PST_ASSIGN_OR_RETURN(d.input_shape, ParseInputShape(FLAGS_input_shape));
   PST_RETURN_IF_ERROR(CheckPositiveFlag("label_bytes", FLAGS_label_bytes));
   d.label_bytes = FLAGS_label_bytes;
+  StatusOr<RecordDtype> dtype = ParseRecordDtype(FLAGS_record_dtype);
+  if (!dtype.ok()) return InvalidArgument("--record_dtype: " + dtype.status().message());
+  d.record_dtype = *dtype;
+  d.criteo_integer_fields = FLAGS_criteo_integer_fields;
   d.normalize = FLAGS_normalize;
   if (FLAGS_validation_examples < 0) return InvalidArgument("--validation_examples must be >= 0");
   d.validation_examples = FLAGS_validation_examples;

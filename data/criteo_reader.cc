@@ -37,6 +37,12 @@ float Transform(int64_t x) { return x > 0 ? static_cast<float>(std::log1p(double
 
 }  // namespace
 
+std::string CriteoIntegerBucket(std::string_view field, int64_t x) {
+  if (field.empty()) return "";
+  if (x < 0) return "neg";
+  return std::to_string(static_cast<int64_t>(std::floor(4 * std::log1p(double(x)))));
+}
+
 int64_t CriteoKey(int field, std::string_view value) {
   CHECK(field >= 0 && field < 256) << "field " << field;
   constexpr uint64_t kPrime = 0x100000001b3ULL;
@@ -49,12 +55,13 @@ int64_t CriteoKey(int field, std::string_view value) {
   return static_cast<int64_t>(h ^ (h >> 31));
 }
 
-StatusOr<Dataset> ReadCriteoDataset(const std::string& path) {
+StatusOr<Dataset> ReadCriteoDataset(const std::string& path, const CriteoOptions& options) {
   Dataset dataset;
   dataset.feature_dim = kCriteoIntegerFeatures;
   dataset.example_shape = InputShape(kCriteoIntegerFeatures);
   dataset.num_classes = 2;
-  dataset.num_fields = kCriteoCategoricalFields;
+  dataset.num_fields =
+      options.integer_fields ? kCriteoFieldsWithIntegers : kCriteoCategoricalFields;
   dataset.sparse_offsets = {0};
   const Status status = ForEachLine(path, [&](int64_t line_number, std::string_view line) {
     if (line.empty()) return Status::OK();
@@ -85,6 +92,7 @@ StatusOr<Dataset> ReadCriteoDataset(const std::string& path) {
       return InvalidArgument(at(0) + Quote(label) + " is not 0 or 1");
     }
     float dense[kCriteoIntegerFeatures];
+    int64_t bucket_keys[kCriteoIntegerFeatures];
     for (int j = 0; j < kCriteoIntegerFeatures; ++j) {
       const std::string_view field = next();
       int64_t x = 0;
@@ -92,12 +100,21 @@ StatusOr<Dataset> ReadCriteoDataset(const std::string& path) {
         return InvalidArgument(at(1 + j) + Quote(field) + " is not a 64-bit integer");
       }
       dense[j] = Transform(x);
+      if (options.integer_fields) {
+        bucket_keys[j] = CriteoKey(kCriteoCategoricalFields + j, CriteoIntegerBucket(field, x));
+      }
     }
     dataset.labels.push_back(label[0] - '0');
     dataset.features.insert(dataset.features.end(), dense, dense + kCriteoIntegerFeatures);
     for (int f = 0; f < kCriteoCategoricalFields; ++f) {
       dataset.sparse_keys.push_back(CriteoKey(f, next()));
       dataset.sparse_fields.push_back(f);
+    }
+    if (options.integer_fields) {
+      for (int j = 0; j < kCriteoIntegerFeatures; ++j) {
+        dataset.sparse_keys.push_back(bucket_keys[j]);
+        dataset.sparse_fields.push_back(kCriteoCategoricalFields + j);
+      }
     }
     dataset.sparse_values.resize(dataset.sparse_keys.size(), 1.0f);
     dataset.sparse_offsets.push_back(static_cast<int64_t>(dataset.sparse_keys.size()));

@@ -11,11 +11,18 @@
 //   dense    feature_dim 13, example_shape {13}: feature j is log(1 + x)
 //            of the integer x, where an empty field and a negative value
 //            both count as x = 0 (so 0 after the transform);
-//   sparse   num_fields 26, exactly one entry per field and example
-//            (sparse_offsets[i] = 26 * i), in field order: field f (C(f+1))
-//            gets key CriteoKey(f, value) and weight 1. An empty value is
-//            not dropped: it hashes like any string, to field f's "missing"
-//            key. Any string is a value (a non-hex one too).
+//   sparse   exactly one entry per field and example, in field order,
+//            weight 1: field f < 26 (C(f+1)) gets key CriteoKey(f, value).
+//            An empty value is not dropped: it hashes like any string, to
+//            field f's "missing" key. Any string is a value (a non-hex one
+//            too). With CriteoOptions::integer_fields (the default) each
+//            integer is a categorical field as well, 39 fields in all:
+//            field 26 + j (I(j+1)) gets CriteoKey(26 + j,
+//            CriteoIntegerBucket(...)); without it num_fields is 26. The
+//            dense log(1 + x) is smooth; a bucket's own row lets a model
+//            learn an effect that is not (a bump, a step, a crossing with a
+//            categorical value): Criteo's usual recipe (the winners' FFM and
+//            BARS' benchmarks bucketize the integers too).
 //
 // Errors: NotFound / PermissionDenied / DataLoss as data/text_lines.h says;
 // InvalidArgument naming the file, the line and the field (its 1-based
@@ -36,6 +43,12 @@ namespace pst {
 
 inline constexpr int kCriteoIntegerFeatures = 13;
 inline constexpr int kCriteoCategoricalFields = 26;
+// With the integers as categorical fields too.
+inline constexpr int kCriteoFieldsWithIntegers = kCriteoCategoricalFields + kCriteoIntegerFeatures;
+
+struct CriteoOptions {
+  bool integer_fields = true;  // the integers' buckets as fields 26..38
+};
 
 // The key of value `value` of categorical field `field` (0-based: C1 is 0):
 // FNV-1a 64 over the field index as one byte followed by the value's bytes,
@@ -46,7 +59,13 @@ inline constexpr int kCriteoCategoricalFields = 26;
 // are stored in checkpoints.
 int64_t CriteoKey(int field, std::string_view value);
 
-StatusOr<Dataset> ReadCriteoDataset(const std::string& path);
+// The bucket of integer feature text `field` (already parsed to x) as a
+// categorical value: "" when empty, "neg" for x < 0, else the decimal of
+// floor(4 log(1 + x)): the counts 0 to 4 a bucket each, then four buckets
+// per factor of e (5..6 one, 15..19 one, 1,096..1,407 one).
+std::string CriteoIntegerBucket(std::string_view field, int64_t x);
+
+StatusOr<Dataset> ReadCriteoDataset(const std::string& path, const CriteoOptions& options = {});
 
 }  // namespace pst
 

@@ -95,7 +95,7 @@ TEST_F(CriteoReaderTest, ReadsLabelsDenseAndSparseFeatures) {
   const std::string text =
       Line("1", {"0", "3", "", "-2", "100"}, {"68fd1e64", "80e26c9b"}) + "\n" +
       Line("0", {"7", "", "", "", "", "", "", "", "", "", "", "", "12"}, {"", "zz not hex"}) + "\n";
-  StatusOr<Dataset> dataset = ReadCriteoDataset(Write(text));
+  StatusOr<Dataset> dataset = ReadCriteoDataset(Write(text), CriteoOptions{false});
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   const Dataset& d = *dataset;
   EXPECT_EQ(d.size, 2);
@@ -129,6 +129,44 @@ TEST_F(CriteoReaderTest, ReadsLabelsDenseAndSparseFeatures) {
   EXPECT_EQ(d.sparse_keys[25], d.sparse_keys[26 + 25]);  // "a25" on both lines
 }
 
+TEST(CriteoIntegerBucketTest, SmallCountsApartThenFourPerFactorOfE) {
+  EXPECT_EQ(CriteoIntegerBucket("", 0), "");  // empty: not the bucket of 0
+  EXPECT_EQ(CriteoIntegerBucket("0", 0), "0");
+  EXPECT_EQ(CriteoIntegerBucket("-2", -2), "neg");
+  std::vector<std::string> small;
+  for (int x = 0; x <= 4; ++x) small.push_back(CriteoIntegerBucket(std::to_string(x), x));
+  EXPECT_EQ(small, (std::vector<std::string>{"0", "2", "4", "5", "6"}));
+  EXPECT_EQ(CriteoIntegerBucket("5", 5), CriteoIntegerBucket("6", 6));
+  EXPECT_EQ(CriteoIntegerBucket("15", 15), CriteoIntegerBucket("19", 19));
+  EXPECT_NE(CriteoIntegerBucket("19", 19), CriteoIntegerBucket("20", 20));
+  EXPECT_EQ(CriteoIntegerBucket("1096", 1096), "28");
+  EXPECT_EQ(CriteoIntegerBucket("1407", 1407), "28");
+}
+
+TEST_F(CriteoReaderTest, IntegersAreAlsoBucketedFieldsByDefault) {
+  const std::string text =
+      Line("1", {"0", "3", "", "-2", "100"}, {"68fd1e64"}) + "\n" + Line("0", {"7"}, {}) + "\n";
+  StatusOr<Dataset> dataset = ReadCriteoDataset(Write(text));
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  const Dataset& d = *dataset;
+  EXPECT_EQ(d.feature_dim, 13);  // the dense log(1 + x) stay
+  EXPECT_FLOAT_EQ(d.features[1], std::log1p(3.0f));
+  EXPECT_EQ(d.num_fields, kCriteoFieldsWithIntegers);
+  EXPECT_EQ(d.sparse_offsets, (std::vector<int64_t>{0, 39, 78}));
+  for (int i = 0; i < 2; ++i) {
+    for (int f = 0; f < 39; ++f) EXPECT_EQ(d.sparse_fields[39 * i + f], f);
+  }
+  EXPECT_EQ(d.sparse_keys[0], CriteoKey(0, "68fd1e64"));
+  EXPECT_EQ(d.sparse_keys[26], CriteoKey(26, "0"));       // I1 = 0
+  EXPECT_EQ(d.sparse_keys[27], CriteoKey(27, "5"));       // I2 = 3
+  EXPECT_EQ(d.sparse_keys[28], CriteoKey(28, ""));        // I3 empty
+  EXPECT_EQ(d.sparse_keys[29], CriteoKey(29, "neg"));     // I4 = -2
+  EXPECT_EQ(d.sparse_keys[30], CriteoKey(30, "18"));      // I5 = 100
+  EXPECT_EQ(d.sparse_keys[39 + 26], CriteoKey(26, "8"));  // line 2's I1 = 7
+  // Field-aware: the bucket of 0 in I1 and in I2 are two keys.
+  EXPECT_NE(CriteoKey(26, "0"), CriteoKey(27, "0"));
+}
+
 TEST_F(CriteoReaderTest, GzipAndPlainReadAlikeWhateverTheName) {
   std::string text;
   for (int i = 0; i < 50; ++i) {
@@ -147,7 +185,7 @@ TEST_F(CriteoReaderTest, GzipAndPlainReadAlikeWhateverTheName) {
 
 TEST_F(CriteoReaderTest, CrlfBlankLinesAndNoFinalNewline) {
   const std::string text = "\r\n" + Line("1", {"5"}, {"x"}) + "\r\n\n" + Line("0", {}, {"y"});
-  StatusOr<Dataset> dataset = ReadCriteoDataset(Write(text));
+  StatusOr<Dataset> dataset = ReadCriteoDataset(Write(text), CriteoOptions{false});
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   EXPECT_EQ(dataset->size, 2);
   EXPECT_EQ(dataset->labels, (std::vector<int32_t>{1, 0}));
@@ -169,12 +207,13 @@ TEST_F(CriteoReaderTest, ManyLinesAcrossReadChunks) {
     StatusOr<Dataset> dataset = ReadCriteoDataset(path);
     ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
     ASSERT_EQ(dataset->size, kLines);
-    ASSERT_EQ(dataset->sparse_keys.size(), size_t{26} * kLines);
+    ASSERT_EQ(dataset->sparse_keys.size(), size_t{39} * kLines);
     for (int i = 0; i < kLines; i += 997) {
       EXPECT_EQ(dataset->labels[i], i % 2);
       EXPECT_FLOAT_EQ(dataset->features[13 * i], std::log1p(static_cast<float>(i)));
-      EXPECT_EQ(dataset->sparse_keys[26 * i + 5],
+      EXPECT_EQ(dataset->sparse_keys[39 * i + 5],
                 CriteoKey(5, "v" + std::to_string(i * 26 + 5) + "padpadpad"));
+      EXPECT_EQ(dataset->sparse_keys[39 * i + 26], CriteoKey(26, CriteoIntegerBucket("1", i)));
     }
   }
 }

@@ -64,7 +64,7 @@ Status CheckTwoClasses(const DataOptions& o, int num_classes) {
 StatusOr<Dataset> ReadCriteo(const DataOptions& o, bool train, int num_classes) {
   PST_RETURN_IF_ERROR(CheckTwoClasses(o, num_classes));
   PST_ASSIGN_OR_RETURN(std::string file, SplitFile(o, train));
-  return ReadCriteoDataset(file);
+  return ReadCriteoDataset(file, CriteoOptions{o.criteo_integer_fields && !o.features});
 }
 
 StatusOr<Dataset> ReadLibsvm(const DataOptions& o, bool train, int num_classes) {
@@ -102,6 +102,7 @@ StatusOr<Dataset> ReadRecords(const DataOptions& o, bool train, int num_classes)
   RecordsOptions records;
   if (o.input_shape) records.image = *o.input_shape;
   records.label_bytes = o.label_bytes;
+  records.dtype = o.record_dtype;
   records.num_classes = num_classes;
   return ReadRecordsDataset(files, records);
 }

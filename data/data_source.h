@@ -11,7 +11,9 @@
 //            train_file / test_file (comma-separated lists), or CIFAR-10's
 //            file names in data_dir
 //   criteo   train_file / test_file; Criteo's click-log layout, 13 integer
-//            and 26 categorical (hashed, sparse) features, plain or gzip
+//            and 26 categorical (hashed, sparse) features, plain or gzip;
+//            the integers' buckets as 13 more sparse fields unless
+//            criteo_integer_fields is false
 //   libsvm   train_file / test_file; "label index:value ...", sparse only
 //   libffm   train_file / test_file; "label field:id:value ...", sparse only,
 //            num_fields = 1 + the largest field of the training and the
@@ -32,6 +34,7 @@
 #include "common/status.h"
 #include "data/dataset.h"
 #include "data/feature_columns.h"
+#include "data/records_reader.h"
 #include "data/standardize.h"
 
 namespace pst {
@@ -42,10 +45,15 @@ struct DataOptions {
   std::string train_file, test_file;
   int label_column = 0;                   // csv; -1: the last column
   int num_classes = 0;                    // csv, records; 0: from the training labels
-  std::optional<InputShape> input_shape;  // records: H, W, C; unset: CIFAR-10's
+  std::optional<InputShape> input_shape;  // records: H, W, C (or D); unset: CIFAR-10's
   int64_t label_bytes = 1;                // records
-  bool normalize = false;                 // per-feature, on the training split's statistics
-  int64_t validation_examples = 0;        // held out of the training set
+  // records: how each value is stored (bytes scaled to [0,1], or float32).
+  RecordDtype record_dtype = RecordDtype::kUint8;
+  // criteo without `features`: the integers' buckets as 13 more sparse
+  // fields (data/criteo_reader.h). With `features` the file decides.
+  bool criteo_integer_fields = true;
+  bool normalize = false;           // per-feature, on the training split's statistics
+  int64_t validation_examples = 0;  // held out of the training set
   // libffm: at least this many fields (predict: the model's, so a test file
   // that never reaches the last field still fits).
   int min_fields = 0;

@@ -70,9 +70,9 @@ TEST_F(DataSourceTest, CriteoSplitsKeepTheirSparseEntries) {
   EXPECT_EQ(splits->test.size, 30);
   EXPECT_EQ(splits->test.num_classes, 2);
   for (const Dataset* d : {&splits->train, &splits->validation, &splits->test}) {
-    EXPECT_EQ(d->num_fields, 26);
+    EXPECT_EQ(d->num_fields, 39);  // with the integers' buckets
     ASSERT_EQ(d->sparse_offsets.size(), static_cast<size_t>(d->size + 1));
-    ASSERT_EQ(d->sparse_keys.size(), static_cast<size_t>(26 * d->size));
+    ASSERT_EQ(d->sparse_keys.size(), static_cast<size_t>(39 * d->size));
     // Standardization moved the dense features only: the weights are still 1.
     EXPECT_EQ(d->sparse_values, std::vector<float>(d->sparse_keys.size(), 1.0f));
   }
@@ -83,9 +83,14 @@ TEST_F(DataSourceTest, CriteoSplitsKeepTheirSparseEntries) {
   for (int64_t k = 0; k < v.size; ++k) {
     const float log1p_i = v.features[13 * k] / scale + mean;
     const int i = static_cast<int>(std::lround(std::expm1(log1p_i)));
-    EXPECT_EQ(v.sparse_keys[26 * k], CriteoKey(0, "c" + std::to_string(i)));
+    EXPECT_EQ(v.sparse_keys[39 * k], CriteoKey(0, "c" + std::to_string(i)));
     EXPECT_EQ(v.labels[k], i % 2);
   }
+  o.criteo_integer_fields = false;
+  StatusOr<DataSplits> without = LoadData(o, /*with_test=*/true);
+  ASSERT_TRUE(without.ok()) << without.status().ToString();
+  EXPECT_EQ(without->test.num_fields, 26);
+  EXPECT_EQ(without->test.sparse_keys.size(), static_cast<size_t>(26 * without->test.size));
 }
 
 TEST_F(DataSourceTest, LibsvmLoadsAndNormalizesWithoutDenseFeatures) {

@@ -322,23 +322,28 @@ TEST(FeatureColumnsTest, TableKeysAreStable) {
 
 // examples/criteo.features means what the run without --features does: 13
 // log1p numerics (the reader's features as they are), 26 categorical fields
-// in one shared table of 1,000,000 rows (the --embedding_rows default).
+// in one shared table of 1,000,000 rows (the --embedding_rows default), and
+// the 13 integers bucketized (--criteo_integer_fields), each in a table of
+// its own of 88 buckets after the shared one.
 TEST(FeatureColumnsTest, TheCriteoDefaultFileIsTodaysModel) {
   const char* root = std::getenv("PST_SOURCE_DIR");
   ASSERT_NE(root, nullptr) << "PST_SOURCE_DIR is not set (run through ctest)";
   StatusOr<FeatureColumns> fc =
       ReadFeatureColumns(std::string(root) + "/examples/criteo.features", "criteo");
   ASSERT_TRUE(fc.ok()) << fc.status().ToString();
+  constexpr int64_t kShared = 1000000, kBuckets = 88;
   const FeatureSummary& s = fc->summary;
   EXPECT_EQ(s.dense_features, kCriteoIntegerFeatures);
-  EXPECT_EQ(s.num_fields, kCriteoCategoricalFields);
-  EXPECT_EQ(s.table_rows, 1000000);
+  EXPECT_EQ(s.num_fields, kCriteoFieldsWithIntegers);
+  EXPECT_EQ(s.table_rows, kShared + kCriteoIntegerFeatures * kBuckets);
   EXPECT_EQ(s.embedding_dim, 0);
-  EXPECT_EQ(s.field_combiners, std::vector<FieldCombiner>(26, FieldCombiner::kDefault));
+  EXPECT_EQ(s.field_combiners, std::vector<FieldCombiner>(39, FieldCombiner::kDefault));
   EXPECT_EQ(s.field_names.front(), "C1");
+  EXPECT_EQ(s.field_names.back(), "I13b");
   EXPECT_EQ(s.dense_names.back(), "I13");
 
-  // Two criteo examples through the reader's layout.
+  // Two criteo examples through the reader's layout (with --features it
+  // leaves the integers to the file: 26 fields).
   std::vector<RawExample> examples(2);
   for (int i = 0; i < 2; ++i) {
     for (int j = 0; j < kCriteoIntegerFeatures; ++j) examples[i].x.push_back(i * 13 + j);
@@ -353,17 +358,31 @@ TEST(FeatureColumnsTest, TheCriteoDefaultFileIsTodaysModel) {
   EXPECT_EQ(out->feature_dim, raw.feature_dim);
   EXPECT_EQ(out->example_shape, raw.example_shape);
   EXPECT_EQ(out->features, raw.features);
-  EXPECT_EQ(out->num_fields, raw.num_fields);
-  EXPECT_EQ(out->sparse_offsets, raw.sparse_offsets);
-  EXPECT_EQ(out->sparse_fields, raw.sparse_fields);
-  EXPECT_EQ(out->sparse_values, raw.sparse_values);
-  for (size_t e = 0; e < raw.sparse_keys.size(); ++e) {
-    EXPECT_EQ(out->sparse_keys[e],
-              static_cast<int64_t>(TableKey("shared", raw.sparse_keys[e]) % 1000000));
+  EXPECT_EQ(out->num_fields, 39);
+  EXPECT_EQ(out->sparse_offsets, (std::vector<int64_t>{0, 39, 78}));
+  for (int i = 0; i < 2; ++i) {
+    for (int f = 0; f < 39; ++f) {
+      const int64_t e = 39 * i + f;
+      EXPECT_EQ(out->sparse_fields[e], f);
+      if (f < 26) {
+        EXPECT_EQ(out->sparse_keys[e],
+                  static_cast<int64_t>(TableKey("shared", raw.sparse_keys[26 * i + f]) % kShared));
+      } else {  // I(f - 25)'s bucket in its own table
+        const int64_t offset = kShared + (f - 26) * kBuckets;
+        EXPECT_GE(out->sparse_keys[e], offset);
+        EXPECT_LT(out->sparse_keys[e], offset + kBuckets);
+      }
+    }
   }
+  // The bucket of a count is the reader's: 0 -> the first, 1 the second,
+  // 5 and 6 one bucket (CriteoIntegerBucket), 7 the next.
+  EXPECT_EQ(out->sparse_keys[26], kShared);                          // I1 = 0
+  EXPECT_EQ(out->sparse_keys[27], kShared + kBuckets + 1);           // I2 = 1
+  EXPECT_EQ(out->sparse_keys[31], out->sparse_keys[32] - kBuckets);  // I6 = 5, I7 = 6
+  EXPECT_EQ(out->sparse_keys[33], kShared + 7 * kBuckets + 6);       // I8 = 7
   // One string in one field: one row, as today; in another field: another.
-  EXPECT_EQ(out->sparse_keys[3], out->sparse_keys[26 + 3]);
-  EXPECT_NE(out->sparse_keys[1], out->sparse_keys[26 + 1]);
+  EXPECT_EQ(out->sparse_keys[3], out->sparse_keys[39 + 3]);
+  EXPECT_NE(out->sparse_keys[1], out->sparse_keys[39 + 1]);
 }
 
 }  // namespace

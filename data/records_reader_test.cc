@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 namespace pst {
 namespace {
@@ -78,6 +80,78 @@ TEST_F(RecordsReaderTest, BadShapeAndMissingFileAreClearErrors) {
   const Status s =
       ReadRecordsDataset({(dir_ / "none.bin").string()}, {InputShape({1, 1, 1})}).status();
   EXPECT_EQ(s.code(), Code::kNotFound);
+}
+
+// A float32 record: the label byte, then each value's 4 little-endian bytes.
+std::vector<uint8_t> FloatRecord(uint8_t label, const std::vector<float>& values) {
+  std::vector<uint8_t> bytes = {label};
+  for (float v : values) {
+    uint8_t b[sizeof(float)];
+    std::memcpy(b, &v, sizeof(float));
+    bytes.insert(bytes.end(), b, b + sizeof(float));
+  }
+  return bytes;
+}
+
+RecordsOptions FloatOptions(InputShape shape) {
+  RecordsOptions o{shape};
+  o.dtype = RecordDtype::kFloat32;
+  return o;
+}
+
+// Float values are taken exactly as written (no scaling), channel-major to
+// HWC as with bytes; a shape of D features reads them in order.
+TEST_F(RecordsReaderTest, Float32RecordsRoundTripExactly) {
+  std::vector<uint8_t> bytes = FloatRecord(2, {-1.5f, 3e-8f, 1e30f});
+  const std::vector<uint8_t> second = FloatRecord(0, {0.1f, -0.0f, 7.25f});
+  bytes.insert(bytes.end(), second.begin(), second.end());
+  StatusOr<Dataset> d = ReadRecordsDataset({Write("f.bin", bytes)}, FloatOptions(InputShape(3)));
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->size, 2);
+  EXPECT_EQ(d->example_shape, InputShape(3));
+  EXPECT_EQ(d->labels, (std::vector<int32_t>{2, 0}));
+  EXPECT_EQ(d->features, (std::vector<float>{-1.5f, 3e-8f, 1e30f, 0.1f, -0.0f, 7.25f}));
+
+  // 1x2 image, 2 channels: channel 0 is (1, 2), channel 1 is (3, 4).
+  d = ReadRecordsDataset({Write("g.bin", FloatRecord(1, {1, 2, 3, 4}))},
+                         FloatOptions(InputShape({1, 2, 2})));
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->features, (std::vector<float>{1, 3, 2, 4}));
+}
+
+TEST_F(RecordsReaderTest, TruncatedFloat32RecordIsDataLossNamingTheFile) {
+  std::vector<uint8_t> bytes = FloatRecord(1, {1, 2});
+  bytes.pop_back();
+  const std::string path = Write("tf.bin", bytes);
+  const Status s = ReadRecordsDataset({path}, FloatOptions(InputShape(2))).status();
+  EXPECT_EQ(s.code(), Code::kDataLoss);
+  EXPECT_NE(s.message().find(path + ": 8 bytes is not a whole number of 9-byte records"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("float32 values"), std::string::npos) << s.message();
+}
+
+TEST_F(RecordsReaderTest, NonFiniteFloat32IsRefusedNamingFileAndRecord) {
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                    -std::numeric_limits<float>::infinity()}) {
+    std::vector<uint8_t> bytes = FloatRecord(0, {1, 2});
+    const std::vector<uint8_t> second = FloatRecord(1, {3, bad});
+    bytes.insert(bytes.end(), second.begin(), second.end());
+    const Status s =
+        ReadRecordsDataset({Write("nf.bin", bytes)}, FloatOptions(InputShape(2))).status();
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << bad;
+    EXPECT_NE(s.message().find("nf.bin: record 1: value 1 is not a finite number"),
+              std::string::npos)
+        << s.message();
+  }
+}
+
+TEST_F(RecordsReaderTest, ParsesRecordDtypeNames) {
+  EXPECT_EQ(*ParseRecordDtype("uint8"), RecordDtype::kUint8);
+  EXPECT_EQ(*ParseRecordDtype("float32"), RecordDtype::kFloat32);
+  const Status s = ParseRecordDtype("float64").status();
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("'float64'; known: uint8, float32"), std::string::npos) << s.message();
 }
 
 }  // namespace

@@ -11,6 +11,9 @@ DIR/problem.json says "format": "libffm" (make_ctr_problem.py --multi_hot),
 in libffm (field:id:value). Preprocessing as pstrain's criteo reader:
   - integers -> log(1 + max(x, 0)), empty as 0: 13 dense inputs, fed as they
     are (not standardized); libffm fields 0..12 carry that value already;
+  - Criteo's layout: unless --no_integer_fields, each integer also as a
+    categorical field (26 + j), its value the bucket floor(4 log(1 + x))
+    ("neg" below 0, "" when empty), as pstrain's --criteo_integer_fields;
   - categorical field f and its value (an empty one too) -> one field-aware
     key; keys are numbered on the training set (a collision-free table, as
     a hash table with enough rows; --rows=N hashes "f:value" with crc32
@@ -44,7 +47,7 @@ problem.json's Bayes and LR figures when there.
 usage: examples/ctr_reference.py DIR [--model deepfm|dcn_v2|lr] [--epochs 3]
        [--batch_size 512] [--learning_rate 1e-3] [--dim 16]
        [--hidden 256,128] [--cross_layers 3] [--rows 0] [--l2 0]
-       [--seed 1] [--threads 0] [--max_train N]
+       [--seed 1] [--threads 0] [--max_train N] [--no_integer_fields]
 """
 import argparse
 import gzip
@@ -107,7 +110,15 @@ class Keys:
         return i
 
 
-def read_criteo(path, keys, limit):
+def integer_bucket(text):
+    """pstrain's CriteoIntegerBucket (data/criteo_reader.h)."""
+    if not text:
+        return ""
+    x = int(text)
+    return "neg" if x < 0 else str(math.floor(4 * math.log1p(x)))
+
+
+def read_criteo(path, keys, limit, integer_fields):
     import numpy as np
 
     labels, dense, cats = [], [], []
@@ -123,7 +134,11 @@ def read_criteo(path, keys, limit):
                 x = int(text) if text else 0
                 row.append(log1p(x) if x > 0 else 0.0)
             dense.append(row)
-            cats.append([keys(f, v) for f, v in enumerate(parts[1 + NUM_INTEGER:])])
+            cat = [keys(f, v) for f, v in enumerate(parts[1 + NUM_INTEGER:])]
+            if integer_fields:
+                cat += [keys(NUM_CATEGORICAL + j, integer_bucket(text))
+                        for j, text in enumerate(parts[1:1 + NUM_INTEGER])]
+            cats.append(cat)
             if limit and len(labels) >= limit:
                 break
     return {"labels": np.array(labels, np.float32), "dense": np.array(dense, np.float32),
@@ -202,13 +217,13 @@ def log_loss(labels, p):
     return float(-np.mean(labels * np.log(p) + (1 - labels) * np.log(1 - p)))
 
 
-def build_model(tf, args, num_rows, num_multi, multi_widths):
+def build_model(tf, args, num_rows, num_cats, num_multi, multi_widths):
     keras = tf.keras
     layers = keras.layers
     uniform = keras.initializers.RandomUniform(-INIT_SCALE, INIT_SCALE, seed=args.seed)
     reg = keras.regularizers.l2(args.l2) if args.l2 > 0 else None
     dense_in = keras.Input((NUM_INTEGER,), name="dense")
-    cats_in = keras.Input((NUM_CATEGORICAL,), dtype="int64", name="cats")
+    cats_in = keras.Input((num_cats,), dtype="int64", name="cats")
     multi_in = [(keras.Input((w,), dtype="int64", name=f"multi_ids_{m}"),
                  keras.Input((w,), name=f"multi_w_{m}"))
                 for m, w in zip(range(num_multi), multi_widths)]
@@ -224,7 +239,7 @@ def build_model(tf, args, num_rows, num_multi, multi_widths):
 
     wide_table = layers.Embedding(num_rows, 1, embeddings_initializer=uniform,
                                   embeddings_regularizer=reg, name="wide")
-    wide_parts = [layers.Reshape((NUM_CATEGORICAL,))(wide_table(cats_in))]
+    wide_parts = [layers.Reshape((num_cats,))(wide_table(cats_in))]
     wide_parts += [layers.Reshape((1,))(pooled(wide_table, i, w)) for i, w in multi_in]
     wide_all = wide_parts[0] if len(wide_parts) == 1 else layers.Concatenate()(wide_parts)
     wide = layers.Lambda(lambda t: tf.reduce_sum(t, axis=1, keepdims=True))(wide_all)
@@ -236,7 +251,7 @@ def build_model(tf, args, num_rows, num_multi, multi_widths):
                              embeddings_regularizer=reg, name="embedding")
     fields = [table(cats_in)] + [pooled(table, i, w) for i, w in multi_in]
     e = fields[0] if len(fields) == 1 else layers.Concatenate(axis=1)(fields)  # [B, F, dim]
-    num_fields = NUM_CATEGORICAL + num_multi
+    num_fields = num_cats + num_multi
     x0 = layers.Concatenate()([layers.Reshape((num_fields * args.dim,))(e), dense_in])
     hidden = [int(h) for h in args.hidden.split(",") if h]
     glorot = keras.initializers.GlorotUniform(seed=args.seed)
@@ -288,6 +303,8 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=0, help="TensorFlow's threads (0: its own)")
     parser.add_argument("--max_train", type=int, default=0, help="read at most N training lines")
+    parser.add_argument("--no_integer_fields", dest="integer_fields", action="store_false",
+                        help="Criteo's layout: the 26 categorical fields alone")
     args = parser.parse_args()
     if min(args.epochs, args.batch_size, args.dim) < 1 or args.rows < 0:
         parser.error("--epochs, --batch_size and --dim must be at least 1, --rows at least 0")
@@ -321,15 +338,16 @@ def main():
                 ids, ws = np.pad(ids, ((0, 0), (0, pad))), np.pad(ws, ((0, 0), (0, pad)))
             test["multi"][m] = (ids[:, :width], ws[:, :width])
     else:
-        train = read_criteo(os.path.join(args.dir, "train.txt"), keys, args.max_train)
+        fields = args.integer_fields
+        train = read_criteo(os.path.join(args.dir, "train.txt"), keys, args.max_train, fields)
         keys.grow = False
-        test = read_criteo(os.path.join(args.dir, "test.txt"), keys, 0)
+        test = read_criteo(os.path.join(args.dir, "test.txt"), keys, 0, fields)
     num_rows = keys.size
     read_s = time.time() - start
     print(f"ctr_reference: {len(train['labels'])} training, {len(test['labels'])} test lines, "
           f"{num_rows} table rows, read in {read_s:.1f} s", file=sys.stderr, flush=True)
 
-    model = build_model(tf, args, num_rows, num_multi,
+    model = build_model(tf, args, num_rows, train["cats"].shape[1], num_multi,
                         [ids.shape[1] for ids, _ in train["multi"]])
     model.compile(optimizer=tf.keras.optimizers.Adam(args.learning_rate),
                   loss=tf.keras.losses.BinaryCrossentropy(from_logits=True))

@@ -5,16 +5,13 @@
 #include <fstream>
 #include <limits>
 
-#include "data/example_range.h"
+#include "data/criteo_reader.h"
 #include "export/onnx_export.h"
 #include "job/model_file.h"
-#include "model/zoo/model_zoo.h"
+#include "predict/loaded_model.h"
 
 namespace pst {
 namespace {
-
-// As the chief's Evaluator: the same batches give the same float results.
-constexpr int64_t kBatchSize = 1000;
 
 // The data must go through the feature file the model was trained with.
 Status CheckFeatures(const TrainedModel& trained, const std::string& path,
@@ -29,20 +26,6 @@ Status CheckFeatures(const TrainedModel& trained, const std::string& path,
   if (trained_with && data.features->text != trained.features_text) {
     return InvalidArgument("--features=" + data.features->source + " is not the feature file " +
                            path + " was trained with");
-  }
-  return Status::OK();
-}
-
-Status CheckFits(const TrainedModel& trained, const Dataset& data, const std::string& path) {
-  const InputShape& shape = data.example_shape;
-  if (shape.size() != trained.input.size() ||
-      (shape.is_image() && trained.input.is_image() && !(shape == trained.input))) {
-    return InvalidArgument("the data's examples (" + shape.ToString() + ") do not fit " + path +
-                           ", trained on " + trained.input.ToString());
-  }
-  if (data.num_fields != trained.num_fields) {
-    return InvalidArgument("the data has " + std::to_string(data.num_fields) + " sparse fields; " +
-                           path + " was trained on " + std::to_string(trained.num_fields));
   }
   return Status::OK();
 }
@@ -86,57 +69,30 @@ std::string PredictionReport::Format() const {
   return out;
 }
 
-// A click model's variables, then the rows of the batch's ids gathered from
-// each whole table (which follow the variables in `trained`).
-std::vector<Tensor> WithBatchRows(const Model& model, const std::vector<Tensor>& trained,
-                                  const Batch& batch) {
-  const size_t variables = model.variables().size();
-  std::vector<Tensor> params(trained.begin(), trained.begin() + variables);
-  const TableRowIds ids = model.RowIds(batch);
-  for (size_t t = 0; t < model.tables().size(); ++t) {
-    const int64_t dim = model.tables()[t].dim;
-    const Tensor& table = trained[variables + t];
-    const std::vector<int64_t>& at = ids[t];
-    Tensor rows = Tensor::Uninitialized(DType::kFloat32, {static_cast<int64_t>(at.size()), dim});
-    for (size_t i = 0; i < at.size(); ++i) {
-      std::copy(table.f32() + at[i] * dim, table.f32() + (at[i] + 1) * dim, rows.f32() + i * dim);
-    }
-    params.push_back(std::move(rows));
-  }
-  return params;
+DataOptions DataOptionsFor(const TrainedModel& trained, DataOptions data) {
+  // With --features the columns make the fields.
+  if (data.features) return data;
+  // libffm: a test file that never reaches the model's last field still fits.
+  data.min_fields = trained.num_fields;
+  // criteo: the integers as fields when the model was trained with them.
+  data.criteo_integer_fields = trained.num_fields == kCriteoFieldsWithIntegers;
+  return data;
 }
 
 StatusOr<std::vector<float>> PredictProbabilities(const TrainedModel& trained,
                                                   const std::string& model_file,
                                                   const Dataset& data, const std::string& device) {
-  PST_RETURN_IF_ERROR(CheckFits(trained, data, model_file));
-  StatusOr<std::unique_ptr<Model>> made =
-      trained.click_model ? MakeTrainedModel(trained)
-                          : MakeModel(trained.model, trained.input, trained.num_classes, device);
-  PST_RETURN_IF_ERROR(made.status());
-  const std::unique_ptr<Model> model = std::move(made).value();
-  const int64_t classes = trained.num_classes;
-  std::vector<float> all(data.size * classes), probabilities;
-  Batch batch;
-  std::vector<Tensor> params = trained.params;
-  for (int64_t begin = 0; begin < data.size; begin += kBatchSize) {
-    const int64_t n = std::min(kBatchSize, data.size - begin);
-    CopyExamples(data, begin, n, &batch);
-    if (trained.standardization) StandardizeRows(*trained.standardization, &batch.features);
-    if (trained.click_model) params = WithBatchRows(*model, trained.params, batch);
-    PST_RETURN_IF_ERROR(model->Predict(params, batch, &probabilities));
-    std::copy(probabilities.begin(), probabilities.end(), all.begin() + begin * classes);
-  }
+  PST_ASSIGN_OR_RETURN(std::unique_ptr<LoadedModel> loaded,
+                       LoadedModel::Make(trained, model_file, device));
+  std::vector<float> all(data.size * trained.num_classes);
+  PST_RETURN_IF_ERROR(loaded->PredictDataset(data, all.data()));
   return all;
 }
 
 StatusOr<PredictionReport> RunPredict(const PredictOptions& options) {
   PST_ASSIGN_OR_RETURN(TrainedModel trained, ReadModelFile(options.model_file));
   PST_RETURN_IF_ERROR(CheckFeatures(trained, options.model_file, options.data));
-  DataOptions data_options = options.data;
-  // libffm: a test file that never reaches the model's last field still fits
-  // (with --features the columns make the fields).
-  if (!data_options.features) data_options.min_fields = trained.num_fields;
+  const DataOptions data_options = DataOptionsFor(trained, options.data);
   PST_ASSIGN_OR_RETURN(Dataset data, LoadTestSet(data_options, trained.num_classes));
   PST_ASSIGN_OR_RETURN(std::vector<float> probabilities,
                        PredictProbabilities(trained, options.model_file, data));
@@ -151,8 +107,7 @@ StatusOr<PredictionReport> RunPredict(const PredictOptions& options) {
     csv << "\n";
   }
   PredictionReport report;
-  report.model = ModelLabel(trained.model) + " on " + trained.input.ToString() + ", " +
-                 std::to_string(trained.num_classes) + " classes";
+  report.model = ModelDescription(trained);
   report.confusion.assign(trained.num_classes, std::vector<int64_t>(trained.num_classes, 0));
   const int64_t classes = trained.num_classes;
   for (int64_t i = 0; i < data.size; ++i) {

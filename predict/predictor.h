@@ -44,6 +44,10 @@ struct PredictionReport {
 
 StatusOr<PredictionReport> RunPredict(const PredictOptions& options);
 
+// `data` fitted to what `trained` was trained on, when the flags cannot say
+// it: libffm's field count, criteo's integer fields (without --features).
+DataOptions DataOptionsFor(const TrainedModel& trained, DataOptions data);
+
 // `trained`'s class probabilities for every example of `data` (examples x
 // classes, row-major), on `device`; the model's standardization is applied
 // to a copy of the features. InvalidArgument when the examples do not fit

@@ -11,10 +11,13 @@ dependency of pstrain. The job, as pstrain's:
     integers: empty or negative -> 0, then log(1 + x); categorical field f
     (0..25): tf.strings.to_hash_bucket_fast("f<f>:<value>", ROWS), one key
     per field per example (an empty value is a key of its own: "f3:");
-  - --model=wide_deep (default): wide = a [ROWS, 1] table, the 26 keys'
+    and, as pstrain's --criteo_integer_fields (unless --no_integer_fields),
+    each integer as field 26 + j, its value floor(4 log(1 + x)) ("neg"
+    below 0, "" when empty): F = 39 keys per example (26 without);
+  - --model=wide_deep (default): wide = a [ROWS, 1] table, the F keys'
     weights summed;
-    deep = a [ROWS, 8] table shared by every field, the 26 keys' rows
-    concatenated (208) with the 13 dense features -> dense 64 relu -> dense
+    deep = a [ROWS, 8] table shared by every field, the F keys' rows
+    concatenated (F * 8) with the 13 dense features -> dense 64 relu -> dense
     32 relu -> dense 1; logit = deep + wide; sigmoid cross-entropy, the mean
     over the batch. Both tables: tf.compat.v1.fixed_size_partitioner(num_ps),
     looked up with tf.compat.v1.nn.embedding_lookup_sparse (partition
@@ -25,12 +28,12 @@ dependency of pstrain. The job, as pstrain's:
     replica_device_setter (round-robin over the ps tasks);
   - --model=deepfm (as docs CTR-MODELS.md, Guo et al. 2017): the same wide
     table plus a dense weight per dense feature (the LR part), FM over the
-    26 field embeddings e_f (a [ROWS, 16] table, --embed_dim):
+    F field embeddings e_f (a [ROWS, 16] table, --embed_dim):
     0.5 * sum_k [(sum_f e_f,k)^2 - sum_f e_f,k^2], and an MLP over
     concat(e_f..., dense) -> 256 relu -> 128 relu -> 1; logit = LR + FM +
     MLP;
   - --model=dcn_v2 (Wang et al. 2021, stacked): x0 = concat(e_f..., dense)
-    (26 * 16 + 13 = 429), 3 full-rank cross layers x_{l+1} = x0 * (W_l x_l
+    (39 * 16 + 13 = 637), 3 full-rank cross layers x_{l+1} = x0 * (W_l x_l
     + b_l) + x_l, then MLP 256 relu -> 128 relu -> 1; no wide table;
   - --optimizer=adagrad (default; tf.compat.v1.train.AdagradOptimizer,
     initial accumulator 0.1) for everything: sparse gradients
@@ -219,11 +222,14 @@ def session_config(args):
         allow_soft_placement=False)
 
 
-def load(path, rows):
-    """(dense [N, 13] float32, keys [N, 26] int64, labels [N] float32), numpy.
+def load(path, rows, integer_fields):
+    """(dense [N, 13] float32, keys [N, F] int64, labels [N] float32), numpy.
 
-    Eager TensorFlow ops: decode_csv (empty fields -> 0 or ""), the
-    integers' max(0, x) and log1p, the categorical strings' hash buckets.
+    Eager TensorFlow ops: decode_csv (empty fields -> ""), the integers'
+    max(0, x) and log1p, the categorical strings' hash buckets; with
+    integer_fields (F = 39, as pstrain's --criteo_integer_fields) also each
+    integer's bucket floor(4 log(1 + x)) ("neg" below 0, "" when empty) as a
+    categorical value of field 26 + j; else F = 26.
     """
     import tensorflow as tf
 
@@ -232,19 +238,26 @@ def load(path, rows):
     # empty fields at the end of the last line.
     lines = tf.strings.regex_replace(tf.strings.split(text, "\n"), "\r$", "")
     lines = tf.boolean_mask(lines, tf.strings.length(lines) > 0)
-    defaults = [[0.0]] + [[0.0]] * NUM_INT + [[""]] * NUM_CAT
+    defaults = [[0.0]] + [[""]] * (NUM_INT + NUM_CAT)
     columns = tf.io.decode_csv(lines, record_defaults=defaults, field_delim="\t")
     labels = columns[0].numpy().astype("float32")
-    ints = tf.stack(columns[1:1 + NUM_INT], axis=1)
-    dense = tf.math.log1p(tf.maximum(ints, 0.0))
-    keys = tf.stack([tf.strings.to_hash_bucket_fast(
-        tf.strings.join([f"f{f}:", columns[1 + NUM_INT + f]]), rows)
-        for f in range(NUM_CAT)], axis=1)
+    texts = columns[1:1 + NUM_INT]
+    ints = [tf.strings.to_number(tf.where(t == "", "0", t), tf.float64) for t in texts]
+    dense = tf.math.log1p(tf.maximum(tf.stack(ints, axis=1), 0.0))
+    values = [(f, columns[1 + NUM_INT + f]) for f in range(NUM_CAT)]
+    if integer_fields:
+        for j, (text, x) in enumerate(zip(texts, ints)):
+            bucket = tf.strings.as_string(tf.cast(tf.floor(4 * tf.math.log1p(
+                tf.maximum(x, 0.0))), tf.int64))
+            bucket = tf.where(text == "", "", tf.where(x < 0, "neg", bucket))
+            values.append((NUM_CAT + j, bucket))
+    keys = tf.stack([tf.strings.to_hash_bucket_fast(tf.strings.join([f"f{f}:", v]), rows)
+                     for f, v in values], axis=1)
     return dense.numpy().astype("float32"), keys.numpy(), labels
 
 
 def build_model(args, num_ps, dense_in, keys_in):
-    """The logit [B] of --model for placeholders dense_in [B, 13], keys_in [B, 26]."""
+    """The logit [B] of --model for placeholders dense_in [B, 13], keys_in [B, F]."""
     import tensorflow as tf
 
     v1 = tf.compat.v1
@@ -260,24 +273,25 @@ def build_model(args, num_ps, dense_in, keys_in):
     deep = v1.get_variable("embedding", shape=[args.rows, dim], initializer=table_init,
                            partitioner=partitioner)
     batch = tf.shape(keys_in, out_type=tf.int64)[0]
-    ids = tf.reshape(keys_in, [-1])  # B*26, example-major
+    fields = int(keys_in.shape[1])
+    ids = tf.reshape(keys_in, [-1])  # B*F, example-major
     wide_sum = None
     if wide is not None:
-        # Wide: a [B, 26] SparseTensor, the 26 weights of each example summed.
-        rows = tf.repeat(tf.range(batch), NUM_CAT)
-        cols = tf.tile(tf.range(NUM_CAT, dtype=tf.int64), [batch])
-        wide_ids = tf.SparseTensor(tf.stack([rows, cols], axis=1), ids, [batch, NUM_CAT])
+        # Wide: a [B, F] SparseTensor, the F weights of each example summed.
+        rows = tf.repeat(tf.range(batch), fields)
+        cols = tf.tile(tf.range(fields, dtype=tf.int64), [batch])
+        wide_ids = tf.SparseTensor(tf.stack([rows, cols], axis=1), ids, [batch, fields])
         wide_sum = v1.nn.embedding_lookup_sparse(list(wide), wide_ids, None,
                                                  partition_strategy="mod", combiner="sum")
     # Deep: one id per (example, field) row, so each sum is that key's row.
-    n = batch * NUM_CAT
+    n = batch * fields
     deep_ids = tf.SparseTensor(tf.stack([tf.range(n), tf.zeros([n], tf.int64)], axis=1),
                                ids, [n, 1])
     embedded = v1.nn.embedding_lookup_sparse(list(deep), deep_ids, None,
                                              partition_strategy="mod", combiner="sum")
-    x0 = tf.concat([tf.reshape(embedded, [-1, NUM_CAT * dim]), dense_in], axis=1)
+    x0 = tf.concat([tf.reshape(embedded, [-1, fields * dim]), dense_in], axis=1)
     glorot = v1.glorot_uniform_initializer(seed=args.seed)
-    width = NUM_CAT * dim + NUM_INT
+    width = fields * dim + NUM_INT
 
     def dense(name, x, fan_in, units):
         w = v1.get_variable(f"{name}/kernel", [fan_in, units], initializer=glorot)
@@ -297,7 +311,7 @@ def build_model(args, num_ps, dense_in, keys_in):
     if args.model == "deepfm":
         # The wide part: the keys' weights and a weight per dense feature.
         linear = tf.reshape(wide_sum + dense("dense_linear", dense_in, NUM_INT, 1), [-1])
-        e = tf.reshape(embedded, [-1, NUM_CAT, dim])
+        e = tf.reshape(embedded, [-1, fields, dim])
         fm = 0.5 * tf.reduce_sum(tf.square(tf.reduce_sum(e, axis=1))
                                  - tf.reduce_sum(tf.square(e), axis=1), axis=1)
         return linear + fm + mlp(x0, width, DEEP_HIDDEN)
@@ -366,8 +380,8 @@ def run_task(args):
     is_chief = args.task_index == 0
     num_workers = len(worker_hosts)
     t0 = time.perf_counter()
-    dense, keys, labels = load(args.train_file, args.rows)
-    test = load(args.test_file, args.rows) if is_chief else None
+    dense, keys, labels = load(args.train_file, args.rows, args.integer_fields)
+    test = load(args.test_file, args.rows, args.integer_fields) if is_chief else None
     print(f"worker {args.task_index}: {len(labels)} training examples loaded in "
           f"{time.perf_counter() - t0:.1f} s", flush=True)
 
@@ -382,7 +396,7 @@ def run_task(args):
             done = v1.get_variable("workers_done", [], tf.int64,
                                    initializer=v1.zeros_initializer(), trainable=False)
             dense_in = v1.placeholder(tf.float32, [None, NUM_INT], name="dense")
-            keys_in = v1.placeholder(tf.int64, [None, NUM_CAT], name="keys")
+            keys_in = v1.placeholder(tf.int64, [None, keys.shape[1]], name="keys")
             labels_in = v1.placeholder(tf.float32, [None], name="labels")
             logit = build_model(args, len(ps_hosts), dense_in, keys_in)
             loss = tf.reduce_mean(
@@ -490,6 +504,9 @@ def main():
     parser.add_argument("--train_file", required=True)
     parser.add_argument("--test_file", required=True)
     parser.add_argument("--rows", type=int, default=100000, help="hash buckets of each table")
+    parser.add_argument("--no_integer_fields", dest="integer_fields", action="store_false",
+                        help="the 26 categorical fields alone (pstrain's "
+                        "--criteo_integer_fields=false)")
     parser.add_argument("--model", choices=("wide_deep", "deepfm", "dcn_v2"), default="wide_deep")
     parser.add_argument("--optimizer", choices=("adagrad", "adam"), default="adagrad")
     parser.add_argument("--embed_dim", type=int, default=0,

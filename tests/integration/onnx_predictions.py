@@ -7,7 +7,10 @@ in HWC order, CSV features as written (the graph standardizes them itself);
 a click log in Criteo's layout as the export documents a click model's
 inputs: "features", log(1 + max(x, 0)) of the 13 integers (empty: 0), and
 "keys", each categorical value's key as data/criteo_reader.h defines it
-(FNV-1a 64 of the field byte and the string, then splitmix64's finalizer).
+(FNV-1a 64 of the field byte and the string, then splitmix64's finalizer),
+and for a model of 39 fields (the default) each integer's bucket's key after
+them (the value floor(4 log(1 + x)) as a decimal string, "neg" for x < 0,
+"" when empty).
 
 usage: onnx_predictions.py MODEL.onnx PREDICTIONS.csv FORMAT ARGS...
   FORMAT ARGS: idx DIR (raw or .gz) | records FILE H W C | csv FILE | criteo FILE
@@ -59,7 +62,14 @@ def criteo_key(field, value):
     return h - (1 << 64) if h >= 1 << 63 else h
 
 
-def read_criteo(path):
+def integer_bucket(text):
+    if not text:
+        return ""
+    x = int(text)
+    return "neg" if x < 0 else str(int(np.floor(4 * np.log1p(float(x)))))
+
+
+def read_criteo(path, fields):
     features, keys = [], []
     with open(path) as f:
         for line in f:
@@ -67,7 +77,9 @@ def read_criteo(path):
             if len(columns) != 40:
                 continue
             features.append([np.log1p(max(int(c), 0)) if c else 0.0 for c in columns[1:14]])
-            keys.append([criteo_key(j, columns[14 + j]) for j in range(26)])
+            row = [criteo_key(j, columns[14 + j]) for j in range(26)]
+            row += [criteo_key(26 + j, integer_bucket(columns[1 + j])) for j in range(fields - 26)]
+            keys.append(row)
     return {"features": np.array(features, np.float32), "keys": np.array(keys, np.int64)}
 
 
@@ -80,13 +92,15 @@ def main():
     parser.add_argument("--tolerance", type=float, default=1e-5)
     a = parser.parse_args()
 
-    onnx.checker.check_model(onnx.load(a.model), full_check=True)
+    model = onnx.load(a.model)
+    onnx.checker.check_model(model, full_check=True)
     if a.format == "idx":
         inputs = {"features": read_idx(a.args[0])}
     elif a.format == "records":
         inputs = {"features": read_records(a.args[0], *(int(x) for x in a.args[1:4]))}
     elif a.format == "criteo":
-        inputs = read_criteo(a.args[0])
+        (keys,) = [i for i in model.graph.input if i.name == "keys"]
+        inputs = read_criteo(a.args[0], keys.type.tensor_type.shape.dim[1].dim_value)
     else:
         inputs = {"features": read_csv(a.args[0])}
 

@@ -1,0 +1,144 @@
+#include "predict/loaded_model.h"
+
+#include <algorithm>
+#include <functional>
+#include <utility>
+
+#include "data/data_source.h"
+#include "data/example_range.h"
+#include "data/feature_columns.h"
+#include "data/standardize.h"
+#include "job/job.h"
+#include "model/zoo/model_zoo.h"
+#include "predict/predictor.h"
+
+namespace pst {
+namespace {
+
+// As the chief's Evaluator: the same batches give the same float results.
+constexpr int64_t kBatchSize = 1000;
+
+// Fills *batch with examples [begin, begin + n).
+using BatchFiller = std::function<void(int64_t begin, int64_t n, Batch* batch)>;
+
+Status CheckFits(const TrainedModel& trained, const InputShape& shape, int num_fields,
+                 const std::string& path) {
+  if (shape.size() != trained.input.size() ||
+      (shape.is_image() && trained.input.is_image() && !(shape == trained.input))) {
+    return InvalidArgument("the data's examples (" + shape.ToString() + ") do not fit " + path +
+                           ", trained on " + trained.input.ToString());
+  }
+  if (num_fields != trained.num_fields) {
+    return InvalidArgument("the data has " + std::to_string(num_fields) + " sparse fields; " +
+                           path + " was trained on " + std::to_string(trained.num_fields));
+  }
+  return Status::OK();
+}
+
+// A click model's variables, then the rows of the batch's ids gathered from
+// each whole table (which follow the variables in `trained`).
+std::vector<Tensor> WithBatchRows(const Model& model, const std::vector<Tensor>& trained,
+                                  const Batch& batch) {
+  const size_t variables = model.variables().size();
+  std::vector<Tensor> params(trained.begin(), trained.begin() + variables);
+  const TableRowIds ids = model.RowIds(batch);
+  for (size_t t = 0; t < model.tables().size(); ++t) {
+    const int64_t dim = model.tables()[t].dim;
+    const Tensor& table = trained[variables + t];
+    const std::vector<int64_t>& at = ids[t];
+    Tensor rows = Tensor::Uninitialized(DType::kFloat32, {static_cast<int64_t>(at.size()), dim});
+    for (size_t i = 0; i < at.size(); ++i) {
+      std::copy(table.f32() + at[i] * dim, table.f32() + (at[i] + 1) * dim, rows.f32() + i * dim);
+    }
+    params.push_back(std::move(rows));
+  }
+  return params;
+}
+
+// The one batch loop: `n` examples from `fill`, probabilities into `out`.
+Status PredictBatches(const TrainedModel& trained, Model& model, int64_t n, const BatchFiller& fill,
+                      float* out) {
+  const int64_t classes = trained.num_classes;
+  std::vector<float> probabilities;
+  Batch batch;
+  std::vector<Tensor> params = trained.params;
+  for (int64_t begin = 0; begin < n; begin += kBatchSize) {
+    const int64_t size = std::min(kBatchSize, n - begin);
+    fill(begin, size, &batch);
+    if (trained.standardization) StandardizeRows(*trained.standardization, &batch.features);
+    if (trained.click_model) params = WithBatchRows(model, trained.params, batch);
+    PST_RETURN_IF_ERROR(model.Predict(params, batch, &probabilities));
+    std::copy(probabilities.begin(), probabilities.end(), out + begin * classes);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+std::string ModelDescription(const TrainedModel& trained) {
+  return ModelLabel(trained.model) + " on " + trained.input.ToString() + ", " +
+         std::to_string(trained.num_classes) + " classes";
+}
+
+StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Open(const std::string& model_file,
+                                                         const std::string& device) {
+  PST_ASSIGN_OR_RETURN(TrainedModel trained, ReadModelFile(model_file));
+  return Make(std::move(trained), model_file, device);
+}
+
+StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Make(TrainedModel trained,
+                                                         std::string model_file,
+                                                         const std::string& device) {
+  StatusOr<std::unique_ptr<Model>> made =
+      trained.click_model ? MakeTrainedModel(trained)
+                          : MakeModel(trained.model, trained.input, trained.num_classes, device);
+  PST_RETURN_IF_ERROR(made.status());
+  return std::unique_ptr<LoadedModel>(
+      new LoadedModel(std::move(trained), std::move(model_file), std::move(made).value()));
+}
+
+Status LoadedModel::PredictDataset(const Dataset& data, float* out) {
+  PST_RETURN_IF_ERROR(CheckFits(trained_, data.example_shape, data.num_fields, model_file_));
+  return PredictBatches(
+      trained_, *model_, data.size,
+      [&data](int64_t begin, int64_t n, Batch* batch) { CopyExamples(data, begin, n, batch); },
+      out);
+}
+
+Status LoadedModel::PredictDense(const float* features, int64_t n, const InputShape& shape,
+                                 float* out) {
+  PST_RETURN_IF_ERROR(CheckFits(trained_, shape, /*num_fields=*/0, model_file_));
+  const int64_t d = shape.size();
+  // As CopyExamples does for a dense Dataset.
+  return PredictBatches(
+      trained_, *model_, n,
+      [features, d](int64_t begin, int64_t size, Batch* batch) {
+        batch->size = size;
+        batch->feature_dim = d;
+        batch->features.assign(features + begin * d, features + (begin + size) * d);
+        batch->labels.assign(size, 0);
+        batch->num_fields = 0;
+      },
+      out);
+}
+
+StatusOr<Dataset> LoadedModel::ReadTestFile(const std::string& path,
+                                            const std::string& format) const {
+  if (!trained_.click_model) {
+    return InvalidArgument(model_file_ + " is no click model: it takes dense features");
+  }
+  if (format != "criteo" && format != "libsvm" && format != "libffm") {
+    return InvalidArgument("format '" + format + "' is not criteo, libsvm or libffm");
+  }
+  DataOptions options;
+  options.format = format;
+  options.test_file = path;
+  if (!trained_.features_text.empty()) {
+    PST_ASSIGN_OR_RETURN(options.features,
+                         ParseFeatureColumns(trained_.features_text, model_file_, format));
+  }
+  // As predict fits its --test_file to the model.
+  return LoadTestSet(DataOptionsFor(trained_, options), trained_.num_classes);
+}
+
+}  // namespace pst
