@@ -6,7 +6,7 @@ The layers, lowest first (as the top-level CMakeLists.txt adds them):
   common, scheduler, cluster, schema, transport, monitoring, kernels, model, data, job,
   export, ps, worker, chief, predict, cli
 
-tests/, bench/ and fuzz/ sit above them all. It also checks that no file of
+tests/, bench/, fuzz/ and python/ (the extension) sit above them all. It also checks that no file of
 the repository includes itself through others (an include cycle). Prints each
 include that runs up and each cycle, and exits 1 when there is one.
 

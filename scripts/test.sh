@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the project and runs the whole test suite, in two stages:
+# Builds the project and runs the whole test suite, in three stages:
 #   1. the formatting of every C++ file (scripts/check_format.sh), the
 #      include layering (scripts/check_includes.py), the rules that tend
 #      to regrow (scripts/check_rules.py: one clock, ZeroMQ in transport/
 #      only) and the length of library functions
 #      (scripts/check_function_length.py: 80 lines at most), then
 #      build/ (Release): every test, with ctest;
-#   2. build-asan/ (clang, ASan + UBSan, scripts/sanitize.sh --fuzz): every
+#   2. the Python package (scripts/test_python.sh): `pip install .` into a
+#      fresh venv (its own CMake build in build/python/), then pytest
+#      python/tests;
+#   3. build-asan/ (clang, ASan + UBSan, scripts/sanitize.sh --fuzz): every
 #      test again under the sanitizers but experiments_test, sweep_test,
 #      sparse_test and click_models_test (the experiment scripts and the
 #      click-model runs to a
@@ -25,7 +28,7 @@
 #               assumes a slow machine fails here when the machine is fast
 # MNIST_DIR (or ../shared/data/mnist beside the checkout, when present)
 # enables the tests that need the full MNIST set in stage 1; without it they
-# report skipped. Stage 2 always runs them as skipped: under ASan they are
+# report skipped. Stage 3 always runs them as skipped: under ASan they are
 # 10-20x slower. The tests that read what the project writes with real
 # Python readers (TensorBoard, prometheus_client) use the venv that
 # scripts/test_venv.sh makes; without PyPI they report skipped.
@@ -63,5 +66,7 @@ echo "test.sh: stage 1: Release build, MNIST_DIR=${MNIST_DIR:-<unset: full-MNIST
 ctest --test-dir "${BUILD_DIR:-$root/build}" --output-on-failure -j "$(nproc)"
 
 [[ $quick -eq 1 ]] && exit 0
-echo "test.sh: stage 2: ASan + UBSan build (clang) with 30 s of each fuzz target"
+echo "test.sh: stage 2: the Python package"
+"$root/scripts/test_python.sh"
+echo "test.sh: stage 3: ASan + UBSan build (clang) with 30 s of each fuzz target"
 env -u MNIST_DIR CTEST_ARGS="-E ^(experiments|sweep|sparse|click_models)_test$" "$root/scripts/sanitize.sh" --fuzz 30
