@@ -2,7 +2,8 @@
 # Builds and tests the Python package: makes a fresh venv ($BUILD_DIR/py-venv,
 # BUILD_DIR defaulting to build), runs `pip install .` from the repository
 # root into it (timed: a first build compiles the C++, a later one only what
-# changed, in $BUILD_DIR/python/), installs pytest and runs python/tests.
+# changed, in $BUILD_DIR/python/), installs pytest (and PyYAML, to read the
+# Kubernetes manifest) and runs python/tests.
 #
 # usage: [BUILD_DIR=DIR] [MNIST_DIR=DIR] scripts/test_python.sh [PYTEST ARGS...]
 # Exits 0 with a message saying it skipped when PyPI (the build requirements
@@ -38,8 +39,8 @@ if ! (cd "$root" && "$venv/bin/python" -m pip install "${pip_flags[@]}" \
   exit 1
 fi
 echo "test_python.sh: pip install . took $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s" >&2
-if ! "$venv/bin/python" -m pip install "${pip_flags[@]}" pytest; then
-  echo "test_python.sh: cannot install pytest" >&2
+if ! "$venv/bin/python" -m pip install "${pip_flags[@]}" pytest PyYAML; then
+  echo "test_python.sh: cannot install pytest and PyYAML" >&2
   exit 1
 fi
 cd "$root" && "$venv/bin/python" -m pytest python/tests "$@"
