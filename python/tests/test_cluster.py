@@ -154,3 +154,50 @@ def test_interrupted_interpreter_stops_every_task(bin_dir, csv_problem, tmp_run_
             child.kill()
             child.wait()
         kill_leftovers(pids)
+
+
+def free_ports(count):
+    import socket
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def test_attach_follows_a_cluster_started_by_hand_through_its_metrics(bin_dir, csv_problem,
+                                                                      tmp_path):
+    ps, worker, chief, metrics = free_ports(4)
+    cluster_flags = [f"--ps_hosts=127.0.0.1:{ps}", f"--worker_hosts=127.0.0.1:{worker}",
+                     f"--chief_host=127.0.0.1:{chief}", "--task_index=0", "--model=mlp",
+                     "--train_steps=100000000"]
+    cluster_flags += [f"--{k}={str(v).lower() if isinstance(v, bool) else v}"
+                      for k, v in csv_problem.items()]
+    roles = {"ps": [], "worker": [], "chief": [f"--metrics_port={metrics}"]}
+    tasks = [subprocess.Popen([str(bin_dir / role)] + cluster_flags + extra,
+                              stdout=subprocess.DEVNULL, stderr=open(tmp_path / f"{role}.log", "w"))
+             for role, extra in roles.items()]
+    try:
+        run = attach(metrics_url=f"http://127.0.0.1:{metrics}/metrics")
+
+        def step():
+            try:
+                return run.live().get("pstrain_global_step", 0)
+            except OSError:
+                return 0
+        wait_until(lambda: step() > 0, "the chief's /metrics to show steps")
+        assert run.live()["pstrain_train_steps"] == 100000000
+        for task in tasks:
+            task.send_signal(signal.SIGTERM)
+        # /metrics goes away with the chief: wait() returns (no exit_code file).
+        assert run.wait(poll_seconds=0.2, progress=False) is None
+        with pytest.raises(OSError):
+            run.live()
+    finally:
+        for task in tasks:
+            if task.poll() is None:
+                task.kill()
+            task.wait()
