@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
 #include <utility>
 
 #include "model/ctr/interactions.h"
+#include "model/ctr/row_slots.h"
 
 namespace pst {
 namespace {
@@ -268,21 +268,25 @@ int64_t CtrModel::DeepRow(int f, int64_t id) const {
 void CtrModel::FindRows(const Batch& batch, TableRowIds* ids, Slots* slots) const {
   const size_t n = batch.sparse_keys.size();
   ids->assign(tables_.size(), {});
-  std::vector<std::unordered_map<int64_t, int32_t>> slot_of(tables_.size());
-  for (size_t t = 0; t < tables_.size(); ++t) {
-    if (static_cast<int>(t) != wide_table_) slot_of[t].reserve(n / deep_tables_ + 1);
-  }
+  // A field out of range goes to table 0 here; Check refuses the batch.
+  const auto table_of = [&](int f) {
+    return f >= 0 && f < config_.num_fields ? field_table_[f] : 0;
+  };
+  std::vector<size_t> entries(tables_.size(), 0);
+  for (const int f : batch.sparse_fields) ++entries[table_of(f)];
+  std::vector<RowSlots> slot_of;
+  slot_of.reserve(tables_.size());
+  for (size_t t = 0; t < tables_.size(); ++t) slot_of.emplace_back(entries[t]);
   slots->deep.resize(n);
   for (size_t j = 0; j < n; ++j) {
     const int64_t id = RowIdOf(batch.sparse_keys[j], config_.table_rows);
     const int f = batch.sparse_fields[j];
-    const bool known = f >= 0 && f < config_.num_fields;  // else Check refuses the batch
-    const int64_t t = known ? field_table_[f] : 0;
+    const bool known = f >= 0 && f < config_.num_fields;
+    const int64_t t = table_of(f);
     const int64_t row = known ? DeepRow(f, id) : id;
-    std::vector<int64_t>& table_ids = (*ids)[t];
-    auto [it, added] = slot_of[t].emplace(row, static_cast<int32_t>(table_ids.size()));
-    if (added) table_ids.push_back(row);
-    slots->deep[j] = it->second;
+    const auto [slot, added] = slot_of[t].Insert(row);
+    if (added) (*ids)[t].push_back(row);
+    slots->deep[j] = slot;
   }
   if (wide_table_ < 0) return;
   if (deep_tables_ == 1) {  // one row id list serves both tables
@@ -291,14 +295,13 @@ void CtrModel::FindRows(const Batch& batch, TableRowIds* ids, Slots* slots) cons
     return;
   }
   std::vector<int64_t>& wide_ids = (*ids)[wide_table_];
-  std::unordered_map<int64_t, int32_t>& wide_slot_of = slot_of[wide_table_];
-  wide_slot_of.reserve(n);
+  RowSlots wide_slot_of(n);
   slots->wide.resize(n);
   for (size_t j = 0; j < n; ++j) {
     const int64_t id = RowIdOf(batch.sparse_keys[j], config_.table_rows);
-    auto [it, added] = wide_slot_of.emplace(id, static_cast<int32_t>(wide_ids.size()));
+    const auto [slot, added] = wide_slot_of.Insert(id);
     if (added) wide_ids.push_back(id);
-    slots->wide[j] = it->second;
+    slots->wide[j] = slot;
   }
 }
 

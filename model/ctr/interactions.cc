@@ -6,21 +6,23 @@
 namespace pst {
 
 void FmForward(const float* v, int64_t batch, int64_t n, int64_t dim, float* y) {
-  std::vector<float> sum(dim);
+  // Per-lane sums, added up once per example: a scalar running sum of the
+  // squares would keep the compiler from vectorizing the inner loop.
+  std::vector<float> sum(dim), squares(dim);
   for (int64_t b = 0; b < batch; ++b) {
     const float* vb = v + b * n * dim;
     std::fill(sum.begin(), sum.end(), 0.0f);
-    float squares = 0;
+    std::fill(squares.begin(), squares.end(), 0.0f);
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t c = 0; c < dim; ++c) {
         const float x = vb[i * dim + c];
         sum[c] += x;
-        squares += x * x;
+        squares[c] += x * x;
       }
     }
     float total = 0;
-    for (int64_t c = 0; c < dim; ++c) total += sum[c] * sum[c];
-    y[b] = 0.5f * (total - squares);
+    for (int64_t c = 0; c < dim; ++c) total += sum[c] * sum[c] - squares[c];
+    y[b] = 0.5f * total;
   }
 }
 
