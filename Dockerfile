@@ -24,7 +24,8 @@
 # rings, 32 MiB per (worker or chief, ps) pair: a layout of W workers and P
 # ps in one container needs (W + 1) x P x 32 MiB, e.g. 192 MiB for 2 ps and
 # 2 workers; Docker's default is 64 MB (docker run --shm-size=256m ...).
-# Without room the tensors go over TCP (logged once). One task per
+# With less, each link takes smaller rings from what is free, down to
+# 1 MiB, and the rest goes over TCP (logged). One task per
 # container (the Kubernetes recipes) takes none. docs/DEPLOYMENT.md.
 
 FROM debian:12 AS build

@@ -4,17 +4,21 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <utility>
 
 #include "transport/bell_frames.h"
 #include "transport/bind_address.h"
 #include "transport/frames.h"
+#include "transport/shm/ring_size.h"
 #include "transport/shm/stale_segments.h"
 #include "transport/shm_ref.h"
 
 namespace pst {
 namespace {
+
+constexpr char kShmDirectory[] = "/dev/shm";  // where shm_open puts segments
 
 // Once per cluster id and process, before its first segment: what a killed
 // task of the same job left in /dev/shm goes (stale_segments.h).
@@ -99,11 +103,13 @@ bool ShmClientLink::Ready(uint64_t cluster_id, bool* server_alive) {
     return true;
   }
   CleanStaleOnce(cluster_id);
+  const size_t ring_bytes = RingBytes();
+  if (ring_bytes == 0) return false;
   const std::string purpose = NextPurpose();
   StatusOr<std::unique_ptr<ShmSegment>> request =
-      ShmSegment::Create(cluster_id, purpose + ".req", options_.ring_bytes);
+      ShmSegment::Create(cluster_id, purpose + ".req", ring_bytes);
   StatusOr<std::unique_ptr<ShmSegment>> reply =
-      request.ok() ? ShmSegment::Create(cluster_id, purpose + ".rep", options_.ring_bytes)
+      request.ok() ? ShmSegment::Create(cluster_id, purpose + ".rep", ring_bytes)
                    : StatusOr<std::unique_ptr<ShmSegment>>(request.status());
   if (!reply.ok()) {
     Disable(reply.status().ToString());
@@ -122,6 +128,24 @@ bool ShmClientLink::Ready(uint64_t cluster_id, bool* server_alive) {
   reply_inbox_ = std::move(inbox).value();
   MakeBells();
   return true;
+}
+
+size_t ShmClientLink::RingBytes() {
+  const std::optional<uint64_t> free_bytes = FreeBytesAt(kShmDirectory);
+  // Unknown: ask for the whole rings; Create says what went wrong.
+  if (!free_bytes) return options_.ring_bytes;
+  const size_t ring_bytes = RingBytesFor(options_.ring_bytes, *free_bytes);
+  const auto mib = [](uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; };
+  const std::string room = kShmDirectory + std::string(" has ") + mib(*free_bytes) +
+                           " free (docs/DEPLOYMENT.md: --shm-size)";
+  if (ring_bytes == 0) {
+    Disable(room);
+  } else if (ring_bytes < options_.ring_bytes) {
+    LOG(INFO) << "rings to " << peer_name_ << " of " << mib(ring_bytes) << ", not "
+              << mib(options_.ring_bytes) << ": " << room << "; a message over " << mib(ring_bytes)
+              << " goes over TCP";
+  }
+  return ring_bytes;
 }
 
 void ShmClientLink::MarkAttached() {

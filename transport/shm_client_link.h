@@ -72,6 +72,10 @@ class ShmClientLink {
   // link does not use shared memory. `*server_alive`: existing rings' reader
   // was seen alive (false for new rings).
   bool Ready(uint64_t cluster_id, bool* server_alive);
+  // The bytes of each of a new pair of rings: options_.ring_bytes, or less
+  // where /dev/shm has little free (ring_size.h, logged); 0, and this link
+  // disabled, when none fit.
+  size_t RingBytes();
   // Drops the rings: the server is gone, refused them, or the cluster changed.
   void Reset();
   // Gives up on shared memory for this link, saying why once.

@@ -18,8 +18,9 @@ enum class ShmMode {
 struct ShmOptions {
   ShmMode mode = ShmMode::kOff;
   // Bytes of each ring (one per direction per connection that carries
-  // tensors), taken from /dev/shm when the connection first carries one; a
-  // message larger than a ring goes over TCP.
+  // tensors), taken from /dev/shm when the connection first carries one
+  // (halved while the pair would take over half of what is free there:
+  // shm/ring_size.h); a message larger than a ring goes over TCP.
   size_t ring_bytes = size_t{16} << 20;
 };
 

@@ -262,7 +262,11 @@ def build_model(args, num_ps, dense_in, keys_in):
 
     v1 = tf.compat.v1
     dim = embed_dim(args)
-    table_init = v1.random_uniform_initializer(-INIT_SCALE, INIT_SCALE, seed=args.seed)
+    # No op-level seeds: TF1 gives every initializer op of one seed the same
+    # stream, so each partition of a table, and each cross layer of one
+    # shape, would start from the same values. The graph's seed
+    # (v1.set_random_seed in main) gives each op a stream of its own.
+    table_init = v1.random_uniform_initializer(-INIT_SCALE, INIT_SCALE)
     partitioner = v1.fixed_size_partitioner(num_ps)
     # Created in this order (wide first) so wide_deep's placement and start
     # values are as before; dcn_v2 has no wide table.
@@ -290,7 +294,7 @@ def build_model(args, num_ps, dense_in, keys_in):
     embedded = v1.nn.embedding_lookup_sparse(list(deep), deep_ids, None,
                                              partition_strategy="mod", combiner="sum")
     x0 = tf.concat([tf.reshape(embedded, [-1, fields * dim]), dense_in], axis=1)
-    glorot = v1.glorot_uniform_initializer(seed=args.seed)
+    glorot = v1.glorot_uniform_initializer()
     width = fields * dim + NUM_INT
 
     def dense(name, x, fan_in, units):
@@ -387,6 +391,7 @@ def run_task(args):
 
     graph = tf.Graph()
     with graph.as_default():
+        v1.set_random_seed(args.seed)
         device = v1.train.replica_device_setter(
             ps_tasks=len(ps_hosts), worker_device=f"/job:worker/task:{args.task_index}",
             cluster=cluster)
