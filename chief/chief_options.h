@@ -20,6 +20,10 @@
 
 namespace pst {
 
+// --follow with --train_steps=0: a global step no run reaches, so the run
+// goes on until a signal ends it.
+inline constexpr int64_t kUntilStopped = int64_t{1} << 60;
+
 struct ChiefOptions {
   // Copies of each shard (--ps_replicas; docs/REPLICATED_SHARDS.md).
   int ps_replicas = 1;
@@ -40,7 +44,7 @@ struct ChiefOptions {
   // one (the ps run their async path); unset in the other modes.
   std::optional<int64_t> staleness_bound;
   PlacementOptions placement;
-  int64_t train_steps = 1000;
+  int64_t train_steps = 1000;  // kUntilStopped: --follow with --train_steps=0
   int64_t eval_every_steps = 500;
   // With a validation set: training stops after this many evaluations in a
   // row without a better validation score (0: never early).

@@ -127,6 +127,41 @@ Status ChiefReporter::LogLastTraining(int64_t step, const ReportWindow& w,
   return LogTraining(step, shown, progress, staleness_mean);
 }
 
+Status ChiefReporter::RecordStreamedFile(int64_t step, const StreamedFile& file, int64_t files,
+                                         int64_t examples, const FileScore& window) {
+  if (!file.error.empty()) {
+    LOG(ERROR) << "worker:" << file.worker << " could not train " << file.path << ": "
+               << file.error;
+    return Status::OK();
+  }
+  LOG(INFO) << "file " << files << " trained: " << file.path << ", " << file.examples
+            << " lines by worker:" << file.worker << " (global step " << step
+            << "); progressive AUC " << file.auc << ", log-loss " << file.log_loss << "; last "
+            << window.examples << " lines: AUC " << window.auc << ", log-loss " << window.log_loss;
+  MetricsRecord r;
+  r.Add("format_version", kMetricsFormatVersion).Add("step", step).Add("file", files);
+  r.Add("file_examples", file.examples).Add("stream_examples", examples);
+  r.Add("progressive_auc", file.auc).Add("progressive_log_loss", file.log_loss);
+  r.Add("window_auc", window.auc).Add("window_log_loss", window.log_loss);
+  PST_RETURN_IF_ERROR(metrics_->Write(r));
+  if (events_) {
+    PST_RETURN_IF_ERROR(
+        events_->AddScalars(step, {{"progressive_auc", file.auc},
+                                   {"progressive_log_loss", file.log_loss},
+                                   {"progressive_window_auc", window.auc},
+                                   {"progressive_window_log_loss", window.log_loss}}));
+  }
+  gauges_.Update([&](TrainingSnapshot& s) {
+    s.stream_files = files;
+    s.stream_examples = examples;
+    s.progressive_auc = file.auc;
+    s.progressive_log_loss = file.log_loss;
+    s.window_auc = window.auc;
+    s.window_log_loss = window.log_loss;
+  });
+  return Status::OK();
+}
+
 Status ChiefReporter::RecordEvaluation(int64_t step, int64_t start_step, double elapsed,
                                        const Evaluation& test,
                                        const std::optional<Evaluation>& validation,

@@ -31,10 +31,12 @@
 #include "chief/reporting/metrics_writer.h"
 #include "chief/reporting/progress.h"
 #include "chief/reporting/progress_line.h"
+#include "chief/streaming/file_dispatcher.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "monitoring/metrics_http_server.h"
 #include "monitoring/training_metrics.h"
+#include "scheduler/progressive_window.h"
 
 namespace pst {
 
@@ -76,6 +78,11 @@ class ChiefReporter {
   // the gauges.
   Status RecordEvaluation(int64_t step, int64_t start_step, double elapsed, const Evaluation& test,
                           const std::optional<Evaluation>& validation, const ClusterCounts& c);
+  // --follow: a file finished at global step `step`, with the window's
+  // mean after it: a log line, a line of metrics.jsonl ("file": how many
+  // files so far), TensorBoard's progressive scalars and the gauges.
+  Status RecordStreamedFile(int64_t step, const StreamedFile& file, int64_t files, int64_t examples,
+                            const FileScore& window);
   // The final report on stdout. `total_seconds`: of the whole run.
   // `test` and `validation` are of the model in model.bin; with a best
   // model kept (a validation set), `model_step` is its step.

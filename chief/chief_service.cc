@@ -55,6 +55,7 @@ OutgoingMessage ChiefService::Dispatch(const ReceivedMessage& request, RequestCo
     case wire::MessageType::JoinRequest:
     case wire::MessageType::ReportRequest:
     case wire::MessageType::TokenRequest:
+    case wire::MessageType::FileRequest:
     case wire::MessageType::ClockRequest: return HandleWorker(request, context);
     case wire::MessageType::ShardAppliedRequest: return HandleShardApplied(request);
     case wire::MessageType::HeartbeatRequest: return HandleHeartbeat(request);
@@ -108,6 +109,7 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
       state_->RecordReport(worker, h.step(), *h.report());
       if (ssp_ != nullptr && h.report()->done()) ssp_->WorkerLeft(worker, h.step());
       return StateReply();
+    case wire::MessageType::FileRequest: return HandleFileRequest(worker, h);
     case wire::MessageType::ClockRequest:
       if (ssp_ == nullptr) {
         return Error(FailedPrecondition("clocks exist only in --mode=ssp"));
@@ -128,6 +130,36 @@ OutgoingMessage ChiefService::HandleWorker(const ReceivedMessage& request,
       // header.step: the step of the last token the worker received.
       return sync_->HandleTokenRequest(worker, h.step(), context);
   }
+}
+
+OutgoingMessage ChiefService::HandleFileRequest(int worker, const wire::Header& h) {
+  if (files_ == nullptr) {
+    return Error(FailedPrecondition("files are handed out only with --follow"));
+  }
+  state_->RecordSeen(worker);
+  const wire::ClusterState state = state_->state();
+  if (state != wire::ClusterState::Training) return StateReply(state);
+  std::optional<StreamedFile> finished;
+  if (const wire::FileReport* f = h.file(); f != nullptr && f->path() != nullptr) {
+    finished = StreamedFile{f->path()->str(),
+                            worker,
+                            f->examples(),
+                            f->positives(),
+                            f->auc(),
+                            f->log_loss(),
+                            f->error() ? f->error()->str() : ""};
+  }
+  const std::string next = files_->Next(worker, finished, state_->gone_worker_mask());
+  const uint64_t hash = state_->placement_hash();
+  const int64_t train_steps = state_->train_steps();
+  OutgoingMessage reply;
+  reply.extras = [hash, state, train_steps, next](flatbuffers::FlatBufferBuilder& fbb) {
+    HeaderExtras extras;
+    extras.join = wire::CreateJoinInfo(fbb, hash, state, train_steps);
+    if (!next.empty()) extras.file = wire::CreateFileReportDirect(fbb, next.c_str());
+    return extras;
+  };
+  return reply;
 }
 
 // Any sender of the cluster may ask (the transport checked its id): the

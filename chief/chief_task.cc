@@ -25,6 +25,7 @@
 #include "common/create_folder.h"
 #include "common/signal_watcher.h"
 #include "common/stop_signals.h"
+#include "data/file_glob.h"
 #include "job/job.h"
 #include "model/zoo/model_zoo.h"
 #include "ps/ps_client.h"
@@ -122,9 +123,12 @@ class Chief {
     if (options_.staleness_bound) {
       PST_ASSIGN_OR_RETURN(ssp_, MakeSspCoordinator(server.get()));
     }
+    if (!options_.job.data.train_files.empty()) {
+      files_ = std::make_unique<FileDispatcher>(options_.job.data.train_files, clock_);
+    }
     service_ = std::make_unique<ChiefService>(
         &state_, sync_.get(), num_workers(), ps_.num_shards(), ssp_.get(),
-        options_.ps_replicas > 1 ? &routes_ : nullptr, options_.ps_replicas);
+        options_.ps_replicas > 1 ? &routes_ : nullptr, options_.ps_replicas, files_.get());
     PST_RETURN_IF_ERROR(server->Start());
     PST_ASSIGN_OR_RETURN(std::unique_ptr<MetricsHttpServer> endpoint,
                          reporter_.StartEndpoint(bind.address));
@@ -148,9 +152,9 @@ class Chief {
     checkpoints.Restart(start_step, opened);
     const double earlier_seconds = checkpoints.InheritRunStart(start_step);
     LOG(INFO) << "training opened: " << num_workers() << " workers, " << options_.cluster.ps.size()
-              << " ps, " << options_.train_steps << " steps, " << ModeLine();
+              << " ps, " << StepsLine() << ", " << ModeLine();
     ChiefTimeline timeline(options_, state_, sync_.get(), keeper, checkpoints, reporter_,
-                           evaluator_, stop, clock_, pause_, lr_plateau_.get());
+                           evaluator_, stop, clock_, pause_, lr_plateau_.get(), files_.get());
     PST_RETURN_IF_ERROR(timeline.Run(start_step, opened, earlier_seconds));
     server->Stop();
     return Status::OK();
@@ -158,6 +162,14 @@ class Chief {
 
  private:
   int num_workers() const { return static_cast<int>(options_.cluster.workers.size()); }
+  std::string StepsLine() const {
+    std::string steps = options_.train_steps == kUntilStopped
+                            ? std::string("until stopped")
+                            : std::to_string(options_.train_steps) + " steps";
+    if (files_)
+      steps += ", files of --train_files=" + options_.job.data.train_files + " as they come";
+    return steps;
+  }
   // How this run trains, for the log.
   std::string ModeLine() const {
     if (ssp_) return "ssp, staleness bound " + std::to_string(*options_.staleness_bound);
@@ -193,6 +205,7 @@ class Chief {
   std::unique_ptr<Checkpointer> checkpointer_;  // null without --checkpoint_dir
   std::unique_ptr<SyncCoordinator> sync_;       // null in async mode
   std::unique_ptr<SspCoordinator> ssp_;         // null unless --mode=ssp
+  std::unique_ptr<FileDispatcher> files_;       // null unless --follow
   std::unique_ptr<ChiefService> service_;
 };
 
@@ -204,7 +217,10 @@ Status RunChiefOn(const ChiefOptions& options, Transport& transport, const Monot
   // Found unwritable now rather than after training.
   PST_RETURN_IF_ERROR(CreateFolder(std::filesystem::path(options.export_onnx).parent_path(),
                                    "the folder of --export_onnx"));
-  PST_ASSIGN_OR_RETURN(Job job, LoadJob(options.job, /*with_test=*/true));
+  JobOptions job_options = options.job;
+  PST_RETURN_IF_ERROR(ResolveFirstStreamFile(
+      &job_options.data, std::chrono::milliseconds(options.join_timeout_ms), stop));
+  PST_ASSIGN_OR_RETURN(Job job, LoadJob(job_options, /*with_test=*/true));
   if (!options.export_onnx.empty() && job.click_model &&
       !JobClickModelConfig(job).value().field_dims.empty()) {
     return InvalidArgument(

@@ -19,7 +19,7 @@ ChiefTimeline::ChiefTimeline(const ChiefOptions& options, ChiefState& state, Syn
                              ShardKeeper& keeper, ChiefCheckpoints& checkpoints,
                              ChiefReporter& reporter, ClusterEvaluator& evaluator,
                              const std::atomic<bool>& stop, const MonotonicClock& clock,
-                             Pause pause, LrPlateau* lr_plateau)
+                             Pause pause, LrPlateau* lr_plateau, FileDispatcher* files)
     : options_(options),
       state_(state),
       sync_(sync),
@@ -31,6 +31,7 @@ ChiefTimeline::ChiefTimeline(const ChiefOptions& options, ChiefState& state, Syn
       clock_(clock),
       pause_(std::move(pause)),
       lr_plateau_(lr_plateau),
+      files_(files),
       next_too_few_notice_(clock.Now()),
       absence_(std::chrono::milliseconds(options.join_timeout_ms)),
       best_(BestModelOptions{"validation score", /*higher_is_better=*/true,
@@ -50,7 +51,10 @@ Status ChiefTimeline::Run(int64_t start_step, MonotonicClock::TimePoint opened,
     return trained;
   }
   training_seconds_ = SecondsSince(start_);
-  if (stop_.load()) return StopOnSignal();
+  // A stream never reaches an end of its own: with --follow a signal is
+  // how a run ends, and it ends as any run does, written and reported.
+  if (stop_.load() && files_ == nullptr) return StopOnSignal();
+  if (stop_.load()) LOG(INFO) << "--follow: stopping the stream on a signal; finishing the run";
   StopWorkers();
   WaitForLateWorkers();
   return FinishThroughPsFailures();
@@ -79,7 +83,8 @@ Status ChiefTimeline::FinishThroughPsFailures() {
 }
 
 Status ChiefTimeline::FollowTraining() {
-  Progress progress(options_.train_steps, start_, kProgressWindow);
+  Progress progress(options_.train_steps == kUntilStopped ? 0 : options_.train_steps, start_,
+                    kProgressWindow);
   StepCadence cadence(options_.log_every_steps, options_.eval_every_steps, options_.train_steps,
                       start_step_);
   int64_t step = start_step_;
@@ -109,6 +114,7 @@ Status ChiefTimeline::FollowTraining() {
     PST_RETURN_IF_ERROR(CheckRunHealthy(step, now));
     last_progress_ = progress.Snapshot();
     PST_RETURN_IF_ERROR(LogIfDue(cadence, step));
+    PST_RETURN_IF_ERROR(RecordStreamedFiles(step));
     const bool done = step >= options_.train_steps;
     if (!done) {
       final_save_tried = final_cut_ready = false;
@@ -150,6 +156,27 @@ Status ChiefTimeline::FollowTraining() {
   }
   reporter_.EndProgress();  // a warning that follows keeps the last progress line
   if (stop_.load()) LOG(WARNING) << "interrupted at global step " << step;
+  return Status::OK();
+}
+
+Status ChiefTimeline::RecordStreamedFiles(int64_t step) {
+  if (files_ == nullptr) return Status::OK();
+  const std::vector<StreamedFile> finished = files_->TakeFinished();
+  for (const StreamedFile& file : finished) {
+    if (file.error.empty() && file.examples == 0) continue;  // the shards held it already
+    if (file.error.empty()) {
+      progressive_.Add(FileScore{file.examples, file.auc, file.log_loss});
+      ++streamed_files_;
+      streamed_examples_ += file.examples;
+    }
+    PST_RETURN_IF_ERROR(reporter_.RecordStreamedFile(step, file, streamed_files_,
+                                                     streamed_examples_, progressive_.Mean()));
+  }
+  const FileDispatcher::Counts counts = files_->counts();
+  if (!finished.empty() && counts.waiting == 0 && counts.held == 0) {
+    LOG(INFO) << "stream caught up: " << counts.found
+              << " files found, every one trained; waiting for more";
+  }
   return Status::OK();
 }
 
@@ -325,6 +352,7 @@ Status ChiefTimeline::RecoverIfPsFailed(const Status& status) {
 Status ChiefTimeline::Recover(const std::string& why) {
   PST_ASSIGN_OR_RETURN(start_step_, keeper_.Recover(why));
   state_.ForgetReportedSteps();
+  if (files_ != nullptr) files_->Reopen();
   checkpoints_.Restart(start_step_, clock_.Now());
   return Status::OK();
 }

@@ -40,10 +40,12 @@
 #include "chief/reporting/cluster_evaluator.h"
 #include "chief/reporting/progress.h"
 #include "chief/shard_keeper.h"
+#include "chief/streaming/file_dispatcher.h"
 #include "chief/sync/sync_coordinator.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "scheduler/best_model_keeper.h"
+#include "scheduler/progressive_window.h"
 #include "scheduler/step_cadence.h"
 #include "scheduler/worker_absence.h"
 
@@ -55,11 +57,14 @@ class ChiefTimeline {
   using Pause = std::function<void(MonotonicClock::Duration duration)>;
   // Between two looks at the global step (or at the workers leaving).
   static constexpr std::chrono::milliseconds kLookInterval{20};
+  // --follow: the files progressive validation's window averages over.
+  static constexpr int kProgressiveWindowFiles = 10;
 
   ChiefTimeline(const ChiefOptions& options, ChiefState& state, SyncCoordinator* sync,
                 ShardKeeper& keeper, ChiefCheckpoints& checkpoints, ChiefReporter& reporter,
                 ClusterEvaluator& evaluator, const std::atomic<bool>& stop,
-                const MonotonicClock& clock, Pause pause, LrPlateau* lr_plateau = nullptr);
+                const MonotonicClock& clock, Pause pause, LrPlateau* lr_plateau = nullptr,
+                FileDispatcher* files = nullptr);
 
   // Training opened at `opened`, at global step `start_step`;
   // `earlier_seconds`: of the run, before this chief opened training. OK
@@ -69,6 +74,8 @@ class ChiefTimeline {
 
  private:
   Status FollowTraining();
+  // --follow: records the files the workers finished since the last look.
+  Status RecordStreamedFiles(int64_t step);
   // Diverged for a non-finite loss, Aborted when the workers stayed away
   // too long (WorkerAbsence); else OK.
   Status CheckRunHealthy(int64_t step, MonotonicClock::TimePoint now);
@@ -120,6 +127,9 @@ class ChiefTimeline {
   const MonotonicClock& clock_;
   const Pause pause_;
   LrPlateau* const lr_plateau_;
+  FileDispatcher* const files_;  // null unless --follow
+  ProgressiveWindow progressive_{kProgressiveWindowFiles};
+  int64_t streamed_files_ = 0, streamed_examples_ = 0;
   int64_t start_step_ = 0;  // where training opened, or resumed after a recovery
   MonotonicClock::TimePoint start_;
   double earlier_seconds_ = 0;   // of the run, before this chief opened training

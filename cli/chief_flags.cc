@@ -282,7 +282,7 @@ Status TablesFromFlags(const JobOptions& job, TableSettings* tables) {
 // How long the run trains and how often it evaluates, logs and shows its
 // progress; when it stops early.
 Status CadencesFromFlags(ChiefOptions* o) {
-  o->train_steps = FLAGS_train_steps;
+  if (o->train_steps != kUntilStopped) o->train_steps = FLAGS_train_steps;
   if (FLAGS_eval_every_steps < 0) return InvalidArgument("--eval_every_steps must be >= 0");
   o->eval_every_steps = FLAGS_eval_every_steps;
   if (FLAGS_early_stopping_patience < 0) {
@@ -341,8 +341,12 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   o.seed = FLAGS_seed;
   PST_RETURN_IF_ERROR(OptimizerFromFlags(o.job, &o.shard.optimizer));
   PST_ASSIGN_OR_RETURN(const SpecTraining spec, SpecTrainingSettings(o.job.model));
-  PST_RETURN_IF_ERROR(CheckPositiveFlag("train_steps", FLAGS_train_steps));
-  PST_RETURN_IF_ERROR(ScheduleFromFlags(spec, FLAGS_train_steps, &o.shard));
+  // --follow with --train_steps=0: until a signal ends the run.
+  const bool until_stopped = !o.job.data.train_files.empty() && FLAGS_train_steps == 0;
+  if (!until_stopped) PST_RETURN_IF_ERROR(CheckPositiveFlag("train_steps", FLAGS_train_steps));
+  if (until_stopped) o.train_steps = kUntilStopped;
+  PST_RETURN_IF_ERROR(
+      ScheduleFromFlags(spec, until_stopped ? kUntilStopped : FLAGS_train_steps, &o.shard));
   PST_ASSIGN_OR_RETURN(o.lr_plateau, PlateauFromFlags(o.shard.lr_schedule));
   PST_RETURN_IF_ERROR(CheckSpecAugment(spec));
   PST_RETURN_IF_ERROR(TablesFromFlags(o.job, &o.tables));

@@ -27,6 +27,22 @@ TEST(ChiefFlagsTest, DefaultScheduleWithoutASpec) {
 // Each setting of a spec's lr_schedule and weight_decay lines applies when
 // its flag is left at its default; a flag given wins, even at the default's
 // value.
+// --train_steps=0 is "until stopped" with --follow, and refused without.
+TEST(ChiefFlagsTest, ZeroTrainStepsFollowsUntilStopped) {
+  gflags::FlagSaver saver;
+  SetClusterAndData();
+  gflags::SetCommandLineOption("dataset", "criteo");
+  gflags::SetCommandLineOption("model", "deepfm");
+  gflags::SetCommandLineOption("test_file", "test.txt");
+  gflags::SetCommandLineOption("train_steps", "0");
+  EXPECT_EQ(ChiefOptionsFromFlags().status().code(), Code::kInvalidArgument);
+  gflags::SetCommandLineOption("follow", "true");
+  gflags::SetCommandLineOption("train_files", "logs/part-*");
+  const StatusOr<ChiefOptions> options = ChiefOptionsFromFlags();
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->train_steps, kUntilStopped);
+}
+
 TEST(ChiefFlagsTest, ModelSpecTrainingSettingsApplyWhenTheFlagsAreDefault) {
   gflags::FlagSaver saver;
   SetClusterAndData();

@@ -98,6 +98,14 @@ DEFINE_string(data_dir, "",
 DEFINE_string(train_file, "",
               "csv, records, criteo, libsvm, libffm: the training examples (records: a comma "
               "list)");
+DEFINE_string(train_files, "",
+              "With --follow: a pattern (*, ?, [...]) naming the training files as they "
+              "appear, e.g. 'logs/part-*'; each is trained once, oldest name first. A file must "
+              "appear whole: write it under another name and rename it (docs/STREAMING.md)");
+DEFINE_bool(follow, false,
+            "Click models, --mode=async: train on the files of --train_files as they appear, "
+            "one pass, until --train_steps (0: until SIGTERM, which ends the run with its "
+            "checkpoint and model.bin)");
 DEFINE_string(test_file, "",
               "csv, records, criteo, libsvm, libffm: the test examples (records: a comma list)");
 DEFINE_int64(embedding_rows, 1000000,

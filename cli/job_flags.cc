@@ -26,6 +26,9 @@ DECLARE_string(dataset);
 DECLARE_string(features);
 DECLARE_string(data_dir);
 DECLARE_string(train_file);
+DECLARE_string(train_files);
+DECLARE_bool(follow);
+DECLARE_string(mode);
 DECLARE_string(test_file);
 DECLARE_int32(label_column);
 DECLARE_int32(num_classes);
@@ -80,11 +83,48 @@ StatusOr<std::optional<InputShape>> ParseInputShape(const std::string& text) {
   return std::optional<InputShape>(InputShape(std::move(dims)));
 }
 
+// --follow and --train_files (docs/STREAMING.md): into d.train_files.
+Status StreamFromFlags(DataOptions* d) {
+  if (!FLAGS_follow) {
+    if (!FLAGS_train_files.empty()) {
+      return InvalidArgument(
+          "--train_files needs --follow (files that stream in); a fixed training set is "
+          "--train_file");
+    }
+    return Status::OK();
+  }
+  if (FLAGS_train_files.empty()) {
+    return InvalidArgument("--follow needs --train_files, the pattern of the files to follow");
+  }
+  if (!FLAGS_train_file.empty()) {
+    return InvalidArgument(
+        "--follow trains the files of --train_files; leave --train_file out (the first of "
+        "them gives the job its shape)");
+  }
+  if (d->format != "criteo" && d->format != "libsvm" && d->format != "libffm") {
+    return InvalidArgument("--follow reads click logs: --dataset=criteo, libsvm or libffm, not " +
+                           d->format);
+  }
+  if (FLAGS_mode != "async") {
+    return InvalidArgument(
+        "--follow trains in --mode=async (each file's batches once on every "
+        "shard, as they come), not --mode=" +
+        FLAGS_mode);
+  }
+  if (d->validation_examples > 0) {
+    return InvalidArgument(
+        "--follow measures each file before training on it (progressive validation); "
+        "--validation_examples does not apply");
+  }
+  d->train_files = FLAGS_train_files;
+  return Status::OK();
+}
+
 // The files a data format read from files needs (the library's own check
 // cannot name the flags). CIFAR-10's records default to --data_dir's files.
 Status CheckDataFiles(const DataOptions& d, DataSets reads) {
   if (d.format == "mnist" || (d.format == "records" && !d.data_dir.empty())) return Status::OK();
-  if (reads != DataSets::kTest && d.train_file.empty()) {
+  if (reads != DataSets::kTest && d.train_file.empty() && d.train_files.empty()) {
     return InvalidArgument("--dataset=" + d.format + " needs --train_file");
   }
   if (reads != DataSets::kTraining && d.test_file.empty()) {
@@ -153,6 +193,7 @@ StatusOr<JobOptions> JobFromFlags(DataSets reads) {
         "--data_dir is empty and MNIST_DIR is not set: get MNIST with "
         "scripts/get_mnist.sh DIR, then pass --data_dir=DIR");
   }
+  if (reads != DataSets::kTest) PST_RETURN_IF_ERROR(StreamFromFlags(&d));
   PST_RETURN_IF_ERROR(CheckDataFiles(d, reads));
   PST_ASSIGN_OR_RETURN(d.features, FeaturesFromFlags());
   return job;

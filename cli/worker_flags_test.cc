@@ -42,6 +42,37 @@ TEST(WorkerFlagsTest, BadFlagIsNamed) {
       << options.status().ToString();
 }
 
+// --follow and --train_files (docs/STREAMING.md): each needs the other, a
+// click-log format and --mode=async; each refusal names the flag at fault.
+TEST(WorkerFlagsTest, FollowFlags) {
+  const auto refusal = [](const std::vector<std::pair<const char*, const char*>>& flags) {
+    gflags::FlagSaver saver;
+    SetClusterAndData();
+    gflags::SetCommandLineOption("dataset", "criteo");
+    gflags::SetCommandLineOption("model", "deepfm");
+    for (const auto& [name, value] : flags) gflags::SetCommandLineOption(name, value);
+    const StatusOr<WorkerOptions> options = WorkerOptionsFromFlags();
+    if (options.ok()) {
+      EXPECT_EQ(options->job.data.train_files, "logs/part-*");
+      EXPECT_TRUE(options->job.data.train_file.empty());
+      return std::string();
+    }
+    EXPECT_EQ(options.status().code(), Code::kInvalidArgument);
+    return options.status().message();
+  };
+  EXPECT_EQ(refusal({{"follow", "true"}, {"train_files", "logs/part-*"}}), "");
+  EXPECT_NE(refusal({{"follow", "true"}}).find("--train_files"), std::string::npos);
+  EXPECT_NE(refusal({{"train_files", "logs/part-*"}}).find("--follow"), std::string::npos);
+  EXPECT_NE(refusal({{"follow", "true"}, {"train_files", "x*"}, {"mode", "sync"}}).find("--mode"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"follow", "true"}, {"train_files", "x*"}, {"train_file", "t.txt"}})
+                .find("--train_file"),
+            std::string::npos);
+  EXPECT_NE(
+      refusal({{"follow", "true"}, {"train_files", "x*"}, {"dataset", "csv"}}).find("--dataset"),
+      std::string::npos);
+}
+
 TEST(WorkerFlagsTest, ModelParallelFlags) {
   gflags::FlagSaver saver;
   SetClusterAndData();

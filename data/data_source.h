@@ -43,6 +43,10 @@ struct DataOptions {
   std::string format = "mnist";
   std::string data_dir;
   std::string train_file, test_file;
+  // --follow (docs/STREAMING.md): the pattern (data/file_glob.h) whose files
+  // stream in, each trained once as the chief hands it out; train_file is
+  // then the first of them, which gives the job its shape.
+  std::string train_files;
   int label_column = 0;                   // csv; -1: the last column
   int num_classes = 0;                    // csv, records; 0: from the training labels
   std::optional<InputShape> input_shape;  // records: H, W, C (or D); unset: CIFAR-10's

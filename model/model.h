@@ -100,6 +100,12 @@ class Model {
   // (resized). batch.labels are not read. Errors as for ComputeGradients.
   virtual Status Predict(const std::vector<Tensor>& params, const Batch& batch,
                          std::vector<float>* probabilities) = 0;
+
+  // Binary models (click models): P(label 1) of each example of the last
+  // ComputeGradients' batch, as its forward pass computed it (dropout and
+  // batch norm in training mode), before any update: progressive
+  // validation (--follow). False for a model that does not keep them.
+  virtual bool LastTrainingProbabilities(std::vector<float>* /*out*/) const { return false; }
 };
 
 }  // namespace pst

@@ -31,6 +31,22 @@ std::string TrainingMetricsText(const TrainingSnapshot& s) {
                  "Click models: test-set log-loss at the newest evaluation", s.test_log_loss);
     }
   }
+  if (s.stream_files >= 0) {
+    t.AddCounter("pstrain_stream_files_total", "--follow: files trained to their end",
+                 s.stream_files);
+    t.AddCounter("pstrain_stream_examples_total", "--follow: lines of the files trained",
+                 s.stream_examples);
+    t.AddGauge("pstrain_progressive_auc",
+               "--follow: AUC of the newest file, each line predicted before training on it",
+               s.progressive_auc);
+    t.AddGauge("pstrain_progressive_log_loss", "--follow: log-loss of the newest file, likewise",
+               s.progressive_log_loss);
+    t.AddGauge("pstrain_progressive_window_auc",
+               "--follow: progressive AUC over the newest files, weighted by their lines",
+               s.window_auc);
+    t.AddGauge("pstrain_progressive_window_log_loss",
+               "--follow: progressive log-loss over the newest files, likewise", s.window_log_loss);
+  }
   t.AddGauge("pstrain_live_workers", "Workers that joined and are neither gone nor dead",
              s.live_workers);
   t.AddGauge("pstrain_live_ps", "Ps tasks heard from and not declared dead", s.live_ps);

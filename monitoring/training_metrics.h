@@ -34,6 +34,12 @@ struct TrainingSnapshot {
   // -1 while no checkpoint was saved by this chief (or without checkpoints).
   double seconds_since_checkpoint = -1;
   int consecutive_checkpoint_failures = 0;
+  // --follow: files trained, their lines, and the progressive validation
+  // of the newest file and of the window (scheduler/progressive_window.h).
+  int64_t stream_files = -1;  // -1: not streaming, none exported
+  int64_t stream_examples = 0;
+  double progressive_auc = 0, progressive_log_loss = 0;
+  double window_auc = 0, window_log_loss = 0;
 };
 
 // One container's share of a ps shard (ps/container.h): the default

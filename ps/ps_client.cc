@@ -181,6 +181,7 @@ void PsClient::Round::Clear() {
     request.extras = nullptr;
   }
   send.assign(send.size(), false);
+  stream = StreamBatch();
   for (ReceivedMessage& reply : replies) reply = ReceivedMessage();
 }
 
@@ -392,14 +393,43 @@ Status PsClient::AddRowPushes(const std::vector<TableRows>& tables,
 StatusOr<PushSummary> PsClient::Push(const std::vector<int>& variables,
                                      const std::vector<Tensor>& grads, bool increment_global_step,
                                      const std::vector<TableRows>& tables,
-                                     const std::vector<Tensor>& row_grads) {
+                                     const std::vector<Tensor>& row_grads,
+                                     const StreamBatch& stream) {
   PST_RETURN_IF_ERROR(CheckGradients(variables, grads));
   StartPush();
   ReusedRound round(&push_round_);
+  (*round).stream = stream;
   PushRound(variables, grads, increment_global_step, 0, 0, round.get());
   PST_RETURN_IF_ERROR(AddRowPushes(tables, row_grads, /*all_shards=*/false, round.get()));
   PST_RETURN_IF_ERROR(CallShards({round.get()}));
   return TakePushed(*round);
+}
+
+StatusOr<std::vector<StreamProgress>> PsClient::StreamProgressOf(uint64_t stream) {
+  ReusedRound round(&pull_round_);
+  for (int k = 0; k < num_shards(); ++k) {
+    (*round).requests[k].type = wire::MessageType::StreamsRequest;
+    (*round).requests[k].extras = [stream](flatbuffers::FlatBufferBuilder& fbb) {
+      HeaderExtras extras;
+      extras.streams = fbb.CreateVector(std::vector<flatbuffers::Offset<wire::StreamProgress>>{
+          wire::CreateStreamProgress(fbb, stream)});
+      return extras;
+    };
+    (*round).send[k] = true;
+  }
+  PST_RETURN_IF_ERROR(CallShards({round.get()}));
+  std::vector<StreamProgress> progress;
+  for (int k = 0; k < num_shards(); ++k) {
+    const auto* streams = (*round).replies[k].header().streams();
+    if (streams == nullptr || streams->size() != 1 || streams->Get(0)->stream() != stream) {
+      return Internal("ps:" + std::to_string(k) + " did not say how far it trained stream " +
+                      std::to_string(stream));
+    }
+    const wire::StreamProgress& p = *streams->Get(0);
+    progress.push_back(
+        StreamProgress{p.stream(), p.next_batch(), p.batch_size(), p.examples(), p.complete()});
+  }
+  return progress;
 }
 
 StatusOr<PushSummary> PsClient::SyncPush(const std::vector<int>& variables,
@@ -664,17 +694,24 @@ void PsClient::PushRound(const std::vector<int>& variables, const std::vector<Te
     step_shard = placement_.slices()[global_step_slice_].shard;
     round.send[step_shard] = true;
   }
+  const StreamBatch stream = round.stream;
   for (int k = 0; k < num_shards(); ++k) {
+    if (stream.valid()) round.send[k] = true;  // every shard records the batch
     if (!round.send[k]) continue;
     const bool increment = k == step_shard;
     const PushId id = router_ ? router_->NextPushId(k) : PushId{};
     // Without any, no parameters: the messages stay as they were.
-    if (!increment && replicas == 0 && !id.valid() && !pull_back) continue;
-    round.requests[k].extras = [increment, replicas, id,
-                                pull_back](flatbuffers::FlatBufferBuilder& fbb) {
+    if (!increment && replicas == 0 && !id.valid() && !pull_back && !stream.valid()) continue;
+    round.requests[k].extras = [increment, replicas, id, pull_back,
+                                stream](flatbuffers::FlatBufferBuilder& fbb) {
       HeaderExtras extras;
+      flatbuffers::Offset<wire::StreamBatch> mark;
+      if (stream.valid()) {
+        mark = wire::CreateStreamBatch(fbb, stream.stream, stream.batch, stream.batch_size,
+                                       stream.examples, stream.last);
+      }
       extras.push = wire::CreatePushParams(fbb, increment, replicas, id.incarnation, id.sequence,
-                                           id.part, pull_back);
+                                           id.part, pull_back, mark);
       return extras;
     };
   }

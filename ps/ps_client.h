@@ -133,9 +133,15 @@ class PsClient {
   // The same with row gradients: row_grads[i] ([ids, dim] float32) for
   // tables[i], as a Pull left it (ids and versions), each shard sent its
   // ids' rows.
+  // With a `stream` mark (--follow) every shard gets the push, rows or
+  // not, so that every shard's StreamLedger records the batch.
   StatusOr<PushSummary> Push(const std::vector<int>& variables, const std::vector<Tensor>& grads,
                              bool increment_global_step, const std::vector<TableRows>& tables,
-                             const std::vector<Tensor>& row_grads);
+                             const std::vector<Tensor>& row_grads, const StreamBatch& stream = {});
+
+  // --follow: how far each shard has applied `stream` (one per shard, in
+  // shard order).
+  StatusOr<std::vector<StreamProgress>> StreamProgressOf(uint64_t stream);
 
   // Async mode: Push, then Pull(pull_variables, values) sent right after it,
   // without waiting for the push's reply; both replies are then collected
@@ -244,6 +250,7 @@ class PsClient {
     void Clear();
     std::vector<OutgoingMessage> requests;
     std::vector<bool> send;
+    StreamBatch stream;  // a push round's --follow mark; none by default
     std::vector<ReceivedMessage> replies;
   };
   // A round the client keeps from call to call, so that a pull or push

@@ -105,6 +105,12 @@ bool IsAdmin(wire::MessageType request) {
   }
 }
 
+StreamBatch StreamBatchOf(const wire::PushParams* p) {
+  if (p == nullptr || p->stream() == nullptr) return {};
+  const wire::StreamBatch& m = *p->stream();
+  return StreamBatch{m.stream(), m.batch(), m.batch_size(), m.examples(), m.last()};
+}
+
 Tensor ToBFloat16(const Tensor& values) {
   Tensor narrow = Tensor::Uninitialized(DType::kBFloat16, values.shape());
   FloatToBFloat16(values.f32(), narrow.bf16(), values.num_elements());
@@ -133,6 +139,7 @@ OutgoingMessage PsService::Handle(const ReceivedMessage& request, std::string_vi
     case wire::MessageType::ShutdownRequest: return HandleShutdown(request);
     case wire::MessageType::ChainRequest: return HandleChain(request);
     case wire::MessageType::ShipRequest: return HandleShip(request);
+    case wire::MessageType::StreamsRequest: return HandleStreams(request);
     default: {
       // Not a ps request: a ps has no reply of its own for it.
       OutgoingMessage refusal;
@@ -439,16 +446,19 @@ OutgoingMessage PsService::HandlePush(const ReceivedMessage& request, RequestCon
     if (Status dtype = CheckPullDType(h.pull_dtype()); !dtype.ok()) return ReplyTo(request, dtype);
   }
   StatusOr<PushOutcome> outcome = [&]() -> StatusOr<PushOutcome> {
+    const wire::PushParams* p = h.push();
     if (c.store.mode() == TrainingMode::kSync) {
+      if (p != nullptr && p->stream() != nullptr) {
+        return InvalidArgument("a stream push (--follow) to a shard of a --mode=sync run");
+      }
       const int replicas = h.push() != nullptr ? h.push()->replicas_to_aggregate() : 0;
       return c.store.SyncPush(gradients, h.sender_index(), h.step(), replicas, sparse);
     }
-    const wire::PushParams* p = h.push();
     const bool increment = p != nullptr && p->increment_global_step();
     const PushId id = p != nullptr
                           ? PushId{h.sender_index(), p->incarnation(), p->sequence(), p->part()}
                           : PushId{};
-    return c.store.Push(gradients, increment, sparse, id);
+    return c.store.Push(gradients, increment, sparse, id, StreamBatchOf(p));
   }();
   if (!outcome.ok()) return ReplyTo(request, outcome.status());
   ++c.pushes;
@@ -469,6 +479,29 @@ OutgoingMessage PsService::HandlePush(const ReceivedMessage& request, RequestCon
       return ReplyTo(request, pulled);
     }
   }
+  return reply;
+}
+
+OutgoingMessage PsService::HandleStreams(const ReceivedMessage& request) {
+  const wire::Header& h = request.header();
+  StatusOr<std::shared_ptr<Container>> found = Find(request);
+  if (!found.ok()) return ReplyTo(request, found.status());
+  if (h.streams() == nullptr) return ReplyTo(request, InvalidArgument("no streams asked about"));
+  std::vector<StreamProgress> progress;
+  for (const wire::StreamProgress* asked : *h.streams()) {
+    progress.push_back((*found)->store.StreamProgressOf(asked->stream()));
+  }
+  OutgoingMessage reply = ReplyTo(request, Status::OK());
+  reply.extras = [progress = std::move(progress)](flatbuffers::FlatBufferBuilder& fbb) {
+    std::vector<flatbuffers::Offset<wire::StreamProgress>> out;
+    for (const StreamProgress& p : progress) {
+      out.push_back(wire::CreateStreamProgress(fbb, p.stream, p.next_batch, p.batch_size,
+                                               p.examples, p.complete));
+    }
+    HeaderExtras extras;
+    extras.streams = fbb.CreateVector(out);
+    return extras;
+  };
   return reply;
 }
 

@@ -137,6 +137,8 @@ class PsService {
                                       const PushOutcome& outcome);
   OutgoingMessage HandleChain(const ReceivedMessage& request);
   OutgoingMessage HandleShip(const ReceivedMessage& request);
+  // --follow: how far this shard applied each stream the request names.
+  OutgoingMessage HandleStreams(const ReceivedMessage& request);
   OutgoingMessage HandleStatus(const ReceivedMessage& request);
   OutgoingMessage HandleSave(const ReceivedMessage& request);
   OutgoingMessage HandleRestore(const ReceivedMessage& request);

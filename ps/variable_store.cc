@@ -95,6 +95,7 @@ Status VariableStore::Initialize(const ShardConfig& config,
   {
     MutexLock ledger_lock(ledger_mu_);
     ledger_ = PushLedger();  // fresh variables hold no push
+    streams_ = StreamLedger();
   }
   variables_ = std::move(variables);
   global_step_ = global_step;
@@ -187,7 +188,7 @@ int64_t VariableStore::IncrementGlobalStep() {
 StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients,
                                           bool increment_global_step,
                                           const std::vector<SparseGradient>& sparse,
-                                          const PushId& id) {
+                                          const PushId& id, const StreamBatch& stream) {
   ReaderMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
   if (increment_global_step && global_step_ == nullptr) {
@@ -199,13 +200,16 @@ StatusOr<PushOutcome> VariableStore::Push(const std::vector<Gradient>& gradients
   }
   PST_RETURN_IF_ERROR(tables_.Check(sparse));
   PushOutcome outcome;
-  if (id.valid()) {  // replicated shards only: no lock for the others
+  if (id.valid() || stream.valid()) {  // replicated shards and --follow only
     // Recorded before the apply: a retry arriving meanwhile is a duplicate
-    // too. A checked push cannot fail any more, so what the ledger holds
+    // too. A checked push cannot fail any more, so what the ledgers hold
     // is applied once the exclusive lock of a snapshot is taken.
     MutexLock ledger_lock(ledger_mu_);
-    outcome.duplicate = ledger_.Holds(id);
-    ledger_.Record(id);
+    if (stream.valid()) PST_RETURN_IF_ERROR(streams_.Check(stream));
+    outcome.duplicate =
+        (id.valid() && ledger_.Holds(id)) || (stream.valid() && streams_.Holds(stream));
+    if (id.valid()) ledger_.Record(id);
+    if (stream.valid() && !outcome.duplicate) streams_.Record(stream);
   }
   if (outcome.duplicate) {
     if (global_step_ != nullptr) outcome.global_step = GlobalStep();
@@ -458,6 +462,7 @@ Tensor FloatsAs(const std::vector<float>& values, const Shape& shape) {
 
 constexpr char kSyncStepName[] = "@sync_step";
 constexpr char kPushLedgerName[] = "@push_ledger";
+constexpr char kStreamLedgerName[] = "@stream_ledger";
 constexpr char kLrLoweringsName[] = "@lr_lowerings";
 
 // Versions, update counts and steps only count up from 0; anything else in a
@@ -491,6 +496,14 @@ StatusOr<PushLedger> LedgerIn(const TensorsByName& part) {
   return PushLedger();
 }
 
+// A part's stream ledger; an empty one for a part of a run without --follow.
+StatusOr<StreamLedger> StreamLedgerIn(const TensorsByName& part) {
+  if (auto it = part.find(kStreamLedgerName); it != part.end()) {
+    return StreamLedger::FromTensor(*it->second);
+  }
+  return StreamLedger();
+}
+
 // A shipment's learning-rate lowerings; none for a checkpoint (its k is in
 // its manifest).
 StatusOr<std::optional<int>> LrLoweringsIn(const TensorsByName& part) {
@@ -508,8 +521,15 @@ StatusOr<std::optional<int>> LrLoweringsIn(const TensorsByName& part) {
 
 }  // namespace
 
+StreamProgress VariableStore::StreamProgressOf(uint64_t stream) const {
+  MutexLock ledger_lock(ledger_mu_);
+  return streams_.Progress(stream);
+}
+
 StatusOr<NamedTensors> VariableStore::Snapshot() const {
-  ReaderMutexLock lock(mu_);
+  // Exclusive: a push applies under the shared lock, so none is half in the
+  // snapshot while the stream ledger counts it.
+  WriterMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
   NamedTensors out;
   SnapshotInto(&out);
@@ -547,6 +567,10 @@ void VariableStore::SnapshotInto(NamedTensors* snapshot) const {
     }
   }
   tables_.Snapshot(&out);
+  {
+    MutexLock ledger_lock(ledger_mu_);
+    if (!streams_.empty()) out.emplace_back(kStreamLedgerName, streams_.ToTensor());
+  }
   MutexLock sync_lock(sync_mu_);
   out.emplace_back(kSyncStepName, ScalarI64(sync_step_));
 }
@@ -568,6 +592,7 @@ Status VariableStore::Restore(const NamedTensors& snapshot) {
     return DataLoss("checkpoint part has an impossible sync step");
   }
   PST_ASSIGN_OR_RETURN(PushLedger ledger, LedgerIn(by_name));
+  PST_ASSIGN_OR_RETURN(StreamLedger streams, StreamLedgerIn(by_name));
   PST_ASSIGN_OR_RETURN(const std::optional<int> lowerings, LrLoweringsIn(by_name));
   PST_RETURN_IF_ERROR(tables_.Restore(by_name));
   for (const VariableInPart& in_part : found) LoadVariable(in_part);
@@ -575,6 +600,7 @@ Status VariableStore::Restore(const NamedTensors& snapshot) {
   {
     MutexLock ledger_lock(ledger_mu_);
     ledger_ = std::move(ledger);
+    streams_ = std::move(streams);
   }
   MutexLock sync_lock(sync_mu_);
   sync_step_ = sync_step->i64()[0];

@@ -51,6 +51,7 @@
 #include "ps/replication/push_ledger.h"
 #include "ps/replication/replicator.h"
 #include "ps/shard_config.h"
+#include "ps/streaming/stream_ledger.h"
 
 namespace pst {
 
@@ -122,9 +123,15 @@ class VariableStore {
   // Row gradients of embedding tables (`sparse`) are checked the same way
   // (EmbeddingTables::Check) and applied row by row, lazily.
   // A push with an `id` the shard holds already (PushLedger: a retry after
-  // a failover) is reported as a duplicate and changes nothing.
+  // a failover), or of a `stream` batch it holds already (StreamLedger: a
+  // file trained again after a restart), is reported as a duplicate and
+  // changes nothing. A stream mark that does not fit is refused (Check).
   StatusOr<PushOutcome> Push(const std::vector<Gradient>& gradients, bool increment_global_step,
-                             const std::vector<SparseGradient>& sparse = {}, const PushId& id = {});
+                             const std::vector<SparseGradient>& sparse = {}, const PushId& id = {},
+                             const StreamBatch& stream = {});
+
+  // --follow: how far this shard has applied `stream`.
+  StreamProgress StreamProgressOf(uint64_t stream) const;
 
   // Sync mode: `worker` pushes the gradients of every trainable variable of
   // the shard for `step`, checked as Push checks them: a refused push is not
@@ -151,11 +158,13 @@ class VariableStore {
   std::map<std::string, Shape> Shapes() const;
 
   // Checkpoints. Snapshot() returns every variable with its optimizer
-  // slots, version and update count, and the sync step, as named tensors
-  // ("w", "w@version", "w@updates", "w@slot/m", ..., "@sync_step"). Values
-  // are shared copy-on-write, not copied. Restore() loads such a snapshot:
-  // every variable of the store must be in it with its shape (DataLoss
-  // naming the first one missing or different); nothing changes on error.
+  // slots, version and update count, the sync step, and the stream ledger
+  // when it holds any stream, as named tensors ("w", "w@version",
+  // "w@updates", "w@slot/m", ..., "@sync_step", "@stream_ledger"), taken
+  // with every update held off so that the ledger names exactly the
+  // batches the values hold. Values are shared copy-on-write, not copied. Restore() loads such a
+  // snapshot: every variable of the store must be in it with its shape (DataLoss naming the first
+  // one missing or different); nothing changes on error.
   StatusOr<NamedTensors> Snapshot() const;
   Status Restore(const NamedTensors& snapshot);
 
@@ -258,6 +267,7 @@ class VariableStore {
 
   mutable Mutex ledger_mu_;  // taken after mu_ (shared)
   PushLedger ledger_ GUARDED_BY(ledger_mu_);
+  StreamLedger streams_ GUARDED_BY(ledger_mu_);
   std::atomic<uint64_t> pushes_applied_{0};
 
   std::atomic<uint64_t> updates_applied_{0};

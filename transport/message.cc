@@ -169,6 +169,8 @@ std::vector<zmq::message_t> EncodeMessage(const OutgoingMessage& message,
   if (!extras.checkpoint.IsNull()) header.add_checkpoint(extras.checkpoint);
   if (!extras.replica.IsNull()) header.add_replica(extras.replica);
   if (!extras.chains.IsNull()) header.add_chains(extras.chains);
+  if (!extras.streams.IsNull()) header.add_streams(extras.streams);
+  if (!extras.file.IsNull()) header.add_file(extras.file);
   if (!envelope.container.empty()) header.add_container(container);
   fbb.Finish(header.Finish());
 

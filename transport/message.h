@@ -36,6 +36,8 @@ struct HeaderExtras {
   flatbuffers::Offset<wire::CheckpointParams> checkpoint;
   flatbuffers::Offset<wire::ReplicaRoute> replica;
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::Chain>>> chains;
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::StreamProgress>>> streams;
+  flatbuffers::Offset<wire::FileReport> file;
 };
 using ExtrasBuilder = std::function<HeaderExtras(flatbuffers::FlatBufferBuilder&)>;
 

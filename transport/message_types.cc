@@ -22,6 +22,8 @@ wire::MessageType ReplyTypeOf(wire::MessageType request) {
     case T::ChainRequest: return T::ChainReply;
     case T::ShipRequest: return T::ShipReply;
     case T::RoutesRequest: return T::RoutesReply;
+    case T::FileRequest: return T::FileReply;
+    case T::StreamsRequest: return T::StreamsReply;
     default: return T::Invalid;
   }
 }

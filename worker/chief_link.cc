@@ -110,6 +110,31 @@ StatusOr<bool> ChiefLink::AwaitClock(int64_t completed, MonotonicClock::TimePoin
   return !stopping_;
 }
 
+StatusOr<std::optional<std::string>> ChiefLink::NextFile(const FileResult& finished,
+                                                         MonotonicClock::TimePoint deadline,
+                                                         const std::atomic<bool>& stop) {
+  OutgoingMessage request;
+  request.type = wire::MessageType::FileRequest;
+  if (!finished.path.empty()) {
+    request.extras = [finished](flatbuffers::FlatBufferBuilder& fbb) {
+      HeaderExtras extras;
+      extras.file = wire::CreateFileReportDirect(
+          fbb, finished.path.c_str(), finished.examples, finished.auc, finished.log_loss,
+          finished.positives, finished.error.empty() ? nullptr : finished.error.c_str());
+      return extras;
+    };
+  }
+  PST_ASSIGN_OR_RETURN(ReceivedMessage reply,
+                       AskRepeatedly(request, deadline, stop, "next file to train"));
+  if (SaysStop(reply)) {
+    stopping_ = true;
+    return std::optional<std::string>();
+  }
+  const wire::FileReport* next = reply.header().file();
+  if (next == nullptr || next->path() == nullptr) return std::optional<std::string>("");
+  return std::optional<std::string>(next->path()->str());
+}
+
 OutgoingMessage ChiefLink::ReportMessage(const TrainingReport& r) const {
   OutgoingMessage m;
   m.type = wire::MessageType::ReportRequest;

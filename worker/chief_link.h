@@ -41,6 +41,17 @@ struct TrainingReport {
   bool done = false;
 };
 
+// --follow: a file a worker finished, with its progressive validation
+// (wire::FileReport).
+struct FileResult {
+  std::string path;  // empty: none
+  int64_t examples = 0;
+  int64_t positives = 0;
+  double auc = 0;
+  double log_loss = 0;
+  std::string error;  // why the file was not trained (it could not be read)
+};
+
 class ChiefLink {
  public:
   // `transport` is borrowed and must outlive the link.
@@ -77,6 +88,14 @@ class ChiefLink {
   // deadline and `stop`.
   StatusOr<bool> AwaitClock(int64_t completed, MonotonicClock::TimePoint deadline,
                             const std::atomic<bool>& stop);
+
+  // --follow: reports `finished` (if it names a file) and asks for the
+  // next file to train: its path, "" when none waits yet (ask again
+  // later), nullopt when the chief is stopping. Repeated every second like
+  // TakeToken, with the same deadline and `stop`.
+  StatusOr<std::optional<std::string>> NextFile(const FileResult& finished,
+                                                MonotonicClock::TimePoint deadline,
+                                                const std::atomic<bool>& stop);
 
   // Sends a report without waiting for the answer.
   Status Report(const TrainingReport& report);

@@ -9,6 +9,7 @@
 #include "common/clock.h"
 #include "common/non_finite.h"
 #include "common/signal_watcher.h"
+#include "data/file_glob.h"
 #include "data/input_pipeline.h"
 #include "model/parallel/make_pipelined_model.h"
 #include "model/zoo/model_zoo.h"
@@ -21,6 +22,7 @@
 #include "worker/divergence.h"
 #include "worker/gradient_clipping.h"
 #include "worker/gradient_streamer.h"
+#include "worker/stream_file.h"
 
 namespace pst {
 namespace {
@@ -85,9 +87,9 @@ class Worker {
     if (options_.task_index != 0 && options_.warmup_steps > 0) {
       PST_RETURN_IF_ERROR(WaitForWarmup());
     }
-    input_->Start();
-    Status trained = Train();
-    input_->Stop();
+    if (input_) input_->Start();
+    Status trained = following() ? TrainStream() : Train();
+    if (input_) input_->Stop();
     PST_RETURN_IF_ERROR(trained);
     LOG(INFO) << me_ << " stops after " << local_steps_ << " local steps (global step "
               << last_report_.step << ")";
@@ -109,9 +111,40 @@ class Worker {
  private:
   // Model, data, placement: everything that needs no other task.
   Status Prepare() {
-    PST_ASSIGN_OR_RETURN(Job job, LoadJob(options_.job, /*with_test=*/false));
+    JobOptions job_options = options_.job;
+    PST_RETURN_IF_ERROR(ResolveFirstStreamFile(
+        &job_options.data, std::chrono::milliseconds(options_.join_timeout_ms), stop_));
+    PST_ASSIGN_OR_RETURN(Job job, LoadJob(job_options, /*with_test=*/false));
     job_description_ = job.Describe();
     PST_ASSIGN_OR_RETURN(model_, MakeModelOnDevice(job));
+    num_fields_ = job.num_fields;
+    PST_RETURN_IF_ERROR(PrepareInput(std::move(job)));
+    PlacementOptions placement = options_.placement;
+    placement.num_shards = static_cast<int>(options_.cluster.ps.size());
+    PST_ASSIGN_OR_RETURN(placement_, Placement::Compute(WithGlobalStep(model_->variables()),
+                                                        placement, model_->tables()));
+    // Model variables are 1..n of the placement's list (0 is the global step).
+    variables_.resize(model_->variables().size());
+    std::iota(variables_.begin(), variables_.end(), 1);
+    for (const VariableSpec& spec : model_->variables()) {
+      moving_averages_.push_back(spec.moving_average);
+    }
+    rows_.resize(model_->tables().size());
+    for (size_t t = 0; t < rows_.size(); ++t) rows_[t].table = static_cast<int>(t);
+    return Status::OK();
+  }
+
+  bool following() const { return !options_.job.data.train_files.empty(); }
+
+  // The training batches: the input pipeline over the job's training set,
+  // or, with --follow, none (the files come from the chief: TrainStream).
+  Status PrepareInput(Job job) {
+    if (following()) {
+      if (model_->tables().empty()) {
+        return InvalidArgument("--follow trains click models only (--model=" + job.model + ")");
+      }
+      return Status::OK();
+    }
     train_ = std::move(job.data.train);
     InputPipelineOptions input;
     input.batch_size = options_.batch_size;
@@ -126,18 +159,6 @@ class Worker {
                 << options_.augment.crop_padding << ", flip "
                 << (options_.augment.flip ? "on" : "off");
     }
-    PlacementOptions placement = options_.placement;
-    placement.num_shards = static_cast<int>(options_.cluster.ps.size());
-    PST_ASSIGN_OR_RETURN(placement_, Placement::Compute(WithGlobalStep(model_->variables()),
-                                                        placement, model_->tables()));
-    // Model variables are 1..n of the placement's list (0 is the global step).
-    variables_.resize(model_->variables().size());
-    std::iota(variables_.begin(), variables_.end(), 1);
-    for (const VariableSpec& spec : model_->variables()) {
-      moving_averages_.push_back(spec.moving_average);
-    }
-    rows_.resize(model_->tables().size());
-    for (size_t t = 0; t < rows_.size(); ++t) rows_[t].table = static_cast<int>(t);
     return Status::OK();
   }
 
@@ -344,8 +365,12 @@ class Worker {
   // A click model's step: pulls the variables and the rows of the batch's
   // ids (one request per shard), computes, and pushes the variables'
   // gradients with the rows' (duplicates summed by the model).
+  // With --follow: `mark` goes with the push, and *probabilities gets the
+  // batch's predictions from before the update.
   StatusOr<PushSummary> ClickStep(const PipelineBatch& next, const SyncToken& token, float* loss,
-                                  std::optional<std::string>* diverged) {
+                                  std::optional<std::string>* diverged,
+                                  const StreamBatch& mark = {},
+                                  std::vector<float>* probabilities = nullptr) {
     TableRowIds ids = model_->RowIds(next.batch);
     for (size_t t = 0; t < rows_.size(); ++t) rows_[t].ids = std::move(ids[t]);
     PST_RETURN_IF_ERROR(ps_->Pull(variables_, &params_, &rows_));
@@ -354,6 +379,9 @@ class Worker {
     params_.resize(variables_.size());
     PST_RETURN_IF_ERROR(computed.status());
     *loss = *computed;
+    if (probabilities != nullptr && !model_->LastTrainingProbabilities(probabilities)) {
+      probabilities->clear();
+    }
     Clip();  // the rows' gradients count in the norm
     const std::vector<Tensor> row_grads(grads_.begin() + variables_.size(), grads_.end());
     grads_.resize(variables_.size());
@@ -366,7 +394,7 @@ class Worker {
     }
     if (*diverged) return PushSummary();
     SimulateDelay();
-    if (!options_.sync) return ps_->Push(variables_, grads_, true, rows_, row_grads);
+    if (!options_.sync) return ps_->Push(variables_, grads_, true, rows_, row_grads, mark);
     PST_ASSIGN_OR_RETURN(PushSummary pushed, ps_->SyncPush(variables_, grads_, token.step,
                                                            token.replicas, rows_, row_grads));
     return CountSyncPush(pushed, token);
@@ -524,12 +552,123 @@ class Worker {
     return Status::OK();
   }
 
+  // --follow: trains the files the chief hands out, each once, until the
+  // chief stops the cluster (or the global step reaches --train_steps).
+  Status TrainStream() {
+    StepLog log(options_.log_every_steps);
+    FileResult finished;
+    while (!stop_.load()) {
+      StatusOr<std::optional<std::string>> next =
+          chief_->NextFile(finished, After(options_.join_timeout_ms), stop_);
+      if (!next.ok() && stop_.load()) break;  // a signal
+      PST_RETURN_IF_ERROR(next.status());
+      finished = FileResult();
+      if (!*next) return Status::OK();  // the chief is stopping the cluster
+      if ((*next)->empty()) {
+        std::this_thread::sleep_for(kNoFileWait);
+        continue;
+      }
+      PST_ASSIGN_OR_RETURN(const std::optional<FileResult> trained, TrainFile(**next, &log));
+      if (!trained) return Status::OK();  // over
+      finished = *trained;
+    }
+    return Status::OK();
+  }
+
+  // Trains `path` from the first batch some shard lacks (every batch, for a
+  // new file) to its end, through ps failures; nullopt when training ended
+  // first. A file that cannot be read is reported with the reason, not
+  // trained: the stream goes on.
+  StatusOr<std::optional<FileResult>> TrainFile(const std::string& path, StepLog* log) {
+    StatusOr<StreamFile> read =
+        StreamFile::Read(options_.job.data, num_fields_, path, options_.batch_size);
+    if (!read.ok()) {
+      LOG(ERROR) << me_ << " skips " << read.status().message();
+      FileResult skipped;
+      skipped.path = path;
+      skipped.error = read.status().message();
+      return std::optional<FileResult>(skipped);
+    }
+    StreamFile& file = *read;
+    while (!stop_.load()) {
+      StatusOr<std::vector<StreamProgress>> shards = ps_->StreamProgressOf(StreamIdOf(path));
+      Status failed = shards.status();
+      if (failed.ok()) {
+        int64_t first = file.batches() + 1;
+        for (const StreamProgress& p : *shards) first = std::min(first, p.next_batch);
+        if (first > file.batches()) {
+          LOG(INFO) << me_ << ": the shards hold every batch of " << path << " already";
+        } else if (first > 1) {
+          LOG(INFO) << me_ << " resumes " << path << " at batch " << first << " of "
+                    << file.batches() << " (the shards hold the batches before)";
+        } else {
+          LOG(INFO) << me_ << " trains " << path << ": " << file.batches() << " batches";
+        }
+        StatusOr<bool> done = TrainBatches(&file, first, log);
+        if (done.ok() && !*done) return std::optional<FileResult>();
+        if (done.ok()) return std::optional<FileResult>(file.Result());
+        failed = done.status();
+      }
+      if (IsNonFiniteRefusal(failed)) return EndDiverged(failed.message(), last_report_.step, 0);
+      if (stop_.load()) break;
+      if (IsBehindStream(failed)) {  // a shard went back to a checkpoint under this file
+        LOG(INFO) << me_ << ": " << failed.message();
+        continue;
+      }
+      // A ps lost: the chief restores the cluster; the shards' ledgers then
+      // say where this file stands again.
+      PST_RETURN_IF_ERROR(WaitOutPsFailure(failed));
+      if (chief_->stopping()) return std::optional<FileResult>();
+    }
+    return std::optional<FileResult>();
+  }
+
+  // Batches `first`.. of `file`, each pushed with its mark; false when
+  // training ended first (a signal, the chief, --train_steps).
+  StatusOr<bool> TrainBatches(StreamFile* file, int64_t first, StepLog* log) {
+    PipelineBatch next;
+    std::vector<float> probabilities;
+    for (int64_t b = first; b <= file->batches(); ++b) {
+      if (stop_.load()) return false;
+      file->Fill(b, &next.batch);
+      const auto start = SteadyClock().Now();
+      float loss = 0;
+      std::optional<std::string> diverged;
+      StatusOr<PushSummary> pushed =
+          ClickStep(next, SyncToken(), &loss, &diverged, file->Mark(b), &probabilities);
+      if (diverged) {
+        PST_RETURN_IF_ERROR(EndDiverged(*diverged, last_report_.step, loss));
+        return false;
+      }
+      PST_RETURN_IF_ERROR(pushed.status());
+      ps_failed_since_.reset();
+      file->Score(b, probabilities);
+      const float ms =
+          std::chrono::duration<float, std::milli>(SteadyClock().Now() - start).count();
+      unreported_examples_ += next.batch.size;
+      last_report_ = {pushed->global_step, loss, unreported_examples_, 0, b - 1,
+                      file->batches(),     ms};
+      log->Add(last_report_, ++local_steps_);
+      if (pushed->global_step >= train_steps_) return false;
+      if (local_steps_ % options_.report_every_steps == 0) {
+        PST_RETURN_IF_ERROR(chief_->Report(last_report_));
+        unreported_examples_ = 0;
+        if (chief_->stopping()) return false;
+      }
+    }
+    return true;
+  }
+
+  // --follow: how long a worker waits before asking again when no file waits.
+  static constexpr std::chrono::milliseconds kNoFileWait{200};
+
   const WorkerOptions& options_;
   const std::atomic<bool>& stop_;
   const std::string me_;
   Transport& transport_;
   std::unique_ptr<Model> model_;
   Dataset train_;
+  int num_fields_ = 0;           // the job's click fields (--follow reads files with them)
   std::string job_description_;  // Job::Describe(), which the chief checks
   std::unique_ptr<InputPipeline> input_;
   std::optional<Placement> placement_;

@@ -37,7 +37,7 @@ ProgressSnapshot Progress::Snapshot() const {
   if (span <= 0) return p;
   p.steps_per_sec = (last.step - first.step) / span;
   p.examples_per_sec = (last.examples - first.examples) / span;
-  if (p.steps_per_sec > 0) {
+  if (p.steps_per_sec > 0 && total_steps_ > 0) {
     p.eta_secs = std::max<int64_t>(0, total_steps_ - last.step) / p.steps_per_sec;
   }
   return p;
@@ -61,17 +61,25 @@ std::string FormatProgress(const ProgressSnapshot& p, double loss,
                            std::optional<double> test_accuracy,
                            std::optional<double> learning_rate) {
   char text[256];
-  std::snprintf(text, sizeof(text),
-                "step %lld/%lld (%.1f%%), %.1f steps/s, %.0f examples/s, loss %.4f",
-                static_cast<long long>(p.step), static_cast<long long>(p.total_steps), p.percent,
-                p.steps_per_sec, p.examples_per_sec, loss);
-  std::string line = text;
+  std::string line;
+  if (p.total_steps > 0) {
+    std::snprintf(text, sizeof(text), "step %lld/%lld (%.1f%%)", static_cast<long long>(p.step),
+                  static_cast<long long>(p.total_steps), p.percent);
+  } else {
+    std::snprintf(text, sizeof(text), "step %lld", static_cast<long long>(p.step));
+  }
+  line = text;
+  std::snprintf(text, sizeof(text), ", %.1f steps/s, %.0f examples/s, loss %.4f", p.steps_per_sec,
+                p.examples_per_sec, loss);
+  line += text;
   if (test_accuracy) {
     std::snprintf(text, sizeof(text), ", test accuracy %.4f", *test_accuracy);
     line += text;
   }
   line += ", elapsed " + FormatDuration(p.elapsed_secs);
-  line += ", ETA " + (p.eta_secs ? FormatDuration(*p.eta_secs) : std::string("?"));
+  if (p.total_steps > 0) {
+    line += ", ETA " + (p.eta_secs ? FormatDuration(*p.eta_secs) : std::string("?"));
+  }
   if (learning_rate) {
     std::snprintf(text, sizeof(text), ", lr %.6g", *learning_rate);
     line += text;

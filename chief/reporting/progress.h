@@ -21,7 +21,7 @@ namespace pst {
 
 struct ProgressSnapshot {
   int64_t step = 0;
-  int64_t total_steps = 0;
+  int64_t total_steps = 0;         // 0: no end (--follow until stopped): no percent, no ETA
   double percent = 0;              // of total_steps, from the global step
   double steps_per_sec = 0;        // over the window; 0 until two samples differ in time
   double examples_per_sec = 0;     // likewise

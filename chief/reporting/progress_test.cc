@@ -120,5 +120,15 @@ TEST(ProgressFormatTest, LineWithAndWithoutAccuracy) {
             "elapsed 4.9 s, ETA ?, lr 0.0125");
 }
 
+TEST(ProgressFormatTest, ARunWithoutAnEndShowsNeitherPercentNorEta) {
+  Progress progress(/*total_steps=*/0, MonotonicClock::TimePoint(), std::chrono::seconds(10));
+  progress.Observe(MonotonicClock::TimePoint(std::chrono::seconds(1)), 100, 1000);
+  progress.Observe(MonotonicClock::TimePoint(std::chrono::seconds(2)), 300, 3000);
+  const ProgressSnapshot p = progress.Snapshot();
+  EXPECT_FALSE(p.eta_secs.has_value());
+  EXPECT_EQ(FormatProgress(p, 0.5, std::nullopt),
+            "step 300, 200.0 steps/s, 2000 examples/s, loss 0.5000, elapsed 2.0 s");
+}
+
 }  // namespace
 }  // namespace pst

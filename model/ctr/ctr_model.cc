@@ -595,6 +595,12 @@ StatusOr<float> CtrModel::ComputeGradients(const std::vector<Tensor>& params, co
   return static_cast<float>(loss / b);
 }
 
+bool CtrModel::LastTrainingProbabilities(std::vector<float>* out) const {
+  out->resize(logits_.size());
+  for (size_t i = 0; i < logits_.size(); ++i) (*out)[i] = Probability(logits_[i]);
+  return true;
+}
+
 StatusOr<Model::EvalResult> CtrModel::Evaluate(const std::vector<Tensor>& params,
                                                const Batch& batch) {
   TableRowIds ids;

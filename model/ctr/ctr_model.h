@@ -102,6 +102,7 @@ class CtrModel : public Model {
   StatusOr<EvalResult> Evaluate(const std::vector<Tensor>& params, const Batch& batch) override;
   Status Predict(const std::vector<Tensor>& params, const Batch& batch,
                  std::vector<float>* probabilities) override;
+  bool LastTrainingProbabilities(std::vector<float>* out) const override;
 
   const CtrModelConfig& config() const { return config_; }
 

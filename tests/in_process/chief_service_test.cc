@@ -167,8 +167,9 @@ TEST_F(ChiefServiceTest, EachReplyHasItsRequestsReplyType) {
     return service_->Handle(*request, context);
   };
   // Refused: a join and a report without their tables, a clock in sync
-  // mode, routes of unreplicated shards.
-  for (T type : {T::JoinRequest, T::ReportRequest, T::ClockRequest, T::RoutesRequest}) {
+  // mode, routes of unreplicated shards, a file without --follow.
+  for (T type :
+       {T::JoinRequest, T::ReportRequest, T::ClockRequest, T::RoutesRequest, T::FileRequest}) {
     const OutgoingMessage reply = handle(type, wire::Role::Worker, 0);
     EXPECT_EQ(reply.type, ReplyTypeOf(type)) << wire::EnumNameMessageType(type);
     EXPECT_FALSE(reply.status.ok()) << wire::EnumNameMessageType(type);
