@@ -74,6 +74,14 @@ struct ChiefOptions {
   }
   std::string run_dir;      // metrics.jsonl and model.bin go here ("" = nowhere)
   std::string export_onnx;  // the trained model as ONNX, at the end ("" = none)
+  // The incremental export (job/export_files.h): every export_every_secs
+  // (0: none) a base or a delta into export_dir; a base after every
+  // export_base_every deltas; the newest keep_export_bases bases are kept
+  // with their deltas.
+  std::string export_dir;
+  int export_every_secs = 0;
+  int export_base_every = 10;
+  int keep_export_bases = 2;
   std::string logdir;       // TensorBoard: each run's events in a sub-folder ("" = none)
   // Checkpoints ("" = none): restored at start, saved every N steps and/or
   // seconds (0 = not by that measure) and at the end; the newest

@@ -13,6 +13,7 @@
 #include "chief/chief_service.h"
 #include "chief/chief_state.h"
 #include "chief/chief_timeline.h"
+#include "chief/export/model_exporter.h"
 #include "chief/liveness_monitor.h"
 #include "chief/lr_plateau.h"
 #include "chief/replication/routes_board.h"
@@ -153,8 +154,13 @@ class Chief {
     const double earlier_seconds = checkpoints.InheritRunStart(start_step);
     LOG(INFO) << "training opened: " << num_workers() << " workers, " << options_.cluster.ps.size()
               << " ps, " << StepsLine() << ", " << ModeLine();
+    std::unique_ptr<ModelExporter> exporter;
+    if (options_.export_every_secs > 0) {
+      exporter = std::make_unique<ModelExporter>(options_, &evaluator_, &admin_, clock_);
+    }
     ChiefTimeline timeline(options_, state_, sync_.get(), keeper, checkpoints, reporter_,
-                           evaluator_, stop, clock_, pause_, lr_plateau_.get(), files_.get());
+                           evaluator_, stop, clock_, pause_, lr_plateau_.get(), files_.get(),
+                           exporter.get());
     PST_RETURN_IF_ERROR(timeline.Run(start_step, opened, earlier_seconds));
     server->Stop();
     return Status::OK();

@@ -19,7 +19,8 @@ ChiefTimeline::ChiefTimeline(const ChiefOptions& options, ChiefState& state, Syn
                              ShardKeeper& keeper, ChiefCheckpoints& checkpoints,
                              ChiefReporter& reporter, ClusterEvaluator& evaluator,
                              const std::atomic<bool>& stop, const MonotonicClock& clock,
-                             Pause pause, LrPlateau* lr_plateau, FileDispatcher* files)
+                             Pause pause, LrPlateau* lr_plateau, FileDispatcher* files,
+                             ModelExporter* exporter)
     : options_(options),
       state_(state),
       sync_(sync),
@@ -32,6 +33,7 @@ ChiefTimeline::ChiefTimeline(const ChiefOptions& options, ChiefState& state, Syn
       pause_(std::move(pause)),
       lr_plateau_(lr_plateau),
       files_(files),
+      exporter_(exporter),
       next_too_few_notice_(clock.Now()),
       absence_(std::chrono::milliseconds(options.join_timeout_ms)),
       best_(BestModelOptions{"validation score", /*higher_is_better=*/true,
@@ -152,6 +154,7 @@ Status ChiefTimeline::FollowTraining() {
     if (checkpoints_.Due(step)) {
       PST_RETURN_IF_ERROR(RecoverIfPsFailed(checkpoints_.Save(step)));
     }
+    if (exporter_) PST_RETURN_IF_ERROR(RecoverIfPsFailed(exporter_->ExportIfDue(step)));
     pause_(kLookInterval);
   }
   reporter_.EndProgress();  // a warning that follows keeps the last progress line
@@ -217,6 +220,7 @@ Status ChiefTimeline::Finish() {
   PST_RETURN_IF_ERROR(RecordEvaluation(step, e, training_seconds_));
   PST_RETURN_IF_ERROR(KeepBestModel(step, e).status());
   PST_RETURN_IF_ERROR(WriteTrainedModel());
+  if (exporter_) PST_RETURN_IF_ERROR(exporter_->ExportIfDue(step, /*final=*/true));
   checkpoints_.SaveAfterTraining(step);
   keeper_.Shutdown(std::chrono::milliseconds(options_.rpc_timeout_ms));
   // The report is of the model model.bin holds.
@@ -353,6 +357,7 @@ Status ChiefTimeline::Recover(const std::string& why) {
   PST_ASSIGN_OR_RETURN(start_step_, keeper_.Recover(why));
   state_.ForgetReportedSteps();
   if (files_ != nullptr) files_->Reopen();
+  if (exporter_ != nullptr) exporter_->RolledBack(start_step_);
   checkpoints_.Restart(start_step_, clock_.Now());
   return Status::OK();
 }

@@ -36,6 +36,7 @@
 #include "chief/chief_reporter.h"
 #include "chief/chief_state.h"
 #include "chief/cluster_counts.h"
+#include "chief/export/model_exporter.h"
 #include "chief/lr_plateau.h"
 #include "chief/reporting/cluster_evaluator.h"
 #include "chief/reporting/progress.h"
@@ -64,7 +65,7 @@ class ChiefTimeline {
                 ShardKeeper& keeper, ChiefCheckpoints& checkpoints, ChiefReporter& reporter,
                 ClusterEvaluator& evaluator, const std::atomic<bool>& stop,
                 const MonotonicClock& clock, Pause pause, LrPlateau* lr_plateau = nullptr,
-                FileDispatcher* files = nullptr);
+                FileDispatcher* files = nullptr, ModelExporter* exporter = nullptr);
 
   // Training opened at `opened`, at global step `start_step`;
   // `earlier_seconds`: of the run, before this chief opened training. OK
@@ -127,7 +128,8 @@ class ChiefTimeline {
   const MonotonicClock& clock_;
   const Pause pause_;
   LrPlateau* const lr_plateau_;
-  FileDispatcher* const files_;  // null unless --follow
+  FileDispatcher* const files_;    // null unless --follow
+  ModelExporter* const exporter_;  // null unless --export_every_secs
   ProgressiveWindow progressive_{kProgressiveWindowFiles};
   int64_t streamed_files_ = 0, streamed_examples_ = 0;
   int64_t start_step_ = 0;  // where training opened, or resumed after a recovery

@@ -54,6 +54,10 @@ DECLARE_int64(log_every_steps);
 DECLARE_double(progress_every_secs);
 DECLARE_string(run_dir);
 DECLARE_string(export_onnx);
+DECLARE_int32(export_every_secs);
+DECLARE_string(export_dir);
+DECLARE_int32(export_base_every);
+DECLARE_int32(keep_export_bases);
 DECLARE_string(logdir);
 DECLARE_string(checkpoint_dir);
 DECLARE_int64(checkpoint_every_steps);
@@ -302,12 +306,44 @@ Status CadencesFromFlags(ChiefOptions* o) {
   return Status::OK();
 }
 
+// --export_every_secs and its folder, cadence and count; refused where the
+// export cannot follow the model (dynamic tables, replicated shards).
+Status ExportFromFlags(ChiefOptions* o) {
+  if (FLAGS_export_every_secs < 0) return InvalidArgument("--export_every_secs must be >= 0");
+  o->export_every_secs = FLAGS_export_every_secs;
+  if (o->export_every_secs == 0) {
+    if (!FLAGS_export_dir.empty()) {
+      return InvalidArgument("--export_dir needs --export_every_secs (how often to export)");
+    }
+    return Status::OK();
+  }
+  o->export_dir =
+      FLAGS_export_dir.empty() && !o->run_dir.empty() ? o->run_dir + "/export" : FLAGS_export_dir;
+  if (o->export_dir.empty()) {
+    return InvalidArgument("--export_every_secs needs --export_dir (or --run_dir)");
+  }
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("export_base_every", FLAGS_export_base_every));
+  PST_RETURN_IF_ERROR(CheckPositiveFlag("keep_export_bases", FLAGS_keep_export_bases));
+  o->export_base_every = FLAGS_export_base_every;
+  o->keep_export_bases = FLAGS_keep_export_bases;
+  if (o->job.embedding_capacity > 0) {
+    return InvalidArgument(
+        "--export_every_secs: dynamic embedding tables are not exported yet (as model.bin "
+        "does not hold them); use fixed tables (--embedding_rows)");
+  }
+  if (o->ps_replicas > 1) {
+    return InvalidArgument("--export_every_secs does not work with --ps_replicas > 1 yet");
+  }
+  return Status::OK();
+}
+
 // What the run writes: its run dir, the ONNX export, TensorBoard's logdir,
 // and the checkpoints, their cadence and how many are kept.
 Status OutputsFromFlags(ChiefOptions* o) {
   o->run_dir = FLAGS_run_dir;
   o->export_onnx = FLAGS_export_onnx;
   o->logdir = FLAGS_logdir;
+  PST_RETURN_IF_ERROR(ExportFromFlags(o));
   o->checkpoint_dir = FLAGS_checkpoint_dir;
   // The ps write a named container's parts under DIR/NAME too.
   if (!o->checkpoint_dir.empty() && !o->container.empty()) o->checkpoint_dir += "/" + o->container;

@@ -230,6 +230,23 @@ DEFINE_double(progress_every_secs, 5,
               "Chief: a progress line (step/total, rates, ETA) every this many seconds when stdout "
               "is not a terminal (on a terminal it is redrawn in place); 0: none");
 DEFINE_string(run_dir, "", "Chief: folder for metrics.jsonl and model.bin");
+DEFINE_int32(export_every_secs, 0,
+             "Chief: every N seconds of training, write the model's changes since the last "
+             "export to --export_dir (a delta: the dense variables and the table rows changed), "
+             "or the whole model (a base, readable as model.bin); 0: no export "
+             "(docs/STREAMING.md)");
+DEFINE_string(export_dir, "",
+              "Chief, with --export_every_secs: the folder of the exports (default: "
+              "--run_dir/export). predict: instead of --model_file, the model of that folder's "
+              "newest export (base and deltas; --export_step)");
+DEFINE_int64(export_step, -1,
+             "predict, with --export_dir: the model as exported at this global step (-1: the "
+             "newest)");
+DEFINE_int32(export_base_every, 10,
+             "Chief, with --export_every_secs: a whole base after this many deltas");
+DEFINE_int32(keep_export_bases, 2,
+             "Chief, with --export_every_secs: bases kept, each with its deltas (older ones are "
+             "removed)");
 DEFINE_string(logdir, "",
               "Chief: folder for TensorBoard event files (loss, accuracy, steps/s, ...)");
 DEFINE_string(checkpoint_dir, "",

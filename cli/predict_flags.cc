@@ -7,6 +7,8 @@
 #include "common/split.h"
 
 DECLARE_string(model_file);
+DECLARE_string(export_dir);
+DECLARE_int64(export_step);
 DECLARE_string(output);
 DECLARE_string(export_onnx);
 DECLARE_string(ensemble);
@@ -44,9 +46,17 @@ StatusOr<EnsembleOptions> EnsembleOptionsFromFlags() {
 
 StatusOr<PredictOptions> PredictOptionsFromFlags() {
   PredictOptions o;
-  if (FLAGS_model_file.empty())
-    return InvalidArgument("--model_file is empty: give RUN_DIR/model.bin");
+  if (!FLAGS_export_dir.empty() && !FLAGS_model_file.empty()) {
+    return InvalidArgument("give --model_file or --export_dir, not both");
+  }
+  if (FLAGS_model_file.empty() && FLAGS_export_dir.empty())
+    return InvalidArgument("--model_file is empty: give RUN_DIR/model.bin (or --export_dir)");
+  if (FLAGS_export_step >= 0 && FLAGS_export_dir.empty()) {
+    return InvalidArgument("--export_step needs --export_dir");
+  }
   o.model_file = FLAGS_model_file;
+  o.export_dir = FLAGS_export_dir;
+  o.export_step = FLAGS_export_step;
   o.output = FLAGS_output;
   o.export_onnx = FLAGS_export_onnx;
   o.predict = o.export_onnx.empty() || FlagGiven("dataset") || FlagGiven("data_dir") ||

@@ -7,6 +7,7 @@
 
 #include "data/criteo_reader.h"
 #include "export/onnx_export.h"
+#include "job/export_files.h"
 #include "job/model_file.h"
 #include "predict/loaded_model.h"
 
@@ -40,6 +41,7 @@ std::string Fixed(double value, int decimals) {
 
 std::string PredictionReport::Format() const {
   std::string out = "Model: " + model + "\n";
+  if (export_step) out += "Export-Step: " + std::to_string(*export_step) + "\n";
   out += "Examples: " + std::to_string(examples) + "\n";
   out += "Test-Accuracy: " + Fixed(accuracy(), 4) + "\n";
   if (binary) {
@@ -89,13 +91,34 @@ StatusOr<std::vector<float>> PredictProbabilities(const TrainedModel& trained,
   return all;
 }
 
+StatusOr<TrainedModel> ReadPredictedModel(const PredictOptions& options, std::string* name,
+                                          std::optional<int64_t>* export_step) {
+  if (options.export_dir.empty()) {
+    *name = options.model_file;
+    return ReadModelFile(options.model_file);
+  }
+  PST_ASSIGN_OR_RETURN(
+      ExportedModel exported,
+      LoadExport(options.export_dir, options.export_step < 0 ? std::numeric_limits<int64_t>::max()
+                                                             : options.export_step));
+  if (options.export_step >= 0 && exported.step != options.export_step) {
+    return NotFound(options.export_dir + " has no export at step " +
+                    std::to_string(options.export_step) + " (the one before it is at step " +
+                    std::to_string(exported.step) + ")");
+  }
+  *name = options.export_dir + " at step " + std::to_string(exported.step);
+  *export_step = exported.step;
+  return std::move(exported.trained);
+}
+
 StatusOr<PredictionReport> RunPredict(const PredictOptions& options) {
-  PST_ASSIGN_OR_RETURN(TrainedModel trained, ReadModelFile(options.model_file));
-  PST_RETURN_IF_ERROR(CheckFeatures(trained, options.model_file, options.data));
+  std::string name;
+  std::optional<int64_t> export_step;
+  PST_ASSIGN_OR_RETURN(TrainedModel trained, ReadPredictedModel(options, &name, &export_step));
+  PST_RETURN_IF_ERROR(CheckFeatures(trained, name, options.data));
   const DataOptions data_options = DataOptionsFor(trained, options.data);
   PST_ASSIGN_OR_RETURN(Dataset data, LoadTestSet(data_options, trained.num_classes));
-  PST_ASSIGN_OR_RETURN(std::vector<float> probabilities,
-                       PredictProbabilities(trained, options.model_file, data));
+  PST_ASSIGN_OR_RETURN(std::vector<float> probabilities, PredictProbabilities(trained, name, data));
 
   std::ofstream csv;
   if (!options.output.empty()) {
@@ -108,6 +131,7 @@ StatusOr<PredictionReport> RunPredict(const PredictOptions& options) {
   }
   PredictionReport report;
   report.model = ModelDescription(trained);
+  report.export_step = export_step;
   report.confusion.assign(trained.num_classes, std::vector<int64_t>(trained.num_classes, 0));
   const int64_t classes = trained.num_classes;
   for (int64_t i = 0; i < data.size; ++i) {
@@ -134,7 +158,9 @@ StatusOr<PredictionReport> RunPredict(const PredictOptions& options) {
 }
 
 Status ExportOnnx(const PredictOptions& options) {
-  PST_ASSIGN_OR_RETURN(TrainedModel trained, ReadModelFile(options.model_file));
+  std::string name;
+  std::optional<int64_t> export_step;
+  PST_ASSIGN_OR_RETURN(TrainedModel trained, ReadPredictedModel(options, &name, &export_step));
   return WriteOnnxModel(options.export_onnx, trained);
 }
 

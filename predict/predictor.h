@@ -18,6 +18,10 @@ namespace pst {
 
 struct PredictOptions {
   std::string model_file;
+  // Instead of model_file: the model of an export folder (job/export_files.h)
+  // at export_step (-1: the newest).
+  std::string export_dir;
+  int64_t export_step = -1;
   DataOptions data;  // the test split of it is predicted
   // CSV "label,predicted,p0,p1,..." per example, probabilities written
   // to float precision (9 significant digits); "" = none.
@@ -28,6 +32,7 @@ struct PredictOptions {
 
 struct PredictionReport {
   std::string model;  // the model file's description ("mlp_relu on 28x28x1 image, 10 classes")
+  std::optional<int64_t> export_step;  // with --export_dir: the export's step
   int64_t examples = 0;
   int64_t correct = 0;
   // confusion[label][predicted]: examples of that label given that class.
@@ -56,6 +61,11 @@ StatusOr<std::vector<float>> PredictProbabilities(const TrainedModel& trained,
                                                   const std::string& model_file,
                                                   const Dataset& data,
                                                   const std::string& device = "cpu");
+
+// options.model_file's model, or options.export_dir's at options.export_step
+// (*export_step set to the export's step); *name: what names it in errors.
+StatusOr<TrainedModel> ReadPredictedModel(const PredictOptions& options, std::string* name,
+                                          std::optional<int64_t>* export_step);
 
 // Writes options.model_file's model as ONNX to options.export_onnx.
 Status ExportOnnx(const PredictOptions& options);

@@ -47,7 +47,8 @@ Status EmbeddingTables::Initialize(const std::vector<EmbeddingTableConfig>& conf
   for (const EmbeddingTableConfig& config : configs) {
     PST_ASSIGN_OR_RETURN(std::unique_ptr<EmbeddingTable> table,
                          EmbeddingTable::Create(config, optimizer));
-    Table entry{std::move(table), std::make_unique<SparseAccumulator>(config.dim)};
+    Table entry{std::move(table), std::make_unique<SparseAccumulator>(config.dim),
+                config.rows > 0 ? std::make_unique<ChangedRows>(config) : nullptr};
     if (!tables.emplace(config.name, std::move(entry)).second) {
       return InvalidArgument("embedding table '" + config.name + "' given twice");
     }
@@ -160,6 +161,9 @@ SparseApplyCounts EmbeddingTables::Apply(const std::vector<SparseGradient>& grad
     const int64_t applied =
         any_dropped ? table.Apply(kept_ids.data(), kept_rows.data(), n, kept_scales.data())
                     : table.Apply(g.ids, rows, n, scales.data());
+    if (ChangedRows* changed = (*Find(g.table))->changed.get()) {
+      changed->Mark(any_dropped ? kept_ids.data() : g.ids, n);
+    }
     counts.applied += static_cast<uint32_t>(applied);
     counts.dropped += static_cast<uint32_t>(n - applied);
   }
@@ -183,9 +187,24 @@ uint32_t EmbeddingTables::ApplyAccumulated(int gradients, float rate) {
       scales.assign(ids.size(), rate);
       applied += static_cast<uint32_t>(
           t.table->Apply(ids.data(), rows.data(), static_cast<int64_t>(ids.size()), scales.data()));
+      if (t.changed) t.changed->Mark(ids.data(), static_cast<int64_t>(ids.size()));
     }
   }
   return applied;
+}
+
+void EmbeddingTables::CutChangedRows(bool with_values, std::vector<CutRows>* out) {
+  for (auto& [name, t] : tables_) {
+    if (!t.changed) continue;
+    const std::vector<int64_t> ids = t.changed->Cut();
+    if (!with_values) continue;
+    const int64_t n = static_cast<int64_t>(ids.size());
+    CutRows cut{name, VectorTensor(DType::kInt64, ids, {n}),
+                Tensor::Uninitialized(DType::kFloat32, {n, t.table->dim()})};
+    std::vector<int64_t> versions(ids.size());
+    t.table->Pull(ids.data(), n, cut.rows.f32(), versions.data());
+    out->push_back(std::move(cut));
+  }
 }
 
 void EmbeddingTables::ClearAccumulators() {

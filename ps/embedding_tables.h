@@ -21,6 +21,7 @@
 #include "common/tensor.h"
 #include "common/tensor_file.h"
 #include "ps/shard_config.h"
+#include "ps/sparse/changed_rows.h"
 #include "ps/sparse/embedding_table.h"
 #include "ps/sparse/sparse_accumulator.h"
 
@@ -59,6 +60,14 @@ struct SparseApplyCounts {
   uint32_t dropped = 0;  // rows dropped (too stale, or a key the table does not hold)
   uint32_t scaled = 0;   // rows applied with a scaled learning rate
   int64_t max_staleness = 0;
+};
+
+// One fixed table's rows written since the previous export cut, with
+// their values now: ids int64 [n] ascending, rows float32 [n, dim].
+struct CutRows {
+  std::string table;
+  Tensor ids;
+  Tensor rows;
 };
 
 struct TableLoad {
@@ -107,6 +116,12 @@ class EmbeddingTables {
   void Snapshot(NamedTensors* out) const;
   Status Restore(const std::map<std::string, const Tensor*, std::less<>>& by_name);
 
+  // The incremental export (ps/sparse/changed_rows.h): per fixed table,
+  // the rows written since the previous cut, into *out with their values
+  // (`with_values`; a base's cut only restarts the count). The first cut
+  // starts the count and finds nothing.
+  void CutChangedRows(bool with_values, std::vector<CutRows>* out);
+
   std::vector<TableLoad> Stats() const;
   uint64_t bytes() const;
 
@@ -114,6 +129,7 @@ class EmbeddingTables {
   struct Table {
     std::unique_ptr<EmbeddingTable> table;
     std::unique_ptr<SparseAccumulator> accumulator;
+    std::unique_ptr<ChangedRows> changed;  // fixed tables; null for dynamic ones
   };
   StatusOr<Table*> Find(std::string_view name) const;
 

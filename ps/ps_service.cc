@@ -99,6 +99,7 @@ bool IsAdmin(wire::MessageType request) {
     case wire::MessageType::SaveRequest:
     case wire::MessageType::RestoreRequest:
     case wire::MessageType::LrLoweringsRequest:
+    case wire::MessageType::ExportCutRequest:
     case wire::MessageType::ChainRequest:
     case wire::MessageType::ShutdownRequest: return true;
     default: return false;
@@ -140,6 +141,7 @@ OutgoingMessage PsService::Handle(const ReceivedMessage& request, std::string_vi
     case wire::MessageType::ChainRequest: return HandleChain(request);
     case wire::MessageType::ShipRequest: return HandleShip(request);
     case wire::MessageType::StreamsRequest: return HandleStreams(request);
+    case wire::MessageType::ExportCutRequest: return HandleExportCut(request);
     default: {
       // Not a ps request: a ps has no reply of its own for it.
       OutgoingMessage refusal;
@@ -478,6 +480,19 @@ OutgoingMessage PsService::HandlePush(const ReceivedMessage& request, RequestCon
     if (Status pulled = AddPulledValues(c, names, h.pull_dtype(), &reply); !pulled.ok()) {
       return ReplyTo(request, pulled);
     }
+  }
+  return reply;
+}
+
+OutgoingMessage PsService::HandleExportCut(const ReceivedMessage& request) {
+  StatusOr<std::shared_ptr<Container>> found = Find(request);
+  if (!found.ok()) return ReplyTo(request, found.status());
+  StatusOr<std::vector<CutRows>> cut = (*found)->store.CutChangedRows(request.step() != 0);
+  if (!cut.ok()) return ReplyTo(request, cut.status());
+  OutgoingMessage reply = ReplyTo(request, Status::OK());
+  for (CutRows& rows : *cut) {
+    reply.tensors.push_back({rows.table, 0, std::move(rows.ids), wire::TensorRole::RowIds});
+    reply.tensors.push_back({std::move(rows.table), 0, std::move(rows.rows)});
   }
   return reply;
 }

@@ -139,6 +139,8 @@ class PsService {
   OutgoingMessage HandleShip(const ReceivedMessage& request);
   // --follow: how far this shard applied each stream the request names.
   OutgoingMessage HandleStreams(const ReceivedMessage& request);
+  // The incremental export: the rows written since the previous cut.
+  OutgoingMessage HandleExportCut(const ReceivedMessage& request);
   OutgoingMessage HandleStatus(const ReceivedMessage& request);
   OutgoingMessage HandleSave(const ReceivedMessage& request);
   OutgoingMessage HandleRestore(const ReceivedMessage& request);

@@ -1,5 +1,7 @@
 #include "ps/shard_admin.h"
 
+#include <map>
+
 #include "ps/chain_wire.h"
 
 namespace pst {
@@ -176,6 +178,58 @@ Status ShardAdmin::SetLrLowerings(int lowerings, MonotonicClock::TimePoint deadl
     calls.Add(channel.get(), id);
   }
   return calls.WaitAll(deadline, client_->interrupt_);
+}
+
+StatusOr<std::vector<CutRows>> ShardAdmin::CutChangedRows(bool with_values,
+                                                          MonotonicClock::TimePoint deadline) {
+  if (client_->router_)
+    return FailedPrecondition("replicated shards (--ps_replicas > 1) are not exported yet");
+  PendingCalls calls;
+  for (auto& channel : client_->channels_) {
+    OutgoingMessage request;
+    request.type = wire::MessageType::ExportCutRequest;
+    request.step = with_values ? 1 : 0;
+    PST_ASSIGN_OR_RETURN(uint64_t id, client_->SendTo(*channel, request));
+    calls.Add(channel.get(), id);
+  }
+  PST_RETURN_IF_ERROR(calls.WaitAll(deadline, client_->interrupt_));
+  // Each table's ids and rows from every shard, laid end to end.
+  std::map<std::string, std::pair<std::vector<const TensorView*>, std::vector<const TensorView*>>>
+      parts;
+  for (const ReceivedMessage& reply : calls.replies()) {
+    const std::vector<TensorView>& t = reply.tensors();
+    for (size_t i = 0; i + 1 < t.size(); i += 2) {
+      if (t[i].role != wire::TensorRole::RowIds || t[i].dtype != DType::kInt64 ||
+          t[i + 1].dtype != DType::kFloat32 || t[i + 1].shape.size() != 2 ||
+          t[i + 1].shape[0] != t[i].num_elements() || t[i].name != t[i + 1].name) {
+        return Internal("a ps sent a malformed export cut of '" + std::string(t[i].name) + "'");
+      }
+      auto& [ids, rows] = parts[std::string(t[i].name)];
+      ids.push_back(&t[i]);
+      rows.push_back(&t[i + 1]);
+    }
+  }
+  std::vector<CutRows> out;
+  for (const auto& [table, views] : parts) {
+    int64_t n = 0;
+    for (const TensorView* v : views.first) n += v->num_elements();
+    const int64_t dim = views.second.front()->shape[1];
+    CutRows cut{table, Tensor::Uninitialized(DType::kInt64, {n}),
+                Tensor::Uninitialized(DType::kFloat32, {n, dim})};
+    int64_t at = 0;
+    for (size_t s = 0; s < views.first.size(); ++s) {
+      if (views.second[s]->shape[1] != dim) {
+        return Internal("the ps sent export cuts of '" + table + "' of different dims");
+      }
+      const int64_t m = views.first[s]->num_elements();
+      std::copy(views.first[s]->i64(), views.first[s]->i64() + m, cut.ids.i64() + at);
+      std::copy(views.second[s]->f32(), views.second[s]->f32() + m * dim,
+                cut.rows.f32() + at * dim);
+      at += m;
+    }
+    out.push_back(std::move(cut));
+  }
+  return out;
 }
 
 StatusOr<ShardStatus> ShardAdmin::GetShardStatus(int shard, MonotonicClock::TimePoint deadline,

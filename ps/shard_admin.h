@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "ps/embedding_tables.h"
 #include "ps/ps_client.h"
 
 namespace pst {
@@ -50,6 +51,13 @@ class ShardAdmin {
   // ("ps:1: ..."); InvalidArgument for a negative k. A shard that failed
   // may run at another k than the others until it is sent again.
   Status SetLrLowerings(int lowerings, MonotonicClock::TimePoint deadline);
+
+  // The incremental export: every shard's rows of each fixed table written
+  // since the previous cut (with `with_values`; a base's cut only restarts
+  // the count), in parallel, one CutRows per table with every shard's rows.
+  // Unreplicated shards only (the router would need every replica's count).
+  StatusOr<std::vector<CutRows>> CutChangedRows(bool with_values,
+                                                MonotonicClock::TimePoint deadline);
 
   // The status of ps task `shard`'s default container, or, with `replica`
   // >= 0, of its replica of that shard (--ps_replicas).

@@ -521,6 +521,14 @@ StatusOr<std::optional<int>> LrLoweringsIn(const TensorsByName& part) {
 
 }  // namespace
 
+StatusOr<std::vector<CutRows>> VariableStore::CutChangedRows(bool with_values) {
+  ReaderMutexLock lock(mu_);
+  if (!initialized_) return FailedPrecondition("variables are not initialized yet");
+  std::vector<CutRows> out;
+  tables_.CutChangedRows(with_values, &out);
+  return out;
+}
+
 StreamProgress VariableStore::StreamProgressOf(uint64_t stream) const {
   MutexLock ledger_lock(ledger_mu_);
   return streams_.Progress(stream);

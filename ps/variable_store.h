@@ -130,6 +130,10 @@ class VariableStore {
                              const std::vector<SparseGradient>& sparse = {}, const PushId& id = {},
                              const StreamBatch& stream = {});
 
+  // The incremental export: EmbeddingTables::CutChangedRows.
+  // FailedPrecondition before Initialize.
+  StatusOr<std::vector<CutRows>> CutChangedRows(bool with_values);
+
   // --follow: how far this shard has applied `stream`.
   StreamProgress StreamProgressOf(uint64_t stream) const;
 

@@ -24,6 +24,7 @@ wire::MessageType ReplyTypeOf(wire::MessageType request) {
     case T::RoutesRequest: return T::RoutesReply;
     case T::FileRequest: return T::FileReply;
     case T::StreamsRequest: return T::StreamsReply;
+    case T::ExportCutRequest: return T::ExportCutReply;
     default: return T::Invalid;
   }
 }

@@ -88,6 +88,12 @@ Status ClusterEvaluator::EvaluateUntrained(const std::vector<Tensor>& params) {
   return Status::OK();
 }
 
+StatusOr<std::vector<Tensor>> ClusterEvaluator::PullVariables() {
+  std::vector<Tensor> values;
+  PST_RETURN_IF_ERROR(ps_->Pull(model_variables_, &values));
+  return values;
+}
+
 StatusOr<Evaluation> ClusterEvaluator::Evaluate(int64_t step) {
   PST_RETURN_IF_ERROR(ps_->Pull(model_variables_, &params_));
   const RowFetcher pull_rows = [this](const TableRowIds& ids, std::vector<Tensor>* rows) {

@@ -41,6 +41,9 @@ class ClusterEvaluator {
   // a non-finite test loss at global step `step` is Aborted: the model is
   // ruined. With a validation set, evaluates on it too.
   StatusOr<Evaluation> Evaluate(int64_t step);
+  // The cluster's current variables (the global step left out), pulled
+  // without evaluating: the incremental export's dense part.
+  StatusOr<std::vector<Tensor>> PullVariables();
   // A click model's fixed tables, whole ([rows, dim] each, pulled in chunks
   // of rows), for model.bin.
   StatusOr<std::vector<Tensor>> PullWholeTables();

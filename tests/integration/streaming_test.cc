@@ -9,12 +9,14 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <thread>
 
 #include "common/tensor_file.h"
+#include "job/export_files.h"
 #include "ps/streaming/stream_ledger.h"
 #include "tests/integration/child_process.h"
 #include "tests/integration/local_cluster.h"
@@ -92,7 +94,26 @@ class StreamingTest : public ::testing::Test {
             "--checkpoint_dir=" + dir + "/ckpt",
             "--checkpoint_every_secs=1",
             "--heartbeat_timeout_ms=3000",
+            "--export_every_secs=1",
+            "--export_base_every=1000",
             "--run_dir=" + dir + "/run"};
+  }
+
+  // The incremental export, base and deltas applied, is model.bin to the
+  // bit: the final export follows the model's last changes.
+  static void ExpectExportIsTheModel(const std::string& dir) {
+    StatusOr<ExportedModel> exported = LoadExport(dir + "/run/export");
+    ASSERT_TRUE(exported.ok()) << exported.status().ToString();
+    EXPECT_GT(exported->deltas, 0);
+    StatusOr<TrainedModel> written = ReadModelFile(dir + "/run/model.bin");
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+    ASSERT_EQ(exported->trained.params.size(), written->params.size());
+    for (size_t i = 0; i < written->params.size(); ++i) {
+      const Tensor& a = exported->trained.params[i];
+      const Tensor& b = written->params[i];
+      ASSERT_EQ(a.shape(), b.shape()) << exported->param_names[i];
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), a.num_bytes()), 0) << exported->param_names[i];
+    }
   }
 
   // Lines applied per stream by each ps, from the newest checkpoint's parts.
@@ -174,8 +195,8 @@ TEST_F(StreamingTest, EveryLineOnceThroughAWorkerKilledMidFileAndAChiefRestart) 
   cluster.task("chief").Wait(seconds(10));
   cluster.StartTask("chief", 0, flags);
   for (int k = 8; k < kFiles; ++k) Publish(dir + "/in", k);
-  ASSERT_TRUE(WaitFor(chief, "stream caught up: " + std::to_string(kFiles) + " files", 1,
-                      seconds(180)))
+  ASSERT_TRUE(
+      WaitFor(chief, "stream caught up: " + std::to_string(kFiles) + " files", 1, seconds(180)))
       << chief();
   cluster.task("chief").Signal(SIGTERM);
   const std::vector<TaskExit> exits = cluster.WaitAll(seconds(120));
@@ -186,6 +207,7 @@ TEST_F(StreamingTest, EveryLineOnceThroughAWorkerKilledMidFileAndAChiefRestart) 
   EXPECT_NE(log.find("Test-AUC: "), std::string::npos) << log;
   EXPECT_TRUE(fs::exists(dir + "/run/model.bin"));
   ExpectEveryLineOnce(dir);
+  ExpectExportIsTheModel(dir);
 }
 
 TEST_F(StreamingTest, EveryLineOnceThroughAPsKilledAndTheClusterBackAtItsCheckpoint) {
@@ -212,8 +234,8 @@ TEST_F(StreamingTest, EveryLineOnceThroughAPsKilledAndTheClusterBackAtItsCheckpo
   cluster.task("ps", 1).Wait(seconds(10));
   cluster.StartTask("ps", 1, ps_flags);
   for (int k = 8; k < kFiles; ++k) Publish(dir + "/in", k);
-  ASSERT_TRUE(WaitFor(chief, "stream caught up: " + std::to_string(kFiles) + " files", 1,
-                      seconds(240)))
+  ASSERT_TRUE(
+      WaitFor(chief, "stream caught up: " + std::to_string(kFiles) + " files", 1, seconds(240)))
       << chief();
   EXPECT_NE(chief().find("restored checkpoint"), std::string::npos) << chief();
   cluster.task("chief").Signal(SIGTERM);
@@ -222,6 +244,7 @@ TEST_F(StreamingTest, EveryLineOnceThroughAPsKilledAndTheClusterBackAtItsCheckpo
     EXPECT_EQ(e.code, 0) << DescribeExits(exits) << "\n" << chief();
   }
   ExpectEveryLineOnce(dir);
+  ExpectExportIsTheModel(dir);
 }
 
 }  // namespace
