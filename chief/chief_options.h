@@ -82,7 +82,7 @@ struct ChiefOptions {
   int export_every_secs = 0;
   int export_base_every = 10;
   int keep_export_bases = 2;
-  std::string logdir;       // TensorBoard: each run's events in a sub-folder ("" = none)
+  std::string logdir;  // TensorBoard: each run's events in a sub-folder ("" = none)
   // Checkpoints ("" = none): restored at start, saved every N steps and/or
   // seconds (0 = not by that measure) and at the end; the newest
   // keep_checkpoints complete ones are kept.

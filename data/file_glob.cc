@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <thread>
 
+#include "common/clock.h"
+
 namespace pst {
 namespace {
 
@@ -51,12 +53,12 @@ namespace pst {
 StatusOr<std::string> WaitForFirstFile(const std::string& pattern,
                                        std::chrono::milliseconds timeout,
                                        const std::atomic<bool>& stop) {
-  const auto give_up = std::chrono::steady_clock::now() + timeout;
+  const auto give_up = SteadyClock().Now() + timeout;
   bool said = false;
   while (!stop.load()) {
     PST_ASSIGN_OR_RETURN(std::vector<std::string> files, MatchingFiles(pattern));
     if (!files.empty()) return files.front();
-    if (std::chrono::steady_clock::now() >= give_up) {
+    if (SteadyClock().Now() >= give_up) {
       return DeadlineExceeded("no file matches --train_files=" + pattern + " after " +
                               std::to_string(timeout.count()) + " ms");
     }
