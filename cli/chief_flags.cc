@@ -391,6 +391,9 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   o.shard.max_staleness = FLAGS_max_staleness;
   PST_ASSIGN_OR_RETURN(o.placement, PlacementFromFlags());
   PST_ASSIGN_OR_RETURN(o.ps_replicas, PsReplicasFromFlags(static_cast<int>(o.cluster.ps.size())));
+  if (o.ps_replicas > 1 && !o.job.data.train_files.empty()) {
+    return InvalidArgument("--follow does not work with --ps_replicas > 1 yet");
+  }
   if (o.ps_replicas > 1 && !o.container.empty()) {
     return InvalidArgument(
         "--ps_replicas > 1 does not work with --container yet: a named container's shards are "
