@@ -32,6 +32,8 @@ DECLARE_double(l1);
 DECLARE_double(l2);
 DECLARE_int64(embedding_min_count);
 DECLARE_double(embedding_l2);
+DECLARE_string(embedding_storage);
+DECLARE_int64(embedding_cache_rows);
 DECLARE_double(learning_rate);
 DECLARE_double(momentum);
 DECLARE_string(lr_schedule);
@@ -280,6 +282,22 @@ Status TablesFromFlags(const JobOptions& job, TableSettings* tables) {
   }
   tables->capacity = job.embedding_capacity;
   tables->seed = FLAGS_seed;
+  // ram | disk:DIR: the DIR is each ps's own (its flag), only the choice
+  // travels in the init.
+  const std::string storage = FLAGS_embedding_storage;
+  tables->on_disk = storage.rfind("disk:", 0) == 0 && storage.size() > 5;
+  if (!tables->on_disk && storage != "ram") {
+    return InvalidArgument("--embedding_storage must be ram or disk:DIR, got '" + storage + "'");
+  }
+  if (tables->on_disk) {
+    if (job.embedding_capacity <= 0) {
+      return InvalidArgument(
+          "--embedding_storage=disk needs dynamic embedding tables (--embedding_capacity > 0): "
+          "fixed tables (--embedding_rows) stay in RAM");
+    }
+    PST_RETURN_IF_ERROR(CheckPositiveFlag("embedding_cache_rows", FLAGS_embedding_cache_rows));
+    tables->cache_rows = FLAGS_embedding_cache_rows;
+  }
   return Status::OK();
 }
 
@@ -391,6 +409,11 @@ StatusOr<ChiefOptions> ChiefOptionsFromFlags() {
   o.shard.max_staleness = FLAGS_max_staleness;
   PST_ASSIGN_OR_RETURN(o.placement, PlacementFromFlags());
   PST_ASSIGN_OR_RETURN(o.ps_replicas, PsReplicasFromFlags(static_cast<int>(o.cluster.ps.size())));
+  if (o.ps_replicas > 1 && o.tables.on_disk) {
+    return InvalidArgument(
+        "--embedding_storage=disk does not work with --ps_replicas > 1: a backup is shipped "
+        "every row, which a table larger than memory cannot be");
+  }
   if (o.ps_replicas > 1 && !o.job.data.train_files.empty()) {
     return InvalidArgument("--follow does not work with --ps_replicas > 1 yet");
   }

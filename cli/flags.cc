@@ -115,6 +115,15 @@ DEFINE_int64(embedding_capacity, 0,
              "Click models: dynamic embedding tables instead of fixed ones (any 64-bit key), "
              "each holding at most this many rows per ps: a row is created on a key's first "
              "pull and the least recently used row is evicted when the table is full");
+DEFINE_string(embedding_storage, "ram",
+              "Chief and ps, dynamic tables (--embedding_capacity): ram (every row in RAM) or "
+              "disk:DIR (rows in RocksDB under DIR, each ps's own local folder, the most "
+              "recently used --embedding_cache_rows in RAM; --embedding_capacity then bounds "
+              "the rows on disk). The chief's choice goes to every ps, and each ps keeps its "
+              "tables in the DIR of its own flag (docs/SPARSE.md, Tables larger than memory)");
+DEFINE_int64(embedding_cache_rows, 1000000,
+             "Chief, --embedding_storage=disk:DIR: rows of each table a ps keeps in RAM (the "
+             "least recently pulled or applied go back to disk)");
 DEFINE_int64(embedding_min_count, 1,
              "Chief, dynamic tables: a key gets a row only once pulls have seen it this many "
              "times; until then it reads as zeros and its gradient is dropped");

@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 
 #include <chrono>
+#include <string>
 
 #include "cli/flags.h"
 #include "cli/task_flags.h"
@@ -14,6 +15,7 @@ DECLARE_string(checkpoint_dir);
 DECLARE_int32(metrics_port);
 DECLARE_string(bind_host);
 DECLARE_int32(stop_grace_ms);
+DECLARE_string(embedding_storage);
 
 namespace pst {
 
@@ -26,6 +28,13 @@ StatusOr<PsOptions> PsOptionsFromFlags() {
   o.max_message_bytes = FLAGS_max_message_bytes;
   o.cluster_id = FLAGS_cluster_id;
   o.checkpoint_dir = FLAGS_checkpoint_dir;
+  // ram | disk:DIR; the chief decides which tables go to disk, this ps where.
+  const std::string storage = FLAGS_embedding_storage;
+  if (storage.rfind("disk:", 0) == 0 && storage.size() > 5) {
+    o.embedding_storage_dir = storage.substr(5);
+  } else if (storage != "ram") {
+    return InvalidArgument("--embedding_storage must be ram or disk:DIR, got '" + storage + "'");
+  }
   o.heartbeat_interval = HeartbeatIntervalFromFlags();
   o.metrics_port = FLAGS_metrics_port;
   o.bind_host = FLAGS_bind_host;

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "data/dataset.h"
@@ -66,6 +67,11 @@ int64_t CriteoKey(int field, std::string_view value);
 std::string CriteoIntegerBucket(std::string_view field, int64_t x);
 
 StatusOr<Dataset> ReadCriteoDataset(const std::string& path, const CriteoOptions& options = {});
+
+// The same from lines in memory, one example each (data/example_lines.h):
+// errors name "line N" instead of the file's name and line.
+StatusOr<Dataset> ParseCriteoLines(const std::vector<std::string>& lines,
+                                   const CriteoOptions& options = {});
 
 }  // namespace pst
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "data/testing/same_dataset.h"
 namespace pst {
 namespace {
 
@@ -267,6 +268,39 @@ TEST_F(CriteoReaderTest, MissingEmptyAndTruncatedFiles) {
   const Status status = ReadCriteoDataset(path).status();
   EXPECT_EQ(status.code(), Code::kDataLoss) << status.ToString();
   EXPECT_NE(status.message().find("gzip stream ends early"), std::string::npos) << status.message();
+}
+
+// Lines in memory (a request to the serve executable) give what a file of
+// them gives, with either option.
+TEST_F(CriteoReaderTest, LinesInMemoryGiveWhatTheFileGives) {
+  const std::vector<std::string> lines = {
+      Line("1", {"0", "3", "", "-2", "100"}, {"68fd1e64", "80e26c9b"}),
+      Line("0", {"7", "", "", "", "", "", "", "", "", "", "", "", "12"}, {"", "zz not hex"}),
+      Line("0", {"5"}, {}) + "\r"};
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  const std::string path = Write(text);
+  for (const bool integer_fields : {false, true}) {
+    StatusOr<Dataset> from_file = ReadCriteoDataset(path, CriteoOptions{integer_fields});
+    StatusOr<Dataset> from_lines = ParseCriteoLines(lines, CriteoOptions{integer_fields});
+    ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+    ASSERT_TRUE(from_lines.ok()) << from_lines.status().ToString();
+    ExpectSameDataset(*from_lines, *from_file);
+  }
+}
+
+TEST_F(CriteoReaderTest, LinesInMemoryErrorsNameTheLine) {
+  std::vector<std::string> ints(13);
+  ints[6] = "abc";
+  const Status bad = ParseCriteoLines({Line("0", {}, {}), Line("1", ints, {})}).status();
+  EXPECT_EQ(bad.code(), Code::kInvalidArgument);
+  EXPECT_EQ(bad.message(), "line 2: column 8 (I7): 'abc' is not a 64-bit integer");
+  const Status empty = ParseCriteoLines({Line("0", {}, {}), ""}).status();
+  EXPECT_EQ(empty.code(), Code::kInvalidArgument);
+  EXPECT_NE(empty.message().find("line 2: holds no example"), std::string::npos) << empty.message();
+  const Status fields = ParseCriteoLines({"1\t2"}).status();
+  EXPECT_NE(fields.message().find("line 1: line has 2 tab-separated fields"), std::string::npos)
+      << fields.message();
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <utility>
 
 #include "common/split.h"
 #include "data/criteo_reader.h"
@@ -61,10 +62,15 @@ Status CheckTwoClasses(const DataOptions& o, int num_classes) {
   return Status::OK();
 }
 
+// With feature columns the file decides which integers are fields.
+CriteoOptions CriteoOptionsOf(const DataOptions& o) {
+  return CriteoOptions{o.criteo_integer_fields && !o.features};
+}
+
 StatusOr<Dataset> ReadCriteo(const DataOptions& o, bool train, int num_classes) {
   PST_RETURN_IF_ERROR(CheckTwoClasses(o, num_classes));
   PST_ASSIGN_OR_RETURN(std::string file, SplitFile(o, train));
-  return ReadCriteoDataset(file, CriteoOptions{o.criteo_integer_fields && !o.features});
+  return ReadCriteoDataset(file, CriteoOptionsOf(o));
 }
 
 StatusOr<Dataset> ReadLibsvm(const DataOptions& o, bool train, int num_classes) {
@@ -81,6 +87,20 @@ StatusOr<Dataset> ReadLibffm(const DataOptions& o, bool train, int num_classes) 
   PST_ASSIGN_OR_RETURN(Dataset d, ReadLibffmDataset(file, !o.features.has_value()));
   d.num_fields = std::max(d.num_fields, o.min_fields);
   return d;
+}
+
+// ParseTestLines' readers: the click-log formats on lines in memory, with
+// the options their file readers above take.
+StatusOr<Dataset> ParseLines(const DataOptions& o, const std::vector<std::string>& lines) {
+  if (o.format == "criteo") return ParseCriteoLines(lines, CriteoOptionsOf(o));
+  if (o.format == "libsvm") return ParseLibsvmLines(lines);
+  if (o.format == "libffm") {
+    PST_ASSIGN_OR_RETURN(Dataset d, ParseLibffmLines(lines, !o.features.has_value()));
+    d.num_fields = std::max(d.num_fields, o.min_fields);
+    return d;
+  }
+  return InvalidArgument("format '" + o.format +
+                         "' is read from files only; lines may be criteo, libsvm or libffm");
 }
 
 // CIFAR-10's binary files in data_dir when no file is given.
@@ -121,6 +141,15 @@ StatusOr<const SplitReader*> FindReader(const std::string& format) {
   std::string known;
   for (const auto& [name, unused] : Readers()) known += (known.empty() ? "" : ", ") + name;
   return InvalidArgument("unknown data format '" + format + "'; known: " + known);
+}
+
+// The test set as read, transformed by the feature columns, if any.
+StatusOr<Dataset> FinishTestSet(const DataOptions& options, int num_classes, Dataset test) {
+  if (options.features) {
+    PST_ASSIGN_OR_RETURN(test, ApplyFeatureColumns(*options.features, test));
+  }
+  test.num_classes = num_classes;
+  return test;
 }
 
 std::string ShapeOf(const Dataset& d) {
@@ -184,11 +213,14 @@ StatusOr<DataSplits> LoadData(const DataOptions& options, bool with_test) {
 StatusOr<Dataset> LoadTestSet(const DataOptions& options, int num_classes) {
   PST_ASSIGN_OR_RETURN(const SplitReader* reader, FindReader(options.format));
   PST_ASSIGN_OR_RETURN(Dataset test, (*reader)(options, false, num_classes));
-  if (options.features) {
-    PST_ASSIGN_OR_RETURN(test, ApplyFeatureColumns(*options.features, test));
-  }
-  test.num_classes = num_classes;
-  return test;
+  return FinishTestSet(options, num_classes, std::move(test));
+}
+
+StatusOr<Dataset> ParseTestLines(const DataOptions& options, const std::vector<std::string>& lines,
+                                 int num_classes) {
+  PST_RETURN_IF_ERROR(CheckTwoClasses(options, num_classes));
+  PST_ASSIGN_OR_RETURN(Dataset test, ParseLines(options, lines));
+  return FinishTestSet(options, num_classes, std::move(test));
 }
 
 }  // namespace pst

@@ -85,6 +85,13 @@ StatusOr<DataSplits> LoadData(const DataOptions& options, bool with_test);
 // file knows the classes and the standardization).
 StatusOr<Dataset> LoadTestSet(const DataOptions& options, int num_classes);
 
+// The same from `lines` in memory instead of test_file, one example a line
+// (data/example_lines.h): the criteo, libsvm and libffm readers' own line
+// code, then the feature columns. Errors name the line ("line 3: ...");
+// InvalidArgument for another format.
+StatusOr<Dataset> ParseTestLines(const DataOptions& options, const std::vector<std::string>& lines,
+                                 int num_classes);
+
 }  // namespace pst
 
 #endif  // PST_DATA_DATA_SOURCE_H_

@@ -8,10 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "data/criteo_reader.h"
 #include "data/feature_columns.h"
 #include "data/libffm_reader.h"
+#include "data/testing/same_dataset.h"
 
 namespace pst {
 namespace {
@@ -166,6 +168,37 @@ TEST_F(DataSourceTest, FeatureColumnsTransformEverySplit) {
   StatusOr<Dataset> test = LoadTestSet(o, 2);
   ASSERT_TRUE(test.ok()) << test.status().ToString();
   EXPECT_EQ(test->sparse_keys, splits->test.sparse_keys);
+}
+
+// Lines in memory, as the serve executable gets them, give what LoadTestSet
+// gives for a file of them: the same reader and the same feature columns.
+TEST_F(DataSourceTest, TestLinesGiveWhatTheTestFileGives) {
+  DataOptions o;
+  o.format = "libffm";
+  const std::vector<std::string> lines = {"0 0:1:1 2:5:0.5", "1 1:4:1 2:6:1 2:5:1"};
+  o.test_file = Write("test.ffm", lines[0] + "\n" + lines[1] + "\n");
+  o.min_fields = 5;
+  for (const bool with_features : {false, true}) {
+    if (with_features) {
+      o.features = ParseFeatureColumns(
+                       "user categorical 0 buckets=10\n"
+                       "items multi_hot 2 buckets=20 combiner=mean weighted\n",
+                       "ffm.features", "libffm")
+                       .value();
+    }
+    StatusOr<Dataset> from_file = LoadTestSet(o, 2);
+    StatusOr<Dataset> from_lines = ParseTestLines(o, lines, 2);
+    ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+    ASSERT_TRUE(from_lines.ok()) << from_lines.status().ToString();
+    ExpectSameDataset(*from_lines, *from_file);
+    EXPECT_EQ(from_lines->num_fields, with_features ? 2 : 5);
+  }
+  o.format = "csv";
+  EXPECT_NE(ParseTestLines(o, lines, 2).status().message().find("read from files only"),
+            std::string::npos);
+  o.format = "criteo";
+  EXPECT_NE(ParseTestLines(o, {"1\t2"}, 2).status().message().find("line 1:"), std::string::npos);
+  EXPECT_EQ(ParseTestLines(o, lines, 3).status().code(), Code::kInvalidArgument);
 }
 
 TEST_F(DataSourceTest, SparseFormatsNeedFilesAndTwoClasses) {

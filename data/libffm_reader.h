@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "data/dataset.h"
@@ -52,6 +53,11 @@ inline constexpr int kLibffmMaxField = 65535;
 int64_t LibffmKey(int field, int64_t id);
 
 StatusOr<Dataset> ReadLibffmDataset(const std::string& path, bool field_aware_keys = true);
+
+// The same from lines in memory, one example each (data/example_lines.h):
+// errors name "line N" instead of the file's name and line.
+StatusOr<Dataset> ParseLibffmLines(const std::vector<std::string>& lines,
+                                   bool field_aware_keys = true);
 
 }  // namespace pst
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "data/testing/same_dataset.h"
 namespace pst {
 namespace {
 
@@ -141,6 +142,29 @@ TEST_F(LibffmReaderTest, MalformedTripleNamesFileLineAndToken) {
 TEST_F(LibffmReaderTest, MissingAndEmptyFiles) {
   EXPECT_EQ(ReadLibffmDataset((dir_ / "none").string()).status().code(), Code::kNotFound);
   EXPECT_NE(ErrorOf("# nothing\n\n").find("no examples"), std::string::npos);
+}
+
+// Lines in memory (a request to the serve executable) give what a file of
+// them gives, with field-aware keys or the ids themselves.
+TEST_F(LibffmReaderTest, LinesInMemoryGiveWhatTheFileGives) {
+  const std::vector<std::string> lines = {"1 0:1:1 2:5:1 2:6:0.5", "0 1:2:1 # a comment", "-1",
+                                          "+1 3:7:2\r"};
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  const std::string path = Write(text);
+  for (const bool field_aware : {true, false}) {
+    StatusOr<Dataset> from_file = ReadLibffmDataset(path, field_aware);
+    StatusOr<Dataset> from_lines = ParseLibffmLines(lines, field_aware);
+    ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+    ASSERT_TRUE(from_lines.ok()) << from_lines.status().ToString();
+    ExpectSameDataset(*from_lines, *from_file);
+    EXPECT_EQ(from_lines->num_fields, 4);
+  }
+  EXPECT_EQ(ParseLibffmLines({"1"})->num_fields, 1);  // one empty field, as a file's
+  EXPECT_EQ(ParseLibffmLines({"1 0:1:1", "0 1:x:1"}).status().message(),
+            "line 2: token 2 '1:x:1': id 'x' is not an integer >= 0");
+  EXPECT_NE(ParseLibffmLines({"  "}).status().message().find("line 1: holds no example"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #define PST_DATA_LIBSVM_READER_H_
 
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "data/dataset.h"
@@ -30,6 +31,10 @@
 namespace pst {
 
 StatusOr<Dataset> ReadLibsvmDataset(const std::string& path);
+
+// The same from lines in memory, one example each (data/example_lines.h):
+// errors name "line N" instead of the file's name and line.
+StatusOr<Dataset> ParseLibsvmLines(const std::vector<std::string>& lines);
 
 }  // namespace pst
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "data/testing/same_dataset.h"
 namespace pst {
 namespace {
 
@@ -114,6 +115,30 @@ TEST_F(LibsvmReaderTest, MalformedPairNamesFileLineAndToken) {
 TEST_F(LibsvmReaderTest, MissingAndEmptyFiles) {
   EXPECT_EQ(ReadLibsvmDataset((dir_ / "none").string()).status().code(), Code::kNotFound);
   EXPECT_NE(ErrorOf("# nothing\n\n").find("no examples"), std::string::npos);
+}
+
+// Lines in memory (a request to the serve executable) give what a file of
+// them gives; a line without an example is an error there, not skipped.
+TEST_F(LibsvmReaderTest, LinesInMemoryGiveWhatTheFileGives) {
+  const std::vector<std::string> lines = {"+1 3:1 11:0.5 14:-2e-1", "-1\t5:1\t7:1 # a comment",
+                                          "1 0:3\r", "0", "1.0 2:1"};
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  StatusOr<Dataset> from_file = ReadLibsvmDataset(Write(text));
+  StatusOr<Dataset> from_lines = ParseLibsvmLines(lines);
+  ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+  ASSERT_TRUE(from_lines.ok()) << from_lines.status().ToString();
+  ExpectSameDataset(*from_lines, *from_file);
+
+  const Status comment = ParseLibsvmLines({"1 3:1", "# only a comment"}).status();
+  EXPECT_EQ(comment.code(), Code::kInvalidArgument);
+  EXPECT_NE(comment.message().find("line 2: holds no example"), std::string::npos)
+      << comment.message();
+  EXPECT_EQ(ParseLibsvmLines({"1 3:1", "0 4"}).status().message(),
+            "line 2: token 2 '4': expected index:value");
+  EXPECT_NE(ParseLibsvmLines({"1 3:1\n0 4:1"}).status().message().find("line 1: holds a newline"),
+            std::string::npos);
+  EXPECT_EQ(ParseLibsvmLines({}).status().code(), Code::kInvalidArgument);
 }
 
 }  // namespace

@@ -19,6 +19,11 @@ constexpr size_t kChunk = 4u << 20;
 
 }  // namespace
 
+std::string LinePrefix(const std::string& file, int64_t line_number) {
+  if (file.empty()) return "line " + std::to_string(line_number) + ": ";
+  return file + ":" + std::to_string(line_number) + ": ";
+}
+
 Status ForEachLine(const std::string& path,
                    const std::function<Status(int64_t line_number, std::string_view line)>& fn) {
   errno = 0;

@@ -28,6 +28,10 @@ namespace pst {
 Status ForEachLine(const std::string& path,
                    const std::function<Status(int64_t line_number, std::string_view line)>& fn);
 
+// How the readers' errors say where a line is: "FILE:12: ", or "line 12: "
+// for one of lines given in memory (`file` empty; data/example_lines.h).
+std::string LinePrefix(const std::string& file, int64_t line_number);
+
 }  // namespace pst
 
 #endif  // PST_DATA_TEXT_LINES_H_

@@ -73,6 +73,26 @@ Status PredictBatches(const TrainedModel& trained, Model& model, int64_t n, cons
   return Status::OK();
 }
 
+// The data options a click model reads its test examples in `format` with:
+// predict's for its --test_file, the feature file the model was trained
+// with, if any.
+StatusOr<DataOptions> ClickDataOptions(const TrainedModel& trained, const std::string& model_file,
+                                       const std::string& format) {
+  if (!trained.click_model) {
+    return InvalidArgument(model_file + " is no click model: it takes dense features");
+  }
+  if (format != "criteo" && format != "libsvm" && format != "libffm") {
+    return InvalidArgument("format '" + format + "' is not criteo, libsvm or libffm");
+  }
+  DataOptions options;
+  options.format = format;
+  if (!trained.features_text.empty()) {
+    PST_ASSIGN_OR_RETURN(options.features,
+                         ParseFeatureColumns(trained.features_text, model_file, format));
+  }
+  return DataOptionsFor(trained, options);
+}
+
 }  // namespace
 
 std::string ModelDescription(const TrainedModel& trained) {
@@ -124,21 +144,25 @@ Status LoadedModel::PredictDense(const float* features, int64_t n, const InputSh
 
 StatusOr<Dataset> LoadedModel::ReadTestFile(const std::string& path,
                                             const std::string& format) const {
-  if (!trained_.click_model) {
-    return InvalidArgument(model_file_ + " is no click model: it takes dense features");
-  }
-  if (format != "criteo" && format != "libsvm" && format != "libffm") {
-    return InvalidArgument("format '" + format + "' is not criteo, libsvm or libffm");
-  }
-  DataOptions options;
-  options.format = format;
+  PST_ASSIGN_OR_RETURN(const DataOptions* test_options, TestDataOptions(format));
+  DataOptions options = *test_options;
   options.test_file = path;
-  if (!trained_.features_text.empty()) {
-    PST_ASSIGN_OR_RETURN(options.features,
-                         ParseFeatureColumns(trained_.features_text, model_file_, format));
+  return LoadTestSet(options, trained_.num_classes);
+}
+
+StatusOr<Dataset> LoadedModel::ParseTestLines(const std::vector<std::string>& lines,
+                                              const std::string& format) const {
+  PST_ASSIGN_OR_RETURN(const DataOptions* options, TestDataOptions(format));
+  return pst::ParseTestLines(*options, lines, trained_.num_classes);
+}
+
+StatusOr<const DataOptions*> LoadedModel::TestDataOptions(const std::string& format) const {
+  auto kept = test_data_options_.find(format);
+  if (kept == test_data_options_.end()) {
+    PST_ASSIGN_OR_RETURN(DataOptions options, ClickDataOptions(trained_, model_file_, format));
+    kept = test_data_options_.emplace(format, std::move(options)).first;
   }
-  // As predict fits its --test_file to the model.
-  return LoadTestSet(DataOptionsFor(trained_, options), trained_.num_classes);
+  return &kept->second;
 }
 
 }  // namespace pst

@@ -12,11 +12,14 @@
 #define PST_PREDICT_LOADED_MODEL_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/input_shape.h"
 #include "common/status.h"
+#include "data/data_source.h"
 #include "data/dataset.h"
 #include "job/model_file.h"
 #include "model/model.h"
@@ -56,15 +59,26 @@ class LoadedModel {
   // for another format or a model that is no click model.
   StatusOr<Dataset> ReadTestFile(const std::string& path, const std::string& format) const;
 
+  // The same from `lines` in memory, one example a line, as a file of them
+  // would give (data/example_lines.h; the serve executable's requests).
+  // Errors: the reader's, naming the line ("line 3: ..."); as ReadTestFile's.
+  StatusOr<Dataset> ParseTestLines(const std::vector<std::string>& lines,
+                                   const std::string& format) const;
+
  private:
   LoadedModel(TrainedModel trained, std::string model_file, std::unique_ptr<Model> model)
       : trained_(std::move(trained)),
         model_file_(std::move(model_file)),
         model_(std::move(model)) {}
 
+  // ReadTestFile's and ParseTestLines' data options for `format`, made once:
+  // parsing the feature file takes longer than a request of a few lines.
+  StatusOr<const DataOptions*> TestDataOptions(const std::string& format) const;
+
   TrainedModel trained_;
   std::string model_file_;
   std::unique_ptr<Model> model_;
+  mutable std::map<std::string, DataOptions> test_data_options_;  // by format
 };
 
 }  // namespace pst

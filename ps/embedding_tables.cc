@@ -5,6 +5,7 @@
 
 #include "common/bfloat16.h"
 #include "common/non_finite.h"
+#include "ps/sparse/disk_embedding_table.h"
 
 namespace pst {
 namespace {
@@ -38,7 +39,10 @@ std::string DescribeTable(const EmbeddingTableConfig& c) {
   return "table '" + c.name + "' [dynamic x " + dim + "], up to " + std::to_string(c.capacity) +
          " rows on this shard" +
          (c.min_count > 1 ? ", admitted after " + std::to_string(c.min_count) + " sightings"
-                          : std::string());
+                          : std::string()) +
+         (c.storage_dir.empty() ? std::string()
+                                : ", on disk in " + c.storage_dir + " with " +
+                                      std::to_string(c.cache_rows) + " rows cached in RAM");
 }
 
 Status EmbeddingTables::Initialize(const std::vector<EmbeddingTableConfig>& configs,
@@ -211,8 +215,31 @@ void EmbeddingTables::ClearAccumulators() {
   for (auto& [name, t] : tables_) t.accumulator->Clear();
 }
 
-void EmbeddingTables::Snapshot(NamedTensors* out) const {
+std::string EmbeddingTables::DiskFolder(const std::string& part_path, const std::string& table) {
+  std::string stem = part_path;
+  constexpr std::string_view kPart = ".part";
+  if (stem.size() >= kPart.size() &&
+      stem.compare(stem.size() - kPart.size(), kPart.size(), kPart) == 0) {
+    stem.resize(stem.size() - kPart.size());
+  }
+  std::string name = table;
+  std::replace(name.begin(), name.end(), '/', '_');
+  return stem + "." + name + ".rocksdb";
+}
+
+Status EmbeddingTables::Snapshot(NamedTensors* out, const std::string& part_path) const {
   for (const auto& [name, t] : tables_) {
+    if (auto* disk = dynamic_cast<DiskEmbeddingTable*>(t.table.get())) {
+      if (part_path.empty()) {
+        return FailedPrecondition("table '" + name +
+                                  "' is on disk: only a checkpoint part can hold it");
+      }
+      PST_ASSIGN_OR_RETURN(DiskCheckpointState state,
+                           disk->Checkpoint(DiskFolder(part_path, name)));
+      out->emplace_back(name + "@applies", ScalarI64(state.applies));
+      out->emplace_back(name + "@disk_rows", ScalarI64(state.rows_held));
+      continue;
+    }
     EmbeddingRows rows = t.table->Export();
     const int64_t n = static_cast<int64_t>(rows.ids.size());
     const int64_t dim = t.table->dim();
@@ -223,9 +250,11 @@ void EmbeddingTables::Snapshot(NamedTensors* out) const {
     out->emplace_back(name + "@row_versions", VectorTensor(DType::kInt64, rows.versions, {n}));
     out->emplace_back(name + "@applies", ScalarI64(rows.applies));
   }
+  return Status::OK();
 }
 
-Status EmbeddingTables::Restore(const std::map<std::string, const Tensor*, std::less<>>& by_name) {
+Status EmbeddingTables::Restore(const std::map<std::string, const Tensor*, std::less<>>& by_name,
+                                const std::string& part_path) {
   auto get = [&](const std::string& name, DType dtype, size_t rank) -> StatusOr<const Tensor*> {
     auto it = by_name.find(name);
     if (it == by_name.end()) return DataLoss("checkpoint part has no '" + name + "'");
@@ -236,7 +265,28 @@ Status EmbeddingTables::Restore(const std::map<std::string, const Tensor*, std::
     return it->second;
   };
   std::vector<std::pair<EmbeddingTable*, EmbeddingRows>> loaded;
+  std::vector<std::pair<DiskEmbeddingTable*, DiskCheckpointState>> on_disk;
   for (const auto& [name, t] : tables_) {
+    if (auto* disk = dynamic_cast<DiskEmbeddingTable*>(t.table.get())) {
+      if (part_path.empty()) {
+        return FailedPrecondition("table '" + name + "' is on disk: only a checkpoint restores it");
+      }
+      PST_ASSIGN_OR_RETURN(const Tensor* applies, get(name + "@applies", DType::kInt64, 0));
+      auto rows = by_name.find(name + "@disk_rows");
+      if (rows == by_name.end()) {
+        return DataLoss("table '" + name +
+                        "' is on disk (--embedding_storage=disk) but the checkpoint part holds "
+                        "it in RAM's format: restore it with --embedding_storage=ram");
+      }
+      PST_ASSIGN_OR_RETURN(const Tensor* held, get(name + "@disk_rows", DType::kInt64, 0));
+      on_disk.emplace_back(disk, DiskCheckpointState{applies->i64()[0], held->i64()[0]});
+      continue;
+    }
+    if (by_name.count(name + "@disk_rows") > 0) {
+      return DataLoss("table '" + name +
+                      "' is in RAM but the checkpoint part holds it on disk: restore it with "
+                      "--embedding_storage=disk:DIR");
+    }
     PST_ASSIGN_OR_RETURN(const Tensor* ids, get(name + "@ids", DType::kInt64, 1));
     PST_ASSIGN_OR_RETURN(const Tensor* values, get(name + "@rows", DType::kFloat32, 2));
     PST_ASSIGN_OR_RETURN(const Tensor* slots, get(name + "@slots", DType::kFloat32, 2));
@@ -258,6 +308,10 @@ Status EmbeddingTables::Restore(const std::map<std::string, const Tensor*, std::
   // later refusal leaves the earlier ones restored and the error goes back
   // to the chief, which then restores an older checkpoint (every table).
   for (auto& [table, rows] : loaded) PST_RETURN_IF_ERROR(table->Import(rows));
+  for (auto& [table, state] : on_disk) {
+    PST_RETURN_IF_ERROR(
+        table->RestoreCheckpoint(DiskFolder(part_path, table->config().name), state));
+  }
   ClearAccumulators();
   return Status::OK();
 }

@@ -113,8 +113,15 @@ class EmbeddingTables {
   // Checkpoints: per table "T@ids", "T@rows", "T@slots", "T@row_versions",
   // "T@applies" (docs/FORMATS.md). Restore checks every table's tensors
   // before changing any (DataLoss naming the first bad one).
-  void Snapshot(NamedTensors* out) const;
-  Status Restore(const std::map<std::string, const Tensor*, std::less<>>& by_name);
+  // A table on disk puts only "T@applies" and "T@disk_rows" in the part:
+  // its rows go to a RocksDB checkpoint in DiskFolder(part_path, T), beside
+  // the part (FailedPrecondition when part_path is empty: a replication
+  // snapshot cannot hold such a table).
+  Status Snapshot(NamedTensors* out, const std::string& part_path) const;
+  Status Restore(const std::map<std::string, const Tensor*, std::less<>>& by_name,
+                 const std::string& part_path);
+  // "ckpt-5/ps-0.part", "deep/emb" -> "ckpt-5/ps-0.deep_emb.rocksdb".
+  static std::string DiskFolder(const std::string& part_path, const std::string& table);
 
   // The incremental export (ps/sparse/changed_rows.h): per fixed table,
   // the rows written since the previous cut, into *out with their values

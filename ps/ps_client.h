@@ -61,6 +61,10 @@ struct TableSettings {
   uint64_t seed = 0;      // rows start from a seeded function of (table, id)
   float init_scale = 0.05f;
   float l2 = 0;  // L2 on the rows a gradient touches (--embedding_l2)
+  // Dynamic tables in RocksDB on each ps (--embedding_storage=disk:DIR, the
+  // folder being each ps's own), cache_rows rows of each in RAM.
+  bool on_disk = false;
+  int64_t cache_rows = 0;
 };
 
 struct PushSummary {

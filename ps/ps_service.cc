@@ -69,8 +69,10 @@ StatusOr<ShardConfig> ConfigFromWire(const wire::InitParams* init) {
 }
 
 // The embedding tables an init request asks for, as this shard holds them.
+// `storage_dir`: this ps's folder for tables on disk ("" when it has none).
 StatusOr<std::vector<EmbeddingTableConfig>> TablesFromWire(const wire::InitParams* init, int shard,
-                                                           int num_shards) {
+                                                           int num_shards,
+                                                           const std::string& storage_dir) {
   std::vector<EmbeddingTableConfig> tables;
   if (init == nullptr || init->tables() == nullptr) return tables;
   for (const wire::TableParams* t : *init->tables()) {
@@ -86,6 +88,17 @@ StatusOr<std::vector<EmbeddingTableConfig>> TablesFromWire(const wire::InitParam
     c.l2 = t->l2();
     c.shard = shard;
     c.num_shards = num_shards;
+    if (t->on_disk()) {
+      // The folder is this ps's own flag, never the wire's: a peer cannot
+      // make the ps empty a folder of its choosing.
+      if (storage_dir.empty()) {
+        return InvalidArgument("table '" + c.name +
+                               "': the chief asks for disk storage but this ps was started "
+                               "without --embedding_storage=disk:DIR");
+      }
+      c.storage_dir = storage_dir;
+      c.cache_rows = t->cache_rows();
+    }
     tables.push_back(std::move(c));
   }
   return tables;
@@ -274,7 +287,8 @@ Status PsService::RefuseAdmin(const ReceivedMessage& request, std::string_view p
 OutgoingMessage PsService::HandleInit(const ReceivedMessage& request) {
   auto config = ConfigFromWire(request.header().init());
   if (!config.ok()) return ReplyTo(request, config.status());
-  auto tables = TablesFromWire(request.header().init(), ShardOf(request), options_.num_shards);
+  auto tables = TablesFromWire(request.header().init(), ShardOf(request), options_.num_shards,
+                               options_.embedding_storage_dir);
   if (!tables.ok()) return ReplyTo(request, tables.status());
   std::vector<std::pair<std::string, Tensor>> values;
   for (const TensorView& v : request.tensors()) {
@@ -621,7 +635,7 @@ OutgoingMessage PsService::HandleSave(const ReceivedMessage& request) {
   if (!path.ok()) return ReplyTo(request, path.status());
   StatusOr<std::shared_ptr<Container>> c = Find(request);
   if (!c.ok()) return ReplyTo(request, c.status());
-  auto snapshot = (*c)->store.Snapshot();
+  auto snapshot = (*c)->store.Snapshot(*path);
   if (!snapshot.ok()) return ReplyTo(request, snapshot.status());
   std::error_code error;
   std::filesystem::create_directories(std::filesystem::path(*path).parent_path(), error);
@@ -648,7 +662,7 @@ OutgoingMessage PsService::HandleRestore(const ReceivedMessage& request) {
   StatusOr<std::shared_ptr<Container>> c = Find(request);
   if (!c.ok()) return ReplyTo(request, c.status());
   auto part = ReadTensorFile(*path);
-  Status status = part.ok() ? (*c)->store.Restore(*part) : part.status();
+  Status status = part.ok() ? (*c)->store.Restore(*part, *path) : part.status();
   if (status.ok() && request.header().replica() != nullptr) {
     // The backups hold the state from before the restore: ship it now.
     if (StatusOr<std::shared_ptr<Replica>> r = FindReplica(request); r.ok()) {

@@ -55,6 +55,9 @@ struct PsServiceOptions {
   // The ps tasks of the cluster: an embedding table's id i lives on shard
   // i % num_shards.
   int num_shards = 1;
+  // Where this ps keeps the dynamic tables an init asks to be on disk
+  // (--embedding_storage=disk:DIR); empty: it refuses such an init.
+  std::string embedding_storage_dir;
   // Replicated shards (--ps_replicas > 1): how this ps's replicas ship
   // their state to their backups; unset: it holds no primary with backups.
   ReplicaShards::ShipperFactory shippers;

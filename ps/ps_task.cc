@@ -175,6 +175,7 @@ Status RunPsOn(const PsOptions& options, Transport& transport, const PsSite& sit
   };
   PsServiceOptions service_options{options.task_index, options.checkpoint_dir, site.chief_addresses,
                                    container_chief, static_cast<int>(options.cluster.ps.size())};
+  service_options.embedding_storage_dir = options.embedding_storage_dir;
   service_options.shippers = [&transport, &options](uint64_t cluster_id) {
     std::vector<ChannelOptions> ps;
     for (size_t k = 0; k < options.cluster.ps.size(); ++k) {

@@ -25,8 +25,9 @@ struct PsOptions {
   int task_index = 0;
   int num_threads = 2;  // request handler threads
   size_t max_message_bytes = size_t{1} << 30;
-  uint64_t cluster_id = 0;                             // 0: adopt the chief's at init
-  std::string checkpoint_dir;                          // where this ps writes its checkpoint parts
+  uint64_t cluster_id = 0;            // 0: adopt the chief's at init
+  std::string checkpoint_dir;         // where this ps writes its checkpoint parts
+  std::string embedding_storage_dir;  // tables on disk (--embedding_storage=disk:DIR); "": none
   std::chrono::milliseconds heartbeat_interval{2500};  // to the chief
   std::optional<CurveKeys> curve;                      // CURVE on every socket when set
   // Port of the Prometheus endpoint (GET /metrics) on this task's host;

@@ -112,7 +112,8 @@ PsClient::Round ShardAdmin::InitRound(const ShardConfig& config, const std::vect
       for (const EmbeddingTableSpec& t : client_->placement_.tables()) {
         table_params.push_back(wire::CreateTableParams(
             fbb, fbb.CreateString(t.name), t.dim, t.rows, t.rows > 0 ? 0 : tables.capacity,
-            tables.min_count, tables.seed, tables.init_scale, tables.l2));
+            tables.min_count, tables.seed, tables.init_scale, tables.l2,
+            tables.on_disk && t.rows == 0, tables.cache_rows));
       }
       const auto table_vector =
           table_params.empty()

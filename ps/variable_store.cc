@@ -45,6 +45,14 @@ Status VariableStore::Initialize(const ShardConfig& config,
   PST_ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> optimizer, MakeOptimizer(config.optimizer));
   PST_ASSIGN_OR_RETURN(LrSchedule schedule, LrScheduleOf(config));
   PST_RETURN_IF_ERROR(CheckWeightDecay(config));
+  if (std::any_of(table_configs.begin(), table_configs.end(),
+                  [](const EmbeddingTableConfig& c) { return !c.storage_dir.empty(); })) {
+    // A table on disk reopens its RocksDB folder, which the old table of
+    // the same name holds locked: close the old tables first (a re-init
+    // discards them anyway).
+    WriterMutexLock lock(mu_);
+    tables_ = EmbeddingTables();
+  }
   EmbeddingTables tables;
   PST_RETURN_IF_ERROR(tables.Initialize(table_configs, *optimizer));
   if (config.mode == TrainingMode::kSync && config.replicas_to_aggregate < 1) {
@@ -534,13 +542,13 @@ StreamProgress VariableStore::StreamProgressOf(uint64_t stream) const {
   return streams_.Progress(stream);
 }
 
-StatusOr<NamedTensors> VariableStore::Snapshot() const {
+StatusOr<NamedTensors> VariableStore::Snapshot(const std::string& part_path) const {
   // Exclusive: a push applies under the shared lock, so none is half in the
   // snapshot while the stream ledger counts it.
   WriterMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
   NamedTensors out;
-  SnapshotInto(&out);
+  PST_RETURN_IF_ERROR(SnapshotInto(&out, part_path));
   return out;
 }
 
@@ -548,7 +556,7 @@ StatusOr<ShardState> VariableStore::ReplicationSnapshot() const {
   WriterMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
   ShardState state;
-  SnapshotInto(&state.tensors);
+  PST_RETURN_IF_ERROR(SnapshotInto(&state.tensors, ""));
   // A plateau's k: a promoted backup goes on at the primary's rate.
   state.tensors.emplace_back(kLrLoweringsName, ScalarI64(lr_lowerings_));
   MutexLock ledger_lock(ledger_mu_);
@@ -563,7 +571,7 @@ Watermark VariableStore::ReplicationWatermark() const {
   return Watermark{pushes_applied_.load(), sync_step_};
 }
 
-void VariableStore::SnapshotInto(NamedTensors* snapshot) const {
+Status VariableStore::SnapshotInto(NamedTensors* snapshot, const std::string& part_path) const {
   NamedTensors& out = *snapshot;
   for (const auto& [name, v] : variables_) {
     MutexLock vlock(v->mu);
@@ -574,16 +582,17 @@ void VariableStore::SnapshotInto(NamedTensors* snapshot) const {
       out.emplace_back(name + "@slot/" + v->slots.names[i], FloatsAs(v->slots.values[i], v->shape));
     }
   }
-  tables_.Snapshot(&out);
+  PST_RETURN_IF_ERROR(tables_.Snapshot(&out, part_path));
   {
     MutexLock ledger_lock(ledger_mu_);
     if (!streams_.empty()) out.emplace_back(kStreamLedgerName, streams_.ToTensor());
   }
   MutexLock sync_lock(sync_mu_);
   out.emplace_back(kSyncStepName, ScalarI64(sync_step_));
+  return Status::OK();
 }
 
-Status VariableStore::Restore(const NamedTensors& snapshot) {
+Status VariableStore::Restore(const NamedTensors& snapshot, const std::string& part_path) {
   TensorsByName by_name;
   for (const auto& [name, t] : snapshot) by_name[name] = &t;
   WriterMutexLock lock(mu_);
@@ -602,7 +611,7 @@ Status VariableStore::Restore(const NamedTensors& snapshot) {
   PST_ASSIGN_OR_RETURN(PushLedger ledger, LedgerIn(by_name));
   PST_ASSIGN_OR_RETURN(StreamLedger streams, StreamLedgerIn(by_name));
   PST_ASSIGN_OR_RETURN(const std::optional<int> lowerings, LrLoweringsIn(by_name));
-  PST_RETURN_IF_ERROR(tables_.Restore(by_name));
+  PST_RETURN_IF_ERROR(tables_.Restore(by_name, part_path));
   for (const VariableInPart& in_part : found) LoadVariable(in_part);
   if (lowerings) lr_lowerings_ = *lowerings;
   {

@@ -169,8 +169,10 @@ class VariableStore {
   // batches the values hold. Values are shared copy-on-write, not copied. Restore() loads such a
   // snapshot: every variable of the store must be in it with its shape (DataLoss naming the first
   // one missing or different); nothing changes on error.
-  StatusOr<NamedTensors> Snapshot() const;
-  Status Restore(const NamedTensors& snapshot);
+  // part_path: where the part goes (comes from); a table on disk writes
+  // (reads) its RocksDB checkpoint beside it (EmbeddingTables::Snapshot).
+  StatusOr<NamedTensors> Snapshot(const std::string& part_path = "") const;
+  Status Restore(const NamedTensors& snapshot, const std::string& part_path = "");
 
   // Replicated shards (ps/replication/replicator.h): Snapshot() and the
   // push ledger, taken with every update held off, so the state and its
@@ -228,7 +230,7 @@ class VariableStore {
   int64_t GlobalStep() const REQUIRES_SHARED(mu_);
 
   // Every variable, slot and table into *out (Snapshot's tensors).
-  void SnapshotInto(NamedTensors* out) const REQUIRES_SHARED(mu_);
+  Status SnapshotInto(NamedTensors* out, const std::string& part_path) const REQUIRES_SHARED(mu_);
 
   // A variable's tensors in a checkpoint part, which Restore finds and
   // checks for every variable before it loads any.

@@ -4,7 +4,7 @@ include headers of its own folder and of the folders below it, never above.
 The layers, lowest first (as the top-level CMakeLists.txt adds them):
 
   common, scheduler, cluster, schema, transport, monitoring, kernels, model, data, job,
-  export, ps, worker, chief, predict, cli
+  export, ps, worker, chief, predict, serve, cli
 
 tests/, bench/, fuzz/ and python/ (the extension) sit above them all. It also checks that no file of
 the repository includes itself through others (an include cycle). Prints each
@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 LAYERS = ["common", "scheduler", "cluster", "schema", "transport", "monitoring", "kernels", "model",
-          "data", "job", "export", "ps", "worker", "chief", "predict", "cli"]
+          "data", "job", "export", "ps", "worker", "chief", "predict", "serve", "cli"]
 RANK = {folder: i for i, folder in enumerate(LAYERS)}
 INCLUDE = re.compile(r'\s*#\s*include\s+"(([^/"]+)/[^"]+)"')
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes docs/FLAGS.md from the --help of the programs (ps, worker, chief,
-# predict, pst_keygen): every flag group once, with the programs that read
-# it. The output depends only on the binaries' --help (no paths, dates or
+# predict, serve, pst_keygen): every flag group once, with the programs that
+# read it. The output depends only on the binaries' --help (no paths, dates or
 # environment), so two runs write the same file.
 #
 # usage: scripts/gen_flags_doc.sh [--check] [--bin_dir=DIR]
@@ -24,7 +24,7 @@ for arg in "$@"; do
   esac
 done
 
-programs=(ps worker chief predict pst_keygen)
+programs=(ps worker chief predict serve pst_keygen)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 for p in "${programs[@]}"; do

@@ -9,6 +9,7 @@ readonly PACKAGES=(
   build-essential cmake pkg-config git clang-format
   libzmq3-dev cppzmq-dev libflatbuffers-dev flatbuffers-compiler
   libeigen3-dev libdnnl-dev libgflags-dev libgoogle-glog-dev libgtest-dev zlib1g-dev
+  libmicrohttpd-dev nlohmann-json3-dev librocksdb-dev
   python3 python3-dev python3-matplotlib python3-venv
   curl ca-certificates iproute2 procps
   slurm-wlm munge

@@ -136,6 +136,15 @@ Status ReshardTable(const std::vector<PartIndex>& parts, const EmbeddingTableSpe
   std::vector<Row> rows;
   int64_t applies = 0, slot_floats = 0;
   for (int k = 0; k < static_cast<int>(parts.size()); ++k) {
+    // A table on disk (--embedding_storage=disk) has its rows in each ps's
+    // RocksDB checkpoint, not in the parts: they cannot be redistributed.
+    if (parts[k].count(t.name + "@disk_rows") > 0) {
+      return FailedPrecondition(
+          "table '" + t.name +
+          "' is stored on disk (--embedding_storage=disk): its checkpoint "
+          "cannot be resharded; restore it with the number of ps that wrote it (" +
+          std::to_string(parts.size()) + ")");
+    }
     PST_ASSIGN_OR_RETURN(TablePart p, FindTablePart(parts[k], k, t));
     PST_ASSIGN_OR_RETURN(int64_t part_applies, FindCount(parts[k], k, t.name + "@applies"));
     applies = std::max(applies, part_applies);

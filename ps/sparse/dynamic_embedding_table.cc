@@ -80,15 +80,17 @@ DynamicEmbeddingTable::DynamicEmbeddingTable(const EmbeddingTableConfig& config,
       slab_(new float[capacity_ * row_floats_]),
       keys_(new int64_t[capacity_]),
       versions_(new int64_t[capacity_]),
-      prev_(new int32_t[capacity_]),
-      next_(new int32_t[capacity_]),
+      lru_(capacity_),
       index_(index_mask_ + 1, kNone) {
   CHECK_EQ(config.rows, 0);
   CHECK(config.capacity > 0 && config.capacity <= kMaxCapacity) << config.capacity;
   if (config.min_count > 1) {
-    sketch_ = std::make_unique<CountMinSketch>(
-        std::max(kMinSketchWidth, NextPowerOfTwo(2 * config.capacity)));
+    sketch_ = std::make_unique<CountMinSketch>(SketchWidth(config.capacity));
   }
+}
+
+int64_t DynamicEmbeddingTable::SketchWidth(int64_t capacity) {
+  return std::max(kMinSketchWidth, NextPowerOfTwo(2 * capacity));
 }
 
 uint64_t DynamicEmbeddingTable::overhead_bytes() const {
@@ -132,34 +134,6 @@ void DynamicEmbeddingTable::IndexErase(int64_t key) {
   index_[hole] = kNone;
 }
 
-void DynamicEmbeddingTable::LinkAtHead(int32_t slot) {
-  prev_[slot] = kNone;
-  next_[slot] = head_;
-  if (head_ != kNone) prev_[head_] = slot;
-  head_ = slot;
-  if (tail_ == kNone) tail_ = slot;
-}
-
-void DynamicEmbeddingTable::Unlink(int32_t slot) {
-  const int32_t before = prev_[slot], after = next_[slot];
-  if (before != kNone) {
-    next_[before] = after;
-  } else {
-    head_ = after;
-  }
-  if (after != kNone) {
-    prev_[after] = before;
-  } else {
-    tail_ = before;
-  }
-}
-
-void DynamicEmbeddingTable::Touch(int32_t slot) {
-  if (slot == head_) return;
-  Unlink(slot);
-  LinkAtHead(slot);
-}
-
 bool DynamicEmbeddingTable::Admit(int64_t key) {
   if (sketch_ == nullptr) return true;
   return sketch_->Add(key) >= config_.min_count;
@@ -170,9 +144,9 @@ int32_t DynamicEmbeddingTable::CreateRow(int64_t key) {
   if (used_ < capacity_) {
     slot = used_++;
   } else {
-    slot = tail_;
+    slot = lru_.least_recent();
     IndexErase(keys_[slot]);
-    Unlink(slot);
+    lru_.Remove(slot);
     ++counts_.rows_evicted;
   }
   keys_[slot] = key;
@@ -181,7 +155,7 @@ int32_t DynamicEmbeddingTable::CreateRow(int64_t key) {
   InitialRow(config_.seed, config_.name, key, config_.init_scale, config_.dim, row);
   optimizer_.InitRowSlots(row + config_.dim, config_.dim);
   IndexInsert(key, slot);
-  LinkAtHead(slot);
+  lru_.PushFront(slot);
   ++counts_.rows_created;
   return slot;
 }
@@ -197,7 +171,7 @@ void DynamicEmbeddingTable::Pull(const int64_t* ids, int64_t n, float* rows, int
     float* out = rows + i * dim;
     int32_t slot = Find(ids[i]);
     if (slot != kNone) {
-      Touch(slot);
+      lru_.Touch(slot);
     } else if (Admit(ids[i])) {
       slot = CreateRow(ids[i]);
     } else {
@@ -235,7 +209,7 @@ int64_t DynamicEmbeddingTable::Apply(const int64_t* ids, const float* grads, int
     sparse_internal::ApplyRegularizedRow(optimizer_, config_, row, grads + i * dim,
                                          lr_scales == nullptr ? 1.0f : lr_scales[i], updates);
     ++versions_[slot];
-    Touch(slot);
+    lru_.Touch(slot);
     ++applied;
   }
   counts_.rows_applied += applied;
@@ -286,7 +260,7 @@ Status DynamicEmbeddingTable::Import(const EmbeddingRows& rows) {
   MutexLock lock(mu_);
   std::fill(index_.begin(), index_.end(), kNone);
   used_ = 0;
-  head_ = tail_ = kNone;
+  lru_.Clear();
   const int64_t dim = config_.dim;
   for (int64_t i = 0; i < n; ++i) {
     const int32_t slot = used_++;
@@ -298,7 +272,7 @@ Status DynamicEmbeddingTable::Import(const EmbeddingRows& rows) {
     keys_[slot] = rows.ids[i];
     versions_[slot] = rows.versions[i];
     IndexInsert(rows.ids[i], slot);
-    LinkAtHead(slot);
+    lru_.PushFront(slot);
   }
   applies_ = rows.applies;
   counts_.rows_created = 0;  // since the restore
@@ -309,7 +283,9 @@ Status DynamicEmbeddingTable::Import(const EmbeddingRows& rows) {
 std::vector<int64_t> DynamicEmbeddingTable::KeysByRecency() const {
   MutexLock lock(mu_);
   std::vector<int64_t> keys;
-  for (int32_t slot = tail_; slot != kNone; slot = prev_[slot]) keys.push_back(keys_[slot]);
+  for (int32_t slot = lru_.least_recent(); slot != kNone; slot = lru_.more_recent(slot)) {
+    keys.push_back(keys_[slot]);
+  }
   return keys;
 }
 

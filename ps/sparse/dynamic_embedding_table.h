@@ -44,6 +44,7 @@
 
 #include "common/mutex.h"
 #include "ps/sparse/embedding_table.h"
+#include "ps/sparse/slot_lru.h"
 
 namespace pst {
 
@@ -90,6 +91,8 @@ class DynamicEmbeddingTable final : public EmbeddingTable {
  public:
   static constexpr int64_t kMaxCapacity = int64_t{1} << 30;  // slot numbers are int32
   static constexpr int64_t kMaxMinCount = 65535;             // the sketch's counters
+  // The width of the admission sketch of a table of `capacity` rows.
+  static int64_t SketchWidth(int64_t capacity);
 
   // config must be valid (EmbeddingTable::Create checks it) with rows == 0.
   // `optimizer` is borrowed and must outlive the table.
@@ -116,9 +119,6 @@ class DynamicEmbeddingTable final : public EmbeddingTable {
   int32_t Find(int64_t key) const REQUIRES(mu_);
   void IndexInsert(int64_t key, int32_t slot) REQUIRES(mu_);
   void IndexErase(int64_t key) REQUIRES(mu_);
-  void LinkAtHead(int32_t slot) REQUIRES(mu_);
-  void Unlink(int32_t slot) REQUIRES(mu_);
-  void Touch(int32_t slot) REQUIRES(mu_);
   // Counts a sighting of a key not held; true when it is admitted now.
   bool Admit(int64_t key) REQUIRES(mu_);
   // A new row for key in its initial state, evicting the least recently
@@ -137,13 +137,10 @@ class DynamicEmbeddingTable final : public EmbeddingTable {
   std::unique_ptr<float[]> slab_ GUARDED_BY(mu_);
   std::unique_ptr<int64_t[]> keys_ GUARDED_BY(mu_);
   std::unique_ptr<int64_t[]> versions_ GUARDED_BY(mu_);
-  std::unique_ptr<int32_t[]> prev_ GUARDED_BY(mu_);         // towards the head (more recent)
-  std::unique_ptr<int32_t[]> next_ GUARDED_BY(mu_);         // towards the tail (less recent)
+  SlotLru lru_ GUARDED_BY(mu_);                             // the slots held, by recency
   std::vector<int32_t> index_ GUARDED_BY(mu_);              // slot numbers or kNone
   std::unique_ptr<CountMinSketch> sketch_ GUARDED_BY(mu_);  // null when min_count == 1
   int32_t used_ GUARDED_BY(mu_) = 0;                        // slots ever handed out
-  int32_t head_ GUARDED_BY(mu_) = kNone;                    // most recently used
-  int32_t tail_ GUARDED_BY(mu_) = kNone;                    // least recently used
   int64_t applies_ GUARDED_BY(mu_) = 0;
   EmbeddingTableStats counts_ GUARDED_BY(mu_);  // rows_held and bytes unused
 };

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "ps/sparse/disk_embedding_table.h"
 #include "ps/sparse/dynamic_embedding_table.h"
 #include "ps/sparse/embedding_table_internal.h"
 #include "ps/sparse/fixed_embedding_table.h"
@@ -60,7 +62,18 @@ Status CheckConfig(const EmbeddingTableConfig& config) {
   if (config.rows < 0 || config.rows > kMaxRows) {
     return OutOfRange(config, "rows", "in [0, 2^40] (0: dynamic)", config.rows);
   }
-  if (config.rows > 0) return Status::OK();  // fixed: capacity and min_count unused
+  if (config.rows > 0) {
+    if (!config.storage_dir.empty()) {
+      return InvalidArgument(
+          TableMessage(config,
+                       "a fixed table (rows > 0) cannot be stored on disk: only dynamic "
+                       "tables can (capacity > 0, rows 0)"));
+    }
+    return Status::OK();  // fixed: capacity, min_count and cache_rows unused
+  }
+  if (!config.storage_dir.empty() && config.cache_rows <= 0) {
+    return OutOfRange(config, "cache_rows", ">= 1 for a table on disk", config.cache_rows);
+  }
   if (config.capacity <= 0 || config.capacity > DynamicEmbeddingTable::kMaxCapacity) {
     return OutOfRange(config, "capacity", "in [1, 2^30] for a dynamic table (rows 0)",
                       config.capacity);
@@ -94,6 +107,11 @@ StatusOr<std::unique_ptr<EmbeddingTable>> EmbeddingTable::Create(const Embedding
   if (config.rows > 0) {
     return std::unique_ptr<EmbeddingTable>(
         std::make_unique<FixedEmbeddingTable>(config, optimizer));
+  }
+  if (!config.storage_dir.empty()) {
+    PST_ASSIGN_OR_RETURN(std::unique_ptr<DiskEmbeddingTable> table,
+                         DiskEmbeddingTable::Open(config, optimizer));
+    return std::unique_ptr<EmbeddingTable>(std::move(table));
   }
   return std::unique_ptr<EmbeddingTable>(
       std::make_unique<DynamicEmbeddingTable>(config, optimizer));

@@ -48,6 +48,11 @@ struct EmbeddingTableConfig {
   float l2 = 0;
   int shard = 0;  // this shard, in [0, num_shards)
   int num_shards = 1;
+  // Dynamic tables only: "" keeps every row in RAM; a folder puts the rows
+  // in RocksDB under it with the cache_rows most recently used in RAM
+  // (ps/sparse/disk_embedding_table.h).
+  std::string storage_dir;
+  int64_t cache_rows = 0;  // with storage_dir: rows in the RAM cache (> 0)
 };
 
 // The initial value of row `key` of table `name` (dim floats into *row).
