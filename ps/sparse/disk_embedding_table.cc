@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <utility>
 
 #include "ps/sparse/embedding_table_internal.h"
@@ -334,10 +335,9 @@ DiskCacheStats DiskEmbeddingTable::cache_stats() const {
 
 EmbeddingRows DiskEmbeddingTable::Export() const {
   MutexLock lock(mu_);
-  auto* self = const_cast<DiskEmbeddingTable*>(this);  // writing back changes no row
-  for (int32_t slot = 0; slot < used_; ++slot) self->WriteBack(slot);
-  const int64_t dim = config_.dim;
-  EmbeddingRows out;
+  // Every row on disk, then the cached ones over them (a cached row may be
+  // newer than its copy on disk): written nowhere, so Export stays const.
+  std::map<int64_t, std::pair<int64_t, std::vector<float>>> rows;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const rocksdb::Slice value = it->value();
@@ -345,12 +345,20 @@ EmbeddingRows DiskEmbeddingTable::Export() const {
     int64_t version;
     std::memcpy(&version, value.data(), sizeof(int64_t));
     const float* row = reinterpret_cast<const float*>(value.data() + sizeof(int64_t));
-    out.ids.push_back(DecodeKey(it->key()));
-    out.values.insert(out.values.end(), row, row + dim);
-    out.slots.insert(out.slots.end(), row + dim, row + row_floats_);
-    out.versions.push_back(version);
+    rows[DecodeKey(it->key())] = {version, std::vector<float>(row, row + row_floats_)};
   }
   CHECK(it->status().ok()) << TableMessage(config_, it->status().ToString());
+  for (int32_t slot = 0; slot < used_; ++slot) {
+    rows[keys_[slot]] = {versions_[slot], std::vector<float>(Row(slot), Row(slot) + row_floats_)};
+  }
+  const int64_t dim = config_.dim;
+  EmbeddingRows out;
+  for (const auto& [id, row] : rows) {
+    out.ids.push_back(id);
+    out.values.insert(out.values.end(), row.second.begin(), row.second.begin() + dim);
+    out.slots.insert(out.slots.end(), row.second.begin() + dim, row.second.end());
+    out.versions.push_back(row.first);
+  }
   out.applies = applies_;
   return out;
 }
