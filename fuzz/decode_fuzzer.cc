@@ -80,7 +80,7 @@ wire::MessageType ExpectedReply(wire::MessageType request) {
   static const std::set<T> kServedByPs = {
       T::PullRequest,     T::PushRequest, T::InitRequest,    T::ShardStatusRequest,
       T::ShutdownRequest, T::SaveRequest, T::RestoreRequest, T::LrLoweringsRequest,
-      T::ChainRequest,    T::ShipRequest};
+      T::ChainRequest,    T::ShipRequest, T::StreamsRequest, T::ExportCutRequest};
   return kServedByPs.count(request) ? ReplyTypeOf(request) : T::Invalid;
 }
 
