@@ -231,21 +231,23 @@ Status ChiefTimeline::Finish() {
   return evaluator_.CheckLearned(e);
 }
 
-StatusOr<std::optional<std::vector<Tensor>>> ChiefTimeline::TrainedParams() {
+StatusOr<std::optional<TrainedModel>> ChiefTimeline::TrainedModelNow() {
   const Job& job = evaluator_.job();
   std::vector<Tensor> params = evaluator_.params();
+  DynamicTables dynamic;
   if (job.click_model) {
-    // Its tables live on the ps, by row. Fixed ones are written whole;
-    // dynamic ones are served from the checkpoints.
-    if (job.table_rows == 0) {
-      LOG(WARNING) << "a click model with dynamic embedding tables is not written to a model "
-                      "file or ONNX: its rows are in the checkpoints of --checkpoint_dir";
-      return std::optional<std::vector<Tensor>>();
+    // Its tables live on the ps, by row, and are written whole.
+    if (job.table_rows == 0 && (evaluator_.tables().on_disk || options_.ps_replicas > 1)) {
+      LOG(WARNING) << "dynamic embedding tables on disk or on replicated shards are not "
+                      "written to a model file: their rows are in the checkpoints of "
+                      "--checkpoint_dir";
+      return std::optional<TrainedModel>();
     }
-    PST_ASSIGN_OR_RETURN(std::vector<Tensor> tables, evaluator_.PullWholeTables());
-    params.insert(params.end(), tables.begin(), tables.end());
+    PST_ASSIGN_OR_RETURN(std::vector<Tensor> tables, evaluator_.PullWholeTables(&dynamic));
+    params.insert(params.end(), std::make_move_iterator(tables.begin()),
+                  std::make_move_iterator(tables.end()));
   }
-  return std::optional<std::vector<Tensor>>(std::move(params));
+  return std::optional<TrainedModel>(TrainedModelOf(job, std::move(params), std::move(dynamic)));
 }
 
 Status ChiefTimeline::WriteTrainedModel() {
@@ -256,26 +258,24 @@ Status ChiefTimeline::WriteTrainedModel() {
     LOG(INFO) << "model.bin is the best model, of step " << kept_->step;
     // Its figures as written: a click model's tables were pulled whole after
     // its evaluation, while async workers still pushed.
-    PST_ASSIGN_OR_RETURN(ClusterEvaluator::Figures figures,
-                         evaluator_.EvaluateWritten(trained.params));
+    PST_ASSIGN_OR_RETURN(ClusterEvaluator::Figures figures, evaluator_.EvaluateWritten(trained));
     kept_->test = figures.test;
     kept_->validation = figures.validation;
     PST_RETURN_IF_ERROR(WriteModelFile(options_.run_dir + "/model.bin", evaluator_.job(),
-                                       evaluator_.model(), trained.params));
+                                       evaluator_.model(), trained.params, trained.dynamic));
     if (!options_.export_onnx.empty()) {
       PST_RETURN_IF_ERROR(WriteOnnxModel(options_.export_onnx, trained));
     }
     return Status::OK();
   }
-  PST_ASSIGN_OR_RETURN(std::optional<std::vector<Tensor>> params, TrainedParams());
-  if (!params) return Status::OK();
-  const Job& job = evaluator_.job();
+  PST_ASSIGN_OR_RETURN(std::optional<TrainedModel> trained, TrainedModelNow());
+  if (!trained) return Status::OK();
   if (!options_.run_dir.empty()) {
-    PST_RETURN_IF_ERROR(
-        WriteModelFile(options_.run_dir + "/model.bin", job, evaluator_.model(), *params));
+    PST_RETURN_IF_ERROR(WriteModelFile(options_.run_dir + "/model.bin", evaluator_.job(),
+                                       evaluator_.model(), trained->params, trained->dynamic));
   }
   if (!options_.export_onnx.empty()) {
-    PST_RETURN_IF_ERROR(WriteOnnxModel(options_.export_onnx, TrainedModelOf(job, *params)));
+    PST_RETURN_IF_ERROR(WriteOnnxModel(options_.export_onnx, *trained));
   }
   return Status::OK();
 }
@@ -289,10 +289,10 @@ StatusOr<EvaluationVerdict> ChiefTimeline::KeepBestModel(int64_t step, const Eva
   const double score = validation->binary() ? validation->auc : validation->accuracy;
   const EvaluationVerdict verdict = best_.Observe(step, score);
   if (verdict.new_best && !options_.run_dir.empty()) {
-    PST_ASSIGN_OR_RETURN(std::optional<std::vector<Tensor>> params, TrainedParams());
-    if (params) {
+    PST_ASSIGN_OR_RETURN(std::optional<TrainedModel> trained, TrainedModelNow());
+    if (trained) {
       PST_RETURN_IF_ERROR(WriteModelFile(options_.run_dir + "/best_model.bin", evaluator_.job(),
-                                         evaluator_.model(), *params));
+                                         evaluator_.model(), trained->params, trained->dynamic));
       LOG(INFO) << "step " << step << ": best validation score so far, " << score
                 << ": written to best_model.bin";
       kept_ = KeptModel{step, test, validation};

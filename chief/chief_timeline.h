@@ -86,9 +86,10 @@ class ChiefTimeline {
   Status FinishThroughPsFailures();
   // model.bin into --run_dir and the ONNX export, at the end of training.
   Status WriteTrainedModel();
-  // The parameters of the last evaluation, with a click model's fixed
-  // tables; nullopt for dynamic tables (they live in the checkpoints only).
-  StatusOr<std::optional<std::vector<Tensor>>> TrainedParams();
+  // The model of the last evaluation, with a click model's tables whole;
+  // nullopt for dynamic tables that cannot be listed (on disk, or on
+  // replicated shards: they live in the checkpoints only).
+  StatusOr<std::optional<TrainedModel>> TrainedModelNow();
   // Feeds the last evaluation's validation score (if any) to `best_`;
   // writes best_model.bin on a new best, and keeps `test` as its figures.
   StatusOr<EvaluationVerdict> KeepBestModel(int64_t step, const Evaluation& test);

@@ -325,7 +325,7 @@ Status CadencesFromFlags(ChiefOptions* o) {
 }
 
 // --export_every_secs and its folder, cadence and count; refused where the
-// export cannot follow the model (dynamic tables, replicated shards).
+// export cannot follow the model (tables on disk, replicated shards).
 Status ExportFromFlags(ChiefOptions* o) {
   if (FLAGS_export_every_secs < 0) return InvalidArgument("--export_every_secs must be >= 0");
   o->export_every_secs = FLAGS_export_every_secs;
@@ -344,10 +344,10 @@ Status ExportFromFlags(ChiefOptions* o) {
   PST_RETURN_IF_ERROR(CheckPositiveFlag("keep_export_bases", FLAGS_keep_export_bases));
   o->export_base_every = FLAGS_export_base_every;
   o->keep_export_bases = FLAGS_keep_export_bases;
-  if (o->job.embedding_capacity > 0) {
+  if (o->tables.on_disk) {
     return InvalidArgument(
-        "--export_every_secs: dynamic embedding tables are not exported yet (as model.bin "
-        "does not hold them); use fixed tables (--embedding_rows)");
+        "--export_every_secs: embedding tables on disk (--embedding_storage=disk) are not "
+        "exported yet; keep them in RAM (--embedding_storage=ram)");
   }
   if (o->ps_replicas > 1) {
     return InvalidArgument("--export_every_secs does not work with --ps_replicas > 1 yet");
@@ -360,6 +360,11 @@ Status ExportFromFlags(ChiefOptions* o) {
 Status OutputsFromFlags(ChiefOptions* o) {
   o->run_dir = FLAGS_run_dir;
   o->export_onnx = FLAGS_export_onnx;
+  if (!o->export_onnx.empty() && o->job.embedding_capacity > 0) {
+    return InvalidArgument(
+        "--export_onnx: a click model with dynamic embedding tables (--embedding_capacity) does "
+        "not export to ONNX (any 64-bit key has its own row); model.bin and predict serve it");
+  }
   o->logdir = FLAGS_logdir;
   PST_RETURN_IF_ERROR(ExportFromFlags(o));
   o->checkpoint_dir = FLAGS_checkpoint_dir;

@@ -80,7 +80,8 @@ wire::MessageType ExpectedReply(wire::MessageType request) {
   static const std::set<T> kServedByPs = {
       T::PullRequest,     T::PushRequest, T::InitRequest,    T::ShardStatusRequest,
       T::ShutdownRequest, T::SaveRequest, T::RestoreRequest, T::LrLoweringsRequest,
-      T::ChainRequest,    T::ShipRequest, T::StreamsRequest, T::ExportCutRequest};
+      T::ChainRequest,    T::ShipRequest, T::StreamsRequest, T::ExportCutRequest,
+      T::TableRowsRequest};
   return kServedByPs.count(request) ? ReplyTypeOf(request) : T::Invalid;
 }
 

@@ -70,6 +70,101 @@ int64_t ScalarIn(const std::map<std::string, const Tensor*>& entries, const std:
   return it->second->i64()[0];
 }
 
+// One table's rows in a delta: ids (a fixed table's rows, a dynamic one's
+// keys), their values, and a dynamic table's keys evicted (or null).
+struct DeltaRows {
+  size_t param;
+  const Tensor* ids;
+  const Tensor* rows;
+  const Tensor* removed;
+};
+
+// DataLoss naming the file and table unless `r` fits table `table` of
+// *model (dtypes, shapes; a fixed table's ids in range).
+Status CheckDeltaRows(const std::string& path, const std::string& table, const ExportedModel& model,
+                      const DeltaRows& r) {
+  const Tensor& whole = model.trained.params[r.param];
+  const int64_t n = r.ids->num_elements();
+  if (r.ids->dtype() != DType::kInt64 || r.rows->dtype() != DType::kFloat32 ||
+      r.rows->shape() != Shape{n, whole.shape()[1]}) {
+    return DataLoss(path + ": the rows of '" + table + "' are " + ShapeToString(r.rows->shape()) +
+                    " for " + std::to_string(n) + " ids of a table of dim " +
+                    std::to_string(whole.shape()[1]));
+  }
+  const bool dynamic = model.trained.table_rows == 0;
+  if (r.removed != nullptr && (!dynamic || r.removed->dtype() != DType::kInt64)) {
+    return DataLoss(path + ": removed keys of '" + table + "', which is no dynamic table");
+  }
+  for (int64_t i = 0; !dynamic && i < n; ++i) {
+    if (r.ids->i64()[i] < 0 || r.ids->i64()[i] >= whole.shape()[0]) {
+      return DataLoss(path + ": row " + std::to_string(r.ids->i64()[i]) + " of '" + table +
+                      "' is out of range [0, " + std::to_string(whole.shape()[0]) + ")");
+    }
+  }
+  return Status::OK();
+}
+
+// A fixed table with the delta's rows written over it (a copy: the tensor
+// may be shared with a model handed out before).
+Tensor WithFixedRows(const Tensor& table, const DeltaRows& r) {
+  Tensor out = table.Clone();
+  const int64_t dim = out.shape()[1];
+  for (int64_t i = 0; i < r.ids->num_elements(); ++i) {
+    std::copy(r.rows->f32() + i * dim, r.rows->f32() + (i + 1) * dim,
+              out.f32() + r.ids->i64()[i] * dim);
+  }
+  return out;
+}
+
+// A dynamic table (ascending `keys`, `values`) without the delta's removed
+// keys and with its rows (new keys added, held ones overwritten): new
+// tensors into *keys and *values, one pass over the table.
+void MergeDynamicRows(const DeltaRows& r, Tensor* keys, Tensor* values) {
+  const int64_t dim = values->shape()[1];
+  std::vector<int64_t> removed;
+  if (r.removed != nullptr) {
+    removed.assign(r.removed->i64(), r.removed->i64() + r.removed->num_elements());
+  }
+  std::sort(removed.begin(), removed.end());
+  // The delta's rows by key; of a key given twice, the later row.
+  std::vector<std::pair<int64_t, int64_t>> changed;  // (key, row in the delta)
+  for (int64_t i = 0; i < r.ids->num_elements(); ++i) changed.emplace_back(r.ids->i64()[i], i);
+  std::stable_sort(changed.begin(), changed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<int64_t> out_keys;
+  std::vector<const float*> out_rows;
+  const int64_t held = keys->num_elements();
+  int64_t h = 0;
+  for (size_t c = 0; h < held || c < changed.size();) {
+    const bool take_changed =
+        c < changed.size() && (h == held || changed[c].first <= keys->i64()[h]);
+    if (take_changed) {
+      const int64_t key = changed[c].first;
+      while (c + 1 < changed.size() && changed[c + 1].first == key) ++c;
+      if (h < held && keys->i64()[h] == key) ++h;  // overwritten
+      out_keys.push_back(key);
+      out_rows.push_back(r.rows->f32() + changed[c].second * dim);
+      ++c;
+      continue;
+    }
+    const int64_t key = keys->i64()[h];
+    if (!std::binary_search(removed.begin(), removed.end(), key)) {
+      out_keys.push_back(key);
+      out_rows.push_back(values->f32() + h * dim);
+    }
+    ++h;
+  }
+  const int64_t n = static_cast<int64_t>(out_keys.size());
+  Tensor merged_keys = Tensor::Uninitialized(DType::kInt64, {n});
+  Tensor merged_values = Tensor::Uninitialized(DType::kFloat32, {n, dim});
+  for (int64_t i = 0; i < n; ++i) {
+    merged_keys.i64()[i] = out_keys[i];
+    std::copy(out_rows[i], out_rows[i] + dim, merged_values.f32() + i * dim);
+  }
+  *keys = std::move(merged_keys);
+  *values = std::move(merged_values);
+}
+
 // Applies delta `path` (its entries `tensors`) to *model, whose export is
 // the one the delta follows. Every entry is checked before any is applied.
 Status ApplyDelta(const std::string& path, const NamedTensors& tensors, ExportedModel* model) {
@@ -78,12 +173,7 @@ Status ApplyDelta(const std::string& path, const NamedTensors& tensors, Exported
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < model->param_names.size(); ++i) index[model->param_names[i]] = i;
   std::vector<std::pair<size_t, const Tensor*>> dense;
-  struct Rows {
-    size_t param;
-    const Tensor* ids;
-    const Tensor* rows;
-  };
-  std::vector<Rows> rows;
+  std::vector<DeltaRows> rows;
   for (const auto& [name, t] : entries) {
     if (name.rfind("@delta/", 0) == 0) continue;
     const size_t at = name.find("@ids");
@@ -94,23 +184,10 @@ Status ApplyDelta(const std::string& path, const NamedTensors& tensors, Exported
       if (param == index.end() || values == entries.end()) {
         return DataLoss(path + ": rows of '" + table + "', which the model does not have");
       }
-      const Tensor& whole = model->trained.params[param->second];
-      const Tensor& ids = *t;
-      const Tensor& r = *values->second;
-      const int64_t n = ids.num_elements();
-      if (ids.dtype() != DType::kInt64 || r.dtype() != DType::kFloat32 ||
-          r.shape() != Shape{n, whole.shape()[1]}) {
-        return DataLoss(path + ": the rows of '" + table + "' are " + ShapeToString(r.shape()) +
-                        " for " + std::to_string(n) + " ids of a table of dim " +
-                        std::to_string(whole.shape()[1]));
-      }
-      for (int64_t i = 0; i < n; ++i) {
-        if (ids.i64()[i] < 0 || ids.i64()[i] >= whole.shape()[0]) {
-          return DataLoss(path + ": row " + std::to_string(ids.i64()[i]) + " of '" + table +
-                          "' is out of range [0, " + std::to_string(whole.shape()[0]) + ")");
-        }
-      }
-      rows.push_back({param->second, &ids, &r});
+      auto removed = entries.find(table + "@removed");
+      rows.push_back(
+          {param->second, t, values->second, removed == entries.end() ? nullptr : removed->second});
+      PST_RETURN_IF_ERROR(CheckDeltaRows(path, table, *model, rows.back()));
       continue;
     }
     if (name.find('@') != std::string::npos) continue;  // a table's rows, found with its ids
@@ -126,15 +203,14 @@ Status ApplyDelta(const std::string& path, const NamedTensors& tensors, Exported
     dense.emplace_back(param->second, t);
   }
   for (const auto& [param, t] : dense) model->trained.params[param] = *t;
-  for (const Rows& r : rows) {
-    // Copied first: the tensor may be shared with a model handed out before.
-    Tensor table = model->trained.params[r.param].Clone();
-    const int64_t dim = table.shape()[1];
-    for (int64_t i = 0; i < r.ids->num_elements(); ++i) {
-      std::copy(r.rows->f32() + i * dim, r.rows->f32() + (i + 1) * dim,
-                table.f32() + r.ids->i64()[i] * dim);
+  const size_t tables_from = model->param_names.size() - model->trained.dynamic.keys.size();
+  for (const DeltaRows& r : rows) {
+    Tensor& table = model->trained.params[r.param];
+    if (model->trained.table_rows == 0) {
+      MergeDynamicRows(r, &model->trained.dynamic.keys[r.param - tables_from], &table);
+    } else {
+      table = WithFixedRows(table, r);
     }
-    model->trained.params[r.param] = std::move(table);
   }
   return Status::OK();
 }
@@ -186,6 +262,9 @@ Status WriteDeltaFile(const std::string& path, int64_t base_step, int64_t previo
   for (const ChangedTableRows& t : tables) {
     tensors.emplace_back(t.table + "@ids", t.ids);
     tensors.emplace_back(t.table + "@rows", t.rows);
+    if (!t.removed.empty() && t.removed.num_elements() > 0) {
+      tensors.emplace_back(t.table + "@removed", t.removed);
+    }
   }
   tensors.emplace_back(kDeltaBase, ScalarI64(base_step));
   tensors.emplace_back(kDeltaPrevious, ScalarI64(previous_step));

@@ -7,14 +7,18 @@
 //   delta-<step>.bin   a tensor file (common/tensor_file.h): every dense
 //                      variable under its name, and per embedding table T the
 //                      rows changed since the previous export, T@ids (int64
-//                      [n]) and T@rows (float32 [n, dim]); @delta/base (int64
+//                      [n]: a fixed table's row ids, a dynamic one's keys)
+//                      and T@rows (float32 [n, dim]), and for a dynamic
+//                      table T@removed (int64 [m]) the keys evicted since,
+//                      when there are any; @delta/base (int64
 //                      scalar): the step of the base it follows, and
 //                      @delta/previous: the step of the export before it (the
 //                      base or a delta of that base)
 //
 // A model at an export step is its base with each delta of that base, in
 // step order, applied on top: a delta replaces the dense variables and
-// overwrites its rows. Every file is written whole under a temporary name
+// overwrites its rows (a dynamic table first drops its removed keys, then
+// takes its rows, adding the keys it lacks). Every file is written whole under a temporary name
 // and renamed, so a reader never sees part of one; its CRC is checked on
 // reading.
 //
@@ -39,8 +43,9 @@ namespace pst {
 // One table's rows changed since the previous export.
 struct ChangedTableRows {
   std::string table;
-  Tensor ids;   // int64 [n]
-  Tensor rows;  // float32 [n, dim]
+  Tensor ids;      // int64 [n]
+  Tensor rows;     // float32 [n, dim]
+  Tensor removed;  // a dynamic table's keys evicted: int64 [m] (none: empty)
 };
 
 // The model of an export folder at one export step.

@@ -62,6 +62,49 @@ StatusOr<std::string> IdentifyModel(const std::string& path, const NamedTensors&
                             input.ToString() + " and " + std::to_string(num_classes) + " classes");
 }
 
+// InvalidArgument naming the file unless `keys` (of `table`) are strictly
+// ascending int64s.
+Status CheckTableKeys(const std::string& where, const std::string& table, const Tensor& keys) {
+  if (keys.dtype() != DType::kInt64 || keys.shape().size() != 1) {
+    return InvalidArgument(where + ": the keys of table '" + table + "' are not int64 [n]");
+  }
+  for (int64_t i = 1; i < keys.num_elements(); ++i) {
+    if (keys.i64()[i - 1] >= keys.i64()[i]) {
+      return InvalidArgument(where + ": the keys of table '" + table +
+                             "' are not strictly ascending at " + std::to_string(i));
+    }
+  }
+  return Status::OK();
+}
+
+// The keys and row defaults of a click model's dynamic tables.
+StatusOr<DynamicTables> ReadDynamicTables(const std::string& path,
+                                          const std::map<std::string, Tensor>& entries,
+                                          const Model& model) {
+  DynamicTables dynamic;
+  const std::vector<int64_t> rows = Int64Values(entries, "click_dynamic_rows");
+  const std::vector<float> scale = FloatValues(entries, "click_init_scale");
+  if (rows.size() != 2 || rows[0] < 1 || scale.size() != 1) {
+    return FailedPrecondition(path +
+                              ": a click model with dynamic tables needs "
+                              "@model/click_dynamic_rows and @model/click_init_scale");
+  }
+  dynamic.min_count = rows[0];
+  dynamic.seed = static_cast<uint64_t>(rows[1]);
+  dynamic.init_scale = scale[0];
+  for (const EmbeddingTableSpec& spec : model.tables()) {
+    const auto it = entries.find("table_keys/" + spec.name);
+    if (it == entries.end()) {
+      return FailedPrecondition(path + ": no @model/table_keys/" + spec.name);
+    }
+    if (Status s = CheckTableKeys(path, spec.name, it->second); !s.ok()) {
+      return FailedPrecondition(s.message());
+    }
+    dynamic.keys.push_back(it->second);
+  }
+  return dynamic;
+}
+
 // A click model's entries: its variables and whole tables, checked against
 // the model its name, fields and table rows make.
 StatusOr<TrainedModel> ReadClickModel(const std::string& path, const std::string& name,
@@ -69,7 +112,7 @@ StatusOr<TrainedModel> ReadClickModel(const std::string& path, const std::string
                                       NamedTensors tensors, TrainedModel trained) {
   const std::vector<int64_t> fields = Int64Values(entries, "click_fields");
   const std::vector<int64_t> rows = Int64Values(entries, "click_table_rows");
-  if (fields.size() != 1 || rows.size() != 1 || rows[0] < 1) {
+  if (fields.size() != 1 || rows.size() != 1 || rows[0] < 0) {
     return FailedPrecondition(path + ": a click model file needs its fields and table rows");
   }
   trained.model = name;
@@ -99,10 +142,16 @@ StatusOr<TrainedModel> ReadClickModel(const std::string& path, const std::string
     trained.field_combiners.push_back(static_cast<Combiner>(c));
   }
   PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, MakeTrainedModel(trained));
+  if (trained.table_rows == 0) {
+    PST_ASSIGN_OR_RETURN(trained.dynamic, ReadDynamicTables(path, entries, *model));
+  }
   std::vector<std::pair<std::string, Shape>> expected;
   for (const VariableSpec& v : model->variables()) expected.emplace_back(v.name, v.shape);
-  for (const EmbeddingTableSpec& t : model->tables()) {
-    expected.emplace_back(t.name, Shape{t.rows, t.dim});
+  for (size_t t = 0; t < model->tables().size(); ++t) {
+    const EmbeddingTableSpec& spec = model->tables()[t];
+    const int64_t rows =
+        trained.table_rows > 0 ? spec.rows : trained.dynamic.keys[t].num_elements();
+    expected.emplace_back(spec.name, Shape{rows, spec.dim});
   }
   bool same = expected.size() == tensors.size();
   for (size_t i = 0; same && i < expected.size(); ++i) {
@@ -115,9 +164,37 @@ StatusOr<TrainedModel> ReadClickModel(const std::string& path, const std::string
   return trained;
 }
 
+// A click model's dynamic tables' entries: each table's keys, and how a key
+// it lacks reads.
+Status AddDynamicTables(const std::string& path, const Model& model,
+                        const std::vector<Tensor>& params, const DynamicTables& dynamic,
+                        NamedTensors* tensors) {
+  const std::vector<EmbeddingTableSpec>& specs = model.tables();
+  if (dynamic.keys.size() != specs.size()) {
+    return InvalidArgument(path + ": " + std::to_string(dynamic.keys.size()) + " key lists for " +
+                           std::to_string(specs.size()) + " dynamic tables");
+  }
+  const std::string prefix = kPrefix;
+  for (size_t t = 0; t < specs.size(); ++t) {
+    PST_RETURN_IF_ERROR(CheckTableKeys(path, specs[t].name, dynamic.keys[t]));
+    const size_t at = model.variables().size() + t;
+    if (at >= params.size() || params[at].shape().empty() ||
+        params[at].shape()[0] != dynamic.keys[t].num_elements()) {
+      return InvalidArgument(path + ": table '" + specs[t].name + "' has " +
+                             std::to_string(dynamic.keys[t].num_elements()) +
+                             " keys but not as many rows");
+    }
+    tensors->emplace_back(prefix + "table_keys/" + specs[t].name, dynamic.keys[t]);
+  }
+  tensors->emplace_back(prefix + "click_dynamic_rows",
+                        Int64s({dynamic.min_count, static_cast<int64_t>(dynamic.seed)}, false));
+  tensors->emplace_back(prefix + "click_init_scale", Floats({dynamic.init_scale}));
+  return Status::OK();
+}
+
 }  // namespace
 
-TrainedModel TrainedModelOf(const Job& job, std::vector<Tensor> params) {
+TrainedModel TrainedModelOf(const Job& job, std::vector<Tensor> params, DynamicTables dynamic) {
   TrainedModel trained;
   trained.model = job.model;
   trained.input = job.input;
@@ -127,6 +204,7 @@ TrainedModel TrainedModelOf(const Job& job, std::vector<Tensor> params) {
   trained.click_model = job.click_model;
   trained.num_fields = job.num_fields;
   trained.table_rows = job.table_rows;
+  trained.dynamic = std::move(dynamic);
   if (job.click_model && job.features) {
     const StatusOr<CtrModelConfig> config = JobClickModelConfig(job);
     CHECK(config.ok()) << config.status().ToString();  // LoadJob made it
@@ -153,7 +231,7 @@ StatusOr<std::unique_ptr<Model>> MakeTrainedModel(const TrainedModel& trained) {
 }
 
 Status WriteModelFile(const std::string& path, const Job& job, const Model& model,
-                      const std::vector<Tensor>& params) {
+                      const std::vector<Tensor>& params, const DynamicTables& dynamic) {
   NamedTensors tensors;
   const size_t variables = model.variables().size();
   for (size_t i = 0; i < params.size(); ++i) {
@@ -190,6 +268,8 @@ Status WriteModelFile(const std::string& path, const Job& job, const Model& mode
       tensors.emplace_back(prefix + "click_features",
                            Int64s(std::vector<int64_t>(text.begin(), text.end()), false));
     }
+    if (job.table_rows == 0)
+      PST_RETURN_IF_ERROR(AddDynamicTables(path, model, params, dynamic, &tensors));
   }
   tensors.emplace_back(prefix + "version", Int64s({kModelFileVersion}, true));
   tensors.emplace_back(prefix + "input_shape", Int64s(job.input.dims(), false));

@@ -21,6 +21,12 @@
 //   @model/click_features  int64 [n], the --features file's text, one byte
 //                       an element; a click model trained with one (predict
 //                       needs the same file to transform its data)
+//   @model/table_keys/<table>  int64 [n], strictly ascending: a dynamic
+//                       table's keys (@model/click_table_rows 0), one per
+//                       row of the table's [n, dim] values
+//   @model/click_dynamic_rows  int64 [2], {min_count, seed}, and
+//   @model/click_init_scale    float32 [1]: how a dynamic table's key that
+//                       the file lacks reads (DynamicTables)
 // The model is the zoo's whose variables (names and shapes) these are, for
 // that input and class count. docs/FORMATS.md describes the same.
 #ifndef PST_JOB_MODEL_FILE_H_
@@ -39,6 +45,18 @@
 
 namespace pst {
 
+// A click model's dynamic tables (table_rows == 0) as a model file holds
+// them: each table's keys, ascending, one per row of its values. A key a
+// table lacks reads as the ps would create its row: InitialRow(seed, table,
+// key, init_scale) when min_count is 1, zeros otherwise (a key not admitted
+// reads as zeros).
+struct DynamicTables {
+  std::vector<Tensor> keys;  // int64 [n] per table, in the order of tables()
+  int64_t min_count = 1;
+  uint64_t seed = 0;
+  float init_scale = 0.05f;
+};
+
 struct TrainedModel {
   std::string model;  // the zoo's name
   InputShape input = 0;
@@ -47,10 +65,12 @@ struct TrainedModel {
   // In the model's variable order; a click model's whole tables follow
   // ([rows, dim] each, in the order of its tables()).
   std::vector<Tensor> params;
-  // Click models (model/ctr/ctr_model.h), with fixed tables only.
+  // Click models (model/ctr/ctr_model.h): fixed tables of table_rows rows,
+  // or dynamic ones (table_rows 0, with `dynamic`).
   bool click_model = false;
   int num_fields = 0;
   int64_t table_rows = 0;
+  DynamicTables dynamic;
   // Click models trained with --features: the file's dim (0: the model's)
   // and per-field combiners (empty: the model's), CtrModelConfig's.
   int64_t embedding_dim = 0;
@@ -65,13 +85,16 @@ struct TrainedModel {
 // The model a trained model file describes, on the CPU.
 StatusOr<std::unique_ptr<Model>> MakeTrainedModel(const TrainedModel& trained);
 
-// `params`, trained on `job`, with what rebuilding their model needs.
-TrainedModel TrainedModelOf(const Job& job, std::vector<Tensor> params);
+// `params`, trained on `job`, with what rebuilding their model needs
+// (`dynamic`: the keys of a click model's dynamic tables).
+TrainedModel TrainedModelOf(const Job& job, std::vector<Tensor> params, DynamicTables dynamic = {});
 
 // Writes `params` (of `model`, trained on `job`; a click model's whole
-// tables after its variables) to `path` atomically.
+// tables after its variables, and with dynamic tables their keys in
+// `dynamic`) to `path` atomically. InvalidArgument when a dynamic table's
+// keys do not fit its rows or are not strictly ascending.
 Status WriteModelFile(const std::string& path, const Job& job, const Model& model,
-                      const std::vector<Tensor>& params);
+                      const std::vector<Tensor>& params, const DynamicTables& dynamic = {});
 
 // DataLoss naming the file for a truncated or corrupt one (the tensor
 // file's CRC); FailedPrecondition for a file without the @model entries (an

@@ -9,6 +9,7 @@
 #include "data/feature_columns.h"
 #include "data/standardize.h"
 #include "job/job.h"
+#include "job/trained_rows.h"
 #include "model/zoo/model_zoo.h"
 #include "predict/predictor.h"
 
@@ -36,22 +37,15 @@ Status CheckFits(const TrainedModel& trained, const InputShape& shape, int num_f
 }
 
 // A click model's variables, then the rows of the batch's ids gathered from
-// each whole table (which follow the variables in `trained`).
-std::vector<Tensor> WithBatchRows(const Model& model, const std::vector<Tensor>& trained,
-                                  const Batch& batch) {
+// its whole tables.
+StatusOr<std::vector<Tensor>> WithBatchRows(const Model& model, const TrainedModel& trained,
+                                            const Batch& batch) {
   const size_t variables = model.variables().size();
-  std::vector<Tensor> params(trained.begin(), trained.begin() + variables);
-  const TableRowIds ids = model.RowIds(batch);
-  for (size_t t = 0; t < model.tables().size(); ++t) {
-    const int64_t dim = model.tables()[t].dim;
-    const Tensor& table = trained[variables + t];
-    const std::vector<int64_t>& at = ids[t];
-    Tensor rows = Tensor::Uninitialized(DType::kFloat32, {static_cast<int64_t>(at.size()), dim});
-    for (size_t i = 0; i < at.size(); ++i) {
-      std::copy(table.f32() + at[i] * dim, table.f32() + (at[i] + 1) * dim, rows.f32() + i * dim);
-    }
-    params.push_back(std::move(rows));
-  }
+  std::vector<Tensor> params(trained.params.begin(), trained.params.begin() + variables);
+  std::vector<Tensor> rows;
+  PST_RETURN_IF_ERROR(GatherTrainedRows(trained, model, model.RowIds(batch), &rows));
+  params.insert(params.end(), std::make_move_iterator(rows.begin()),
+                std::make_move_iterator(rows.end()));
   return params;
 }
 
@@ -66,7 +60,9 @@ Status PredictBatches(const TrainedModel& trained, Model& model, int64_t n, cons
     const int64_t size = std::min(kBatchSize, n - begin);
     fill(begin, size, &batch);
     if (trained.standardization) StandardizeRows(*trained.standardization, &batch.features);
-    if (trained.click_model) params = WithBatchRows(model, trained.params, batch);
+    if (trained.click_model) {
+      PST_ASSIGN_OR_RETURN(params, WithBatchRows(model, trained, batch));
+    }
     PST_RETURN_IF_ERROR(model.Predict(params, batch, &probabilities));
     std::copy(probabilities.begin(), probabilities.end(), out + begin * classes);
   }

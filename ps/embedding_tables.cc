@@ -69,7 +69,7 @@ StatusOr<EmbeddingTables::Table*> EmbeddingTables::Find(std::string_view name) c
   return const_cast<Table*>(&it->second);
 }
 
-Status EmbeddingTables::Pull(const std::vector<RowRequest>& requests,
+Status EmbeddingTables::Pull(const std::vector<RowRequest>& requests, bool peek,
                              std::vector<PulledRows>* out) {
   std::vector<EmbeddingTable*> found;
   for (const RowRequest& r : requests) {
@@ -82,7 +82,11 @@ Status EmbeddingTables::Pull(const std::vector<RowRequest>& requests,
     PulledRows pulled{std::string(r.table),
                       Tensor::Uninitialized(DType::kFloat32, {r.n, found[i]->dim()}),
                       Tensor::Uninitialized(DType::kInt64, {r.n})};
-    found[i]->Pull(r.ids, r.n, pulled.rows.f32(), pulled.versions.i64());
+    if (peek) {
+      found[i]->Peek(r.ids, r.n, pulled.rows.f32(), pulled.versions.i64());
+    } else {
+      found[i]->Pull(r.ids, r.n, pulled.rows.f32(), pulled.versions.i64());
+    }
     out->push_back(std::move(pulled));
   }
   return Status::OK();
@@ -197,18 +201,40 @@ uint32_t EmbeddingTables::ApplyAccumulated(int gradients, float rate) {
   return applied;
 }
 
-void EmbeddingTables::CutChangedRows(bool with_values, std::vector<CutRows>* out) {
+Status EmbeddingTables::CutChangedRows(bool with_values, std::vector<CutRows>* out) {
   for (auto& [name, t] : tables_) {
-    if (!t.changed) continue;
+    const int64_t dim = t.table->dim();
+    if (t.table->dynamic()) {
+      PST_ASSIGN_OR_RETURN(DynamicCut cut, t.table->CutChanged(with_values));
+      if (!with_values) continue;
+      const int64_t n = static_cast<int64_t>(cut.ids.size());
+      out->push_back(
+          {name, VectorTensor(DType::kInt64, cut.ids, {n}),
+           VectorTensor(DType::kFloat32, cut.values, {n, dim}),
+           VectorTensor(DType::kInt64, cut.removed, {static_cast<int64_t>(cut.removed.size())})});
+      continue;
+    }
     const std::vector<int64_t> ids = t.changed->Cut();
     if (!with_values) continue;
     const int64_t n = static_cast<int64_t>(ids.size());
     CutRows cut{name, VectorTensor(DType::kInt64, ids, {n}),
-                Tensor::Uninitialized(DType::kFloat32, {n, t.table->dim()})};
+                Tensor::Uninitialized(DType::kFloat32, {n, dim}), Tensor(DType::kInt64, {0})};
     std::vector<int64_t> versions(ids.size());
     t.table->Pull(ids.data(), n, cut.rows.f32(), versions.data());
     out->push_back(std::move(cut));
   }
+  return Status::OK();
+}
+
+StatusOr<ListedRows> EmbeddingTables::ListRows(std::string_view table, int64_t cursor,
+                                               int64_t max_rows) const {
+  PST_ASSIGN_OR_RETURN(const Table* t, Find(table));
+  std::vector<int64_t> ids;
+  std::vector<float> values;
+  PST_ASSIGN_OR_RETURN(const int64_t next, t->table->ListRows(cursor, max_rows, &ids, &values));
+  const int64_t n = static_cast<int64_t>(ids.size());
+  return ListedRows{VectorTensor(DType::kInt64, ids, {n}),
+                    VectorTensor(DType::kFloat32, values, {n, t->table->dim()}), next};
 }
 
 void EmbeddingTables::ClearAccumulators() {

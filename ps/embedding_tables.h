@@ -62,12 +62,24 @@ struct SparseApplyCounts {
   int64_t max_staleness = 0;
 };
 
-// One fixed table's rows written since the previous export cut, with
-// their values now: ids int64 [n] ascending, rows float32 [n, dim].
+// One table's rows written since the previous export cut, with their
+// values now: ids int64 [n] (a fixed table's ascending; a dynamic table's
+// keys, created or written), rows float32 [n, dim], and a dynamic table's
+// keys evicted since (int64 [m]; [0] for a fixed table).
 struct CutRows {
   std::string table;
   Tensor ids;
   Tensor rows;
+  Tensor removed;
+};
+
+// Some of a dynamic table's rows (EmbeddingTable::ListRows): keys int64
+// [n], rows float32 [n, dim], and the cursor that lists the next ones (-1:
+// none follow).
+struct ListedRows {
+  Tensor ids;
+  Tensor rows;
+  int64_t next = -1;
 };
 
 struct TableLoad {
@@ -89,7 +101,8 @@ class EmbeddingTables {
 
   // The rows of each request, in order. NotFound for an unknown table,
   // InvalidArgument for an id the table refuses (naming table and id).
-  Status Pull(const std::vector<RowRequest>& requests, std::vector<PulledRows>* out);
+  // `peek`: an evaluation's pull, which changes no table (EmbeddingTable::Peek).
+  Status Pull(const std::vector<RowRequest>& requests, bool peek, std::vector<PulledRows>* out);
 
   // OK when every gradient names a table of this shard, has [n, dim] rows
   // of float32 or bfloat16, ids the table takes, and finite values; the
@@ -123,11 +136,17 @@ class EmbeddingTables {
   // "ckpt-5/ps-0.part", "deep/emb" -> "ckpt-5/ps-0.deep_emb.rocksdb".
   static std::string DiskFolder(const std::string& part_path, const std::string& table);
 
-  // The incremental export (ps/sparse/changed_rows.h): per fixed table,
-  // the rows written since the previous cut, into *out with their values
-  // (`with_values`; a base's cut only restarts the count). The first cut
-  // starts the count and finds nothing.
-  void CutChangedRows(bool with_values, std::vector<CutRows>* out);
+  // The incremental export: per table, the rows written since the previous
+  // cut (fixed tables: ps/sparse/changed_rows.h; dynamic ones: created or
+  // written, and evicted, EmbeddingTable::CutChanged), into *out with their
+  // values (`with_values`; a base's cut only restarts the count). The first
+  // cut starts the count and finds nothing. FailedPrecondition for a table
+  // that cannot be exported (on disk).
+  Status CutChangedRows(bool with_values, std::vector<CutRows>* out);
+  // Up to max_rows of dynamic table `table`'s rows from `cursor` on, for a
+  // base or model file (EmbeddingTable::ListRows). NotFound for an unknown
+  // table; FailedPrecondition for a fixed one (pulled by id).
+  StatusOr<ListedRows> ListRows(std::string_view table, int64_t cursor, int64_t max_rows) const;
 
   std::vector<TableLoad> Stats() const;
   uint64_t bytes() const;

@@ -113,6 +113,7 @@ bool IsAdmin(wire::MessageType request) {
     case wire::MessageType::RestoreRequest:
     case wire::MessageType::LrLoweringsRequest:
     case wire::MessageType::ExportCutRequest:
+    case wire::MessageType::TableRowsRequest:
     case wire::MessageType::ChainRequest:
     case wire::MessageType::ShutdownRequest: return true;
     default: return false;
@@ -155,6 +156,7 @@ OutgoingMessage PsService::Handle(const ReceivedMessage& request, std::string_vi
     case wire::MessageType::ShipRequest: return HandleShip(request);
     case wire::MessageType::StreamsRequest: return HandleStreams(request);
     case wire::MessageType::ExportCutRequest: return HandleExportCut(request);
+    case wire::MessageType::TableRowsRequest: return HandleTableRows(request);
     default: {
       // Not a ps request: a ps has no reply of its own for it.
       OutgoingMessage refusal;
@@ -431,7 +433,9 @@ OutgoingMessage PsService::HandlePull(const ReceivedMessage& request) {
   std::vector<PulledRows> rows;
   reply.status = AddPulledValues(**c, names, pull_dtype, &reply);
   if (reply.status.ok() && !row_requests->empty()) {
-    reply.status = (*c)->store.PullRows(*row_requests, &rows);
+    // The chief only evaluates: its pulls create, evict and count no row.
+    const bool peek = request.header().sender_role() == wire::Role::Chief;
+    reply.status = (*c)->store.PullRows(*row_requests, &rows, peek);
   }
   if (!reply.status.ok()) {
     reply.tensors.clear();
@@ -506,8 +510,31 @@ OutgoingMessage PsService::HandleExportCut(const ReceivedMessage& request) {
   OutgoingMessage reply = ReplyTo(request, Status::OK());
   for (CutRows& rows : *cut) {
     reply.tensors.push_back({rows.table, 0, std::move(rows.ids), wire::TensorRole::RowIds});
-    reply.tensors.push_back({std::move(rows.table), 0, std::move(rows.rows)});
+    reply.tensors.push_back({rows.table, 0, std::move(rows.rows)});
+    if (rows.removed.num_elements() > 0) {
+      reply.tensors.push_back(
+          {rows.table + "@removed", 0, std::move(rows.removed), wire::TensorRole::RowIds});
+    }
   }
+  return reply;
+}
+
+OutgoingMessage PsService::HandleTableRows(const ReceivedMessage& request) {
+  StatusOr<std::shared_ptr<Container>> found = Find(request);
+  if (!found.ok()) return ReplyTo(request, found.status());
+  const std::vector<TensorView>& t = request.tensors();
+  if (t.size() != 1 || t[0].role != wire::TensorRole::RowIds || t[0].dtype != DType::kInt64 ||
+      t[0].num_elements() != 1) {
+    return ReplyTo(request, InvalidArgument("a table rows request needs one cursor tensor"));
+  }
+  StatusOr<ListedRows> listed =
+      (*found)->store.ListTableRows(t[0].name, t[0].i64()[0], request.step());
+  if (!listed.ok()) return ReplyTo(request, listed.status());
+  OutgoingMessage reply = ReplyTo(request, Status::OK());
+  reply.step = listed->next;
+  const std::string table(t[0].name);
+  reply.tensors.push_back({table, 0, std::move(listed->ids), wire::TensorRole::RowIds});
+  reply.tensors.push_back({table, 0, std::move(listed->rows)});
   return reply;
 }
 

@@ -144,6 +144,8 @@ class PsService {
   OutgoingMessage HandleStreams(const ReceivedMessage& request);
   // The incremental export: the rows written since the previous cut.
   OutgoingMessage HandleExportCut(const ReceivedMessage& request);
+  // A dynamic table's rows, some at a time, for a base or model.bin.
+  OutgoingMessage HandleTableRows(const ReceivedMessage& request);
   OutgoingMessage HandleStatus(const ReceivedMessage& request);
   OutgoingMessage HandleSave(const ReceivedMessage& request);
   OutgoingMessage HandleRestore(const ReceivedMessage& request);

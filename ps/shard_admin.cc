@@ -31,6 +31,36 @@ wire::StalenessPolicy ToWire(StalenessPolicy p) {
   return wire::StalenessPolicy::Apply;
 }
 
+// int64 tensors laid end to end ([0] for none).
+Tensor ConcatIds(const std::vector<const TensorView*>& parts) {
+  int64_t n = 0;
+  for (const TensorView* v : parts) n += v->num_elements();
+  Tensor out = Tensor::Uninitialized(DType::kInt64, {n});
+  int64_t at = 0;
+  for (const TensorView* v : parts) {
+    std::copy(v->i64(), v->i64() + v->num_elements(), out.i64() + at);
+    at += v->num_elements();
+  }
+  return out;
+}
+
+// [n_i, dim] float32 tensors stacked into one [sum n_i, dim]; Internal when
+// their dims differ.
+StatusOr<Tensor> ConcatRows(const std::string& table, const std::vector<const TensorView*>& parts) {
+  int64_t n = 0;
+  for (const TensorView* v : parts) n += v->shape[0];
+  const int64_t dim = parts.front()->shape[1];
+  Tensor out = Tensor::Uninitialized(DType::kFloat32, {n, dim});
+  int64_t at = 0;
+  for (const TensorView* v : parts) {
+    if (v->shape[1] != dim)
+      return Internal("the ps sent rows of '" + table + "' of different dims");
+    std::copy(v->f32(), v->f32() + v->num_elements(), out.f32() + at * dim);
+    at += v->shape[0];
+  }
+  return out;
+}
+
 }  // namespace
 
 Status ShardAdmin::SendChains(const std::vector<ShardChain>& chains,
@@ -194,43 +224,66 @@ StatusOr<std::vector<CutRows>> ShardAdmin::CutChangedRows(bool with_values,
     calls.Add(channel.get(), id);
   }
   PST_RETURN_IF_ERROR(calls.WaitAll(deadline, client_->interrupt_));
-  // Each table's ids and rows from every shard, laid end to end.
-  std::map<std::string, std::pair<std::vector<const TensorView*>, std::vector<const TensorView*>>>
-      parts;
+  // Each table's ids, rows and removed keys from every shard, laid end to end.
+  struct Parts {
+    std::vector<const TensorView*> ids, rows, removed;
+  };
+  std::map<std::string, Parts> parts;
+  constexpr std::string_view kRemoved = "@removed";
   for (const ReceivedMessage& reply : calls.replies()) {
     const std::vector<TensorView>& t = reply.tensors();
-    for (size_t i = 0; i + 1 < t.size(); i += 2) {
-      if (t[i].role != wire::TensorRole::RowIds || t[i].dtype != DType::kInt64 ||
-          t[i + 1].dtype != DType::kFloat32 || t[i + 1].shape.size() != 2 ||
-          t[i + 1].shape[0] != t[i].num_elements() || t[i].name != t[i + 1].name) {
-        return Internal("a ps sent a malformed export cut of '" + std::string(t[i].name) + "'");
+    for (size_t i = 0; i < t.size(); ++i) {
+      const std::string name(t[i].name);
+      if (t[i].role != wire::TensorRole::RowIds || t[i].dtype != DType::kInt64) {
+        return Internal("a ps sent a malformed export cut of '" + name + "'");
       }
-      auto& [ids, rows] = parts[std::string(t[i].name)];
-      ids.push_back(&t[i]);
-      rows.push_back(&t[i + 1]);
+      if (name.size() > kRemoved.size() &&
+          name.compare(name.size() - kRemoved.size(), kRemoved.size(), kRemoved) == 0) {
+        parts[name.substr(0, name.size() - kRemoved.size())].removed.push_back(&t[i]);
+        continue;
+      }
+      if (i + 1 >= t.size() || t[i + 1].dtype != DType::kFloat32 || t[i + 1].shape.size() != 2 ||
+          t[i + 1].shape[0] != t[i].num_elements() || t[i].name != t[i + 1].name) {
+        return Internal("a ps sent a malformed export cut of '" + name + "'");
+      }
+      parts[name].ids.push_back(&t[i]);
+      parts[name].rows.push_back(&t[++i]);
     }
   }
   std::vector<CutRows> out;
-  for (const auto& [table, views] : parts) {
-    int64_t n = 0;
-    for (const TensorView* v : views.first) n += v->num_elements();
-    const int64_t dim = views.second.front()->shape[1];
-    CutRows cut{table, Tensor::Uninitialized(DType::kInt64, {n}),
-                Tensor::Uninitialized(DType::kFloat32, {n, dim})};
-    int64_t at = 0;
-    for (size_t s = 0; s < views.first.size(); ++s) {
-      if (views.second[s]->shape[1] != dim) {
-        return Internal("the ps sent export cuts of '" + table + "' of different dims");
-      }
-      const int64_t m = views.first[s]->num_elements();
-      std::copy(views.first[s]->i64(), views.first[s]->i64() + m, cut.ids.i64() + at);
-      std::copy(views.second[s]->f32(), views.second[s]->f32() + m * dim,
-                cut.rows.f32() + at * dim);
-      at += m;
-    }
-    out.push_back(std::move(cut));
+  for (const auto& [table, p] : parts) {
+    if (p.rows.empty()) return Internal("a ps sent removed keys of '" + table + "' without rows");
+    PST_ASSIGN_OR_RETURN(Tensor rows, ConcatRows(table, p.rows));
+    out.push_back({table, ConcatIds(p.ids), std::move(rows), ConcatIds(p.removed)});
   }
   return out;
+}
+
+StatusOr<ListedRows> ShardAdmin::ListTableRows(int shard, const std::string& table, int64_t cursor,
+                                               int64_t max_rows) {
+  if (client_->router_) {
+    return FailedPrecondition("replicated shards (--ps_replicas > 1) are not listed yet");
+  }
+  OutgoingMessage request;
+  request.type = wire::MessageType::TableRowsRequest;
+  request.step = max_rows;
+  Tensor at(DType::kInt64, {1});
+  at.i64()[0] = cursor;
+  request.tensors.push_back({table, 0, std::move(at), wire::TensorRole::RowIds});
+  PST_ASSIGN_OR_RETURN(uint64_t id, client_->SendTo(*client_->channels_[shard], request));
+  PST_ASSIGN_OR_RETURN(
+      ReceivedMessage reply,
+      client_->channels_[shard]->Receive(id, client_->channels_[shard]->DefaultDeadline()));
+  const std::vector<TensorView>& t = reply.tensors();
+  if (t.size() != 2 || t[0].dtype != DType::kInt64 || t[1].dtype != DType::kFloat32 ||
+      t[1].shape.size() != 2 || t[1].shape[0] != t[0].num_elements() || reply.step() < -1 ||
+      t[0].name != table || t[1].name != table) {
+    return Internal("ps:" + std::to_string(shard) + " sent malformed rows of table '" + table +
+                    "'");
+  }
+  const std::vector<const TensorView*> ids{&t[0]}, rows{&t[1]};
+  PST_ASSIGN_OR_RETURN(Tensor values, ConcatRows(table, rows));
+  return ListedRows{ConcatIds(ids), std::move(values), reply.step()};
 }
 
 StatusOr<ShardStatus> ShardAdmin::GetShardStatus(int shard, MonotonicClock::TimePoint deadline,

@@ -52,12 +52,18 @@ class ShardAdmin {
   // may run at another k than the others until it is sent again.
   Status SetLrLowerings(int lowerings, MonotonicClock::TimePoint deadline);
 
-  // The incremental export: every shard's rows of each fixed table written
-  // since the previous cut (with `with_values`; a base's cut only restarts
-  // the count), in parallel, one CutRows per table with every shard's rows.
+  // The incremental export: every shard's rows of each table written since
+  // the previous cut, and a dynamic table's keys evicted (with
+  // `with_values`; a base's cut only restarts the count), in parallel, one
+  // CutRows per table with every shard's rows.
   // Unreplicated shards only (the router would need every replica's count).
   StatusOr<std::vector<CutRows>> CutChangedRows(bool with_values,
                                                 MonotonicClock::TimePoint deadline);
+  // Up to max_rows of shard `shard`'s rows of dynamic table `table`, from
+  // `cursor` on (0 first; ListedRows::next for the next call), within the
+  // client's RPC timeout. Unreplicated shards only.
+  StatusOr<ListedRows> ListTableRows(int shard, const std::string& table, int64_t cursor,
+                                     int64_t max_rows);
 
   // The status of ps task `shard`'s default container, or, with `replica`
   // >= 0, of its replica of that shard (--ps_replicas).

@@ -145,10 +145,10 @@ Status VariableStore::Pull(const std::vector<std::string>& names, std::vector<Va
 }
 
 Status VariableStore::PullRows(const std::vector<RowRequest>& requests,
-                               std::vector<PulledRows>* out) {
+                               std::vector<PulledRows>* out, bool peek) {
   ReaderMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
-  return tables_.Pull(requests, out);
+  return tables_.Pull(requests, peek, out);
 }
 
 Status VariableStore::CheckGradient(const Gradient& g, Variable** variable) const {
@@ -533,8 +533,15 @@ StatusOr<std::vector<CutRows>> VariableStore::CutChangedRows(bool with_values) {
   ReaderMutexLock lock(mu_);
   if (!initialized_) return FailedPrecondition("variables are not initialized yet");
   std::vector<CutRows> out;
-  tables_.CutChangedRows(with_values, &out);
+  PST_RETURN_IF_ERROR(tables_.CutChangedRows(with_values, &out));
   return out;
+}
+
+StatusOr<ListedRows> VariableStore::ListTableRows(std::string_view table, int64_t cursor,
+                                                  int64_t max_rows) {
+  ReaderMutexLock lock(mu_);
+  if (!initialized_) return FailedPrecondition("variables are not initialized yet");
+  return tables_.ListRows(table, cursor, max_rows);
 }
 
 StreamProgress VariableStore::StreamProgressOf(uint64_t stream) const {

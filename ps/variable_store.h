@@ -112,8 +112,10 @@ class VariableStore {
   // NotFound names the first unknown variable; nothing is appended then.
   Status Pull(const std::vector<std::string>& names, std::vector<VariableValue>* out);
   // Appends the rows of each request (embedding tables) to *out; errors as
-  // EmbeddingTables::Pull, nothing appended then.
-  Status PullRows(const std::vector<RowRequest>& requests, std::vector<PulledRows>* out);
+  // EmbeddingTables::Pull, nothing appended then. `peek`: an evaluation's
+  // pull, which changes no table.
+  Status PullRows(const std::vector<RowRequest>& requests, std::vector<PulledRows>* out,
+                  bool peek = false);
 
   // Applies gradients (each tensor names its variable and carries the version
   // it was computed from). Every gradient is checked (known name, float32 or
@@ -133,6 +135,8 @@ class VariableStore {
   // The incremental export: EmbeddingTables::CutChangedRows.
   // FailedPrecondition before Initialize.
   StatusOr<std::vector<CutRows>> CutChangedRows(bool with_values);
+  // A dynamic table's rows for a base or model file: EmbeddingTables::ListRows.
+  StatusOr<ListedRows> ListTableRows(std::string_view table, int64_t cursor, int64_t max_rows);
 
   // --follow: how far this shard has applied `stream`.
   StreamProgress StreamProgressOf(uint64_t stream) const;

@@ -25,6 +25,7 @@ wire::MessageType ReplyTypeOf(wire::MessageType request) {
     case T::FileRequest: return T::FileReply;
     case T::StreamsRequest: return T::StreamsReply;
     case T::ExportCutRequest: return T::ExportCutReply;
+    case T::TableRowsRequest: return T::TableRowsReply;
     default: return T::Invalid;
   }
 }

@@ -62,12 +62,15 @@ Status ModelExporter::WriteBase(int64_t step) {
                            SteadyClock().Now() + std::chrono::milliseconds(options_.rpc_timeout_ms))
           .status());
   PST_ASSIGN_OR_RETURN(std::vector<Tensor> params, evaluator_->PullVariables());
+  DynamicTables dynamic;
   if (evaluator_->job().click_model) {
-    PST_ASSIGN_OR_RETURN(std::vector<Tensor> tables, evaluator_->PullWholeTables());
-    params.insert(params.end(), tables.begin(), tables.end());
+    PST_ASSIGN_OR_RETURN(std::vector<Tensor> tables, evaluator_->PullWholeTables(&dynamic));
+    params.insert(params.end(), std::make_move_iterator(tables.begin()),
+                  std::make_move_iterator(tables.end()));
   }
   const std::string path = options_.export_dir + "/" + BaseFileName(step);
-  PST_RETURN_IF_ERROR(WriteModelFile(path, evaluator_->job(), evaluator_->model(), params));
+  PST_RETURN_IF_ERROR(
+      WriteModelFile(path, evaluator_->job(), evaluator_->model(), params, dynamic));
   LOG(INFO) << "exported a base at step " << step << ": " << path;
   return Status::OK();
 }
@@ -85,7 +88,8 @@ Status ModelExporter::WriteDelta(int64_t step) {
   int64_t rows = 0;
   for (CutRows& c : cut) {
     rows += c.ids.num_elements();
-    tables.push_back({std::move(c.table), std::move(c.ids), std::move(c.rows)});
+    tables.push_back(
+        {std::move(c.table), std::move(c.ids), std::move(c.rows), std::move(c.removed)});
   }
   const std::string path = options_.export_dir + "/" + DeltaFileName(step);
   PST_RETURN_IF_ERROR(

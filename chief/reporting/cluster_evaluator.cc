@@ -5,9 +5,17 @@
 #include <numeric>
 #include <utility>
 
+#include "job/trained_rows.h"
+#include "ps/shard_admin.h"
 #include "ps/sparse/embedding_table.h"
 
 namespace pst {
+namespace {
+
+// Rows a pull or listing of a whole table asks each shard for at a time.
+constexpr int64_t kWholeTableChunk = int64_t{1} << 16;
+
+}  // namespace
 
 ClusterEvaluator::ClusterEvaluator(std::unique_ptr<Model> model, Job job, PsClient* ps,
                                    const TableSettings& tables)
@@ -37,9 +45,60 @@ Status ClusterEvaluator::PullRows(const TableRowIds& ids, std::vector<Tensor>* r
   return Status::OK();
 }
 
-StatusOr<std::vector<Tensor>> ClusterEvaluator::PullWholeTables() {
-  constexpr int64_t kChunk = int64_t{1} << 16;
+Status ClusterEvaluator::ListDynamicTable(const EmbeddingTableSpec& spec, Tensor* keys,
+                                          Tensor* values) {
+  ShardAdmin admin(ps_);
+  std::vector<int64_t> listed_keys;
+  std::vector<float> listed_values;
+  for (int shard = 0; shard < admin.num_shards(); ++shard) {
+    for (int64_t cursor = 0; cursor >= 0;) {
+      PST_ASSIGN_OR_RETURN(ListedRows part,
+                           admin.ListTableRows(shard, spec.name, cursor, kWholeTableChunk));
+      if (part.rows.num_elements() != part.ids.num_elements() * spec.dim) {
+        return Internal("ps:" + std::to_string(shard) + " listed rows of table '" + spec.name +
+                        "' of another dim");
+      }
+      listed_keys.insert(listed_keys.end(), part.ids.i64(),
+                         part.ids.i64() + part.ids.num_elements());
+      listed_values.insert(listed_values.end(), part.rows.f32(),
+                           part.rows.f32() + part.rows.num_elements());
+      cursor = part.next;
+    }
+  }
+  // Ascending by key; a key listed twice (evicted and created again while
+  // it was listed) keeps its later listing.
+  std::vector<int64_t> order(listed_keys.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return listed_keys[a] < listed_keys[b]; });
+  std::vector<int64_t> kept;
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i + 1 < order.size() && listed_keys[order[i + 1]] == listed_keys[order[i]]) continue;
+    kept.push_back(order[i]);
+  }
+  const int64_t n = static_cast<int64_t>(kept.size());
+  *keys = Tensor::Uninitialized(DType::kInt64, {n});
+  *values = Tensor::Uninitialized(DType::kFloat32, {n, spec.dim});
+  for (int64_t i = 0; i < n; ++i) {
+    keys->i64()[i] = listed_keys[kept[i]];
+    std::copy(listed_values.begin() + kept[i] * spec.dim,
+              listed_values.begin() + (kept[i] + 1) * spec.dim, values->f32() + i * spec.dim);
+  }
+  return Status::OK();
+}
+
+StatusOr<std::vector<Tensor>> ClusterEvaluator::PullWholeTables(DynamicTables* dynamic) {
   const std::vector<EmbeddingTableSpec>& specs = model_->tables();
+  if (job_.table_rows == 0) {
+    *dynamic = DynamicTables{{}, tables_.min_count, tables_.seed, tables_.init_scale};
+    std::vector<Tensor> whole(specs.size());
+    dynamic->keys.resize(specs.size());
+    for (size_t t = 0; t < specs.size(); ++t) {
+      PST_RETURN_IF_ERROR(ListDynamicTable(specs[t], &dynamic->keys[t], &whole[t]));
+    }
+    return whole;
+  }
+  constexpr int64_t kChunk = kWholeTableChunk;
   std::vector<Tensor> whole;
   int64_t most_rows = 0;
   for (const EmbeddingTableSpec& spec : specs) {
@@ -110,32 +169,16 @@ StatusOr<Evaluation> ClusterEvaluator::Evaluate(int64_t step) {
   return e;
 }
 
-StatusOr<ClusterEvaluator::Figures> ClusterEvaluator::EvaluateWritten(
-    const std::vector<Tensor>& params) {
+StatusOr<ClusterEvaluator::Figures> ClusterEvaluator::EvaluateWritten(const TrainedModel& trained) {
   const size_t variables = model_->variables().size();
-  if (params.size() != variables + model_->tables().size()) {
-    return InvalidArgument(std::to_string(params.size()) + " parameter tensors for " +
+  if (trained.params.size() != variables + model_->tables().size()) {
+    return InvalidArgument(std::to_string(trained.params.size()) + " parameter tensors for " +
                            std::to_string(variables) + " variables and " +
                            std::to_string(model_->tables().size()) + " tables");
   }
-  const std::vector<Tensor> dense(params.begin(), params.begin() + variables);
+  const std::vector<Tensor> dense(trained.params.begin(), trained.params.begin() + variables);
   const RowFetcher gather = [&](const TableRowIds& ids, std::vector<Tensor>* rows) {
-    rows->clear();
-    for (size_t t = 0; t < model_->tables().size(); ++t) {
-      const Tensor& whole = params[variables + t];
-      const int64_t dim = model_->tables()[t].dim;
-      Tensor out(DType::kFloat32, {static_cast<int64_t>(ids[t].size()), dim});
-      for (size_t i = 0; i < ids[t].size(); ++i) {
-        const int64_t id = ids[t][i];
-        if (id < 0 || id >= whole.shape()[0]) {
-          return InvalidArgument("row " + std::to_string(id) + " is outside table '" +
-                                 model_->tables()[t].name + "'");
-        }
-        std::copy(whole.f32() + id * dim, whole.f32() + (id + 1) * dim, out.f32() + i * dim);
-      }
-      rows->push_back(std::move(out));
-    }
-    return Status::OK();
+    return GatherTrainedRows(trained, *model_, ids, rows);
   };
   Figures figures;
   PST_ASSIGN_OR_RETURN(figures.test, evaluator_.Evaluate(dense, gather));

@@ -19,6 +19,7 @@
 #include "chief/reporting/evaluator.h"
 #include "common/status.h"
 #include "job/job.h"
+#include "job/model_file.h"
 #include "model/model.h"
 #include "ps/ps_client.h"
 
@@ -44,20 +45,24 @@ class ClusterEvaluator {
   // The cluster's current variables (the global step left out), pulled
   // without evaluating: the incremental export's dense part.
   StatusOr<std::vector<Tensor>> PullVariables();
-  // A click model's fixed tables, whole ([rows, dim] each, pulled in chunks
-  // of rows), for model.bin.
-  StatusOr<std::vector<Tensor>> PullWholeTables();
-  // The test and validation figures of a model as model.bin holds it: the
-  // variables, then each fixed table whole. What predict reports for it.
+  // A click model's tables, whole, for model.bin: fixed ones [rows, dim]
+  // each, pulled in chunks of rows; dynamic ones [n, dim] each, listed from
+  // every shard in chunks, their keys (ascending) and row defaults into
+  // *dynamic.
+  StatusOr<std::vector<Tensor>> PullWholeTables(DynamicTables* dynamic);
+  // The test and validation figures of a model as model.bin holds it (its
+  // variables, then each table whole): what predict reports for it.
   struct Figures {
     Evaluation test;
     std::optional<Evaluation> validation;  // none without a validation set
   };
-  StatusOr<Figures> EvaluateWritten(const std::vector<Tensor>& params);
+  StatusOr<Figures> EvaluateWritten(const TrainedModel& trained);
   // Finite but no better than where training began: Aborted, it diverged.
   Status CheckLearned(const Evaluation& final_evaluation) const;
 
   const Job& job() const { return job_; }
+  // How the ps create the rows of the model's tables.
+  const TableSettings& tables() const { return tables_; }
   const Model& model() const { return *model_; }
   // As of the last Evaluate().
   const std::vector<Tensor>& params() const { return params_; }
@@ -76,6 +81,8 @@ class ClusterEvaluator {
   Status PullRows(const TableRowIds& ids, std::vector<Tensor>* rows);
   // ... or as the ps create them, for the untrained model.
   Status InitialRows(const TableRowIds& ids, std::vector<Tensor>* rows) const;
+  // Every row every shard holds of dynamic table `spec`, ascending by key.
+  Status ListDynamicTable(const EmbeddingTableSpec& spec, Tensor* keys, Tensor* values);
 
   const TableSettings tables_;
   std::vector<int> model_variables_;  // every variable but the global step

@@ -5,8 +5,8 @@
 //
 // A bit per row of this shard (row id i is bit i / num_shards: 1.25 MB for a
 // 10M-row table over one ps), set with an atomic OR, no lock; a cut reads
-// and clears the words. (Dynamic tables are not exported yet, as model.bin
-// does not hold them.)
+// and clears the words. (A dynamic table tracks its own changes by slot:
+// EmbeddingTable::CutChanged.)
 //
 // A row written while a cut runs is in that cut or the next one, never in
 // neither: a word is cleared with the same atomic exchange that reads it.

@@ -145,6 +145,7 @@ int32_t DynamicEmbeddingTable::CreateRow(int64_t key) {
     slot = used_++;
   } else {
     slot = lru_.least_recent();
+    if (!changed_.empty()) removed_.push_back(keys_[slot]);
     IndexErase(keys_[slot]);
     lru_.Remove(slot);
     ++counts_.rows_evicted;
@@ -156,6 +157,7 @@ int32_t DynamicEmbeddingTable::CreateRow(int64_t key) {
   optimizer_.InitRowSlots(row + config_.dim, config_.dim);
   IndexInsert(key, slot);
   lru_.PushFront(slot);
+  MarkChanged(slot);
   ++counts_.rows_created;
   return slot;
 }
@@ -185,6 +187,24 @@ void DynamicEmbeddingTable::Pull(const int64_t* ids, int64_t n, float* rows, int
   }
 }
 
+void DynamicEmbeddingTable::Peek(const int64_t* ids, int64_t n, float* rows,
+                                 int64_t* versions) const {
+  MutexLock lock(mu_);
+  const int64_t dim = config_.dim;
+  for (int64_t i = 0; i < n; ++i) {
+    float* out = rows + i * dim;
+    const int32_t slot = Find(ids[i]);
+    versions[i] = slot == kNone ? 0 : versions_[slot];
+    if (slot != kNone) {
+      std::memcpy(out, Row(slot), dim * sizeof(float));
+    } else if (config_.min_count <= 1) {
+      InitialRow(config_.seed, config_.name, ids[i], config_.init_scale, dim, out);
+    } else {
+      std::fill(out, out + dim, 0.0f);
+    }
+  }
+}
+
 void DynamicEmbeddingTable::Versions(const int64_t* ids, int64_t n, int64_t* versions) const {
   MutexLock lock(mu_);
   for (int64_t i = 0; i < n; ++i) {
@@ -210,6 +230,7 @@ int64_t DynamicEmbeddingTable::Apply(const int64_t* ids, const float* grads, int
                                          lr_scales == nullptr ? 1.0f : lr_scales[i], updates);
     ++versions_[slot];
     lru_.Touch(slot);
+    MarkChanged(slot);
     ++applied;
   }
   counts_.rows_applied += applied;
@@ -275,9 +296,52 @@ Status DynamicEmbeddingTable::Import(const EmbeddingRows& rows) {
     lru_.PushFront(slot);
   }
   applies_ = rows.applies;
+  // The slots name other rows now; a restore is followed by a base.
+  std::fill(changed_.begin(), changed_.end(), 0);
+  removed_.clear();
   counts_.rows_created = 0;  // since the restore
   if (sketch_ != nullptr) sketch_->Clear();
   return Status::OK();
+}
+
+StatusOr<int64_t> DynamicEmbeddingTable::ListRows(int64_t cursor, int64_t max_rows,
+                                                  std::vector<int64_t>* ids,
+                                                  std::vector<float>* values) const {
+  if (cursor < 0 || max_rows < 1) {
+    return InvalidArgument(sparse_internal::TableMessage(
+        config_, "cannot list rows from cursor " + std::to_string(cursor) + ", " +
+                     std::to_string(max_rows) + " at a time"));
+  }
+  MutexLock lock(mu_);
+  const int64_t end = std::min<int64_t>(used_, cursor + max_rows);
+  const int64_t dim = config_.dim;
+  for (int64_t slot = cursor; slot < end; ++slot) {
+    ids->push_back(keys_[slot]);
+    const float* row = Row(static_cast<int32_t>(slot));
+    values->insert(values->end(), row, row + dim);
+  }
+  return end < used_ ? end : -1;
+}
+
+StatusOr<DynamicCut> DynamicEmbeddingTable::CutChanged(bool with_values) {
+  MutexLock lock(mu_);
+  DynamicCut cut;
+  if (changed_.empty()) {  // the first cut: tracking starts now
+    changed_.assign((capacity_ + 63) / 64, 0);
+    return cut;
+  }
+  const int64_t dim = config_.dim;
+  for (size_t w = 0; w < changed_.size(); ++w) {
+    for (uint64_t bits = std::exchange(changed_[w], 0); bits != 0; bits &= bits - 1) {
+      const int32_t slot = static_cast<int32_t>(w * 64 + __builtin_ctzll(bits));
+      if (!with_values) continue;
+      cut.ids.push_back(keys_[slot]);
+      cut.values.insert(cut.values.end(), Row(slot), Row(slot) + dim);
+    }
+  }
+  if (with_values) cut.removed = std::move(removed_);
+  removed_.clear();
+  return cut;
 }
 
 std::vector<int64_t> DynamicEmbeddingTable::KeysByRecency() const {

@@ -32,6 +32,11 @@
 // sightings, processed in order. An evicted key's count is not reset: it
 // stays admitted (unless aging has halved it below min_count since).
 //
+// The incremental export (CutChanged): from the first cut on, a bit per
+// slot records a row created or written, and each evicted key is kept,
+// until the next cut reads them. Import clears them (a restore is followed
+// by a base).
+//
 // Import replaces every row; the LRU order becomes the order of the
 // imported rows (the last one most recent), the sketch restarts empty and
 // rows_created counts from 0 (the other counters go on).
@@ -100,11 +105,16 @@ class DynamicEmbeddingTable final : public EmbeddingTable {
 
   Status CheckIds(const int64_t* ids, int64_t n) const override;
   void Pull(const int64_t* ids, int64_t n, float* rows, int64_t* versions) override;
+  void Peek(const int64_t* ids, int64_t n, float* rows, int64_t* versions) const override;
   void Versions(const int64_t* ids, int64_t n, int64_t* versions) const override;
   int64_t Apply(const int64_t* ids, const float* grads, int64_t n, const float* lr_scales) override;
   EmbeddingTableStats Stats() const override;
   EmbeddingRows Export() const override;
   Status Import(const EmbeddingRows& rows) override;
+  // The cursor is a slot number: slots [0, rows held) hold the rows.
+  StatusOr<int64_t> ListRows(int64_t cursor, int64_t max_rows, std::vector<int64_t>* ids,
+                             std::vector<float>* values) const override;
+  StatusOr<DynamicCut> CutChanged(bool with_values) override;
 
   // The keys held, least recently used first (for tests).
   std::vector<int64_t> KeysByRecency() const;
@@ -124,6 +134,10 @@ class DynamicEmbeddingTable final : public EmbeddingTable {
   // A new row for key in its initial state, evicting the least recently
   // used row when the table is full; returns its slot.
   int32_t CreateRow(int64_t key) REQUIRES(mu_);
+  // Records a row created or written, once the export tracks changes.
+  void MarkChanged(int32_t slot) REQUIRES(mu_) {
+    if (!changed_.empty()) changed_[slot / 64] |= uint64_t{1} << (slot % 64);
+  }
   float* Row(int32_t slot) const REQUIRES(mu_) { return slab_.get() + slot * row_floats_; }
 
   const Optimizer& optimizer_;
@@ -143,6 +157,11 @@ class DynamicEmbeddingTable final : public EmbeddingTable {
   int32_t used_ GUARDED_BY(mu_) = 0;                        // slots ever handed out
   int64_t applies_ GUARDED_BY(mu_) = 0;
   EmbeddingTableStats counts_ GUARDED_BY(mu_);  // rows_held and bytes unused
+  // The incremental export, from its first cut on: a bit per slot created
+  // or written since the last cut (capacity bits), and the keys evicted
+  // since (they grow with the evictions between two cuts).
+  std::vector<uint64_t> changed_ GUARDED_BY(mu_);
+  std::vector<int64_t> removed_ GUARDED_BY(mu_);
 };
 
 }  // namespace pst

@@ -30,6 +30,7 @@
 
 #include "common/status.h"
 #include "ps/optimizers/optimizer.h"
+#include "ps/sparse/initial_row.h"
 
 namespace pst {
 
@@ -55,10 +56,6 @@ struct EmbeddingTableConfig {
   int64_t cache_rows = 0;  // with storage_dir: rows in the RAM cache (> 0)
 };
 
-// The initial value of row `key` of table `name` (dim floats into *row).
-void InitialRow(uint64_t seed, const std::string& name, int64_t key, float init_scale, int64_t dim,
-                float* row);
-
 struct EmbeddingTableStats {
   int64_t rows_held = 0;     // rows that exist on this shard now
   int64_t rows_created = 0;  // dynamic: rows created since start (or restore)
@@ -78,6 +75,16 @@ struct EmbeddingRows {
   std::vector<float> slots;
   std::vector<int64_t> versions;
   int64_t applies = 0;  // Apply calls so far (Adam's bias correction)
+};
+
+// A dynamic table's rows changed since the previous export cut
+// (EmbeddingTable::CutChanged): the keys created or written, with their
+// values now (ids[i]'s value is values[i*dim ...]), and the keys evicted.
+// A key may be in both: evicted, then created again.
+struct DynamicCut {
+  std::vector<int64_t> ids;
+  std::vector<float> values;
+  std::vector<int64_t> removed;
 };
 
 class EmbeddingTable {
@@ -103,6 +110,13 @@ class EmbeddingTable {
   // reads a key not admitted as zeros with version 0.
   virtual void Pull(const int64_t* ids, int64_t n, float* rows, int64_t* versions) = 0;
 
+  // Pull without changing anything: an evaluation's read. A dynamic table
+  // reads a key it does not hold as the row a pull would create
+  // (InitialRow when min_count is 1, else zeros), version 0, and counts no
+  // sighting, creates and evicts no row and leaves the recency alone. A
+  // fixed table's Pull changes nothing: its Peek is its Pull.
+  virtual void Peek(const int64_t* ids, int64_t n, float* rows, int64_t* versions) const;
+
   // The versions of `ids` now (0 for a key not held).
   virtual void Versions(const int64_t* ids, int64_t n, int64_t* versions) const = 0;
 
@@ -126,6 +140,23 @@ class EmbeddingTable {
   // id is out of range or on another shard, or a dynamic table would exceed
   // its capacity; nothing changes then.
   virtual Status Import(const EmbeddingRows& rows) = 0;
+
+  // Dynamic tables, for model files and the incremental export; a table
+  // that cannot (a fixed one: its rows are pulled by id; one on disk) says
+  // Unimplemented naming itself.
+  //
+  // Up to max_rows (> 0) of the rows held, from `cursor` on (0: the first),
+  // appended to *ids and *values (dim floats each); returns the cursor of
+  // the next call, or -1 once every row was listed. A key is listed once
+  // when no row is created or evicted meanwhile; otherwise a key evicted
+  // and created again may be listed twice or not at all (then its row is
+  // new: in the next cut).
+  virtual StatusOr<int64_t> ListRows(int64_t cursor, int64_t max_rows, std::vector<int64_t>* ids,
+                                     std::vector<float>* values) const;
+  // The rows changed since the previous cut, with their values when
+  // `with_values` (a base's cut only restarts the count). The first cut
+  // starts the count and finds nothing; until then nothing is tracked.
+  virtual StatusOr<DynamicCut> CutChanged(bool with_values);
 
  protected:
   explicit EmbeddingTable(const EmbeddingTableConfig& config) : config_(config) {}

@@ -9,18 +9,12 @@
 
 #include "common/status.h"
 #include "ps/sparse/embedding_table.h"
+#include "ps/sparse/mix64.h"
 
 namespace pst {
 namespace sparse_internal {
 
-// splitmix64's output function (Steele, Lea, Flood 2014): a bijection of
-// 64-bit words whose every output bit depends on every input bit. Fixed
-// arithmetic, so the same on every platform.
-inline uint64_t Mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
+using ::pst::Mix64;
 
 // The shard a key lives on: unsigned modulo, so a negative key has one too.
 inline int ShardOf(int64_t key, int num_shards) {

@@ -92,7 +92,13 @@ void FixedEmbeddingTable::Prefetch(const int64_t* ids, int64_t n, int64_t i) con
   __builtin_prefetch(&versions_[local]);
 }
 
+// A fixed table's pull changes nothing.
 void FixedEmbeddingTable::Pull(const int64_t* ids, int64_t n, float* rows, int64_t* versions) {
+  Peek(ids, n, rows, versions);
+}
+
+void FixedEmbeddingTable::Peek(const int64_t* ids, int64_t n, float* rows,
+                               int64_t* versions) const {
   MutexLock lock(mu_);
   for (int64_t i = 0; i < n; ++i) {
     Prefetch(ids, n, i);

@@ -33,6 +33,7 @@ class FixedEmbeddingTable final : public EmbeddingTable {
 
   Status CheckIds(const int64_t* ids, int64_t n) const override;
   void Pull(const int64_t* ids, int64_t n, float* rows, int64_t* versions) override;
+  void Peek(const int64_t* ids, int64_t n, float* rows, int64_t* versions) const override;
   void Versions(const int64_t* ids, int64_t n, int64_t* versions) const override;
   int64_t Apply(const int64_t* ids, const float* grads, int64_t n, const float* lr_scales) override;
   EmbeddingTableStats Stats() const override;

@@ -231,6 +231,9 @@ TEST_F(SparseTest, ADynamicTableNeverHoldsMoreRowsThanItsCapacity) {
   EXPECT_NE(log.find("table 'deep/embedding' holds 3000 rows"), std::string::npos) << log;
   // Few rows for many keys: it learns, short of the Bayes AUC.
   EXPECT_GE(ReportValue(log, "Test-AUC: ").value_or(0), 0.7) << log;
+  // model.bin holds the rows and keys: predict gives the chief's figures
+  // (the chief's evaluation created and evicted no row).
+  ExpectPredictGivesTheChiefsFigures(cluster.dir(), log, {});
 }
 
 TEST_F(SparseTest, AKilledPsGetsItsRowsBackFromTheCheckpoint) {

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <thread>
 
 #include "common/tensor_file.h"
@@ -110,6 +111,13 @@ class StreamingTest : public ::testing::Test {
     StatusOr<TrainedModel> written = ReadModelFile(dir + "/run/model.bin");
     ASSERT_TRUE(written.ok()) << written.status().ToString();
     ASSERT_EQ(exported->trained.params.size(), written->params.size());
+    const std::vector<Tensor>& keys = written->dynamic.keys;
+    ASSERT_EQ(exported->trained.dynamic.keys.size(), keys.size());
+    for (size_t t = 0; t < keys.size(); ++t) {
+      const Tensor& a = exported->trained.dynamic.keys[t];
+      ASSERT_EQ(a.shape(), keys[t].shape()) << "table " << t << "'s keys";
+      EXPECT_EQ(std::memcmp(a.data(), keys[t].data(), a.num_bytes()), 0) << "table " << t;
+    }
     for (size_t i = 0; i < written->params.size(); ++i) {
       const Tensor& a = exported->trained.params[i];
       const Tensor& b = written->params[i];
@@ -167,23 +175,27 @@ class StreamingTest : public ::testing::Test {
 
 std::string* StreamingTest::data_dir_ = nullptr;
 
+// With dynamic tables too small for the stream's keys: the export follows
+// rows created, written and evicted.
 TEST_F(StreamingTest, EveryLineOnceThroughAWorkerKilledMidFileAndAChiefRestart) {
   LocalCluster cluster(2, 2, MakeTestDir("StreamingTest-worker-chief"));
   const std::string dir = cluster.dir();
   fs::create_directories(dir + "/in");
   Publish(dir + "/in", 0);
   std::vector<std::string> flags = Flags(dir);
+  std::replace(flags.begin(), flags.end(), std::string("--embedding_rows=50000"),
+               std::string("--embedding_capacity=4000"));
   for (int k = 0; k < 2; ++k) cluster.StartTask("ps", k, {"--checkpoint_dir=" + dir + "/ckpt"});
   cluster.StartTask("chief", 0, flags);
-  // Worker 0 is slow (20 ms a batch), so that it is killed inside a file.
+  // Worker 0 is slow (20 ms a batch), so that it is killed inside a file:
+  // once it logs its 5th batch, 25 remain.
   std::vector<std::string> slow = flags;
-  slow.push_back("--simulated_delay_ms=20");
+  slow.insert(slow.end(), {"--simulated_delay_ms=20", "--worker_log_every_steps=5"});
   cluster.StartTask("worker", 0, slow);
   cluster.StartTask("worker", 1, flags);
   for (int k = 1; k < 4; ++k) Publish(dir + "/in", k);
   auto worker0 = [&] { return cluster.task("worker", 0).Log(); };
-  ASSERT_TRUE(WaitFor(worker0, " trains ", 1, seconds(120))) << worker0();
-  std::this_thread::sleep_for(milliseconds(200));  // about 10 batches in
+  ASSERT_TRUE(WaitFor(worker0, "Step: ", 1, seconds(120))) << worker0();
   cluster.task("worker", 0).Signal(SIGKILL);
   cluster.task("worker", 0).Wait(seconds(10));
   cluster.StartTask("worker", 0, flags);
@@ -211,6 +223,8 @@ TEST_F(StreamingTest, EveryLineOnceThroughAWorkerKilledMidFileAndAChiefRestart) 
   }
   const std::string log = cluster.task("chief").Log();
   EXPECT_NE(log.find("Test-AUC: "), std::string::npos) << log;
+  // The tables were full: rows were evicted.
+  EXPECT_TRUE(std::regex_search(log, std::regex("holds 4000 rows .*, evicted [1-9]"))) << log;
   EXPECT_TRUE(fs::exists(dir + "/run/model.bin"));
   ExpectEveryLineOnce(dir);
   ExpectExportIsTheModel(dir, /*with_deltas=*/true);
