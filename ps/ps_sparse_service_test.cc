@@ -1,8 +1,11 @@
 // Embedding tables over the in-process transport: a PsClient pulls and
 // pushes rows by id across two shards (float32 and bfloat16 wires), and a
 // shard refuses malformed sparse tensors and ids of another shard, keeps
-// its rows and serves on.
+// its rows and serves on. A dynamic table is not changed by the chief's
+// pulls, and the chief lists its rows and cuts its changes.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "ps/ps_service.h"
 #include "ps/shard_admin.h"
@@ -127,6 +130,65 @@ TEST_F(PsSparseServiceTest, MalformedSparseTensorsAreRefusedAndTheShardServesOn)
   const TensorView& row = reply->tensors()[0];
   EXPECT_EQ(std::vector<float>(row.f32(), row.f32() + kDim), Initial(2));
   EXPECT_EQ(reply->tensors()[1].i64()[0], 0);
+}
+
+// A dynamic table of 2 rows per shard: the chief's pulls (its evaluation)
+// read keys it lacks as a pull would create them, and create, evict and
+// count nothing; the chief lists a shard's rows and cuts its changes.
+TEST_F(PsSparseServiceTest, ADynamicTableIsNotChangedByTheChiefsPullsAndIsListedAndCut) {
+  InProcessShards shards(2);
+  auto placement = Placement::Compute(WithGlobalStep({}), {2}, {{"t", kDim, 0}});
+  ASSERT_TRUE(placement.ok());
+  ShardConfig config;
+  config.optimizer.learning_rate = 1.0f;
+  config.global_step_variable = kGlobalStepName;
+  TableSettings tables;
+  tables.seed = 3;
+  tables.capacity = 2;
+  auto chief = shards.Client(*placement, kCluster, wire::Role::Chief);
+  ShardAdmin admin(&*chief);
+  ASSERT_TRUE(admin.Initialize(config, {Tensor(DType::kInt64, {})}, {}, tables).ok());
+  ASSERT_TRUE(admin.CutChangedRows(false, SteadyClock().Now() + std::chrono::seconds(5)).ok());
+  auto worker = shards.Client(*placement, kCluster, wire::Role::Worker, 0);
+  std::vector<TableRows> rows(1);
+  rows[0].ids = {2, 4};  // both on shard 0, which is full then
+  std::vector<Tensor> none;
+  ASSERT_TRUE(worker->Pull({}, &none, &rows).ok());
+
+  std::vector<TableRows> evaluated(1);
+  evaluated[0].ids = {6, 8, 2};
+  ASSERT_TRUE(chief->Pull({}, &none, &evaluated).ok());
+  EXPECT_EQ(RowOf(evaluated[0], 0), Initial(6));
+  EXPECT_EQ(RowOf(evaluated[0], 1), Initial(8));
+  EXPECT_EQ(RowOf(evaluated[0], 2), Initial(2));
+
+  // Shard 0 still holds 2 and 4, in one listing call of 5 rows or two of 1.
+  for (const int64_t at_a_time : {5, 1}) {
+    std::vector<int64_t> keys;
+    for (int64_t cursor = 0; cursor >= 0;) {
+      StatusOr<ListedRows> listed = admin.ListTableRows(0, "t", cursor, at_a_time);
+      ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+      keys.insert(keys.end(), listed->ids.i64(), listed->ids.i64() + listed->ids.num_elements());
+      cursor = listed->next;
+    }
+    std::sort(keys.begin(), keys.end());
+    EXPECT_EQ(keys, (std::vector<int64_t>{2, 4})) << at_a_time << " at a time";
+  }
+  EXPECT_FALSE(admin.ListTableRows(0, "no_such_table", 0, 5).ok());
+
+  // The worker's rows since the cut: created 2 and 4; then 6 evicts 2.
+  rows[0].ids = {6};
+  ASSERT_TRUE(worker->Pull({}, &none, &rows).ok());
+  StatusOr<std::vector<CutRows>> cut =
+      admin.CutChangedRows(true, SteadyClock().Now() + std::chrono::seconds(5));
+  ASSERT_TRUE(cut.ok()) << cut.status().ToString();
+  ASSERT_EQ(cut->size(), 1u);
+  const CutRows& t = (*cut)[0];
+  std::vector<int64_t> changed(t.ids.i64(), t.ids.i64() + t.ids.num_elements());
+  std::sort(changed.begin(), changed.end());
+  EXPECT_EQ(changed, (std::vector<int64_t>{4, 6}));  // 2 was evicted
+  ASSERT_EQ(t.removed.num_elements(), 1);
+  EXPECT_EQ(t.removed.i64()[0], 2);
 }
 
 }  // namespace
