@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "serve/predict_json.h"
@@ -30,6 +31,23 @@ bool IsJson(const std::string& content_type) {
   std::transform(type.begin(), type.end(), type.begin(),
                  [](unsigned char c) { return std::tolower(c); });
   return type.empty() || type == "application/json";
+}
+
+// A "fields" request's examples as lines of the format the model reads
+// (its *format).
+StatusOr<std::vector<std::string>> NamedLines(const ServedModel& served,
+                                              const std::vector<NamedExample>& examples,
+                                              std::string* format) {
+  if (served.field_names == nullptr) return InvalidArgument(served.no_field_names);
+  std::vector<std::string> lines;
+  lines.reserve(examples.size());
+  for (size_t i = 0; i < examples.size(); ++i) {
+    PST_ASSIGN_OR_RETURN(std::string line,
+                         served.field_names->Line(examples[i], static_cast<int64_t>(i + 1)));
+    lines.push_back(std::move(line));
+  }
+  *format = served.field_names->format();
+  return lines;
 }
 
 }  // namespace
@@ -82,6 +100,12 @@ HttpResponse RequestHandler::Predict(const HttpRequest& request, int64_t* exampl
   StatusOr<PredictorPool::Lease> lease = pool_->Acquire(served);
   if (!lease.ok()) return Error(500, lease.status().message());
   LoadedModel& model = lease->model();
+  if (parsed->format == "fields") {
+    StatusOr<std::vector<std::string>> lines =
+        NamedLines(*served, parsed->examples, &parsed->format);
+    if (!lines.ok()) return Error(400, lines.status().message());
+    parsed->lines = std::move(lines).value();
+  }
   StatusOr<Dataset> data = model.ParseTestLines(parsed->lines, parsed->format);
   if (!data.ok()) return Error(400, data.status().message());
   // Click models have 2 classes: the probability of a click is class 1's.

@@ -1,11 +1,13 @@
 // RequestHandler: the serve executable's answers, one HttpRequest in, one
 // HttpResponse out (docs/SERVING.md):
-//   POST /predict   click probabilities of the request's lines, from the
-//                   model served when the request came in, whole
+//   POST /predict   click probabilities of the request's lines (or named
+//                   examples, serve/named_fields.h), from the model served
+//                   when the request came in, whole
 //   GET /healthz    200 when a model is served, else 503
 //   GET /metrics    Prometheus text (serve/serve_metrics.h)
 // Errors are JSON {"error": "..."}: 400 malformed JSON, a missing or
-// mistyped member, an unknown format, a line the reader refuses (naming it);
+// mistyped member, an unknown format, a line the reader refuses (naming it),
+// a named field the model does not have (naming it), a model without names;
 // 404 another path; 405 another method; 413 a body over the limit; 415 a
 // Content-Type other than JSON's (none is taken as JSON); 503 no model yet
 // (saying why); 500 a prediction that failed.

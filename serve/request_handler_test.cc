@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -107,6 +108,173 @@ TEST_F(RequestHandlerTest, ProbabilitiesArePredictsToTheBit) {
       EXPECT_EQ(static_cast<double>(static_cast<float>(got[i])), got[i]);
     }
   }
+}
+
+// Criteo `line`'s values by Criteo's column names: the integers as JSON
+// integers (in odd examples `i` as strings), an empty one left out, null or
+// "" by turns; the strings as they are.
+Json NamedCriteo(const std::string& line, int i) {
+  std::vector<std::string> columns;
+  std::stringstream fields(line);
+  for (std::string field; std::getline(fields, field, '\t');) columns.push_back(field);
+  columns.resize(40);
+  Json example = Json::object();
+  for (int j = 1; j <= 13; ++j) {
+    const std::string name = "I" + std::to_string(j);
+    const std::string& x = columns[j];
+    if (x.empty()) {
+      if (i % 3 == 1) example[name] = nullptr;
+      if (i % 3 == 2) example[name] = "";
+    } else if (i % 2 == 0) {
+      example[name] = std::stoll(x);
+    } else {
+      example[name] = x;
+    }
+  }
+  for (int f = 1; f <= 26; ++f) example["C" + std::to_string(f)] = columns[13 + f];
+  return example;
+}
+
+// Libffm `line`'s entries by the names of ffm.features below: user and item
+// as an id (item, in odd examples, as a list of one), history as a list of
+// ids, genres as a list of [id, weight].
+Json NamedLibffm(const std::string& line, int i) {
+  const char* names[] = {"user", "item", "history", "genres"};
+  Json example = Json::object();
+  std::stringstream tokens(line);
+  std::string token;
+  tokens >> token;  // the label
+  while (tokens >> token) {
+    const size_t a = token.find(':'), b = token.find(':', a + 1);
+    const int field = std::stoi(token.substr(0, a));
+    const int64_t id = std::stoll(token.substr(a + 1, b - a - 1));
+    const std::string name = names[field];
+    if (field == 3) {
+      example[name].push_back(Json::array({id, std::stod(token.substr(b + 1))}));
+    } else if (field == 2 || (field == 1 && i % 2 == 1)) {
+      example[name].push_back(id);
+    } else {
+      example[name] = id;
+    }
+  }
+  return example;
+}
+
+std::string FieldsBody(const Json& examples) {
+  return Json{{"format", "fields"}, {"examples", examples}}.dump();
+}
+
+// Both answers 200 with the same floats, to the bit, and not all one.
+void ExpectSameProbabilities(const HttpResponse& lines, const HttpResponse& named) {
+  ASSERT_EQ(lines.status, 200) << lines.body;
+  ASSERT_EQ(named.status, 200) << named.body;
+  std::vector<float> a, b;
+  for (const double p : Json::parse(lines.body)["probabilities"].get<std::vector<double>>()) {
+    a.push_back(static_cast<float>(p));
+  }
+  for (const double p : Json::parse(named.body)["probabilities"].get<std::vector<double>>()) {
+    b.push_back(static_cast<float>(p));
+  }
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << lines.body << "\n"
+                                                                          << named.body;
+  EXPECT_NE(*std::min_element(a.begin(), a.end()), *std::max_element(a.begin(), a.end()));
+}
+
+// An example of named fields gives its line's probability to the bit: by
+// Criteo's names, by a criteo feature file's, by a libffm feature file's.
+TEST_F(RequestHandlerTest, NamedFieldsGiveTheProbabilitiesOfTheirLinesToTheBit) {
+  std::ofstream(Path("columns.features"))
+      << "C1 categorical C1 buckets=20\nC2 categorical C2 buckets=20\nI1 numeric I1 log1p\n"
+         "I2b numeric I2 bucketize=0,1,5,20\n";
+  const std::vector<std::string> lines = CriteoLines(25, /*seed=*/3);
+  for (const std::string features : {std::string(), Path("columns.features")}) {
+    SCOPED_TRACE(features.empty() ? "no features" : "features");
+    holder_.Publish(ServedClickModel(ClickJob(Path("train.txt"), features), 0.5f, 1200));
+    Json examples = Json::array();
+    for (size_t i = 0; i < lines.size(); ++i) {
+      Json all = NamedCriteo(lines[i], static_cast<int>(i));
+      if (features.empty()) {
+        examples.push_back(all);
+        continue;
+      }
+      // The file's names only: I2b reads I2.
+      Json some = {{"C1", all["C1"]}, {"C2", all["C2"]}};
+      if (all.contains("I1")) some["I1"] = all["I1"];
+      if (all.contains("I2")) some["I2b"] = all["I2"];
+      examples.push_back(some);
+    }
+    ExpectSameProbabilities(Post(Body("criteo", lines)), Post(FieldsBody(examples)));
+  }
+  WriteLines(Path("train.ffm"), LibffmLines(40));
+  std::ofstream(Path("ffm.features"))
+      << "user categorical 0 buckets=20\nitem categorical 1 buckets=30 table=items\n"
+         "history multi_hot 2 buckets=30 table=items combiner=mean\n"
+         "genres multi_hot 3 buckets=10 weighted\n";
+  holder_.Publish(
+      ServedClickModel(ClickJob(Path("train.ffm"), Path("ffm.features"), "libffm"), 0.5f, 1300));
+  const std::vector<std::string> ffm = LibffmLines(25, /*seed=*/3);
+  Json examples = Json::array();
+  for (size_t i = 0; i < ffm.size(); ++i) examples.push_back(NamedLibffm(ffm[i], int(i)));
+  ExpectSameProbabilities(Post(Body("libffm", ffm)), Post(FieldsBody(examples)));
+  // libsvm: its one field, 0, by the file's name (as a libffm line's field 0).
+  std::vector<std::string> svm;
+  Json words = Json::array();
+  for (int i = 0; i < 20; ++i) {
+    const int a = i % 7, b = 7 + i % 5;
+    svm.push_back(std::to_string(i % 2) + " " + std::to_string(a) + ":1 " + std::to_string(b) +
+                  ":0.75");
+    words.push_back({{"words", Json::array({a, Json::array({b, 0.75})})}});
+  }
+  WriteLines(Path("train.svm"), svm);
+  std::ofstream(Path("svm.features")) << "words multi_hot 0 buckets=20 weighted\n";
+  holder_.Publish(
+      ServedClickModel(ClickJob(Path("train.svm"), Path("svm.features"), "libsvm"), 0.5f, 1400));
+  ExpectSameProbabilities(Post(Body("libsvm", svm)), Post(FieldsBody(words)));
+}
+
+TEST_F(RequestHandlerTest, NamedFieldsSayWhatIsWrong) {
+  // Example 2 of each request is wrong.
+  auto fields = [this](const Json& wrong) {
+    return Post(FieldsBody(Json::array({Json::object(), wrong})));
+  };
+  holder_.Publish(ServedClickModel(ClickJob(Path("train.txt")), 0.5f, 7));
+  EXPECT_EQ(fields(Json::object()).status, 200);  // every field empty
+  ExpectError(fields({{"C27", "x"}}), 400,
+              "example 2: unknown field \"C27\": this model's fields are Criteo's columns "
+              "I1..I13 and C1..C26");
+  ExpectError(fields({{"label", 1}}), 400, "example 2: unknown field \"label\"");
+  ExpectError(fields({{"I1", "x"}}), 400, "example 2: field \"I1\": 'x' is not a 64-bit integer");
+  ExpectError(fields({{"I1", {1, 2}}}), 400, "field \"I1\": a list; this field takes an integer");
+  ExpectError(fields({{"C3", "a\tb"}}), 400, "field \"C3\": 'a\tb' holds a tab or a line break");
+  ExpectError(fields({{"C3", {5}}}), 400, "field \"C3\": a list; this field takes a string");
+  // Columns of one source must agree.
+  std::ofstream(Path("columns.features"))
+      << "C1 categorical C1 buckets=20\nI2 numeric I2 log1p\nI2b numeric I2 bucketize=0,1,5\n";
+  holder_.Publish(ServedClickModel(ClickJob(Path("train.txt"), Path("columns.features")), 0.5f, 8));
+  EXPECT_EQ(fields({{"I2", 3}, {"I2b", 3}, {"C1", "v1"}}).status, 200);
+  EXPECT_EQ(fields({{"I2", 3}, {"I2b", nullptr}}).status, 200);
+  ExpectError(fields({{"I2", 3}, {"I2b", 4}}), 400,
+              "example 2: fields \"I2\" and \"I2b\" both read I2 and give it different values");
+  ExpectError(fields({{"C3", "x"}}), 400,
+              "unknown field \"C3\": this model's fields are the feature file's columns C1, I2, "
+              "I2b");
+  // libffm: ids; without a feature file, no names.
+  WriteLines(Path("train.ffm"), LibffmLines(40));
+  std::ofstream(Path("ffm.features")) << "user categorical 0 buckets=20\n"
+                                         "genres multi_hot 3 buckets=10 weighted\n";
+  holder_.Publish(
+      ServedClickModel(ClickJob(Path("train.ffm"), Path("ffm.features"), "libffm"), 0.5f, 9));
+  EXPECT_EQ(fields({{"user", 3}, {"genres", {1, {2, 0.5}}}}).status, 200);
+  ExpectError(fields({{"user", -1}}), 400, "field \"user\": -1 is no id (an integer >= 0)");
+  ExpectError(fields({{"genres", "x"}}), 400,
+              "field \"genres\": a string; this field takes an id (an integer >= 0), or a list of "
+              "ids or of [id, weight]");
+  holder_.Publish(ServedClickModel(ClickJob(Path("train.ffm"), "", "libffm"), 0.5f, 10));
+  ExpectError(fields({{"user", 3}}), 400,
+              "trained on libffm or libsvm lines without a feature file (--features): its fields "
+              "have no names; send \"lines\"");
 }
 
 TEST_F(RequestHandlerTest, BadRequestsSayWhatIsWrong) {

@@ -28,6 +28,7 @@ StatusOr<std::unique_ptr<ServedModel>> Served(TrainedModel trained, std::string 
   served->loaded_at = std::chrono::system_clock::now();
   served->written_at = WrittenAt(source, served->loaded_at);
   served->source = std::move(source);
+  SetFieldNames(served.get());
   return served;
 }
 
@@ -45,6 +46,15 @@ Status CheckServable(const TrainedModel& trained, const std::string& source) {
     return FailedPrecondition(source + ": cannot build its model: " + built.status().message());
   }
   return Status::OK();
+}
+
+void SetFieldNames(ServedModel* served) {
+  StatusOr<NamedFields> names = NamedFields::Of(served->trained);
+  if (names.ok()) {
+    served->field_names = std::make_shared<const NamedFields>(std::move(names).value());
+  } else {
+    served->no_field_names = names.status().message();
+  }
 }
 
 StatusOr<std::unique_ptr<ServedModel>> ServeModelFile(const std::string& path) {

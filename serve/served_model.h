@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "job/export_files.h"
 #include "job/model_file.h"
+#include "serve/named_fields.h"
 
 namespace pst {
 
@@ -28,7 +29,14 @@ struct ServedModel {
   // 1 for the first model a server loads, then one more per load
   // (ModelHolder::Publish sets it): newer models have larger numbers.
   int64_t load = 0;
+  // The names of its input fields, for "fields" requests; null when it has
+  // none, and then `no_field_names` says why (SetFieldNames makes both).
+  std::shared_ptr<const NamedFields> field_names;
+  std::string no_field_names;
 };
+
+// Sets served->field_names (or no_field_names) from served->trained.
+void SetFieldNames(ServedModel* served);
 
 // A plain model.bin (--model_file). Errors: ReadModelFile's, and
 // CheckServable's.

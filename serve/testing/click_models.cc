@@ -36,20 +36,35 @@ std::vector<std::string> CriteoLines(int n, int seed) {
   return lines;
 }
 
+std::vector<std::string> LibffmLines(int n, int seed) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < n; ++i) {
+    const int k = i * 7 + seed * 3;
+    std::string line = std::to_string((i + seed) % 2) + " 0:" + std::to_string(k % 17) +
+                       ":1 1:" + std::to_string(k % 29) + ":1";
+    for (int h = 0; h < 2 + i % 2; ++h) line += " 2:" + std::to_string((k + h * 5) % 29) + ":1";
+    line += " 3:" + std::to_string(k % 9) + ":0." + std::to_string(10 + k % 90);
+    line += " 3:" + std::to_string((k + 4) % 9) + ":1.25";
+    lines.push_back(line);
+  }
+  return lines;
+}
+
 void WriteLines(const std::string& path, const std::vector<std::string>& lines) {
   std::ofstream out(path, std::ios::binary);
   for (const std::string& line : lines) out << line << "\n";
   CHECK(out.good()) << path;
 }
 
-Job ClickJob(const std::string& train_file, const std::string& features_file) {
+Job ClickJob(const std::string& train_file, const std::string& features_file,
+             const std::string& format) {
   JobOptions options;
-  options.data.format = "criteo";
+  options.data.format = format;
   options.data.train_file = train_file;
   options.model = "wide_deep";
   options.embedding_rows = 50;
   if (!features_file.empty()) {
-    StatusOr<FeatureColumns> features = ReadFeatureColumns(features_file, "criteo");
+    StatusOr<FeatureColumns> features = ReadFeatureColumns(features_file, format);
     CHECK(features.ok()) << features.status().ToString();
     options.data.features = *features;
   }
@@ -83,6 +98,7 @@ std::unique_ptr<ServedModel> ServedClickModel(const Job& job, float k, int64_t s
   served->source = "k" + std::to_string(k) + ".bin";
   served->step = served->base_step = step;
   served->written_at = served->loaded_at = std::chrono::system_clock::now();
+  SetFieldNames(served.get());
   return served;
 }
 

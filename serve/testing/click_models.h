@@ -20,12 +20,18 @@ namespace pst {
 // line and by `seed`.
 std::vector<std::string> CriteoLines(int n, int seed = 0);
 
+// `n` libffm lines of fields 0..3: one id in fields 0 and 1, two or three
+// in field 2, weighted ids in field 3 (weights with two decimals).
+std::vector<std::string> LibffmLines(int n, int seed = 0);
+
 // Writes `lines` to `path`, one a line.
 void WriteLines(const std::string& path, const std::vector<std::string>& lines);
 
-// A wide_deep job (tables of 50 rows) on the criteo lines of `train_file`,
-// through the feature file `features_file` when given. CHECKs it loads.
-Job ClickJob(const std::string& train_file, const std::string& features_file = "");
+// A wide_deep job (tables of 50 rows) on the lines of `train_file` in
+// `format` (criteo or libffm), through the feature file `features_file`
+// when given. CHECKs it loads.
+Job ClickJob(const std::string& train_file, const std::string& features_file = "",
+             const std::string& format = "criteo");
 
 // The job's model's parameters (its variables, then its whole tables):
 // element i of each is ClickParamValue(k, i), small (|x| < 0.02 for k < 1)
