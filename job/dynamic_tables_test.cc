@@ -134,8 +134,7 @@ TEST_F(DynamicTablesTest, ADeltaDropsEvictedKeysAndAddsNewOnes) {
   }
   rows.removed.i64()[0] = 6;
   rows.removed.i64()[1] = 2;
-  ASSERT_TRUE(
-      WriteDeltaFile((dir_ / DeltaFileName(150)).string(), 100, 100, dense, {rows}).ok());
+  ASSERT_TRUE(WriteDeltaFile((dir_ / DeltaFileName(150)).string(), 100, 100, dense, {rows}).ok());
   StatusOr<ExportedModel> m = LoadExport(dir_.string());
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_EQ(m->step, 150);

@@ -39,8 +39,8 @@ Status GatherTrainedRows(const TrainedModel& trained, const Model& model, const 
   for (size_t t = 0; t < specs.size(); ++t) {
     const EmbeddingTableSpec& spec = specs[t];
     const Tensor& table = trained.params[variables + t];
-    Tensor out = Tensor::Uninitialized(DType::kFloat32,
-                                       {static_cast<int64_t>(ids[t].size()), spec.dim});
+    Tensor out =
+        Tensor::Uninitialized(DType::kFloat32, {static_cast<int64_t>(ids[t].size()), spec.dim});
     for (size_t i = 0; i < ids[t].size(); ++i) {
       const int64_t id = ids[t][i];
       float* row = out.f32() + i * spec.dim;

@@ -131,8 +131,7 @@ TEST_F(DynamicTableExportTest, CutReportsCreatedWrittenAndEvictedKeys) {
   cut = table->CutChanged(true);
   ASSERT_TRUE(cut.ok());
   EXPECT_EQ(std::set<int64_t>(cut->ids.begin(), cut->ids.end()), (std::set<int64_t>{6, 1}));
-  EXPECT_EQ(std::set<int64_t>(cut->removed.begin(), cut->removed.end()),
-            (std::set<int64_t>{3, 2}));
+  EXPECT_EQ(std::set<int64_t>(cut->removed.begin(), cut->removed.end()), (std::set<int64_t>{3, 2}));
 
   // A base's cut (no values) only restarts the count.
   Apply(*table, {5});

@@ -155,18 +155,12 @@ class ServeTest : public ::testing::Test {
   }
 
   static std::vector<std::string> JobFlags(const std::string& dir) {
-    return {"--dataset=criteo",
-            "--model=deepfm",
-            "--follow",
-            "--train_files=" + dir + "/in/part-*",
+    return {"--dataset=criteo", "--model=deepfm", "--follow", "--train_files=" + dir + "/in/part-*",
             "--test_file=" + QueryFile(),
             // Dynamic tables too small for the stream's keys: the exports
             // carry keys created, written and evicted.
-            "--embedding_capacity=3000",
-            "--batch_size=100",
-            "--train_steps=0",
-            "--export_every_secs=1",
-            "--export_base_every=3",
+            "--embedding_capacity=3000", "--batch_size=100", "--train_steps=0",
+            "--export_every_secs=1", "--export_base_every=3",
             "--keep_export_bases=1000",  // every export the test checks stays
             "--run_dir=" + dir + "/run"};
   }
