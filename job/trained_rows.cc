@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "ps/sparse/initial_row.h"
+#include "model/initial_row.h"
 
 namespace pst {
 namespace {

@@ -12,7 +12,7 @@
 #include "ps/optimizers/optimizer.h"
 #include "ps/sparse/dynamic_embedding_table.h"
 #include "ps/sparse/embedding_table.h"
-#include "ps/sparse/initial_row.h"
+#include "model/initial_row.h"
 
 namespace pst {
 namespace {

@@ -30,7 +30,7 @@
 
 #include "common/status.h"
 #include "ps/optimizers/optimizer.h"
-#include "ps/sparse/initial_row.h"
+#include "model/initial_row.h"
 
 namespace pst {
 

@@ -9,7 +9,7 @@
 
 #include "common/status.h"
 #include "ps/sparse/embedding_table.h"
-#include "ps/sparse/mix64.h"
+#include "common/mix64.h"
 
 namespace pst {
 namespace sparse_internal {

@@ -10,9 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <regex>
-#include <sstream>
 
 #include "tests/integration/child_process.h"
 #include "tests/integration/local_cluster.h"
@@ -23,31 +20,18 @@ namespace {
 
 using std::chrono::seconds;
 
-// One value of problem.json, e.g. "lr_test_auc".
-double JsonNumber(const std::string& json, const std::string& key) {
-  std::smatch m;
-  EXPECT_TRUE(std::regex_search(json, m, std::regex("\"" + key + "\": ([0-9.]+)"))) << key;
-  return m.empty() ? 0 : std::stod(m[1].str());
-}
-
 class ClickModelsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     data_dir_ = new std::string(MakeTestDir("ClickModelsTest-data"));
-    const char* source = std::getenv("PST_SOURCE_DIR");
-    ASSERT_NE(source, nullptr) << "PST_SOURCE_DIR is not set (run through ctest)";
-    auto generator = ChildProcess::Start(
-        {"/usr/bin/env", "python3", std::string(source) + "/examples/make_ctr_problem.py",
-         *data_dir_, "--train_examples=200000", "--test_examples=20000", "--seed=1",
-         "--lr_epochs=1", "--lr_stdlib"},
-        *data_dir_ + "/generator.log");
-    ASSERT_TRUE(generator.ok()) << generator.status().ToString();
-    ASSERT_EQ((*generator)->Wait(seconds(300)), 0) << (*generator)->Log();
-    std::ifstream problem(*data_dir_ + "/problem.json");
-    std::stringstream text;
-    text << problem.rdbuf();
-    bayes_auc_ = JsonNumber(text.str(), "bayes_test_auc");
-    lr_auc_ = JsonNumber(text.str(), "lr_test_auc");
+    ASSERT_EQ(MakeCtrProblem(*data_dir_, {"--train_examples=200000", "--test_examples=20000",
+                                          "--seed=1", "--lr_epochs=1", "--lr_stdlib"}),
+              "");
+    const std::optional<double> bayes = ProblemNumber(*data_dir_, "bayes_test_auc");
+    const std::optional<double> lr = ProblemNumber(*data_dir_, "lr_test_auc");
+    ASSERT_TRUE(bayes.has_value() && lr.has_value());
+    bayes_auc_ = *bayes;
+    lr_auc_ = *lr;
   }
   static void TearDownTestSuite() {
     std::filesystem::remove_all(*data_dir_);

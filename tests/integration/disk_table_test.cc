@@ -8,9 +8,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <thread>
 
 #include "common/tensor_file.h"
@@ -26,21 +24,12 @@ using std::chrono::seconds;
 
 TEST(DiskTableTest, AKilledPsGetsItsRowsBackFromTheRocksDbCheckpoint) {
   const std::string data_dir = MakeTestDir("DiskTableTest-data");
-  const char* source = std::getenv("PST_SOURCE_DIR");
-  ASSERT_NE(source, nullptr) << "PST_SOURCE_DIR is not set (run through ctest)";
-  auto generator = ChildProcess::Start(
-      {"/usr/bin/env", "python3", std::string(source) + "/examples/make_ctr_problem.py", data_dir,
-       "--train_examples=200000", "--test_examples=20000", "--seed=1", "--linear", "--lr_epochs=0"},
-      data_dir + "/generator.log");
-  ASSERT_TRUE(generator.ok()) << generator.status().ToString();
-  ASSERT_EQ((*generator)->Wait(seconds(300)), 0) << (*generator)->Log();
-  std::ifstream problem(data_dir + "/problem.json");
-  std::stringstream text;
-  text << problem.rdbuf();
-  std::smatch m;
-  const std::string json = text.str();
-  ASSERT_TRUE(std::regex_search(json, m, std::regex("\"bayes_test_auc\": ([0-9.]+)"))) << json;
-  const double bayes_auc = std::stod(m[1].str());
+  ASSERT_EQ(MakeCtrProblem(data_dir, {"--train_examples=200000", "--test_examples=20000",
+                                      "--seed=1", "--linear", "--lr_epochs=0"}),
+            "");
+  const std::optional<double> bayes = ProblemNumber(data_dir, "bayes_test_auc");
+  ASSERT_TRUE(bayes.has_value());
+  const double bayes_auc = *bayes;
 
   LocalCluster cluster(2, 2, MakeTestDir("DiskTableTest-run"));
   const std::string checkpoints = cluster.dir() + "/checkpoints";
@@ -81,6 +70,7 @@ TEST(DiskTableTest, AKilledPsGetsItsRowsBackFromTheRocksDbCheckpoint) {
   // The restarted ps reopened its rows from the checkpoint: far more than
   // its cache holds.
   const std::string ps_log = restarted.Log();
+  std::smatch m;
   ASSERT_TRUE(std::regex_search(
       ps_log, m, std::regex("table 'deep/embedding' holds (\\d+) rows after the restore")))
       << ps_log;

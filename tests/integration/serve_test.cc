@@ -21,7 +21,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -125,33 +124,20 @@ class ServeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     data_dir_ = new std::string(MakeTestDir("ServeTest-data"));
-    const char* source = std::getenv("PST_SOURCE_DIR");
-    ASSERT_NE(source, nullptr) << "PST_SOURCE_DIR is not set (run through ctest)";
-    auto generator = ChildProcess::Start(
-        {"/usr/bin/env", "python3", std::string(source) + "/examples/make_ctr_problem.py",
-         *data_dir_, "--train_examples=" + std::to_string(kFiles * kLinesPerFile),
-         "--test_examples=" + std::to_string(kQueryLines), "--seed=5", "--lr_epochs=0"},
-        *data_dir_ + "/generator.log");
-    ASSERT_TRUE(generator.ok()) << generator.status().ToString();
-    ASSERT_EQ((*generator)->Wait(seconds(300)), 0) << (*generator)->Log();
+    ASSERT_EQ(
+        MakeCtrProblem(*data_dir_, {"--train_examples=" + std::to_string(kFiles * kLinesPerFile),
+                                    "--test_examples=" + std::to_string(kQueryLines), "--seed=5",
+                                    "--lr_epochs=0"}),
+        "");
   }
   static void TearDownTestSuite() {
     fs::remove_all(*data_dir_);
     delete data_dir_;
   }
 
-  // File k of the stream, written under a hidden name and renamed into
-  // `in`, as a log shipper does.
+  // File k of the stream.
   static void Publish(const std::string& in, int k) {
-    std::ifstream train(*data_dir_ + "/train.txt");
-    std::string line;
-    for (int i = 0; i < k * kLinesPerFile; ++i) std::getline(train, line);
-    const std::string name = "part-" + std::to_string(1000 + k);
-    {
-      std::ofstream out(in + "/." + name);
-      for (int i = 0; i < kLinesPerFile && std::getline(train, line); ++i) out << line << "\n";
-    }
-    fs::rename(in + "/." + name, in + "/" + name);
+    PublishStreamFile(*data_dir_ + "/train.txt", in, k, kLinesPerFile);
   }
 
   static std::vector<std::string> JobFlags(const std::string& dir) {

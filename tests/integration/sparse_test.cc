@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <sstream>
 #include <thread>
 
 #include "common/tensor_file.h"
@@ -29,22 +28,12 @@ class SparseTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     data_dir_ = new std::string(MakeTestDir("SparseTest-data"));
-    const char* source = std::getenv("PST_SOURCE_DIR");
-    ASSERT_NE(source, nullptr) << "PST_SOURCE_DIR is not set (run through ctest)";
-    auto generator = ChildProcess::Start(
-        {"/usr/bin/env", "python3", std::string(source) + "/examples/make_ctr_problem.py",
-         *data_dir_, "--train_examples=200000", "--test_examples=20000", "--seed=1", "--linear",
-         "--lr_epochs=0"},
-        *data_dir_ + "/generator.log");
-    ASSERT_TRUE(generator.ok()) << generator.status().ToString();
-    ASSERT_EQ((*generator)->Wait(seconds(300)), 0) << (*generator)->Log();
-    std::ifstream problem(*data_dir_ + "/problem.json");
-    std::stringstream text;
-    text << problem.rdbuf();
-    std::smatch m;
-    const std::string json = text.str();
-    ASSERT_TRUE(std::regex_search(json, m, std::regex("\"bayes_test_auc\": ([0-9.]+)"))) << json;
-    bayes_auc_ = std::stod(m[1].str());
+    ASSERT_EQ(MakeCtrProblem(*data_dir_, {"--train_examples=200000", "--test_examples=20000",
+                                          "--seed=1", "--linear", "--lr_epochs=0"}),
+              "");
+    const std::optional<double> bayes = ProblemNumber(*data_dir_, "bayes_test_auc");
+    ASSERT_TRUE(bayes.has_value());
+    bayes_auc_ = *bayes;
   }
   static void TearDownTestSuite() {
     std::filesystem::remove_all(*data_dir_);

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <thread>
@@ -54,33 +53,19 @@ class StreamingTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     data_dir_ = new std::string(MakeTestDir("StreamingTest-data"));
-    const char* source = std::getenv("PST_SOURCE_DIR");
-    ASSERT_NE(source, nullptr) << "PST_SOURCE_DIR is not set (run through ctest)";
-    auto generator = ChildProcess::Start(
-        {"/usr/bin/env", "python3", std::string(source) + "/examples/make_ctr_problem.py",
-         *data_dir_, "--train_examples=" + std::to_string(kFiles * kLinesPerFile),
-         "--test_examples=5000", "--seed=3", "--lr_epochs=0"},
-        *data_dir_ + "/generator.log");
-    ASSERT_TRUE(generator.ok()) << generator.status().ToString();
-    ASSERT_EQ((*generator)->Wait(seconds(300)), 0) << (*generator)->Log();
+    ASSERT_EQ(
+        MakeCtrProblem(*data_dir_, {"--train_examples=" + std::to_string(kFiles * kLinesPerFile),
+                                    "--test_examples=5000", "--seed=3", "--lr_epochs=0"}),
+        "");
   }
   static void TearDownTestSuite() {
     fs::remove_all(*data_dir_);
     delete data_dir_;
   }
 
-  // File k of the stream (lines [k * kLinesPerFile, ...) of train.txt),
-  // written under a hidden name and renamed into `in`, as a log shipper does.
+  // File k of the stream (lines [k * kLinesPerFile, ...) of train.txt).
   static void Publish(const std::string& in, int k) {
-    std::ifstream train(*data_dir_ + "/train.txt");
-    std::string line;
-    for (int i = 0; i < k * kLinesPerFile; ++i) std::getline(train, line);
-    const std::string name = "part-" + std::to_string(1000 + k);
-    {
-      std::ofstream out(in + "/." + name);
-      for (int i = 0; i < kLinesPerFile && std::getline(train, line); ++i) out << line << "\n";
-    }
-    fs::rename(in + "/." + name, in + "/" + name);
+    PublishStreamFile(*data_dir_ + "/train.txt", in, k, kLinesPerFile);
   }
 
   static std::vector<std::string> Flags(const std::string& dir) {

@@ -93,4 +93,39 @@ bool WaitForLogLine(ChildProcess& task, const std::string& text) {
   return task.Log().find(text) != std::string::npos;
 }
 
+std::string MakeCtrProblem(const std::string& dir, const std::vector<std::string>& args) {
+  const char* source = std::getenv("PST_SOURCE_DIR");
+  if (source == nullptr) return "PST_SOURCE_DIR is not set (run through ctest)";
+  std::vector<std::string> argv = {"/usr/bin/env", "python3",
+                                   std::string(source) + "/examples/make_ctr_problem.py", dir};
+  argv.insert(argv.end(), args.begin(), args.end());
+  StatusOr<std::unique_ptr<ChildProcess>> generator =
+      ChildProcess::Start(argv, dir + "/generator.log");
+  if (!generator.ok()) return generator.status().ToString();
+  const std::optional<int> code = (*generator)->Wait(std::chrono::seconds(300));
+  if (code == 0) return "";
+  return "make_ctr_problem.py " +
+         (code ? "exited " + std::to_string(*code) : std::string("did not end in 300 s")) + ":\n" +
+         (*generator)->Log();
+}
+
+std::optional<double> ProblemNumber(const std::string& dir, const std::string& key) {
+  std::ifstream problem(dir + "/problem.json");
+  std::stringstream text;
+  text << problem.rdbuf();
+  return ReportValue(text.str(), "\"" + key + "\": ");
+}
+
+void PublishStreamFile(const std::string& source, const std::string& in, int k, int lines) {
+  std::ifstream train(source);
+  std::string line;
+  for (int i = 0; i < k * lines; ++i) std::getline(train, line);
+  const std::string name = "part-" + std::to_string(1000 + k);
+  {
+    std::ofstream out(in + "/." + name);
+    for (int i = 0; i < lines && std::getline(train, line); ++i) out << line << "\n";
+  }
+  std::filesystem::rename(in + "/." + name, in + "/" + name);
+}
+
 }  // namespace pst

@@ -31,6 +31,18 @@ std::vector<int> ProcessesMentioning(const std::string& needle);
 // Whether `text` shows up in the task's log within 30 s.
 bool WaitForLogLine(ChildProcess& task, const std::string& text);
 
+// Generates a click log into `dir` with examples/make_ctr_problem.py (from
+// PST_SOURCE_DIR) and `args`: "" when it ran, else what went wrong, with
+// the generator's log.
+std::string MakeCtrProblem(const std::string& dir, const std::vector<std::string>& args);
+// A number of the generator's `dir`/problem.json ("bayes_test_auc",
+// "lr_test_auc"); nullopt when it has none.
+std::optional<double> ProblemNumber(const std::string& dir, const std::string& key);
+// File k of a stream: lines [k * lines, (k + 1) * lines) of `source`
+// written to `in`/part-<1000 + k> under a hidden name and renamed in, as a
+// log shipper does.
+void PublishStreamFile(const std::string& source, const std::string& in, int k, int lines);
+
 }  // namespace pst
 
 #endif  // PST_TESTS_INTEGRATION_TEST_UTIL_H_

@@ -1,6 +1,6 @@
-#include "ps/sparse/initial_row.h"
+#include "model/initial_row.h"
 
-#include "ps/sparse/mix64.h"
+#include "common/mix64.h"
 
 namespace pst {
 namespace {

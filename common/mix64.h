@@ -2,8 +2,8 @@
 // bijection of 64-bit words whose every output bit depends on every input
 // bit. Fixed arithmetic, so the same on every platform: rows made from it
 // are the same wherever they are made.
-#ifndef PST_PS_SPARSE_MIX64_H_
-#define PST_PS_SPARSE_MIX64_H_
+#ifndef PST_COMMON_MIX64_H_
+#define PST_COMMON_MIX64_H_
 
 #include <cstdint>
 
@@ -17,4 +17,4 @@ inline uint64_t Mix64(uint64_t z) {
 
 }  // namespace pst
 
-#endif  // PST_PS_SPARSE_MIX64_H_
+#endif  // PST_COMMON_MIX64_H_
