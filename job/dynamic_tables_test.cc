@@ -11,7 +11,7 @@
 #include "job/export_files.h"
 #include "job/model_file.h"
 #include "job/trained_rows.h"
-#include "model/initial_row.h"
+#include "model/ctr/initial_row.h"
 
 namespace pst {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "model/initial_row.h"
+#include "model/ctr/initial_row.h"
 
 namespace pst {
 namespace {

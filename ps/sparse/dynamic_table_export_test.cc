@@ -9,10 +9,10 @@
 #include <set>
 #include <vector>
 
+#include "model/ctr/initial_row.h"
 #include "ps/optimizers/optimizer.h"
 #include "ps/sparse/dynamic_embedding_table.h"
 #include "ps/sparse/embedding_table.h"
-#include "model/initial_row.h"
 
 namespace pst {
 namespace {

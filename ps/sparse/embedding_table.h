@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "model/ctr/initial_row.h"
 #include "ps/optimizers/optimizer.h"
-#include "model/initial_row.h"
 
 namespace pst {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "common/mix64.h"
 #include "common/status.h"
 #include "ps/sparse/embedding_table.h"
-#include "common/mix64.h"
 
 namespace pst {
 namespace sparse_internal {

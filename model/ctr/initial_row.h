@@ -2,8 +2,8 @@
 // function of (table, key), so that a restarted ps, a replica and a model
 // file's reader (a key the file lacks) all make the same row. Kept apart
 // from the ps' tables so that predict and serve need none of them.
-#ifndef PST_MODEL_INITIAL_ROW_H_
-#define PST_MODEL_INITIAL_ROW_H_
+#ifndef PST_MODEL_CTR_INITIAL_ROW_H_
+#define PST_MODEL_CTR_INITIAL_ROW_H_
 
 #include <cstdint>
 #include <string>
@@ -17,4 +17,4 @@ void InitialRow(uint64_t seed, const std::string& name, int64_t key, float init_
 
 }  // namespace pst
 
-#endif  // PST_MODEL_INITIAL_ROW_H_
+#endif  // PST_MODEL_CTR_INITIAL_ROW_H_

@@ -1,4 +1,4 @@
-#include "model/initial_row.h"
+#include "model/ctr/initial_row.h"
 
 #include "common/mix64.h"
 
