@@ -227,12 +227,6 @@ Status RunChiefOn(const ChiefOptions& options, Transport& transport, const Monot
   PST_RETURN_IF_ERROR(ResolveFirstStreamFile(
       &job_options.data, std::chrono::milliseconds(options.join_timeout_ms), stop));
   PST_ASSIGN_OR_RETURN(Job job, LoadJob(job_options, /*with_test=*/true));
-  if (!options.export_onnx.empty() && job.click_model &&
-      !JobClickModelConfig(job).value().field_dims.empty()) {
-    return InvalidArgument(
-        "--export_onnx: a click model whose fields have different embedding dims does not "
-        "export to ONNX (predict serves its model.bin)");
-  }
   LOG(INFO) << "job: " << job.Describe() << "; " << job.data.train.size << " training, "
             << job.data.validation.size << " validation, " << job.data.test.size
             << " test examples";

@@ -1,6 +1,7 @@
 #include "export/onnx_export.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -199,6 +200,63 @@ class GraphWriter {
     const std::vector<int64_t> flat = {-1, fields * dim};
     Initializer("embedding_shape", onnx::TensorProto::kInt64, {2}, RawBytes(flat));
     Node("Reshape", {current_, "embedding_shape"}, {}, "embedded");
+    if (input_dim_ > 0) {
+      Node("Concat", {dense_features_, "embedded"}, {IntAttribute("axis", 1)}, "x0");
+    }
+  }
+
+  // A deep table and the fields reading it (model/ctr/ctr_model.h): with
+  // key ranges (fixed tables of several dims), a field's entry of row id
+  // `id` reads row base + ((id - range.offset) mod range.rows) of its
+  // table, else row `id`.
+  struct DeepTable {
+    std::string name;
+    const ::pst::Tensor* rows = nullptr;
+  };
+  struct FieldRows {
+    size_t table = 0;  // in the DeepTables
+    bool ranged = false;
+    KeyRange range;
+    int64_t base = 0;
+  };
+
+  // A click model whose fields have different dims: "keys" mod `rows` as
+  // the row ids (the wide table's); then CtrModel::DeepRow's row of each
+  // field in its own table, the same Sub, Mod (fmod 0: in [0, range
+  // rows)) and Add on every field's column at once; then per field a
+  // Gather of its column and of its table's rows, [batch, its dim]; the
+  // field vectors side by side in field order (the model's fields_) as
+  // "embedded", after the (standardized) dense features.
+  void ClickFieldEmbeddings(int64_t rows, const std::vector<DeepTable>& tables,
+                            const std::vector<FieldRows>& fields) {
+    const int64_t n = static_cast<int64_t>(fields.size());
+    click_fields_ = n;
+    Initializer("table_rows", onnx::TensorProto::kInt64, {}, RawBytes(std::vector<int64_t>{rows}));
+    Node("Mod", {"keys", "table_rows"}, {IntAttribute("fmod", 0)}, "row_ids");
+    std::vector<int64_t> offsets, range_rows, bases;
+    for (const FieldRows& f : fields) {
+      offsets.push_back(f.ranged ? f.range.offset : 0);
+      range_rows.push_back(f.ranged ? f.range.rows : rows);
+      bases.push_back(f.ranged ? f.base : 0);
+    }
+    Initializer("field_offsets", onnx::TensorProto::kInt64, {n}, RawBytes(offsets));
+    Initializer("field_rows", onnx::TensorProto::kInt64, {n}, RawBytes(range_rows));
+    Initializer("field_bases", onnx::TensorProto::kInt64, {n}, RawBytes(bases));
+    Node("Sub", {"row_ids", "field_offsets"}, {});
+    Node("Mod", {current_, "field_rows"}, {IntAttribute("fmod", 0)});
+    Node("Add", {current_, "field_bases"}, {}, "deep_rows");
+    for (const DeepTable& t : tables) {
+      Initializer(t.name, onnx::TensorProto::kFloat, t.rows->shape(), FloatBytes(*t.rows));
+    }
+    std::vector<std::string> vectors;
+    for (int64_t f = 0; f < n; ++f) {
+      const std::string column = "field" + std::to_string(f) + "/column";
+      Initializer(column, onnx::TensorProto::kInt64, {}, RawBytes(std::vector<int64_t>{f}));
+      Node("Gather", {"deep_rows", column}, {IntAttribute("axis", 1)});
+      Node("Gather", {tables[fields[f].table].name, current_}, {IntAttribute("axis", 0)});
+      vectors.push_back(current_);
+    }
+    Node("Concat", vectors, {IntAttribute("axis", 1)}, "embedded");
     if (input_dim_ > 0) {
       Node("Concat", {dense_features_, "embedded"}, {IntAttribute("axis", 1)}, "x0");
     }
@@ -440,33 +498,67 @@ void WriteCross(const CrossNetwork& cross, const std::vector<::pst::Tensor>& par
   }
 }
 
+// InvalidArgument unless trained.params are the click model's variables
+// and then its tables, each fixed table's [rows, dim] as the model lays
+// them out.
+Status CheckTables(const CtrModel& click, const TrainedModel& trained) {
+  const size_t variables = click.variables().size();
+  const std::vector<EmbeddingTableSpec>& tables = click.tables();
+  bool fit = trained.params.size() == variables + tables.size();
+  for (size_t t = 0; fit && t < tables.size(); ++t) {
+    const ::pst::Tensor& rows = trained.params[variables + t];
+    fit = rows.dtype() == DType::kFloat32 && rows.shape().size() == 2 &&
+          rows.shape()[1] == tables[t].dim &&
+          (tables[t].rows == 0 || rows.shape()[0] == tables[t].rows);
+  }
+  if (fit) return Status::OK();
+  return InvalidArgument("the parameters do not fit click model '" + ModelLabel(trained.model) +
+                         "'");
+}
+
+// The field vectors of a click model whose fields have different dims,
+// each from its deep table (CtrModel::field_rows).
+void WriteFieldEmbeddings(const CtrModel& click, const std::vector<::pst::Tensor>& params,
+                          GraphWriter* graph) {
+  const size_t variables = click.variables().size();
+  const CtrModelConfig& config = click.config();
+  std::vector<GraphWriter::DeepTable> tables;  // in the order of their first field
+  std::map<int64_t, size_t> table_of;          // the model's table -> in tables
+  std::vector<GraphWriter::FieldRows> fields;
+  for (int f = 0; f < config.num_fields; ++f) {
+    const CtrModel::FieldRows rows = click.field_rows(f);
+    const auto [known, added] = table_of.emplace(rows.table, tables.size());
+    if (added) tables.push_back({click.tables()[rows.table].name, &params[variables + rows.table]});
+    fields.push_back(
+        {known->second, rows.ranged, rows.ranged ? config.field_ranges[f] : KeyRange{}, rows.base});
+  }
+  graph->ClickFieldEmbeddings(config.table_rows, tables, fields);
+}
+
 // A click model with fixed tables: Mod, Gather and Reshape of the deep
-// table's rows into the field vectors, its parts (cross layers, the dot
-// interaction and its bottom MLP, the MLP, FM's term), and the wide
-// table's Gather and ReduceSum added to the logit.
+// table's rows into the field vectors (with fields of different dims, each
+// field's row of its own table: WriteFieldEmbeddings), its parts (cross
+// layers, the dot interaction and its bottom MLP, the MLP, FM's term), and
+// the wide table's Gather and ReduceSum added to the logit.
 StatusOr<ProtoWriter> ClickGraph(const TrainedModel& trained) {
   if (trained.table_rows < 1) {
     return InvalidArgument(
         "a click model with dynamic tables does not export to ONNX (any 64-bit key has its own "
         "row): predict serves it");
   }
-  if (!trained.field_dims.empty()) {
-    return InvalidArgument(
-        "a click model whose fields have different embedding dims (several deep tables) does "
-        "not export to ONNX: predict serves it");
-  }
   PST_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, MakeTrainedModel(trained));
   const auto* click = dynamic_cast<const CtrModel*>(model.get());
   if (click == nullptr) return InvalidArgument(ModelLabel(trained.model) + " is no click model");
+  PST_RETURN_IF_ERROR(CheckTables(*click, trained));
   const size_t variables = model->variables().size();
-  if (trained.params.size() != variables + model->tables().size()) {
-    return InvalidArgument("the parameters do not fit click model '" + ModelLabel(trained.model) +
-                           "'");
-  }
   GraphWriter graph(trained.input.size());
   if (trained.standardization) graph.Standardize(*trained.standardization);
-  graph.ClickEmbedding(trained.num_fields, trained.table_rows, trained.params[variables]);
   const CtrModelConfig& config = click->config();
+  if (config.field_dims.empty()) {
+    graph.ClickEmbedding(trained.num_fields, trained.table_rows, trained.params[variables]);
+  } else {
+    WriteFieldEmbeddings(*click, trained.params, &graph);
+  }
   const CtrModel::Parts parts = click->parts();
   const std::vector<::pst::Tensor>& p = trained.params;
   if (parts.bottom != nullptr || config.dot) {
@@ -495,8 +587,9 @@ StatusOr<ProtoWriter> ClickGraph(const TrainedModel& trained) {
     graph.FmTerm(trained.num_fields, config.embedding_dim);
     graph.Binary("Add", logit, "fm");
   }
-  const bool wide = model->tables().size() > 1;
-  return graph.FinishClick(wide ? &trained.params[variables + 1] : nullptr);
+  // The wide table follows deep/embedding (model/ctr/ctr_model.h); other
+  // deep tables, with fields of several dims, come after it.
+  return graph.FinishClick(config.wide ? &trained.params[variables + 1] : nullptr);
 }
 
 StatusOr<ProtoWriter> LayerGraph(const TrainedModel& trained) {

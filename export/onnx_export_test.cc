@@ -332,6 +332,85 @@ TEST(OnnxExportTest, DlrmTakesTheUpperTriangleOfItsVectorsDotProducts) {
   EXPECT_EQ(first[1], 2);
 }
 
+// A click model (wide_deep unless named) on 13 dense features and 3 fields
+// of dims 8, 4, 8 over tables of 100 key rows: fields 0 and 2 (ranges [0,
+// 50) and [80, 100)) in deep/embedding, rows 0.. and 50..; field 1 ([50,
+// 80)) in deep/embedding_dim4, rows 0...
+TrainedModel MixedDimsTrained(const std::string& name = "wide_deep") {
+  TrainedModel trained;
+  trained.model = name;
+  trained.input = 13;
+  trained.num_classes = 2;
+  trained.click_model = true;
+  trained.num_fields = 3;
+  trained.table_rows = 100;
+  trained.field_dims = {8, 4, 8};
+  trained.field_ranges = {{0, 50}, {50, 30}, {80, 20}};
+  const std::unique_ptr<Model> model = MakeTrainedModel(trained).value();
+  for (const VariableSpec& v : model->variables()) trained.params.emplace_back(v.dtype, v.shape);
+  for (const EmbeddingTableSpec& t : model->tables()) {
+    trained.params.emplace_back(DType::kFloat32, Shape{t.rows, t.dim});
+  }
+  return trained;
+}
+
+std::vector<int64_t> Int64s(const Fields& graph, const std::string& name) {
+  std::vector<int64_t> dims;
+  const std::string* raw = Initializer(graph, name, &dims);
+  if (raw == nullptr) return {};
+  std::vector<int64_t> values(raw->size() / sizeof(int64_t));
+  std::memcpy(values.data(), raw->data(), raw->size());
+  return values;
+}
+
+// Each field's row of its own table as CtrModel::DeepRow finds it
+// (base + (id - offset) mod range rows), Gathered field by field and
+// side by side in field order; the wide table reads the keys' row ids.
+TEST(OnnxExportTest, FieldsOfSeveralDimsGatherTheirRowsFromTheirOwnTables) {
+  const Fields graph = Graph(MixedDimsTrained());
+  EXPECT_EQ(OpTypes(graph),
+            (std::vector<std::string>{
+                "Mod",    "Sub",    "Mod",       "Add",    "Gather",  "Gather", "Gather", "Gather",
+                "Gather", "Gather", "Concat",    "Concat", "Gemm",    "Relu",   "Gemm",   "Relu",
+                "Gemm",   "Gather", "ReduceSum", "Add",    "Sigmoid", "Sub",    "Concat"}));
+  EXPECT_EQ(Int64s(graph, "table_rows"), (std::vector<int64_t>{100}));
+  EXPECT_EQ(Int64s(graph, "field_offsets"), (std::vector<int64_t>{0, 50, 80}));
+  EXPECT_EQ(Int64s(graph, "field_rows"), (std::vector<int64_t>{50, 30, 20}));
+  EXPECT_EQ(Int64s(graph, "field_bases"), (std::vector<int64_t>{0, 0, 50}));
+  std::vector<int64_t> dims;
+  ASSERT_NE(Initializer(graph, "deep/embedding", &dims), nullptr);
+  EXPECT_EQ(dims, (std::vector<int64_t>{70, 8}));
+  ASSERT_NE(Initializer(graph, "deep/embedding_dim4", &dims), nullptr);
+  EXPECT_EQ(dims, (std::vector<int64_t>{30, 4}));
+  ASSERT_NE(Initializer(graph, "wide/weights", &dims), nullptr);
+  EXPECT_EQ(dims, (std::vector<int64_t>{100, 1}));
+  // Field 1 reads deep/embedding_dim4; the vectors meet in field order.
+  const std::vector<std::string> nodes = graph.All(1);
+  EXPECT_EQ(Decode(nodes[7]).All(1), (std::vector<std::string>{"deep/embedding_dim4", "Gather_6"}));
+  EXPECT_EQ(Decode(nodes[10]).All(1),
+            (std::vector<std::string>{"Gather_5", "Gather_7", "Gather_9"}));
+}
+
+// dcn_v2 has no wide table: its second table is deep/embedding_dim4, which
+// the logit does not read.
+TEST(OnnxExportTest, FieldsOfSeveralDimsWithoutAWideTableAddNothingToTheLogit) {
+  const Fields graph = Graph(MixedDimsTrained("dcn_v2"));
+  const std::vector<std::string> ops = OpTypes(graph);
+  const std::vector<std::string> last(ops.end() - 5, ops.end());
+  EXPECT_EQ(last, (std::vector<std::string>{"Relu", "Gemm", "Sigmoid", "Sub", "Concat"}))
+      << ::testing::PrintToString(ops);
+  std::vector<int64_t> dims;
+  EXPECT_EQ(Initializer(graph, "wide/weights", &dims), nullptr);
+  ASSERT_NE(Initializer(graph, "deep/embedding_dim4", &dims), nullptr);
+  EXPECT_EQ(dims, (std::vector<int64_t>{30, 4}));
+}
+
+TEST(OnnxExportTest, TablesOfOtherShapesThanTheModelsAreRefused) {
+  TrainedModel trained = MixedDimsTrained();
+  trained.params.back() = Tensor(DType::kFloat32, {31, 4});
+  EXPECT_FALSE(OnnxModel(trained).ok());
+}
+
 TEST(OnnxExportTest, AClickModelWithDynamicTablesIsRefused) {
   StatusOr<std::string> dynamic = OnnxModel(ClickTrained(0));
   ASSERT_FALSE(dynamic.ok());

@@ -123,6 +123,21 @@ class CtrModel : public Model {
             cross_.get(), cross_vars_, bottom_.get(), bottom_vars_};
   }
 
+  // Where field f (in [0, num_fields)) reads its vector, for exporters
+  // (DeepRow's mapping): its deep table (an index into tables()) and
+  // whether the table holds key ranges (fixed tables of several dims).
+  // Then an entry of row id `id` reads row base + ((id -
+  // config().field_ranges[f].offset) mod its rows, in [0, rows)), base the
+  // first row of the field's range there; else row `id`.
+  struct FieldRows {
+    int64_t table = 0;
+    bool ranged = false;
+    int64_t base = 0;
+  };
+  FieldRows field_rows(int f) const {
+    return {field_table_[f], !field_base_.empty(), field_base_.empty() ? 0 : field_base_[f]};
+  }
+
  private:
   CtrModel(const CtrModelConfig& config, std::unique_ptr<Kernels> kernels);
   // Fills tables_ and the field_* members from the config.

@@ -1,6 +1,7 @@
 // The trained model as ONNX, served by ONNX Runtime: for mlp (CSV,
 // standardized in the graph), mlp_relu (MNIST's format), cnn and spec
-// models, one with batch norms (records of 8x8x3 images), the chief's
+// models, one with batch norms (records of 8x8x3 images), click models (one
+// dim, and fields of several dims from a feature file), the chief's
 // --export_onnx file gives, on
 // the test split read by Python, the class probabilities `predict --output`
 // gives, within 1e-5 (tests/integration/onnx_predictions.py).
@@ -41,20 +42,24 @@ class OnnxRuntimeTest : public SyntheticDataTest {
   }
 
   // Trains with `data` and `training` flags on 1 ps and 1 worker, the chief
-  // exporting dir_/model.onnx; predicts the test split into
+  // exporting dir_/model.onnx (or, with `exporter` kPredict, predict from
+  // the chief's model.bin); predicts the test split into
   // dir_/predictions.csv; returns what onnx_predictions.py says comparing
   // the two on `python_data` (its FORMAT ARGS), failing the test if they
   // differ.
   void ExpectSpecModelOnRecordsMatchesPredict();
 
+  enum class Exporter { kChief, kPredict };
   std::string TrainAndCompare(const std::vector<std::string>& data,
                               const std::vector<std::string>& training,
-                              const std::vector<std::string>& python_data) {
+                              const std::vector<std::string>& python_data,
+                              Exporter exporter = Exporter::kChief) {
     LocalCluster cluster(1, 1, dir_);
+    const std::string onnx = "--export_onnx=" + dir_ + "/model.onnx";
     std::vector<std::string> flags = data;
     flags.insert(flags.end(), training.begin(), training.end());
-    flags.insert(flags.end(), {"--run_dir=" + dir_, "--export_onnx=" + dir_ + "/model.onnx",
-                               "--eval_every_steps=0", "--batch_size=50"});
+    flags.insert(flags.end(), {"--run_dir=" + dir_, "--eval_every_steps=0", "--batch_size=50"});
+    if (exporter == Exporter::kChief) flags.push_back(onnx);
     cluster.StartAll(flags);
     const auto exits = cluster.WaitAll(seconds(300));
     for (const TaskExit& e : exits) {
@@ -66,6 +71,7 @@ class OnnxRuntimeTest : public SyntheticDataTest {
                                         "--model_file=" + dir_ + "/model.bin",
                                         "--output=" + dir_ + "/predictions.csv"};
     predict.insert(predict.end(), data.begin(), data.end());
+    if (exporter == Exporter::kPredict) predict.push_back(onnx);
     Run(predict, "predict");
 
     std::vector<std::string> compare = {
@@ -198,6 +204,49 @@ TEST_F(OnnxRuntimeTest, ClickModelsOnCriteoMatchPredict) {
                          "--learning_rate=0.003"},
                         {"criteo", data + "/test.txt"});
     EXPECT_NE(said.find("examples 500 "), std::string::npos) << said;
+  }
+}
+
+// Fields of three dims (--features), exported by predict from model.bin:
+// wide_deep's MLP and dcn_v2's cross layers read the field vectors side by
+// side in field order, each from its dim's table (deep/embedding for dim 8,
+// the first field's; then deep/embedding_dim16 and deep/embedding_dim4),
+// from its table's key range on: tables t1 and t4 (dim 8), t3 and t0 (dim
+// 4) share a physical table, so some fields' ranges start after another's,
+// and each table's columns are spread over the fields. The Python checker
+// computes the keys the feature file makes (onnx_predictions.py); a field
+// read from a wrong row (a wrong base, table or order) gives other
+// probabilities.
+TEST_F(OnnxRuntimeTest, ClickModelsWithFieldsOfSeveralDimsMatchPredict) {
+  const std::string data = dir_ + "/ctr";
+  Run({"/usr/bin/env", "python3",
+       std::string(std::getenv("PST_SOURCE_DIR")) + "/examples/make_ctr_problem.py", data,
+       "--train_examples=3000", "--test_examples=500", "--lr_epochs=0"},
+      "make_ctr_problem");
+  const std::string features = dir_ + "/dims.features";
+  {
+    std::ofstream out(features);
+    out << "I3 numeric I3\nI1 numeric I1 log1p\nI7 numeric I7\n";
+    const int dims[5] = {4, 8, 16, 4, 8}, buckets[5] = {200, 300, 400, 500, 600};
+    for (int c = 1; c <= 26; ++c) {
+      const int t = c % 5;
+      out << "C" << c << " categorical C" << c << " table=t" << t << " buckets=" << buckets[t]
+          << " dim=" << dims[t] << "\n";
+    }
+  }
+  const std::vector<std::string> models = {"--model=wide_deep", "--model=dcn_v2"};
+  for (const std::string& model : models) {
+    SCOPED_TRACE(model);
+    const std::string said =
+        TrainAndCompare({"--dataset=criteo", "--train_file=" + data + "/train.txt",
+                         "--test_file=" + data + "/test.txt", "--features=" + features},
+                        {model, "--train_steps=60", "--optimizer=adam", "--learning_rate=0.003"},
+                        {"criteo-features", data + "/test.txt", features}, Exporter::kPredict);
+    EXPECT_NE(said.find("examples 500 "), std::string::npos) << said;
+    const std::string graph = Contents(dir_ + "/model.onnx");
+    for (const char* table : {"deep/embedding_dim16", "deep/embedding_dim4", "field_bases"}) {
+      EXPECT_NE(graph.find(table), std::string::npos) << table << " is not in the graph";
+    }
   }
 }
 
