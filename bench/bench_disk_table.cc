@@ -9,11 +9,17 @@
 // of the hot keys (the first cache_rows / 2), else any of the --keys; every
 // batch is pulled, then applied with random gradients. Printed per h:
 // keys (pull + apply) per second of each table, their ratio, and the disk
-// table's measured cache hit rate (hits / keys looked up). Then each
+// table's measured cache hit rate (hits / keys looked up); then the same
+// per second of the process's CPU time (every thread's, RocksDB's
+// background flushes and compactions included), the figure to compare on
+// a machine that other jobs share, where wall-clock rates follow their
+// load more than the tables (a compaction a phase's writes start may run
+// into the next phase). Then each
 // table's resident size: VmRSS above the process before the table existed
 // (the disk table first, freed before the RAM one is made).
 #include <gflags/gflags.h>
 #include <glog/logging.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdint>
@@ -59,10 +65,18 @@ uint64_t SplitMix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// Seconds of CPU time of every thread of the process so far.
+double ProcessCpuSeconds() {
+  timespec t;
+  CHECK_EQ(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t), 0);
+  return static_cast<double>(t.tv_sec) + t.tv_nsec * 1e-9;
+}
+
 struct Result {
-  std::vector<double> keys_per_second;  // per hit rate
-  std::vector<double> hit_rates;        // measured (disk table only)
-  int64_t rss = 0;                      // above the process before the table
+  std::vector<double> keys_per_second;      // per hit rate
+  std::vector<double> keys_per_cpu_second;  // per hit rate
+  std::vector<double> hit_rates;            // measured (disk table only)
+  int64_t rss = 0;                          // above the process before the table
 };
 
 Result Run(bool disk, const Optimizer& optimizer, const std::vector<double>& hot) {
@@ -96,6 +110,7 @@ Result Run(bool disk, const Optimizer& optimizer, const std::vector<double>& hot
     const DiskCacheStats start =
         disk ? static_cast<DiskEmbeddingTable&>(table).cache_stats() : DiskCacheStats();
     const auto t0 = SteadyClock().Now();
+    const double cpu0 = ProcessCpuSeconds();
     for (int64_t b = 0; b < FLAGS_batches; ++b) {
       for (int64_t i = 0; i < n; ++i) {
         rng = SplitMix64(rng);
@@ -109,6 +124,7 @@ Result Run(bool disk, const Optimizer& optimizer, const std::vector<double>& hot
     }
     const double seconds = std::chrono::duration<double>(SteadyClock().Now() - t0).count();
     result.keys_per_second.push_back(FLAGS_batches * n / seconds);
+    result.keys_per_cpu_second.push_back(FLAGS_batches * n / (ProcessCpuSeconds() - cpu0));
     if (disk) {
       const DiskCacheStats end = static_cast<DiskEmbeddingTable&>(table).cache_stats();
       const double hits = end.hits - start.hits, misses = end.misses - start.misses;
@@ -136,12 +152,14 @@ int Main() {
               static_cast<long long>(FLAGS_keys), static_cast<long long>(FLAGS_cache_rows),
               static_cast<long long>(FLAGS_dim), static_cast<long long>(FLAGS_batch),
               static_cast<long long>(FLAGS_batches));
-  std::printf("%9s %14s %14s %14s %8s\n", "hot keys", "cache hits", "ram keys/s", "disk keys/s",
-              "disk/ram");
+  std::printf("%9s %11s %12s %12s %8s %12s %12s %8s\n", "hot keys", "cache hits", "ram keys/s",
+              "disk keys/s", "disk/ram", "ram k/cpu-s", "disk k/cpu-s", "disk/ram");
   for (size_t i = 0; i < hot.size(); ++i) {
-    std::printf("%9.2f %14.3f %14.0f %14.0f %8.3f\n", hot[i], disk.hit_rates[i],
+    std::printf("%9.2f %11.3f %12.0f %12.0f %8.3f %12.0f %12.0f %8.3f\n", hot[i], disk.hit_rates[i],
                 ram.keys_per_second[i], disk.keys_per_second[i],
-                disk.keys_per_second[i] / ram.keys_per_second[i]);
+                disk.keys_per_second[i] / ram.keys_per_second[i], ram.keys_per_cpu_second[i],
+                disk.keys_per_cpu_second[i],
+                disk.keys_per_cpu_second[i] / ram.keys_per_cpu_second[i]);
   }
   std::printf("\nRSS above the process before the table: ram %.1f MB, disk %.1f MB (%.3f)\n",
               ram.rss / 1e6, disk.rss / 1e6, static_cast<double>(disk.rss) / ram.rss);

@@ -237,10 +237,9 @@ StatusOr<std::optional<TrainedModel>> ChiefTimeline::TrainedModelNow() {
   DynamicTables dynamic;
   if (job.click_model) {
     // Its tables live on the ps, by row, and are written whole.
-    if (job.table_rows == 0 && (evaluator_.tables().on_disk || options_.ps_replicas > 1)) {
-      LOG(WARNING) << "dynamic embedding tables on disk or on replicated shards are not "
-                      "written to a model file: their rows are in the checkpoints of "
-                      "--checkpoint_dir";
+    if (job.table_rows == 0 && options_.ps_replicas > 1) {
+      LOG(WARNING) << "dynamic embedding tables on replicated shards are not written to a "
+                      "model file: their rows are in the checkpoints of --checkpoint_dir";
       return std::optional<TrainedModel>();
     }
     PST_ASSIGN_OR_RETURN(std::vector<Tensor> tables, evaluator_.PullWholeTables(&dynamic));

@@ -87,8 +87,8 @@ class ChiefTimeline {
   // model.bin into --run_dir and the ONNX export, at the end of training.
   Status WriteTrainedModel();
   // The model of the last evaluation, with a click model's tables whole;
-  // nullopt for dynamic tables that cannot be listed (on disk, or on
-  // replicated shards: they live in the checkpoints only).
+  // nullopt for dynamic tables on replicated shards, which are not listed
+  // (they live in the checkpoints only).
   StatusOr<std::optional<TrainedModel>> TrainedModelNow();
   // Feeds the last evaluation's validation score (if any) to `best_`;
   // writes best_model.bin on a new best, and keeps `test` as its figures.

@@ -325,7 +325,7 @@ Status CadencesFromFlags(ChiefOptions* o) {
 }
 
 // --export_every_secs and its folder, cadence and count; refused where the
-// export cannot follow the model (tables on disk, replicated shards).
+// export cannot follow the model (replicated shards).
 Status ExportFromFlags(ChiefOptions* o) {
   if (FLAGS_export_every_secs < 0) return InvalidArgument("--export_every_secs must be >= 0");
   o->export_every_secs = FLAGS_export_every_secs;
@@ -344,11 +344,6 @@ Status ExportFromFlags(ChiefOptions* o) {
   PST_RETURN_IF_ERROR(CheckPositiveFlag("keep_export_bases", FLAGS_keep_export_bases));
   o->export_base_every = FLAGS_export_base_every;
   o->keep_export_bases = FLAGS_keep_export_bases;
-  if (o->tables.on_disk) {
-    return InvalidArgument(
-        "--export_every_secs: embedding tables on disk (--embedding_storage=disk) are not "
-        "exported yet; keep them in RAM (--embedding_storage=ram)");
-  }
   if (o->ps_replicas > 1) {
     return InvalidArgument("--export_every_secs does not work with --ps_replicas > 1 yet");
   }

@@ -227,8 +227,8 @@ Status EmbeddingTables::CutChangedRows(bool with_values, std::vector<CutRows>* o
 }
 
 StatusOr<ListedRows> EmbeddingTables::ListRows(std::string_view table, int64_t cursor,
-                                               int64_t max_rows) const {
-  PST_ASSIGN_OR_RETURN(const Table* t, Find(table));
+                                               int64_t max_rows) {
+  PST_ASSIGN_OR_RETURN(Table * t, Find(table));
   std::vector<int64_t> ids;
   std::vector<float> values;
   PST_ASSIGN_OR_RETURN(const int64_t next, t->table->ListRows(cursor, max_rows, &ids, &values));

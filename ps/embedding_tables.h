@@ -146,7 +146,7 @@ class EmbeddingTables {
   // Up to max_rows of dynamic table `table`'s rows from `cursor` on, for a
   // base or model file (EmbeddingTable::ListRows). NotFound for an unknown
   // table; FailedPrecondition for a fixed one (pulled by id).
-  StatusOr<ListedRows> ListRows(std::string_view table, int64_t cursor, int64_t max_rows) const;
+  StatusOr<ListedRows> ListRows(std::string_view table, int64_t cursor, int64_t max_rows);
 
   std::vector<TableLoad> Stats() const;
   uint64_t bytes() const;

@@ -306,7 +306,7 @@ Status DynamicEmbeddingTable::Import(const EmbeddingRows& rows) {
 
 StatusOr<int64_t> DynamicEmbeddingTable::ListRows(int64_t cursor, int64_t max_rows,
                                                   std::vector<int64_t>* ids,
-                                                  std::vector<float>* values) const {
+                                                  std::vector<float>* values) {
   if (cursor < 0 || max_rows < 1) {
     return InvalidArgument(sparse_internal::TableMessage(
         config_, "cannot list rows from cursor " + std::to_string(cursor) + ", " +

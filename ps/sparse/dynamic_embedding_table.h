@@ -113,7 +113,7 @@ class DynamicEmbeddingTable final : public EmbeddingTable {
   Status Import(const EmbeddingRows& rows) override;
   // The cursor is a slot number: slots [0, rows held) hold the rows.
   StatusOr<int64_t> ListRows(int64_t cursor, int64_t max_rows, std::vector<int64_t>* ids,
-                             std::vector<float>* values) const override;
+                             std::vector<float>* values) override;
   StatusOr<DynamicCut> CutChanged(bool with_values) override;
 
   // The keys held, least recently used first (for tests).

@@ -45,8 +45,8 @@ class DynamicTableExportTest : public ::testing::Test {
     table.Apply(keys.data(), grads.data(), static_cast<int64_t>(keys.size()), nullptr);
   }
   // Every row by listing `at_a_time` rows per call.
-  static std::map<int64_t, std::vector<float>> ListAll(const EmbeddingTable& table,
-                                                       int64_t at_a_time, int* calls) {
+  static std::map<int64_t, std::vector<float>> ListAll(EmbeddingTable& table, int64_t at_a_time,
+                                                       int* calls) {
     std::map<int64_t, std::vector<float>> rows;
     *calls = 0;
     for (int64_t cursor = 0; cursor >= 0; ++*calls) {

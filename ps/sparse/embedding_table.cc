@@ -89,23 +89,16 @@ StatusOr<std::unique_ptr<EmbeddingTable>> EmbeddingTable::Create(const Embedding
       std::make_unique<DynamicEmbeddingTable>(config, optimizer));
 }
 
-// TEMPORARY until the disk table has its own: a pull.
-void EmbeddingTable::Peek(const int64_t* ids, int64_t n, float* rows, int64_t* versions) const {
-  const_cast<EmbeddingTable*>(this)->Pull(ids, n, rows, versions);
-}
-
 StatusOr<int64_t> EmbeddingTable::ListRows(int64_t /*cursor*/, int64_t /*max_rows*/,
                                            std::vector<int64_t>* /*ids*/,
-                                           std::vector<float>* /*values*/) const {
+                                           std::vector<float>* /*values*/) {
   return FailedPrecondition(
-      sparse_internal::TableMessage(config_, dynamic() ? "rows on disk are not listed yet"
-                                                       : "a fixed table's rows are pulled by id"));
+      sparse_internal::TableMessage(config_, "a fixed table's rows are pulled by id, not listed"));
 }
 
 StatusOr<DynamicCut> EmbeddingTable::CutChanged(bool /*with_values*/) {
-  return FailedPrecondition(sparse_internal::TableMessage(
-      config_, dynamic() ? "rows on disk are not exported yet"
-                         : "a fixed table's changes are tracked by ChangedRows"));
+  return FailedPrecondition(
+      sparse_internal::TableMessage(config_, "a fixed table's changes are tracked by ChangedRows"));
 }
 
 namespace sparse_internal {

@@ -115,7 +115,7 @@ class EmbeddingTable {
   // (InitialRow when min_count is 1, else zeros), version 0, and counts no
   // sighting, creates and evicts no row and leaves the recency alone. A
   // fixed table's Pull changes nothing: its Peek is its Pull.
-  virtual void Peek(const int64_t* ids, int64_t n, float* rows, int64_t* versions) const;
+  virtual void Peek(const int64_t* ids, int64_t n, float* rows, int64_t* versions) const = 0;
 
   // The versions of `ids` now (0 for a key not held).
   virtual void Versions(const int64_t* ids, int64_t n, int64_t* versions) const = 0;
@@ -142,8 +142,8 @@ class EmbeddingTable {
   virtual Status Import(const EmbeddingRows& rows) = 0;
 
   // Dynamic tables, for model files and the incremental export; a table
-  // that cannot (a fixed one: its rows are pulled by id; one on disk) says
-  // Unimplemented naming itself.
+  // that cannot (a fixed one: its rows are pulled by id) says
+  // FailedPrecondition naming itself.
   //
   // Up to max_rows (> 0) of the rows held, from `cursor` on (0: the first),
   // appended to *ids and *values (dim floats each); returns the cursor of
@@ -152,7 +152,7 @@ class EmbeddingTable {
   // and created again may be listed twice or not at all (then its row is
   // new: in the next cut).
   virtual StatusOr<int64_t> ListRows(int64_t cursor, int64_t max_rows, std::vector<int64_t>* ids,
-                                     std::vector<float>* values) const;
+                                     std::vector<float>* values);
   // The rows changed since the previous cut, with their values when
   // `with_values` (a base's cut only restarts the count). The first cut
   // starts the count and finds nothing; until then nothing is tracked.

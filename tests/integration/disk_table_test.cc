@@ -13,6 +13,7 @@
 
 #include "common/tensor_file.h"
 #include "tests/integration/child_process.h"
+#include "tests/integration/export_check.h"
 #include "tests/integration/test_util.h"
 
 namespace pst {
@@ -48,6 +49,7 @@ TEST(DiskTableTest, AKilledPsGetsItsRowsBackFromTheRocksDbCheckpoint) {
                                           "--embedding_cache_rows=500",
                                           "--checkpoint_dir=" + checkpoints,
                                           "--checkpoint_every_steps=300",
+                                          "--export_every_secs=1",
                                           "--rpc_timeout_ms=2000",
                                           "--heartbeat_timeout_ms=3000",
                                           "--log_every_steps=20"};
@@ -96,6 +98,21 @@ TEST(DiskTableTest, AKilledPsGetsItsRowsBackFromTheRocksDbCheckpoint) {
   }
   EXPECT_GE(rocksdb_folders, 2);
   EXPECT_GE(ReportValue(log, "Test-AUC: ").value_or(0), bayes_auc - 0.02) << log;
+
+  // The tables on disk are listed into model.bin and followed by the
+  // export: predict gives the chief's figures, and base + deltas are
+  // model.bin.
+  auto predict =
+      ChildProcess::Start({BinDir() + "/predict", "--model_file=" + cluster.dir() + "/model.bin",
+                           "--dataset=criteo", "--test_file=" + data_dir + "/test.txt"},
+                          cluster.dir() + "/predict.log");
+  ASSERT_TRUE(predict.ok()) << predict.status().ToString();
+  ASSERT_EQ((*predict)->Wait(seconds(120)), 0) << (*predict)->Log();
+  for (const char* key : {"Test-AUC: ", "Test-LogLoss: "}) {
+    EXPECT_EQ(ReportValue((*predict)->Log(), key), ReportValue(log, key)) << (*predict)->Log();
+  }
+  ExpectExportIsTheModel(cluster.dir() + "/export", cluster.dir() + "/model.bin",
+                         /*with_deltas=*/false);
 }
 
 }  // namespace

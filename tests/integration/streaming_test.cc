@@ -19,6 +19,7 @@
 #include "job/export_files.h"
 #include "ps/streaming/stream_ledger.h"
 #include "tests/integration/child_process.h"
+#include "tests/integration/export_check.h"
 #include "tests/integration/local_cluster.h"
 #include "tests/integration/test_util.h"
 
@@ -83,32 +84,6 @@ class StreamingTest : public ::testing::Test {
             "--export_every_secs=1",
             "--export_base_every=1000",
             "--run_dir=" + dir + "/run"};
-  }
-
-  // The incremental export, base and deltas applied, is model.bin to the
-  // bit: the final export follows the model's last changes. `with_deltas`:
-  // the newest base has deltas (after a rollback's base at the very end it
-  // may not: nothing changed since).
-  static void ExpectExportIsTheModel(const std::string& dir, bool with_deltas) {
-    StatusOr<ExportedModel> exported = LoadExport(dir + "/run/export");
-    ASSERT_TRUE(exported.ok()) << exported.status().ToString();
-    if (with_deltas) EXPECT_GT(exported->deltas, 0);
-    StatusOr<TrainedModel> written = ReadModelFile(dir + "/run/model.bin");
-    ASSERT_TRUE(written.ok()) << written.status().ToString();
-    ASSERT_EQ(exported->trained.params.size(), written->params.size());
-    const std::vector<Tensor>& keys = written->dynamic.keys;
-    ASSERT_EQ(exported->trained.dynamic.keys.size(), keys.size());
-    for (size_t t = 0; t < keys.size(); ++t) {
-      const Tensor& a = exported->trained.dynamic.keys[t];
-      ASSERT_EQ(a.shape(), keys[t].shape()) << "table " << t << "'s keys";
-      EXPECT_EQ(std::memcmp(a.data(), keys[t].data(), a.num_bytes()), 0) << "table " << t;
-    }
-    for (size_t i = 0; i < written->params.size(); ++i) {
-      const Tensor& a = exported->trained.params[i];
-      const Tensor& b = written->params[i];
-      ASSERT_EQ(a.shape(), b.shape()) << exported->param_names[i];
-      EXPECT_EQ(std::memcmp(a.data(), b.data(), a.num_bytes()), 0) << exported->param_names[i];
-    }
   }
 
   // Lines applied per stream by each ps, from the newest checkpoint's parts.
@@ -212,7 +187,7 @@ TEST_F(StreamingTest, EveryLineOnceThroughAWorkerKilledMidFileAndAChiefRestart) 
   EXPECT_TRUE(std::regex_search(log, std::regex("holds 4000 rows .*, evicted [1-9]"))) << log;
   EXPECT_TRUE(fs::exists(dir + "/run/model.bin"));
   ExpectEveryLineOnce(dir);
-  ExpectExportIsTheModel(dir, /*with_deltas=*/true);
+  ExpectExportIsTheModel(dir + "/run/export", dir + "/run/model.bin", /*with_deltas=*/true);
 }
 
 TEST_F(StreamingTest, EveryLineOnceThroughAPsKilledAndTheClusterBackAtItsCheckpoint) {
@@ -250,7 +225,7 @@ TEST_F(StreamingTest, EveryLineOnceThroughAPsKilledAndTheClusterBackAtItsCheckpo
   }
   EXPECT_NE(chief().find("exported a delta"), std::string::npos) << chief();
   ExpectEveryLineOnce(dir);
-  ExpectExportIsTheModel(dir, /*with_deltas=*/false);
+  ExpectExportIsTheModel(dir + "/run/export", dir + "/run/model.bin", /*with_deltas=*/false);
 }
 
 }  // namespace
